@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/output"
+	"github.com/ratelab/ratelab/experiments/presets"
+)
+
+func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("lab run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	preset := fs.String("preset", "", "run the preset `NAME` (see lab presets)")
+	configPath := fs.String("config", "", "run the config document in `FILE` (- for stdin)")
+	out := fs.String("out", "", "write the outputs to `DIR` (created if missing)")
+	workers := fs.Int("workers", 0, "points to run at once (default: all cores); never changes the output")
+	quiet := fs.Bool("q", false, "no progress on stderr")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: lab run (--preset NAME | --config FILE) --out DIR")
+		fmt.Fprintln(stderr, "Runs a sweep and writes results.csv, series.csv, clients.csv (several clients),")
+		fmt.Fprintln(stderr, "the config's reports and manifest.json to DIR.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	if (*preset == "") == (*configPath == "") {
+		return usagef("give exactly one of --preset or --config")
+	}
+	if *out == "" {
+		return usagef("--out DIR is required")
+	}
+	var cfg *experiments.Config
+	var err error
+	if *preset != "" {
+		if cfg, err = presets.Config(*preset); err != nil {
+			return usageError{err}
+		}
+	} else {
+		var data []byte
+		if *configPath == "-" {
+			data, err = io.ReadAll(io.LimitReader(os.Stdin, experiments.MaxConfigBytes+1))
+		} else {
+			data, err = os.ReadFile(*configPath)
+		}
+		if err != nil {
+			return usagef("read config: %w", err)
+		}
+		if cfg, err = experiments.DecodeConfig(data); err != nil {
+			return usagef("config %s: %w", *configPath, err)
+		}
+	}
+
+	start := time.Now()
+	last := start
+	opt := experiments.Options{Workers: *workers}
+	if !*quiet {
+		opt.Progress = func(done, total int) {
+			if now := time.Now(); now.Sub(last) >= 500*time.Millisecond || done == total && now.Sub(start) >= time.Second {
+				last = now
+				fmt.Fprintf(stderr, "lab run: %d/%d points (%.1fs)\n", done, total, now.Sub(start).Seconds())
+			}
+		}
+	}
+	res, err := experiments.Run(ctx, cfg, opt)
+	if err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	files, err := output.Files(res)
+	if err != nil {
+		return fmt.Errorf("write outputs: %w", err)
+	}
+	if err := writeFiles(*out, files); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%d points, %d arrivals, %d files in %s (%.2fs)\n", len(res.Points), res.Arrivals, len(files), *out, time.Since(start).Seconds())
+	for _, f := range files {
+		fmt.Fprintf(stdout, "  %s  %s\n", f.SHA256(), f.Name)
+	}
+	return nil
+}
+
+// writeFiles writes each file through a temporary name and a rename, so a
+// crash never leaves a half-written output behind.
+func writeFiles(dir string, files []output.File) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	for _, f := range files {
+		path := filepath.Join(dir, f.Name)
+		tmp := path + ".tmp"
+		if err := os.WriteFile(tmp, f.Data, 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+	}
+	return nil
+}

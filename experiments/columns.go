@@ -1,0 +1,133 @@
+package experiments
+
+import (
+	"strconv"
+
+	"github.com/ratelab/ratelab/experiments/limiter"
+)
+
+// Format says how a column prints: the CSV conventions of the lab spec.
+type Format int
+
+// Formats.
+const (
+	Text   Format = iota // plain text, quoted when needed
+	Int                  // plain integer
+	Fixed1               // %.1f: rates, percentages, delays
+	Fixed4               // %.4f: Jain's index
+)
+
+// Column is one scalar of a point: a results.csv column, and a value that a
+// "points" report or a chart can pick by its key.
+type Column struct {
+	Key    string
+	Format Format
+	// Value is the number, or ok=false for an empty cell (a parameter the
+	// limiter does not have).
+	Value func(p *Point) (v float64, ok bool)
+	// Label for text columns.
+	Label func(p *Point) string
+}
+
+func metric(key string, f Format, get func(m *Metrics) float64) Column {
+	return Column{Key: key, Format: f, Value: func(p *Point) (float64, bool) { return get(&p.Metrics), true }}
+}
+
+func param(name string) Column {
+	f := Fixed1
+	if name == limiter.ParamBurst || name == limiter.ParamQueue || name == limiter.ParamLimit {
+		f = Int
+	}
+	return Column{Key: name, Format: f, Value: func(p *Point) (float64, bool) {
+		for _, q := range limiter.ParamsOf(p.Type) {
+			if q == name {
+				return p.Params.Get(name), true
+			}
+		}
+		return 0, false
+	}}
+}
+
+// Columns are the scalar columns of results.csv, in order; group share
+// columns (share_pct_<group>) follow them, one per workload group.
+var Columns = []Column{
+	{Key: "point", Format: Int, Value: func(p *Point) (float64, bool) { return float64(p.Index), true }},
+	{Key: "limiter", Format: Text, Label: func(p *Point) string { return p.Limiter }},
+	{Key: "type", Format: Text, Label: func(p *Point) string { return p.Type }},
+	param(limiter.ParamRate),
+	param(limiter.ParamBurst),
+	param(limiter.ParamQueue),
+	param(limiter.ParamLimit),
+	param(limiter.ParamWindow),
+	metric("arrivals", Int, func(m *Metrics) float64 { return float64(m.Arrivals) }),
+	metric("admitted", Int, func(m *Metrics) float64 { return float64(m.Admitted) }),
+	metric("rejected", Int, func(m *Metrics) float64 { return float64(m.Rejected) }),
+	metric("on_time", Int, func(m *Metrics) float64 { return float64(m.OnTime) }),
+	metric("late", Int, func(m *Metrics) float64 { return float64(m.Late) }),
+	metric("offered_rps", Fixed1, func(m *Metrics) float64 { return m.OfferedRPS }),
+	metric("admitted_rps", Fixed1, func(m *Metrics) float64 { return m.AdmittedRPS }),
+	metric("goodput_rps", Fixed1, func(m *Metrics) float64 { return m.GoodputRPS }),
+	metric("reject_pct", Fixed1, func(m *Metrics) float64 { return m.RejectPct }),
+	metric("served_late_pct", Fixed1, func(m *Metrics) float64 { return m.ServedLatePct }),
+	metric("gate_delay_p50_ms", Fixed1, func(m *Metrics) float64 { return float64(m.GateDelay.P50) }),
+	metric("gate_delay_p99_ms", Fixed1, func(m *Metrics) float64 { return float64(m.GateDelay.P99) }),
+	metric("gate_delay_max_ms", Fixed1, func(m *Metrics) float64 { return float64(m.GateDelay.Max) }),
+	metric("server_wait_p50_ms", Fixed1, func(m *Metrics) float64 { return float64(m.ServerWait.P50) }),
+	metric("server_wait_p99_ms", Fixed1, func(m *Metrics) float64 { return float64(m.ServerWait.P99) }),
+	metric("server_wait_max_ms", Fixed1, func(m *Metrics) float64 { return float64(m.ServerWait.Max) }),
+	metric("sojourn_p50_ms", Fixed1, func(m *Metrics) float64 { return float64(m.Sojourn.P50) }),
+	metric("sojourn_p99_ms", Fixed1, func(m *Metrics) float64 { return float64(m.Sojourn.P99) }),
+	metric("sojourn_max_ms", Fixed1, func(m *Metrics) float64 { return float64(m.Sojourn.Max) }),
+	metric("downstream_peak_rps", Fixed1, func(m *Metrics) float64 { return m.DownstreamPeakRPS }),
+	metric("rolling_max", Int, func(m *Metrics) float64 { return float64(m.RollingMax) }),
+	metric("utilization_pct", Fixed1, func(m *Metrics) float64 { return m.UtilizationPct }),
+	metric("in_system_max", Int, func(m *Metrics) float64 { return float64(m.InSystemMax) }),
+	metric("server_sojourn_max_ms", Fixed1, func(m *Metrics) float64 { return m.ServerSojournMaxMS }),
+	metric("jain_index", Fixed4, func(m *Metrics) float64 { return m.Jain }),
+}
+
+// ColumnByKey finds a column of Columns, or nil.
+func ColumnByKey(key string) *Column {
+	for i := range Columns {
+		if Columns[i].Key == key {
+			return &Columns[i]
+		}
+	}
+	return nil
+}
+
+// ColumnKeys lists the keys of Columns.
+func ColumnKeys() []string {
+	keys := make([]string, len(Columns))
+	for i, c := range Columns {
+		keys[i] = c.Key
+	}
+	return keys
+}
+
+// SweptColumn prints a point's swept parameter in its own format.
+func SweptColumn() Column {
+	return Column{Key: "swept", Value: func(p *Point) (float64, bool) { return p.SweptValue(), true }}
+}
+
+// FormatFor is the format of a parameter's values.
+func FormatFor(param string) Format {
+	if param == limiter.ParamBurst || param == limiter.ParamQueue || param == limiter.ParamLimit {
+		return Int
+	}
+	return Fixed1
+}
+
+// AppendValue formats v under f (Text is not a number format).
+func AppendValue(b []byte, f Format, v float64) []byte {
+	switch f {
+	case Int:
+		return strconv.AppendInt(b, int64(v), 10)
+	case Fixed4:
+		return strconv.AppendFloat(b, v+0, 'f', 4, 64)
+	}
+	if v == 0 {
+		v = 0 // no "-0.0"
+	}
+	return strconv.AppendFloat(b, v, 'f', 1, 64)
+}

@@ -1,0 +1,73 @@
+// Package field reports validation errors with the path of the field at
+// fault, such as "limiters[1].burst: must be at least 1", so a user (or a
+// form) can point at the exact input that is wrong.
+package field
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Error is one invalid field: Path in JSON notation ("workload.parts[0].rate_rps")
+// and a message that says what is wrong and what is allowed.
+type Error struct {
+	Path string `json:"path"`
+	Msg  string `json:"message"`
+}
+
+func (e Error) Error() string {
+	if e.Path == "" {
+		return e.Msg
+	}
+	return e.Path + ": " + e.Msg
+}
+
+// List collects field errors in the order they were found.
+type List []Error
+
+// Add appends an error at path.
+func (l *List) Add(path, format string, args ...any) {
+	*l = append(*l, Error{Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+// Err returns nil for an empty list, else the list as an error.
+func (l List) Err() error {
+	if len(l) == 0 {
+		return nil
+	}
+	return l
+}
+
+func (l List) Error() string {
+	parts := make([]string, len(l))
+	for i, e := range l {
+		parts[i] = e.Error()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Join returns path.name, or name when path is empty.
+func Join(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+// Index returns path[i].
+func Index(path string, i int) string { return fmt.Sprintf("%s[%d]", path, i) }
+
+// Errors extracts the field errors of err: a List, a single Error, or a
+// plain error reported without a path.
+func Errors(err error) List {
+	switch e := err.(type) {
+	case nil:
+		return nil
+	case List:
+		return e
+	case Error:
+		return List{e}
+	default:
+		return List{{Msg: err.Error()}}
+	}
+}

@@ -1,0 +1,22 @@
+package limiter
+
+// Admission is a concurrency limit: it rejects an arrival when limit
+// requests are already in the system (waiting or in service at the server),
+// and admits it at once otherwise.
+type Admission struct {
+	limit  int
+	server Occupancy
+}
+
+// NewAdmission reads the occupancy of server.
+func NewAdmission(limit int, server Occupancy) *Admission {
+	return &Admission{limit: limit, server: server}
+}
+
+// Offer admits while fewer than limit requests are in the system.
+func (a *Admission) Offer(t float64, _ int32) (float64, bool) {
+	if a.server.InSystem(t) >= a.limit {
+		return 0, false
+	}
+	return t, true
+}

@@ -1,0 +1,35 @@
+package limiter
+
+import "math"
+
+// LeakyBucket is a shaper: admitted requests leave one interval (1000/rate
+// ms) apart, in arrival order, and wait in a queue of at most queue requests
+// until their turn. An arrival that finds queue requests still pending is
+// rejected.
+//
+// Its output obeys alpha(d) = 1 + rate*d: release gaps are never shorter
+// than the interval.
+type LeakyBucket struct {
+	intervalMS    float64
+	queue         float64
+	nextReleaseMS float64
+}
+
+// NewLeakyBucket returns an empty bucket; rate in requests/s.
+func NewLeakyBucket(rateRPS, queue float64) *LeakyBucket {
+	return &LeakyBucket{intervalMS: 1000 / rateRPS, queue: queue}
+}
+
+// Offer schedules the request at the next free slot.
+func (b *LeakyBucket) Offer(t float64, _ int32) (float64, bool) {
+	pendingAhead := 0.0
+	if b.nextReleaseMS > t {
+		pendingAhead = math.Ceil((b.nextReleaseMS - t) / b.intervalMS)
+	}
+	if pendingAhead >= b.queue {
+		return 0, false
+	}
+	release := math.Max(t, b.nextReleaseMS)
+	b.nextReleaseMS = release + b.intervalMS
+	return release, true
+}

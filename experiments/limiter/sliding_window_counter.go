@@ -1,0 +1,38 @@
+package limiter
+
+import "math"
+
+// SlidingWindowCounter approximates a sliding window from two aligned
+// counters: estimate = prev * (1 - elapsed/window) + curr, where elapsed is
+// the time since the current aligned window began; it admits while
+// estimate < limit. It keeps two numbers, not a log, and can admit slightly
+// more than limit in a rolling window.
+type SlidingWindowCounter struct {
+	limit      float64
+	windowMS   float64
+	current    float64 // index k of the current aligned window
+	prev, curr float64
+}
+
+// NewSlidingWindowCounter returns a limiter of about limit requests per window_ms.
+func NewSlidingWindowCounter(limit int, windowMS float64) *SlidingWindowCounter {
+	return &SlidingWindowCounter{limit: float64(limit), windowMS: windowMS}
+}
+
+// Offer rolls the counters to t's window and admits under the estimate.
+func (w *SlidingWindowCounter) Offer(t float64, _ int32) (float64, bool) {
+	k := math.Floor(t / w.windowMS)
+	switch {
+	case k == w.current+1:
+		w.prev, w.curr = w.curr, 0
+	case k > w.current+1:
+		w.prev, w.curr = 0, 0
+	}
+	w.current = k
+	elapsed := t - k*w.windowMS
+	if w.prev*(1-elapsed/w.windowMS)+w.curr >= w.limit {
+		return 0, false
+	}
+	w.curr++
+	return t, true
+}

@@ -1,0 +1,35 @@
+package limiter
+
+import "math"
+
+// TokenBucket is a token bucket of size burst, initially full, refilled
+// continuously at rate tokens per second. A request takes one token and
+// passes at once; with less than one token it is rejected (a policer).
+//
+// Its output obeys the arrival curve alpha(d) = burst + rate*d: in any
+// window of length d it releases at most burst + rate*d/1000 requests.
+type TokenBucket struct {
+	refillPerMS float64
+	burst       float64
+	tokens      float64
+	lastMS      float64
+}
+
+// NewTokenBucket returns a full bucket; rate in requests/s.
+func NewTokenBucket(rateRPS, burst float64) *TokenBucket {
+	return &TokenBucket{refillPerMS: rateRPS / 1000, burst: burst, tokens: burst}
+}
+
+// Offer refills for the time since the last arrival, then takes a token.
+func (b *TokenBucket) Offer(t float64, _ int32) (float64, bool) {
+	b.tokens = math.Min(b.burst, b.tokens+(t-b.lastMS)*b.refillPerMS)
+	b.lastMS = t
+	if b.tokens < 1 {
+		return 0, false
+	}
+	b.tokens--
+	return t, true
+}
+
+// Tokens is the bucket's content after the last decision.
+func (b *TokenBucket) Tokens() float64 { return b.tokens }

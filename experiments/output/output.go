@@ -1,0 +1,290 @@
+// Package output writes a sweep's result as files: results.csv (a row per
+// point), series.csv (per point, per 100 ms window), clients.csv (per point,
+// per client, when there are several clients), the config's extra reports,
+// and manifest.json with every file's sha256. CLI and web both write through
+// here, so the same config gives the same bytes wherever it ran.
+//
+// CSV conventions: comma separated, a header row, "\n" line ends and a final
+// newline; counts as plain integers, rates, percentages and delays as %.1f,
+// Jain's index as %.4f; rows in point order.
+package output
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/ratelab/ratelab/experiments"
+)
+
+// File is one output: its name and bytes.
+type File struct {
+	Name string
+	Data []byte
+}
+
+// SHA256 is the hex sha256 of the file's bytes.
+func (f File) SHA256() string {
+	sum := sha256.Sum256(f.Data)
+	return hex.EncodeToString(sum[:])
+}
+
+// Manifest makes a run reproducible: the engine, the full config (seed
+// included) and the hash of every output file. It holds nothing that
+// depends on when or where the run happened besides the Go toolchain.
+type Manifest struct {
+	EngineVersion string              `json:"engine_version"`
+	Config        *experiments.Config `json:"config"`
+	Seed          uint64              `json:"seed"`
+	Go            GoInfo              `json:"go"`
+	Outputs       []Output            `json:"outputs"`
+}
+
+// GoInfo names the toolchain and platform that ran the engine.
+type GoInfo struct {
+	Version string `json:"version"`
+	GOOS    string `json:"goos"`
+	GOARCH  string `json:"goarch"`
+}
+
+// Output is one file listed in the manifest.
+type Output struct {
+	Name   string `json:"name"`
+	SHA256 string `json:"sha256"`
+	Bytes  int    `json:"bytes"`
+}
+
+// Files writes every output of res, manifest.json last.
+func Files(res *experiments.Result) ([]File, error) {
+	files := []File{
+		{experiments.FileResults, Results(res)},
+		{experiments.FileSeries, SeriesCSV(res)},
+	}
+	if len(res.Clients) > 1 {
+		files = append(files, File{experiments.FileClients, ClientsCSV(res)})
+	}
+	for _, r := range res.Config.Reports {
+		data, err := Report(res, &r)
+		if err != nil {
+			return nil, fmt.Errorf("report %s: %w", r.File, err)
+		}
+		files = append(files, File{r.File, data})
+	}
+	m := Manifest{
+		EngineVersion: experiments.EngineVersion,
+		Config:        res.Config,
+		Seed:          res.Config.Seed,
+		Go:            GoInfo{runtime.Version(), runtime.GOOS, runtime.GOARCH},
+	}
+	for _, f := range files {
+		m.Outputs = append(m.Outputs, Output{Name: f.Name, SHA256: f.SHA256(), Bytes: len(f.Data)})
+	}
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("manifest: %w", err)
+	}
+	return append(files, File{experiments.FileManifest, append(data, '\n')}), nil
+}
+
+// csvWriter appends rows under the lab's conventions.
+type csvWriter struct {
+	b   []byte
+	col int
+}
+
+func (w *csvWriter) text(s string) {
+	w.sep()
+	if strings.ContainsAny(s, ",\"\n\r") {
+		w.b = append(w.b, '"')
+		w.b = append(w.b, strings.ReplaceAll(s, `"`, `""`)...)
+		w.b = append(w.b, '"')
+		return
+	}
+	w.b = append(w.b, s...)
+}
+
+func (w *csvWriter) num(f experiments.Format, v float64) {
+	w.sep()
+	w.b = experiments.AppendValue(w.b, f, v)
+}
+
+func (w *csvWriter) int(v int) {
+	w.sep()
+	w.b = strconv.AppendInt(w.b, int64(v), 10)
+}
+
+func (w *csvWriter) empty() { w.sep() }
+
+func (w *csvWriter) sep() {
+	if w.col > 0 {
+		w.b = append(w.b, ',')
+	}
+	w.col++
+}
+
+func (w *csvWriter) end() {
+	w.b = append(w.b, '\n')
+	w.col = 0
+}
+
+func (w *csvWriter) header(names ...string) {
+	for _, n := range names {
+		w.text(n)
+	}
+	w.end()
+}
+
+func (w *csvWriter) cell(c *experiments.Column, p *experiments.Point) {
+	if c.Format == experiments.Text {
+		w.text(c.Label(p))
+		return
+	}
+	if v, ok := c.Value(p); ok {
+		w.num(c.Format, v)
+	} else {
+		w.empty()
+	}
+}
+
+// Results is results.csv: every scalar column, then share_pct_<group> per group.
+func Results(res *experiments.Result) []byte {
+	var w csvWriter
+	names := experiments.ColumnKeys()
+	for _, g := range res.Groups {
+		names = append(names, "share_pct_"+g)
+	}
+	w.header(names...)
+	for i := range res.Points {
+		p := &res.Points[i]
+		for c := range experiments.Columns {
+			w.cell(&experiments.Columns[c], p)
+		}
+		for g := range res.Groups {
+			w.num(experiments.Fixed1, p.Metrics.GroupSharePct[g])
+		}
+		w.end()
+	}
+	return w.b
+}
+
+// SeriesCSV is series.csv: per point, per aligned 100 ms window.
+func SeriesCSV(res *experiments.Result) []byte {
+	var w csvWriter
+	w.header("point", "limiter", "window_start_ms", "offered_rps", "released_rps", "rejected_rps", "in_system_max")
+	scale := 1000.0 / experiments.SeriesWindowMS
+	for i := range res.Points {
+		p := &res.Points[i]
+		s := &p.Series
+		for k := range s.Windows() {
+			w.int(p.Index)
+			w.text(p.Limiter)
+			w.int(k * experiments.SeriesWindowMS)
+			w.num(experiments.Fixed1, float64(experiments.At(s.Offered, k))*scale)
+			w.num(experiments.Fixed1, float64(experiments.At(s.Released, k))*scale)
+			w.num(experiments.Fixed1, float64(experiments.At(s.Rejected, k))*scale)
+			w.int(int(experiments.At(s.InSystemMax, k)))
+			w.end()
+		}
+	}
+	return w.b
+}
+
+// ClientsCSV is clients.csv: per point, per client.
+func ClientsCSV(res *experiments.Result) []byte {
+	var w csvWriter
+	w.header("point", "limiter", "client", "group", "offered", "admitted", "admitted_rps", "share_pct")
+	for i := range res.Points {
+		p := &res.Points[i]
+		for c, cl := range p.Clients {
+			w.int(p.Index)
+			w.text(p.Limiter)
+			w.text(res.Clients[c].Name)
+			w.text(res.Clients[c].Group)
+			w.int(cl.Offered)
+			w.int(cl.Admitted)
+			w.num(experiments.Fixed1, cl.AdmittedRPS)
+			share := 0.0
+			if p.Metrics.Admitted > 0 {
+				share = 100 * float64(cl.Admitted) / float64(p.Metrics.Admitted)
+			}
+			w.num(experiments.Fixed1, share)
+			w.end()
+		}
+	}
+	return w.b
+}
+
+// Report writes one of the config's extra CSV files.
+func Report(res *experiments.Result, r *experiments.Report) ([]byte, error) {
+	var w csvWriter
+	for _, c := range r.Columns {
+		w.text(c.Header)
+	}
+	w.end()
+	switch r.Type {
+	case experiments.ReportPoints:
+		for i := range res.Points {
+			p := &res.Points[i]
+			for _, c := range r.Columns {
+				if c.Value == "swept" {
+					w.num(experiments.FormatFor(p.Swept), p.SweptValue())
+					continue
+				}
+				w.cell(experiments.ColumnByKey(c.Value), p)
+			}
+			w.end()
+		}
+	case experiments.ReportSeries:
+		pts := make([]*experiments.Point, len(r.Columns))
+		for j, c := range r.Columns {
+			if c.Limiter == nil {
+				continue
+			}
+			pts[j] = findPoint(res, *c.Limiter, c.Swept)
+			if pts[j] == nil {
+				return nil, fmt.Errorf("column %s: no such point", c.Header)
+			}
+		}
+		windows := int(res.Config.Workload.DurationMS / experiments.SeriesWindowMS)
+		if float64(windows)*experiments.SeriesWindowMS < res.Config.Workload.DurationMS {
+			windows++
+		}
+		scale := 1000.0 / experiments.SeriesWindowMS
+		for k := range windows {
+			for j, c := range r.Columns {
+				switch c.Value {
+				case "window_start_ms":
+					w.int(k * experiments.SeriesWindowMS)
+				case "offered_rps":
+					w.num(experiments.Fixed1, float64(experiments.At(res.Points[0].Series.Offered, k))*scale)
+				case "released_rps":
+					w.num(experiments.Fixed1, float64(experiments.At(pts[j].Series.Released, k))*scale)
+				case "rejected_rps":
+					w.num(experiments.Fixed1, float64(experiments.At(pts[j].Series.Rejected, k))*scale)
+				case "in_system_max":
+					w.int(int(experiments.At(pts[j].Series.InSystemMax, k)))
+				}
+			}
+			w.end()
+		}
+	default:
+		return nil, fmt.Errorf("unknown report type %q", r.Type)
+	}
+	return w.b, nil
+}
+
+// findPoint is the point of limiter li whose swept value is swept (or its
+// only point when swept is nil).
+func findPoint(res *experiments.Result, li int, swept *float64) *experiments.Point {
+	for i := range res.Points {
+		p := &res.Points[i]
+		if p.LimiterIndex == li && (swept == nil || p.SweptValue() == *swept) {
+			return p
+		}
+	}
+	return nil
+}

@@ -1,0 +1,68 @@
+package presets_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/output"
+	"github.com/ratelab/ratelab/experiments/presets"
+)
+
+// The seed lab's published sha256 (../shared/seeds/token-vs-leaky-bucket.txt).
+var seedSHA256 = map[string]string{
+	"bp-post3-burst-sweep.csv": "d29c75e9eaa020ba6192686883d30a6366ab7640534847a20d55e339072987c6",
+	"bp-post3-shaping.csv":     "80841498be4d0e0a48076599602ed624b18d23e45dcbd6e880ebd580b7471543",
+}
+
+func TestTokenVsLeakyMatchesSeedLab(t *testing.T) {
+	cfg, err := presets.Config("token-vs-leaky")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Arrivals != 566 {
+		t.Errorf("arrivals = %d, want 566 (the seed's demand curve)", res.Arrivals)
+	}
+	files, err := output.Files(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, f := range files {
+		want, ok := seedSHA256[f.Name]
+		if !ok {
+			continue
+		}
+		found++
+		if got := f.SHA256(); got != want {
+			t.Errorf("%s sha256 = %s, want %s\n%s", f.Name, got, want, f.Data)
+		}
+	}
+	if found != len(seedSHA256) {
+		t.Errorf("wrote %d of the %d seed files", found, len(seedSHA256))
+	}
+}
+
+func TestEveryPresetDecodesAndRuns(t *testing.T) {
+	for _, p := range presets.All() {
+		t.Run(p.Name, func(t *testing.T) {
+			cfg, err := presets.Config(p.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Summary == "" {
+				t.Error("preset has no description")
+			}
+			if testing.Short() {
+				return
+			}
+			if _, err := experiments.Run(context.Background(), cfg, experiments.Options{}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

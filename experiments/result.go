@@ -1,0 +1,103 @@
+package experiments
+
+import (
+	"github.com/ratelab/ratelab/experiments/limiter"
+	"github.com/ratelab/ratelab/experiments/workload"
+)
+
+// Result is everything a sweep measured, in point order (limiters in the
+// order given, then parameter values in the order given).
+type Result struct {
+	Config   *Config           `json:"config"`
+	Arrivals int               `json:"arrivals"`
+	Clients  []workload.Client `json:"clients"`
+	Groups   []string          `json:"groups"`
+	Points   []Point           `json:"points"`
+}
+
+// Point is one limiter at one set of parameter values.
+type Point struct {
+	Index        int            `json:"index"`
+	LimiterIndex int            `json:"limiter_index"`
+	Limiter      string         `json:"limiter"` // the limiter's label
+	Type         string         `json:"type"`
+	Params       limiter.Params `json:"params"`
+	Swept        string         `json:"swept"` // name of the swept parameter
+	Metrics      Metrics        `json:"metrics"`
+	Series       Series         `json:"series"`
+	Clients      []ClientResult `json:"clients,omitempty"`
+	// JainSeries is Jain's index over the clients' admissions per fairness
+	// window (empty with one client).
+	JainSeries []float64 `json:"jain_series,omitempty"`
+}
+
+// SweptValue is the point's value of its swept parameter.
+func (p *Point) SweptValue() float64 { return p.Params.Get(p.Swept) }
+
+// Metrics are the scalar measurements of one point.
+type Metrics struct {
+	Arrivals int `json:"arrivals"`
+	Admitted int `json:"admitted"`
+	Rejected int `json:"rejected"`
+	OnTime   int `json:"on_time"`
+	Late     int `json:"late"`
+
+	OfferedRPS    float64 `json:"offered_rps"`
+	AdmittedRPS   float64 `json:"admitted_rps"`
+	GoodputRPS    float64 `json:"goodput_rps"`
+	RejectPct     float64 `json:"reject_pct"`
+	ServedLatePct float64 `json:"served_late_pct"`
+
+	GateDelay  Delays `json:"gate_delay_ms"`
+	ServerWait Delays `json:"server_wait_ms"`
+	Sojourn    Delays `json:"sojourn_ms"`
+
+	DownstreamPeakRPS float64 `json:"downstream_peak_rps"`
+	RollingMax        int     `json:"rolling_max"`
+	UtilizationPct    float64 `json:"utilization_pct"`
+	// InSystemMax is the largest number of requests at the server (waiting
+	// or in service), seen at release instants: the measured backlog.
+	InSystemMax int `json:"in_system_max"`
+	// ServerSojournMaxMS is the largest finish - release, unrounded: the
+	// measured delay at the server, beside its network-calculus bound.
+	ServerSojournMaxMS float64 `json:"server_sojourn_max_ms"`
+
+	Jain          float64   `json:"jain_index"`
+	GroupSharePct []float64 `json:"group_share_pct,omitempty"` // per workload group
+}
+
+// Delays summarizes whole-millisecond delays over admitted requests.
+type Delays struct {
+	P50 int `json:"p50"`
+	P99 int `json:"p99"`
+	Max int `json:"max"`
+}
+
+// Series are per aligned 100 ms window counts; index k covers [100k, 100k+100).
+type Series struct {
+	Offered     []int32 `json:"offered"`
+	Released    []int32 `json:"released"`
+	Rejected    []int32 `json:"rejected"`
+	InSystemMax []int32 `json:"in_system_max"`
+}
+
+// Windows is the number of windows the series covers (releases after the
+// arrival window extend it).
+func (s *Series) Windows() int {
+	return max(len(s.Offered), len(s.Released), len(s.Rejected), len(s.InSystemMax))
+}
+
+// At returns window k of a series slice, 0 past its end.
+func At(xs []int32, k int) int32 {
+	if k < len(xs) {
+		return xs[k]
+	}
+	return 0
+}
+
+// ClientResult is one client's outcome at one point.
+type ClientResult struct {
+	Offered     int     `json:"offered"`
+	Admitted    int     `json:"admitted"`
+	AdmittedRPS float64 `json:"admitted_rps"`
+}

@@ -1,0 +1,119 @@
+// Package server models the service behind the gate: c identical workers,
+// FIFO in release order, a fixed service time, and a deadline counted from
+// arrival at the gate. Every released request is served, even one that will
+// finish after its deadline (service-then-discard).
+package server
+
+import (
+	"math"
+
+	"github.com/ratelab/ratelab/experiments/field"
+)
+
+// Defaults of the server model.
+const (
+	DefaultWorkers    = 1
+	DefaultServiceMS  = 10
+	DefaultDeadlineMS = 200
+	MaxWorkers        = 100_000
+	MaxServiceMS      = 3_600_000
+	MaxDeadlineMS     = 86_400_000
+)
+
+// Spec is the server section of a config.
+type Spec struct {
+	Workers    int     `json:"workers"`
+	ServiceMS  float64 `json:"service_ms"`
+	DeadlineMS float64 `json:"deadline_ms"`
+}
+
+// Normalize fills the defaults: 1 worker, 10 ms service, 200 ms deadline.
+func (s *Spec) Normalize() {
+	if s.Workers == 0 {
+		s.Workers = DefaultWorkers
+	}
+	if s.ServiceMS == 0 {
+		s.ServiceMS = DefaultServiceMS
+	}
+	if s.DeadlineMS == 0 {
+		s.DeadlineMS = DefaultDeadlineMS
+	}
+}
+
+// Validate checks a normalized spec.
+func (s *Spec) Validate(path string) field.List {
+	var errs field.List
+	if s.Workers < 1 || s.Workers > MaxWorkers {
+		errs.Add(field.Join(path, "workers"), "must be between 1 and %d", MaxWorkers)
+	}
+	if math.IsNaN(s.ServiceMS) || s.ServiceMS <= 0 || s.ServiceMS > MaxServiceMS {
+		errs.Add(field.Join(path, "service_ms"), "must be more than 0 and at most %d ms", MaxServiceMS)
+	}
+	if math.IsNaN(s.DeadlineMS) || s.DeadlineMS <= 0 || s.DeadlineMS > MaxDeadlineMS {
+		errs.Add(field.Join(path, "deadline_ms"), "must be more than 0 and at most %d ms", MaxDeadlineMS)
+	}
+	return errs
+}
+
+// RateRPS is the server's capacity in requests/s: workers / service time.
+func (s *Spec) RateRPS() float64 { return float64(s.Workers) * 1000 / s.ServiceMS }
+
+// Server is the state of one run's server. Since service is fixed and FIFO,
+// start and finish times never decrease, so the requests in the system are a
+// queue of finish times: a request finishing at f is in the system at t
+// while f > t.
+type Server struct {
+	workers   int
+	serviceMS float64
+	fin       []float64 // ring of finish times of requests in the system
+	head, n   int
+	lastMS    float64
+}
+
+// New returns an idle server.
+func New(s Spec) *Server {
+	return &Server{workers: s.Workers, serviceMS: s.ServiceMS, fin: make([]float64, 64)}
+}
+
+// InSystem is the number of requests waiting or in service at t. Queries
+// (and Serve calls) must come at non-decreasing times.
+func (s *Server) InSystem(t float64) int {
+	if t < s.lastMS {
+		panic("server: time went backwards")
+	}
+	s.lastMS = t
+	for s.n > 0 && s.fin[s.head] <= t {
+		s.head = (s.head + 1) & (len(s.fin) - 1)
+		s.n--
+	}
+	return s.n
+}
+
+// Serve hands over a request released at t (non-decreasing) and returns when
+// it starts and finishes. With n requests in the system and n >= workers it
+// starts when the (n-workers+1)-th of them finishes; otherwise at once.
+func (s *Server) Serve(t float64) (start, finish float64) {
+	n := s.InSystem(t)
+	start = t
+	if n >= s.workers {
+		start = s.fin[(s.head+n-s.workers)&(len(s.fin)-1)]
+	}
+	finish = start + s.serviceMS
+	if s.n == len(s.fin) {
+		s.grow()
+	}
+	s.fin[(s.head+s.n)&(len(s.fin)-1)] = finish
+	s.n++
+	return start, finish
+}
+
+func (s *Server) grow() {
+	next := make([]float64, 2*len(s.fin))
+	for i := 0; i < s.n; i++ {
+		next[i] = s.fin[(s.head+i)&(len(s.fin)-1)]
+	}
+	s.fin, s.head = next, 0
+}
+
+// Len is the number of requests in the system after the last call.
+func (s *Server) Len() int { return s.n }

@@ -1,0 +1,113 @@
+package experiments
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/ratelab/ratelab/experiments/limiter"
+	"github.com/ratelab/ratelab/experiments/workload"
+)
+
+// Progress is told how many points of total are done; calls are serialized
+// and done never decreases.
+type Progress func(done, total int)
+
+// Options tune how a sweep runs; they never change its output.
+type Options struct {
+	// Workers is how many points run at once (default GOMAXPROCS).
+	Workers  int
+	Progress Progress
+}
+
+// job is one point to run.
+type job struct {
+	limiter int
+	params  limiter.Params
+}
+
+// Points lists the sweep's points in output order without running them.
+func (c *Config) Points() []Point {
+	var pts []Point
+	for li := range c.Limiters {
+		l := &c.Limiters[li]
+		for _, p := range l.Points() {
+			pts = append(pts, Point{Index: len(pts), LimiterIndex: li, Limiter: l.Label(), Type: l.Type, Params: p, Swept: l.Swept()})
+		}
+	}
+	return pts
+}
+
+// Run generates the workload once and replays it through every point of the
+// sweep, in parallel; the result (and every byte written from it) is the same
+// for any number of workers. cfg must be valid (DecodeConfig or Validate).
+func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
+	arrivals, err := workload.Generate(&cfg.Workload, cfg.Seed)
+	if err != nil {
+		return nil, err
+	}
+	if arrivals.Len() > MaxArrivals {
+		return nil, fmt.Errorf("workload: %d arrivals; the limit is %d", arrivals.Len(), MaxArrivals)
+	}
+	return RunArrivals(ctx, cfg, arrivals, opt)
+}
+
+// RunArrivals runs the sweep over an arrival list already generated.
+func RunArrivals(ctx context.Context, cfg *Config, arrivals *workload.Arrivals, opt Options) (*Result, error) {
+	points := cfg.Points()
+	res := &Result{Config: cfg, Arrivals: arrivals.Len(), Clients: arrivals.Clients, Groups: arrivals.Groups, Points: points}
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, len(points))
+
+	var (
+		next     atomic.Int64
+		mu       sync.Mutex
+		done     int
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			in := new(instruments)
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(points) || ctx.Err() != nil {
+					return
+				}
+				pt := &points[i]
+				if err := simulate(ctx, cfg, arrivals, &cfg.Limiters[pt.LimiterIndex], pt.Params, in, pt); err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = fmt.Errorf("point %d (%s %s): %w", i, pt.Limiter, limiter.FormatParams(pt.Type, pt.Params), err)
+					}
+					mu.Unlock()
+					cancel()
+					return
+				}
+				mu.Lock()
+				done++
+				if opt.Progress != nil {
+					opt.Progress(done, len(points))
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
