@@ -1,0 +1,45 @@
+package calculus
+
+import "math"
+
+// Empirical is the empirical arrival curve of a sorted list of times (ms):
+// for each window length d of grid, the largest number of times in any
+// half-open window (x, x+d]. It is the smallest arrival curve the times
+// obey at those lengths (up to the closed-window jumps of At). Each d takes
+// one pass of two pointers: linear time per window length. times must be
+// non-decreasing; d must be > 0.
+func Empirical(times []float64, grid []float64) []int {
+	out := make([]int, len(grid))
+	for g, d := range grid {
+		best, i := 0, 0
+		for j, t := range times {
+			for times[i] <= t-d {
+				i++
+			}
+			best = max(best, j-i+1)
+		}
+		out[g] = best
+	}
+	return out
+}
+
+// Grid lists window lengths from 1 ms to maxMS (included) at 1, 1.5, 2, 3,
+// 5 and 7 per decade: about 6 points per decade, exact decimal values so
+// every machine draws the same curve. Below 1 ms it is empty.
+func Grid(maxMS float64) []float64 {
+	var out []float64
+	steps := []float64{1, 1.5, 2, 3, 5, 7}
+	for p := 1.0; p <= maxMS; p *= 10 {
+		for _, s := range steps {
+			d := s * p
+			if d >= maxMS {
+				break
+			}
+			out = append(out, d)
+		}
+	}
+	if maxMS >= 1 && !math.IsInf(maxMS, 0) {
+		out = append(out, maxMS)
+	}
+	return out
+}
