@@ -22,6 +22,7 @@ const (
 	TypeSlidingCounter = "sliding-window-counter"
 	TypeSlidingLog     = "sliding-window-log"
 	TypePerClient      = "per-client-token-bucket"
+	TypeHierarchical   = "hierarchical-token-bucket"
 )
 
 // Shares of a per-client limiter.
@@ -66,11 +67,16 @@ var types = map[string]typeInfo{
 	TypeSlidingCounter: {[]string{ParamLimit, ParamWindow}, ParamLimit, "sliding-window counter (approximate): limit per window_ms"},
 	TypeSlidingLog:     {[]string{ParamLimit, ParamWindow}, ParamLimit, "sliding-window log (exact): limit per window_ms"},
 	TypePerClient:      {[]string{ParamRate, ParamBurst}, ParamBurst, "one token bucket per client, rate and burst split by equal or weighted shares"},
+	TypeHierarchical:   {[]string{ParamRate, ParamBurst}, ParamBurst, "work-conserving per-client buckets: guaranteed shares, unused share lent to busy clients under a global (rate_rps, burst) bucket"},
 }
+
+// HasShares reports whether a limiter type splits its rate between clients
+// (and so takes "shares").
+func HasShares(typ string) bool { return typ == TypePerClient || typ == TypeHierarchical }
 
 // Types lists the limiter types in a stable order.
 func Types() []string {
-	return []string{TypeTokenBucket, TypeLeakyBucket, TypeAdmission, TypeFixedWindow, TypeSlidingCounter, TypeSlidingLog, TypePerClient, TypeNone}
+	return []string{TypeTokenBucket, TypeLeakyBucket, TypeAdmission, TypeFixedWindow, TypeSlidingCounter, TypeSlidingLog, TypePerClient, TypeHierarchical, TypeNone}
 }
 
 // Doc is a one-line description of a limiter type.
@@ -143,7 +149,7 @@ func (s *Spec) Normalize() {
 	if slices.Contains(types[s.Type].params, ParamWindow) && len(s.WindowMS) == 0 {
 		s.WindowMS = Values{DefaultWindow}
 	}
-	if s.Type == TypePerClient && s.Shares == "" {
+	if HasShares(s.Type) && s.Shares == "" {
 		s.Shares = SharesEqual
 	}
 }
@@ -170,7 +176,7 @@ func CheckFields(path string, raw json.RawMessage) field.List {
 		return errs
 	}
 	allowed := append([]string{"type", "name"}, info.params...)
-	if typ == TypePerClient {
+	if HasShares(typ) {
 		allowed = append(allowed, "shares")
 	}
 	names := make([]string, 0, len(keys))
@@ -226,7 +232,7 @@ func (s *Spec) Validate(path string) field.List {
 	}
 	switch s.Shares {
 	case "", SharesEqual, SharesWeighted:
-		if s.Shares != "" && s.Type != TypePerClient {
+		if s.Shares != "" && !HasShares(s.Type) {
 			errs.Add(field.Join(path, "shares"), "only a per-client limiter has shares")
 		}
 	default:
@@ -362,13 +368,16 @@ func New(s *Spec, p Params, weights []float64, server Occupancy) (Gate, error) {
 		return NewSlidingWindowCounter(int(p.Limit), p.WindowMS), nil
 	case TypeSlidingLog:
 		return NewSlidingWindowLog(int(p.Limit), p.WindowMS), nil
-	case TypePerClient:
+	case TypePerClient, TypeHierarchical:
 		w := weights
 		if s.Shares != SharesWeighted {
 			w = make([]float64, len(weights))
 			for i := range w {
 				w[i] = 1
 			}
+		}
+		if s.Type == TypeHierarchical {
+			return NewHierarchicalTokenBucket(p.RateRPS, p.Burst, w), nil
 		}
 		return NewPerClientTokenBucket(p.RateRPS, p.Burst, w), nil
 	}
