@@ -1,0 +1,603 @@
+// Package storage keeps the lab's runs in one SQLite file (modernc.org/sqlite,
+// no cgo): each run's config, status and progress, and once it is done every
+// point's metrics, time series and per-client results and every output
+// file's bytes and sha256.
+//
+// The model: a run is created queued, may go running, and ends exactly once
+// as done (Complete), failed, cancelled or interrupted (Finish). Complete
+// writes all results and the status in one transaction, so a run is either
+// complete or has no results at all. Runs left queued or running by a server
+// that stopped become interrupted at the next start (MarkInterrupted).
+//
+// The database runs in WAL mode with a busy timeout and immediate write
+// transactions, so concurrent writers wait for each other instead of
+// failing with SQLITE_BUSY; foreign keys are on. The schema comes from the
+// embedded migrations package and is brought up to date by Open.
+package storage
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/base32"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/output"
+	"github.com/ratelab/ratelab/experiments/workload"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// Run statuses.
+const (
+	StatusQueued      = "queued"
+	StatusRunning     = "running"
+	StatusDone        = "done"
+	StatusFailed      = "failed"
+	StatusCancelled   = "cancelled"
+	StatusInterrupted = "interrupted"
+)
+
+// Statuses lists every status, in lifecycle order.
+var Statuses = []string{StatusQueued, StatusRunning, StatusDone, StatusFailed, StatusCancelled, StatusInterrupted}
+
+// Final reports whether status is an end state (done, failed, cancelled,
+// interrupted): a run in one never changes again.
+func Final(status string) bool {
+	switch status {
+	case StatusDone, StatusFailed, StatusCancelled, StatusInterrupted:
+		return true
+	}
+	return false
+}
+
+// InterruptedError is the error text MarkInterrupted gives runs.
+const InterruptedError = "the server stopped before this sweep finished; re-run it"
+
+var (
+	// ErrNotFound: no run (or file) by that id (or name).
+	ErrNotFound = errors.New("not found")
+	// ErrFinished: the run has already ended (done, failed, cancelled or
+	// interrupted) and cannot change status again.
+	ErrFinished = errors.New("run already finished")
+)
+
+// IDLen is the length of a run id: 12 lowercase base32 characters (60
+// random bits from crypto/rand), safe in URLs.
+const IDLen = 12
+
+var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// NewID returns a fresh random run id.
+func NewID() string {
+	var b [8]byte
+	rand.Read(b[:]) // never fails (crypto/rand panics rather than return short)
+	return idEncoding.EncodeToString(b[:])[:IDLen]
+}
+
+// ValidID reports whether s has the shape of a run id, so handlers can
+// reject junk before touching the database.
+func ValidID(s string) bool {
+	if len(s) != IDLen {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= '2' && c <= '7') {
+			return false
+		}
+	}
+	return true
+}
+
+// Run is one sweep as stored.
+type Run struct {
+	ID          string
+	Name        string
+	CreatedAt   time.Time // UTC
+	Status      string
+	PointsDone  int
+	PointsTotal int
+	// Config is the config document (normalized JSON, Config.JSON()).
+	Config        []byte
+	Seed          uint64
+	EngineVersion string
+	Error         string
+	Limiters      []string   // limiter labels, for run lists
+	RerunOf       string     // id of the run this one re-runs, "" if none
+	FinishedAt    *time.Time // UTC; nil until the run ends
+}
+
+// File is one output file of a run, in manifest order.
+type File struct {
+	Name   string
+	SHA256 string // hex
+	Bytes  int
+	Data   []byte // nil from Files; the bytes from File
+}
+
+// Store is the lab database. It is safe for concurrent use.
+type Store struct {
+	db *sql.DB
+}
+
+// DSN is the driver data source name Open uses for path: WAL journal, a 5 s
+// busy timeout, foreign keys on, and write transactions that take the write
+// lock at BEGIN (so two writers queue instead of deadlocking into
+// SQLITE_BUSY).
+func DSN(path string) string {
+	// The name is a SQLite URI: escape the characters that end or escape
+	// its path.
+	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+	return "file:" + esc + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_txlock=immediate"
+}
+
+// Open opens (creating if needed) the database at path and applies any
+// pending migrations.
+func Open(ctx context.Context, path string) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("open store: empty path")
+	}
+	db, err := sql.Open("sqlite", DSN(path))
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	// Readers run in parallel under WAL; writers queue on the write lock.
+	db.SetMaxOpenConns(8)
+	db.SetMaxIdleConns(8)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	if _, err := migrate(ctx, db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	return &Store{db: db}, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// SchemaVersion is the database's PRAGMA user_version: the number of the
+// last migration applied.
+func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
+	var v int
+	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return 0, fmt.Errorf("schema version: %w", err)
+	}
+	return v, nil
+}
+
+// Create stores a new run. It assigns r.ID and r.CreatedAt (now, UTC) and
+// sets r.Status to queued when empty. A RerunOf naming no run is ErrNotFound.
+func (s *Store) Create(ctx context.Context, r *Run) error {
+	if r.Status == "" {
+		r.Status = StatusQueued
+	}
+	if !slices.Contains(Statuses, r.Status) {
+		return fmt.Errorf("create run: unknown status %q", r.Status)
+	}
+	if len(r.Config) == 0 {
+		return errors.New("create run: empty config")
+	}
+	limiters, err := json.Marshal(nonNil(r.Limiters))
+	if err != nil {
+		return fmt.Errorf("create run: %w", err)
+	}
+	var rerunOf, finished any
+	if r.RerunOf != "" {
+		rerunOf = r.RerunOf
+	}
+	if r.FinishedAt != nil {
+		finished = r.FinishedAt.UTC().UnixNano()
+	}
+	created := time.Now().UTC()
+	const attempts = 3
+	for i := range attempts {
+		id := NewID()
+		err := s.tx(ctx, func(tx *sql.Tx) error {
+			if r.RerunOf != "" {
+				if err := exists(ctx, tx, r.RerunOf); err != nil {
+					return fmt.Errorf("re-run of %s: %w", r.RerunOf, err)
+				}
+			}
+			var taken int
+			if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM runs WHERE id = ?", id).Scan(&taken); err != nil {
+				return err
+			}
+			if taken > 0 {
+				return errIDTaken
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO runs
+				(id, name, created_at, status, points_done, points_total, config, seed, engine_version, error, limiters, rerun_of, finished_at)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				id, r.Name, created.UnixNano(), r.Status, r.PointsDone, r.PointsTotal, r.Config,
+				strconv.FormatUint(r.Seed, 10), r.EngineVersion, r.Error, string(limiters), rerunOf, finished)
+			return err
+		})
+		if errors.Is(err, errIDTaken) && i < attempts-1 {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("create run: %w", err)
+		}
+		r.ID = id
+		r.CreatedAt = created
+		return nil
+	}
+	panic("unreachable")
+}
+
+var errIDTaken = errors.New("run id already taken")
+
+func nonNil(xs []string) []string {
+	if xs == nil {
+		return []string{}
+	}
+	return xs
+}
+
+// runColumns are the columns scanRun reads, in order.
+const runColumns = `id, name, created_at, status, points_done, points_total, seed, engine_version, error, limiters, rerun_of, finished_at`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanRun(sc scanner, r *Run, extra ...any) error {
+	var (
+		created  int64
+		seed     string
+		limiters string
+		rerunOf  sql.NullString
+		finished sql.NullInt64
+	)
+	dest := append([]any{&r.ID, &r.Name, &created, &r.Status, &r.PointsDone, &r.PointsTotal, &seed,
+		&r.EngineVersion, &r.Error, &limiters, &rerunOf, &finished}, extra...)
+	if err := sc.Scan(dest...); err != nil {
+		return err
+	}
+	r.CreatedAt = time.Unix(0, created).UTC()
+	var err error
+	if r.Seed, err = strconv.ParseUint(seed, 10, 64); err != nil {
+		return fmt.Errorf("run %s: seed %q: %w", r.ID, seed, err)
+	}
+	if err := json.Unmarshal([]byte(limiters), &r.Limiters); err != nil {
+		return fmt.Errorf("run %s: limiters: %w", r.ID, err)
+	}
+	r.RerunOf = rerunOf.String
+	r.FinishedAt = nil
+	if finished.Valid {
+		t := time.Unix(0, finished.Int64).UTC()
+		r.FinishedAt = &t
+	}
+	return nil
+}
+
+// Get returns the run with its config, or ErrNotFound.
+func (s *Store) Get(ctx context.Context, id string) (*Run, error) {
+	var r Run
+	row := s.db.QueryRowContext(ctx, "SELECT "+runColumns+", config FROM runs WHERE id = ?", id)
+	if err := scanRun(row, &r, &r.Config); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("run %s: %w", id, ErrNotFound)
+		}
+		return nil, fmt.Errorf("get run %s: %w", id, err)
+	}
+	return &r, nil
+}
+
+// List returns up to limit runs (newest first) after skipping offset, and
+// how many runs there are in all. Config is not loaded. limit <= 0 means 50.
+func (s *Store) List(ctx context.Context, limit, offset int) ([]Run, int, error) {
+	if limit <= 0 {
+		limit = 50
+	}
+	offset = max(offset, 0)
+	var total int
+	if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM runs").Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("list runs: %w", err)
+	}
+	rows, err := s.db.QueryContext(ctx, "SELECT "+runColumns+" FROM runs ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?", limit, offset)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list runs: %w", err)
+	}
+	defer rows.Close()
+	runs := []Run{}
+	for rows.Next() {
+		var r Run
+		if err := scanRun(rows, &r); err != nil {
+			return nil, 0, fmt.Errorf("list runs: %w", err)
+		}
+		runs = append(runs, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("list runs: %w", err)
+	}
+	return runs, total, nil
+}
+
+// SetStatus sets a run's status. A run that has ended is ErrFinished: use
+// Complete or Finish to end one.
+func (s *Store) SetStatus(ctx context.Context, id, status string) error {
+	if status != StatusQueued && status != StatusRunning {
+		return fmt.Errorf("set status of run %s: %q: only queued or running (end a run with Complete or Finish)", id, status)
+	}
+	return s.update(ctx, "set status", id, "UPDATE runs SET status = ? WHERE id = ? AND status IN ('queued', 'running')", status, id)
+}
+
+// SetProgress records that done of total points are done. A run that has
+// ended is ErrFinished.
+func (s *Store) SetProgress(ctx context.Context, id string, done, total int) error {
+	return s.update(ctx, "set progress", id, "UPDATE runs SET points_done = ?, points_total = ? WHERE id = ? AND status IN ('queued', 'running')", done, total, id)
+}
+
+// Finish ends a run as failed, cancelled or interrupted, with errText as its
+// error. A run that has already ended is ErrFinished (the first end wins).
+func (s *Store) Finish(ctx context.Context, id, status, errText string) error {
+	switch status {
+	case StatusFailed, StatusCancelled, StatusInterrupted:
+	default:
+		return fmt.Errorf("finish run %s: status %q: want failed, cancelled or interrupted", id, status)
+	}
+	return s.update(ctx, "finish", id, "UPDATE runs SET status = ?, error = ?, finished_at = ? WHERE id = ? AND status IN ('queued', 'running')",
+		status, errText, time.Now().UTC().UnixNano(), id)
+}
+
+// update runs a single-row UPDATE guarded by "status is queued or running"
+// and tells ErrNotFound from ErrFinished when it changes nothing.
+func (s *Store) update(ctx context.Context, what, id, query string, args ...any) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, query, args...)
+		if err != nil {
+			return fmt.Errorf("%s of run %s: %w", what, id, err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("%s of run %s: %w", what, id, err)
+		} else if n == 1 {
+			return nil
+		}
+		if err := exists(ctx, tx, id); err != nil {
+			return fmt.Errorf("%s of run %s: %w", what, id, err)
+		}
+		return fmt.Errorf("%s of run %s: %w", what, id, ErrFinished)
+	})
+}
+
+// exists is nil when run id exists, ErrNotFound when it does not.
+func exists(ctx context.Context, tx *sql.Tx, id string) error {
+	var n int
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM runs WHERE id = ?", id).Scan(&n); err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// MarkInterrupted ends every queued or running run as interrupted, with
+// InterruptedError as the error: call it at start-up, before a runner
+// starts, for the runs a stopped server left behind. It returns how many
+// runs it marked.
+func (s *Store) MarkInterrupted(ctx context.Context) (int, error) {
+	res, err := s.db.ExecContext(ctx, "UPDATE runs SET status = ?, error = ?, finished_at = ? WHERE status IN ('queued', 'running')",
+		StatusInterrupted, InterruptedError, time.Now().UTC().UnixNano())
+	if err != nil {
+		return 0, fmt.Errorf("mark interrupted runs: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("mark interrupted runs: %w", err)
+	}
+	return int(n), nil
+}
+
+// Complete stores a run's results and ends it as done, in one transaction:
+// every point (as JSON, with its series as a compact blob), the run-level
+// result (arrivals, clients, groups, ...), and every file's bytes and sha256
+// in the order given (output.Files order: manifest.json last). The run must
+// be queued or running (else ErrFinished).
+func (s *Store) Complete(ctx context.Context, id string, res *experiments.Result, files []output.File) error {
+	shell := *res
+	shell.Config, shell.Points = nil, nil
+	head, err := json.Marshal(&shell)
+	if err != nil {
+		return fmt.Errorf("complete run %s: %w", id, err)
+	}
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		var status string
+		if err := tx.QueryRowContext(ctx, "SELECT status FROM runs WHERE id = ?", id).Scan(&status); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				return ErrNotFound
+			}
+			return err
+		}
+		if Final(status) {
+			return fmt.Errorf("%w (%s)", ErrFinished, status)
+		}
+		pst, err := tx.PrepareContext(ctx, "INSERT INTO points (run_id, idx, limiter, point, series) VALUES (?, ?, ?, ?, ?)")
+		if err != nil {
+			return err
+		}
+		defer pst.Close()
+		for i := range res.Points {
+			p := res.Points[i] // a copy: its series goes in the blob
+			series := encodeSeries(&p.Series)
+			p.Series = experiments.Series{}
+			data, err := json.Marshal(&p)
+			if err != nil {
+				return fmt.Errorf("point %d: %w", i, err)
+			}
+			if _, err := pst.ExecContext(ctx, id, i, p.Limiter, string(data), series); err != nil {
+				return fmt.Errorf("point %d: %w", i, err)
+			}
+		}
+		fst, err := tx.PrepareContext(ctx, "INSERT INTO files (run_id, ord, name, sha256, bytes, data) VALUES (?, ?, ?, ?, ?, ?)")
+		if err != nil {
+			return err
+		}
+		defer fst.Close()
+		for i, f := range files {
+			data := f.Data
+			if data == nil {
+				data = []byte{} // NOT NULL: an empty file is zero bytes
+			}
+			if _, err := fst.ExecContext(ctx, id, i, f.Name, f.SHA256(), len(f.Data), data); err != nil {
+				return fmt.Errorf("file %s: %w", f.Name, err)
+			}
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE runs SET status = ?, error = '', finished_at = ?, points_done = ?, points_total = ?, result = ?
+			WHERE id = ?`, StatusDone, time.Now().UTC().UnixNano(), len(res.Points), len(res.Points), string(head), id)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("complete run %s: %w", id, err)
+	}
+	return nil
+}
+
+// Result rebuilds a done run's result from storage: equal to the one
+// Complete stored (the same JSON, and reflect.DeepEqual for the engine's
+// own fields), its Config decoded from the stored document. A run without
+// results (not done) is ErrNotFound.
+func (s *Store) Result(ctx context.Context, id string) (*experiments.Result, error) {
+	res, err := s.result(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("result of run %s: %w", id, err)
+	}
+	return res, nil
+}
+
+func (s *Store) result(ctx context.Context, id string) (*experiments.Result, error) {
+	// One read transaction, so the run row and its points are one snapshot.
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	var (
+		status string
+		config []byte
+		head   sql.NullString
+	)
+	err = tx.QueryRowContext(ctx, "SELECT status, config, result FROM runs WHERE id = ?", id).Scan(&status, &config, &head)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	if status != StatusDone || !head.Valid {
+		return nil, fmt.Errorf("%w: the run is %s, it has no results", ErrNotFound, status)
+	}
+	res := new(experiments.Result)
+	if err := json.Unmarshal([]byte(head.String), res); err != nil {
+		return nil, fmt.Errorf("stored result: %w", err)
+	}
+	if res.Config, err = experiments.DecodeConfig(config); err != nil {
+		return nil, fmt.Errorf("stored config: %w", err)
+	}
+	if err := workload.IndexGroups(res.Clients, res.Groups); err != nil {
+		return nil, fmt.Errorf("stored clients: %w", err)
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT idx, point, series FROM points WHERE run_id = ? ORDER BY idx", id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			idx    int
+			point  string
+			series []byte
+		)
+		if err := rows.Scan(&idx, &point, &series); err != nil {
+			return nil, err
+		}
+		if idx != len(res.Points) {
+			return nil, fmt.Errorf("stored points: point %d where %d was due", idx, len(res.Points))
+		}
+		res.Points = append(res.Points, experiments.Point{})
+		p := &res.Points[idx]
+		if err := json.Unmarshal([]byte(point), p); err != nil {
+			return nil, fmt.Errorf("point %d: %w", idx, err)
+		}
+		if p.Series, err = decodeSeries(series); err != nil {
+			return nil, fmt.Errorf("point %d: %w", idx, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// Files lists a run's output files in manifest order, without their bytes
+// (Data is nil). A run with no files yet gives an empty list; an unknown run
+// is ErrNotFound.
+func (s *Store) Files(ctx context.Context, id string) ([]File, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT name, sha256, bytes FROM files WHERE run_id = ? ORDER BY ord", id)
+	if err != nil {
+		return nil, fmt.Errorf("files of run %s: %w", id, err)
+	}
+	defer rows.Close()
+	files := []File{}
+	for rows.Next() {
+		var f File
+		if err := rows.Scan(&f.Name, &f.SHA256, &f.Bytes); err != nil {
+			return nil, fmt.Errorf("files of run %s: %w", id, err)
+		}
+		files = append(files, f)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("files of run %s: %w", id, err)
+	}
+	if len(files) == 0 {
+		var n int
+		if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM runs WHERE id = ?", id).Scan(&n); err != nil {
+			return nil, fmt.Errorf("files of run %s: %w", id, err)
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("run %s: %w", id, ErrNotFound)
+		}
+	}
+	return files, nil
+}
+
+// File returns one output file of a run with its bytes, or ErrNotFound.
+func (s *Store) File(ctx context.Context, id, name string) (*File, error) {
+	f := File{Name: name}
+	err := s.db.QueryRowContext(ctx, "SELECT sha256, bytes, data FROM files WHERE run_id = ? AND name = ?", id, name).
+		Scan(&f.SHA256, &f.Bytes, &f.Data)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("run %s file %s: %w", id, name, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("run %s file %s: %w", id, name, err)
+	}
+	if f.Data == nil {
+		f.Data = []byte{}
+	}
+	return &f, nil
+}
+
+// tx runs fn in a write transaction (BEGIN IMMEDIATE via the DSN) and
+// commits it, or rolls back when fn fails.
+func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
