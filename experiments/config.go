@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -209,7 +210,11 @@ func strict(data []byte, dst any, path string) field.List {
 		if typeErr.Field != "" {
 			p = field.Join(path, typeErr.Field)
 		}
-		errs.Add(p, "must be %s, not %s", kindName(typeErr.Type.Kind().String()), typeErr.Value)
+		what := kindName(typeErr.Type.Kind().String())
+		if typeErr.Type == reflect.TypeFor[limiter.Values]() {
+			what = "a number or a list of numbers"
+		}
+		errs.Add(p, "must be %s, not %s", what, typeErr.Value)
 	case errors.As(err, &syntaxErr):
 		errs.Add(path, "is not valid JSON at byte %d: %v", syntaxErr.Offset, syntaxErr)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
@@ -217,6 +222,8 @@ func strict(data []byte, dst any, path string) field.List {
 		errs.Add(field.Join(path, name), "is not a known field")
 	case err == io.EOF:
 		errs.Add(path, "is empty")
+	case err == io.ErrUnexpectedEOF:
+		errs.Add(path, "is not valid JSON: it ends too early")
 	default:
 		errs.Add(path, "%s", strings.TrimPrefix(err.Error(), "json: "))
 	}
@@ -319,9 +326,42 @@ func (c *Config) Validate() error {
 	windows := math.Ceil(c.Workload.DurationMS / SeriesWindowMS)
 	if windows*float64(points) > MaxSeriesRows {
 		errs.Add("workload.duration_ms", "%d points × %.0f windows of 100 ms is more than %d series rows; shorten the run or sweep fewer values", points, windows, MaxSeriesRows)
+	} else if rows, li := c.seriesRows(); rows > MaxSeriesRows {
+		errs.Add(field.Join(field.Index("limiters", li), limiter.ParamRate), "releases up to %.0f ms after the run ends ((queue-1) × 1000/rate_rps): with it the series need %.0f rows of 100 ms, more than %d; raise the rate or shorten the queue", gateLagMS(&c.Limiters[li], c.Limiters[li].Points()), rows, MaxSeriesRows)
 	}
 	errs = append(errs, c.validateReports()...)
 	return errs.Err()
+}
+
+// gateLagMS is the longest a limiter's points hold a request before
+// releasing it: a leaky bucket releases up to (queue-1) intervals after an
+// arrival, so its series run past the end of the arrival window.
+func gateLagMS(l *limiter.Spec, points []limiter.Params) float64 {
+	lag := 0.0
+	if l.Type == limiter.TypeLeakyBucket {
+		for _, p := range points {
+			lag = math.Max(lag, (p.Queue-1)*1000/p.RateRPS)
+		}
+	}
+	return lag
+}
+
+// seriesRows is how many 100 ms series rows the sweep can write, counting
+// the windows of releases after the arrival window, and the limiter with
+// the longest lag.
+func (c *Config) seriesRows() (rows float64, worst int) {
+	worstLag := -1.0
+	for i := range c.Limiters {
+		l := &c.Limiters[i]
+		for _, p := range l.Points() {
+			lag := gateLagMS(l, []limiter.Params{p})
+			rows += math.Ceil((c.Workload.DurationMS + lag) / SeriesWindowMS)
+			if lag > worstLag {
+				worstLag, worst = lag, i
+			}
+		}
+	}
+	return rows, worst
 }
 
 func (c *Config) validateReports() field.List {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -88,23 +89,39 @@ func ParamsOf(typ string) []string { return types[typ].params }
 // Values is a list of parameter values; JSON accepts a number or a list.
 type Values []float64
 
-// UnmarshalJSON takes 5 or [1, 2, 4].
+// UnmarshalJSON takes 5 or [1, 2, 4]. Anything else is a
+// *json.UnmarshalTypeError, so the decoder names the field.
 func (v *Values) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	if len(b) > 0 && b[0] != '[' {
 		var x float64
 		if err := json.Unmarshal(b, &x); err != nil {
-			return fmt.Errorf("must be a number or a list of numbers")
+			return &json.UnmarshalTypeError{Value: jsonKind(b), Type: reflect.TypeFor[Values]()}
 		}
 		*v = Values{x}
 		return nil
 	}
 	var xs []float64
 	if err := json.Unmarshal(b, &xs); err != nil {
-		return fmt.Errorf("must be a number or a list of numbers")
+		return &json.UnmarshalTypeError{Value: "a list of other things", Type: reflect.TypeFor[Values]()}
 	}
 	*v = xs
 	return nil
+}
+
+// jsonKind names the kind of a JSON value from its first byte.
+func jsonKind(b []byte) string {
+	switch {
+	case len(b) == 0:
+		return "nothing"
+	case b[0] == '"':
+		return "string"
+	case b[0] == '{':
+		return "object"
+	case b[0] == 't' || b[0] == 'f':
+		return "bool"
+	}
+	return "number"
 }
 
 // Spec is one limiter of a sweep with the values of its parameters; it

@@ -268,8 +268,15 @@ func (p *Part) validate(path string, durationMS float64) field.List {
 	case Trace:
 		if p.CSV == "" {
 			errs.Add(field.Join(path, "csv"), "is empty: give the trace as \"t_ms,client\" lines")
-		} else if _, err := ParseTrace(p.CSV); err != nil {
+		} else if events, err := ParseTrace(p.CSV); err != nil {
 			errs.Add(field.Join(path, "csv"), "%v", err)
+		} else if finite(durationMS) && durationMS > 0 {
+			for _, e := range events {
+				if e.T >= durationMS {
+					errs.Add(field.Join(path, "csv"), "line %d: t_ms %g is at or after the end of the run (duration_ms %g)", e.Line, e.T, durationMS)
+					break
+				}
+			}
 		}
 	default:
 		errs.Add(field.Join(path, "type"), "unknown part type %q (one of %v)", p.Type, PartTypes())

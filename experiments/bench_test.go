@@ -1,0 +1,99 @@
+package experiments_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/workload"
+)
+
+// scaledSeed is the seed lab's model (the demand curve of 20 rps for 1 s and
+// 600 rps for 200 ms, one 10 ms server with a 200 ms deadline) stretched to
+// durationMS, behind one limiter.
+func scaledSeed(durationMS float64, limiterJSON string) string {
+	return fmt.Sprintf(`{
+  "version": 1,
+  "seed": 1,
+  "workload": {"duration_ms": %g, "parts": [
+    {"type": "demand-curve", "segments": [{"rate_rps": 20, "duration_ms": 1000}, {"rate_rps": 600, "duration_ms": 200}]}
+  ]},
+  "server": {"workers": 1, "service_ms": 10, "deadline_ms": 200},
+  "limiters": [%s]
+}`, durationMS, limiterJSON)
+}
+
+// Benchmark (a): the seed model over 10 000 s (1 132 000 arrivals), one
+// point, one worker, every metric on, reporting ns per request. The
+// arrivals are generated once outside the timer: this is the cost of the
+// gate, the server and the measuring instruments. Target ≤ 25 ns/request
+// (run with -cpu 1 for one core).
+func BenchmarkSeedScaled(b *testing.B) {
+	for _, l := range []struct{ name, json string }{
+		{"token-bucket", `{"type": "token-bucket", "rate_rps": 100, "burst": 20}`},
+		{"leaky-bucket", `{"type": "leaky-bucket", "rate_rps": 100, "queue": 20}`},
+		{"sliding-window-log", `{"type": "sliding-window-log", "limit": 100, "window_ms": 1000}`},
+		{"none", `{"type": "none"}`},
+	} {
+		b.Run(l.name, func(b *testing.B) {
+			benchConfig(b, scaledSeed(10_000_000, l.json))
+		})
+	}
+}
+
+// BenchmarkClientsScaled is a multi-client workload (per-client counts,
+// Jain's index per fairness window, group shares on) of about 1.2 M
+// arrivals behind a per-client token bucket.
+func BenchmarkClientsScaled(b *testing.B) {
+	benchConfig(b, `{
+  "version": 1,
+  "seed": 7,
+  "workload": {"duration_ms": 1000000, "parts": [
+    {"type": "clients", "group": "light", "clients": 8, "rate_rps": 50, "arrival": "poisson"},
+    {"type": "clients", "group": "heavy", "clients": 2, "rate_rps": 400}
+  ]},
+  "limiters": [{"type": "per-client-token-bucket", "rate_rps": 1000, "burst": 50}]
+}`)
+}
+
+func benchConfig(b *testing.B, doc string) {
+	cfg, err := experiments.DecodeConfig([]byte(doc))
+	if err != nil {
+		b.Fatal(err)
+	}
+	arrivals, err := workload.Generate(&cfg.Workload, cfg.Seed)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if arrivals.Len() < 1_000_000 {
+		b.Fatalf("%d arrivals; the benchmark needs at least 1 M", arrivals.Len())
+	}
+	ctx := context.Background()
+	opt := experiments.Options{Workers: 1}
+	for b.Loop() {
+		if _, err := experiments.RunArrivals(ctx, cfg, arrivals, opt); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(arrivals.Len()), "ns/req")
+	b.ReportMetric(float64(arrivals.Len()), "arrivals")
+}
+
+// BenchmarkGenerateSeedScaled is the cost of building the arrival list of
+// the scaled seed model (1 132 000 arrivals), reported per arrival.
+func BenchmarkGenerateSeedScaled(b *testing.B) {
+	cfg, err := experiments.DecodeConfig([]byte(scaledSeed(10_000_000, `{"type": "none"}`)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := 0
+	for b.Loop() {
+		a, err := workload.Generate(&cfg.Workload, cfg.Seed)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n = a.Len()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/req")
+}

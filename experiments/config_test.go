@@ -1,0 +1,303 @@
+package experiments_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"reflect"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/field"
+	"github.com/ratelab/ratelab/experiments/limiter"
+	"github.com/ratelab/ratelab/experiments/output"
+	"github.com/ratelab/ratelab/experiments/workload"
+)
+
+func readConfig(t testing.TB, name string) (*experiments.Config, []byte) {
+	t.Helper()
+	data, err := os.ReadFile("testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := experiments.DecodeConfig(data)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return cfg, data
+}
+
+func runFiles(t testing.TB, cfg *experiments.Config, workers int) []output.File {
+	t.Helper()
+	res, err := experiments.Run(context.Background(), cfg, experiments.Options{Workers: workers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := output.Files(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// TestEveryPartAndLimiterType runs testdata/all-types.json, which uses
+// every workload part type and every limiter type (per-client with equal
+// and weighted shares) and both report types, and checks that it writes
+// every output with a manifest that hashes them.
+func TestEveryPartAndLimiterType(t *testing.T) {
+	cfg, _ := readConfig(t, "all-types.json")
+	for _, typ := range workload.PartTypes() {
+		if !slices.ContainsFunc(cfg.Workload.Parts, func(p workload.Part) bool { return p.Type == typ }) {
+			t.Errorf("all-types.json has no %q part", typ)
+		}
+	}
+	for _, typ := range limiter.Types() {
+		if !slices.ContainsFunc(cfg.Limiters, func(l limiter.Spec) bool { return l.Type == typ }) {
+			t.Errorf("all-types.json has no %q limiter", typ)
+		}
+	}
+	for _, shares := range []string{limiter.SharesEqual, limiter.SharesWeighted} {
+		if !slices.ContainsFunc(cfg.Limiters, func(l limiter.Spec) bool { return l.Shares == shares }) {
+			t.Errorf("all-types.json has no per-client limiter with %s shares", shares)
+		}
+	}
+
+	res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Points) != len(cfg.Points()) || len(res.Points) != 22 {
+		t.Fatalf("%d points, want 22", len(res.Points))
+	}
+	for _, p := range res.Points {
+		m := p.Metrics
+		if m.Arrivals != res.Arrivals || m.Admitted+m.Rejected != m.Arrivals || m.OnTime+m.Late != m.Admitted {
+			t.Errorf("point %d (%s): counts do not add up: %+v", p.Index, p.Limiter, m)
+		}
+		if m.Admitted == 0 {
+			t.Errorf("point %d (%s) admitted nothing", p.Index, p.Limiter)
+		}
+		if len(p.Clients) != len(res.Clients) {
+			t.Errorf("point %d: %d client results for %d clients", p.Index, len(p.Clients), len(res.Clients))
+		}
+		if len(m.GroupSharePct) != len(res.Groups) {
+			t.Errorf("point %d: %d group shares for %d groups", p.Index, len(m.GroupSharePct), len(res.Groups))
+		}
+	}
+	wantGroups := []string{"light", "burst", "heavy", "replayed"}
+	if !slices.Equal(res.Groups, wantGroups) {
+		t.Errorf("groups %v, want %v (order of declaration)", res.Groups, wantGroups)
+	}
+
+	files, err := output.Files(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range files {
+		names = append(names, f.Name)
+		if len(f.Data) == 0 || f.Data[len(f.Data)-1] != '\n' {
+			t.Errorf("%s is empty or lacks a final newline", f.Name)
+		}
+	}
+	want := []string{"results.csv", "series.csv", "clients.csv", "sweep.csv", "shaping.csv", "manifest.json"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("outputs %v, want %v", names, want)
+	}
+	var m output.Manifest
+	if err := json.Unmarshal(files[len(files)-1].Data, &m); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Outputs) != len(files)-1 {
+		t.Fatalf("manifest lists %d outputs, want %d", len(m.Outputs), len(files)-1)
+	}
+	for i, o := range m.Outputs {
+		f := files[i]
+		if o.Name != f.Name || o.SHA256 != f.SHA256() || o.Bytes != len(f.Data) {
+			t.Errorf("manifest entry %+v does not describe %s (%d bytes, %s)", o, f.Name, len(f.Data), f.SHA256())
+		}
+	}
+	if m.Seed != 42 || m.Config == nil || m.Config.Seed != 42 {
+		t.Errorf("manifest seed %d, config %v: want seed 42 in both", m.Seed, m.Config)
+	}
+	// Every results.csv row has as many cells as the header.
+	lines := strings.Split(strings.TrimSuffix(string(files[0].Data), "\n"), "\n")
+	if len(lines) != 1+len(res.Points) {
+		t.Fatalf("results.csv has %d lines, want %d", len(lines), 1+len(res.Points))
+	}
+	cells := strings.Count(lines[0], ",")
+	for i, l := range lines {
+		if strings.Count(l, ",") != cells {
+			t.Errorf("results.csv line %d has %d commas, the header %d", i+1, strings.Count(l, ","), cells)
+		}
+	}
+}
+
+// TestSameConfigSameBytes runs the same config with 1 worker, with as many
+// workers as points (more goroutines than cores), and under GOMAXPROCS=1,
+// and decodes it anew each time: every output byte must be the same.
+func TestSameConfigSameBytes(t *testing.T) {
+	cfg, data := readConfig(t, "all-types.json")
+	want := runFiles(t, cfg, 1)
+	check := func(what string, got []output.File) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d files, want %d", what, len(got), len(want))
+		}
+		for i := range got {
+			if got[i].Name != want[i].Name || !bytes.Equal(got[i].Data, want[i].Data) {
+				t.Errorf("%s: %s differs from the 1-worker run", what, got[i].Name)
+			}
+		}
+	}
+	cfg2, err := experiments.DecodeConfig(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("a second decode, GOMAXPROCS workers", runFiles(t, cfg2, 0))
+	check("one worker per point", runFiles(t, cfg, len(cfg.Points())))
+
+	prev := runtime.GOMAXPROCS(1)
+	defer runtime.GOMAXPROCS(prev)
+	check("GOMAXPROCS=1", runFiles(t, cfg, 0))
+	check("GOMAXPROCS=1, 8 workers", runFiles(t, cfg, 8))
+}
+
+// TestSeedChangesRandomPartsOnly: another seed draws other Poisson
+// arrivals, so the outputs change; the same seed never does.
+func TestSeedChangesRandomPartsOnly(t *testing.T) {
+	cfg, _ := readConfig(t, "all-types.json")
+	a, err := workload.Generate(&cfg.Workload, cfg.Seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := workload.Generate(&cfg.Workload, cfg.Seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("the same seed gave two different arrival lists")
+	}
+	c, err := workload.Generate(&cfg.Workload, cfg.Seed+1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Equal(a.T, c.T) {
+		t.Fatal("seeds 42 and 43 gave the same arrival times")
+	}
+}
+
+// TestConfigRoundTrip: the normalized document decodes to the same config,
+// and normalizing is idempotent.
+func TestConfigRoundTrip(t *testing.T) {
+	cfg, _ := readConfig(t, "all-types.json")
+	again, err := experiments.DecodeConfig(cfg.JSON())
+	if err != nil {
+		t.Fatalf("normalized document does not decode: %v\n%s", err, cfg.JSON())
+	}
+	if !reflect.DeepEqual(cfg, again) {
+		t.Fatalf("round trip changed the config:\n%s\n%s", cfg.JSON(), again.JSON())
+	}
+	if !bytes.Equal(cfg.JSON(), again.JSON()) {
+		t.Fatal("round trip changed the document")
+	}
+}
+
+// base is a small valid config the bad-config cases edit.
+const base = `{
+  "version": 1,
+  "seed": 1,
+  "workload": {"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 100}]},
+  "limiters": [
+    {"type": "token-bucket", "rate_rps": 100, "burst": 10},
+    {"type": "leaky-bucket", "rate_rps": 100, "queue": 10}
+  ]
+}`
+
+func edit(old, new string) string {
+	if !strings.Contains(base, old) {
+		panic("base config has no " + old)
+	}
+	return strings.Replace(base, old, new, 1)
+}
+
+// TestBadConfigsNameTheField: each bad document is refused with an error
+// at the path of the field at fault.
+func TestBadConfigsNameTheField(t *testing.T) {
+	cases := []struct {
+		name, doc, path, msg string
+	}{
+		{"not JSON", `{"version": 1,`, "", "not valid JSON"},
+		{"trailing data", base + `{}`, "", "after the JSON value"},
+		{"empty", ``, "", "empty"},
+		{"wrong version", edit(`"version": 1`, `"version": 2`), "version", "must be 1"},
+		{"unknown top-level field", edit(`"seed": 1`, `"seed": 1, "sede": 2`), "sede", "not a known field"},
+		{"wrong type", edit(`"seed": 1`, `"seed": "one"`), "seed", "must be a number"},
+		{"negative seed", edit(`"seed": 1`, `"seed": -1`), "seed", "must be a number"},
+		{"no workload", edit(`"workload": {"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 100}]},`, ``), "workload", "is required"},
+		{"unknown workload field", edit(`"duration_ms": 1000`, `"duration_ms": 1000, "length": 5`), "workload.length", "not a known field"},
+		{"zero duration", edit(`"duration_ms": 1000`, `"duration_ms": 0`), "workload.duration_ms", "more than 0"},
+		{"no parts", edit(`"parts": [{"type": "constant", "rate_rps": 100}]`, `"parts": []`), "workload.parts", "at least one part"},
+		{"unknown part type", edit(`"type": "constant"`, `"type": "sawtooth"`), "workload.parts[0].type", `unknown part type "sawtooth"`},
+		{"part without type", edit(`{"type": "constant", "rate_rps": 100}`, `{"rate_rps": 100}`), "workload.parts[0].type", "is required"},
+		{"field of another part type", edit(`"rate_rps": 100}]`, `"rate_rps": 100, "segments": []}]`), "workload.parts[0].segments", `not a field of a "constant" part`},
+		{"part rate zero", edit(`"type": "constant", "rate_rps": 100`, `"type": "constant", "rate_rps": 0`), "workload.parts[0].rate_rps", "more than 0"},
+		{"part rate wrong type", edit(`"type": "constant", "rate_rps": 100`, `"type": "constant", "rate_rps": "fast"`), "workload.parts[0].rate_rps", "must be a number"},
+		{"end before start", edit(`"type": "constant", "rate_rps": 100`, `"type": "constant", "rate_rps": 100, "start_ms": 500, "end_ms": 100`), "workload.parts[0].end_ms", "before start_ms"},
+		{"clients without group", edit(`{"type": "constant", "rate_rps": 100}`, `{"type": "clients", "clients": 3, "rate_rps": 100}`), "workload.parts[0].group", "is required"},
+		{"bad arrival process", edit(`{"type": "constant", "rate_rps": 100}`, `{"type": "clients", "group": "g", "clients": 3, "rate_rps": 100, "arrival": "bursty"}`), "workload.parts[0].arrival", "must be"},
+		{"burst count zero", edit(`{"type": "constant", "rate_rps": 100}`, `{"type": "bursts", "bursts": [{"at_ms": 0, "count": 0}]}`), "workload.parts[0].bursts[0].count", "between 1 and"},
+		{"flash crowd ramp too long", edit(`{"type": "constant", "rate_rps": 100}`, `{"type": "flash-crowd", "base_rps": 10, "multiplier": 5, "start_ms": 100, "duration_ms": 100, "ramp_ms": 80}`), "workload.parts[0].ramp_ms", "half of duration_ms"},
+		{"trace with a bad line", edit(`{"type": "constant", "rate_rps": 100}`, `{"type": "trace", "csv": "t_ms,client\n1,a\nsoon,b\n"}`), "workload.parts[0].csv", "line 3"},
+		{"trace past the end", edit(`{"type": "constant", "rate_rps": 100}`, `{"type": "trace", "csv": "1,a\n1000,b\n"}`), "workload.parts[0].csv", "line 2: t_ms 1000 is at or after the end"},
+		{"demand curve segment", edit(`{"type": "constant", "rate_rps": 100}`, `{"type": "demand-curve", "segments": [{"rate_rps": 10, "duration_ms": 0}]}`), "workload.parts[0].segments[0].duration_ms", "more than 0"},
+		{"server workers", edit(`"limiters"`, `"server": {"workers": -1}, "limiters"`), "server.workers", "between 1 and"},
+		{"server unknown field", edit(`"limiters"`, `"server": {"threads": 2}, "limiters"`), "server.threads", "not a known field"},
+		{"metrics window", edit(`"limiters"`, `"metrics": {"rolling_window_ms": -5}, "limiters"`), "metrics.rolling_window_ms", "more than 0"},
+		{"no limiters", edit(`"limiters": [`, `"limiterz": [`), "limiterz", "not a known field"},
+		{"empty limiters", `{"version": 1, "workload": {"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 100}]}, "limiters": []}`, "limiters", "at least one limiter"},
+		{"unknown limiter", edit(`"type": "token-bucket"`, `"type": "token-bukket"`), "limiters[0].type", `unknown limiter "token-bukket"`},
+		{"burst 0", edit(`"queue": 10`, `"queue": 10, "burst": 0`), "limiters[1].burst", "is not a parameter of leaky-bucket"},
+		{"burst zero", edit(`"burst": 10`, `"burst": 0`), "limiters[0].burst", "must be at least 1"},
+		{"queue zero", edit(`"queue": 10`, `"queue": 0`), "limiters[1].queue", "must be at least 1"},
+		{"fractional burst", edit(`"burst": 10`, `"burst": 2.5`), "limiters[0].burst", "whole number"},
+		{"one bad value of a list", edit(`"burst": 10`, `"burst": [1, 2, -4]`), "limiters[0].burst[2]", "must be at least 1"},
+		{"missing rate", edit(`"rate_rps": 100, "burst": 10`, `"burst": 10`), "limiters[0].rate_rps", "is required"},
+		{"rate not a number", edit(`"rate_rps": 100, "burst": 10`, `"rate_rps": "lots", "burst": 10`), "limiters[0].rate_rps", "number or a list of numbers"},
+		{"shares on a token bucket", edit(`"burst": 10`, `"burst": 10, "shares": "equal"`), "limiters[0].shares", "is not a parameter of token-bucket"},
+		{"bad shares", edit(`{"type": "token-bucket", "rate_rps": 100, "burst": 10}`, `{"type": "per-client-token-bucket", "rate_rps": 100, "burst": 10, "shares": "fair"}`), "limiters[0].shares", "must be"},
+		{"window on a token bucket", edit(`"burst": 10`, `"burst": 10, "window_ms": 1000`), "limiters[0].window_ms", "is not a parameter of token-bucket"},
+		{"duplicate names", edit(`"type": "leaky-bucket"`, `"type": "leaky-bucket", "name": "token-bucket"`), "limiters[1].name", `also called "token-bucket"`},
+		{"too many values", edit(`"burst": 10`, `"burst": [`+strings.Repeat("1, ", 1000)+`1]`), "limiters[0].burst", "at most 1000 values"},
+		{"too many points in all", edit(`"rate_rps": 100, "burst": 10`, `"rate_rps": [`+strings.Repeat("100, ", 100)+`100], "burst": [`+strings.Repeat("1, ", 100)+`1]`), "limiters", "the limit is 10000"},
+		{"too many arrivals", edit(`"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 100}]`, `"duration_ms": 86400000, "parts": [{"type": "constant", "rate_rps": 1000}]`), "workload", "the limit is 20000000"},
+		{"leaky bucket releasing long after the run", edit(`"rate_rps": 100, "queue": 10`, `"rate_rps": 0.001, "queue": 2000`), "limiters[1].rate_rps", "after the run ends"},
+		{"report with a bad column", edit(`"seed": 1`, `"seed": 1, "reports": [{"type": "points", "file": "x.csv", "columns": [{"header": "g", "value": "goodput"}]}]`), "reports[0].columns[0].value", `unknown column "goodput"`},
+		{"report over a standard output", edit(`"seed": 1`, `"seed": 1, "reports": [{"type": "points", "file": "results.csv", "columns": [{"header": "g", "value": "goodput_rps"}]}]`), "reports[0].file", "already an output"},
+		{"series report without a point", edit(`"seed": 1`, `"seed": 1, "reports": [{"type": "series", "file": "s.csv", "columns": [{"header": "r", "value": "released_rps"}]}]`), "reports[0].columns[0].limiter", "index of a limiter"},
+		{"series report with a swept value not swept", edit(`"seed": 1`, `"seed": 1, "reports": [{"type": "series", "file": "s.csv", "columns": [{"header": "r", "value": "released_rps", "limiter": 0, "swept": 7}]}]`), "reports[0].columns[0].swept", "is not a value"},
+		{"report file name", edit(`"seed": 1`, `"seed": 1, "reports": [{"type": "points", "file": "../x.csv", "columns": [{"header": "g", "value": "goodput_rps"}]}]`), "reports[0].file", "file name"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := experiments.DecodeConfig([]byte(c.doc))
+			if err == nil {
+				t.Fatalf("accepted:\n%s", cfg.JSON())
+			}
+			errs := field.Errors(err)
+			if len(errs) == 0 {
+				t.Fatalf("error %q is not a field.List", err)
+			}
+			for _, e := range errs {
+				if e.Path == c.path && strings.Contains(e.Msg, c.msg) {
+					return
+				}
+			}
+			t.Fatalf("got %q, want an error at %q containing %q", err, c.path, c.msg)
+		})
+	}
+}
