@@ -28,12 +28,14 @@ func (h *Histogram) Reset() {
 
 // Record adds one delay in ms: rounded half up and clamped to [0, MaxDelayMS].
 func (h *Histogram) Record(ms float64) {
-	v := int(ms + 0.5) // floor for non-negative values
-	if ms+0.5 < 0 {
+	// Compare in float before converting: int() of a huge, infinite or
+	// NaN value is undefined.
+	v := MaxDelayMS // also for NaN, where every comparison is false
+	if x := ms + 0.5; x < MaxDelayMS+1 {
 		v = 0
-	}
-	if v > MaxDelayMS || ms != ms {
-		v = MaxDelayMS
+		if x >= 0 {
+			v = int(x) // floor for non-negative values
+		}
 	}
 	h.counts[v]++
 	h.n++
