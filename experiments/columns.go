@@ -48,6 +48,16 @@ func param(name string) Column {
 	}}
 }
 
+// bound is a column of a point's bounds, empty when it has none.
+func bound(key string, f Format, get func(b *Bounds) float64) Column {
+	return Column{Key: key, Format: f, Value: func(p *Point) (float64, bool) {
+		if p.Bounds == nil || !p.Bounds.Bounded {
+			return 0, false
+		}
+		return get(p.Bounds), true
+	}}
+}
+
 // Columns are the scalar columns of results.csv, in order; group share
 // columns (share_pct_<group>) follow them, one per workload group.
 var Columns = []Column{
@@ -84,6 +94,35 @@ var Columns = []Column{
 	metric("in_system_max", Int, func(m *Metrics) float64 { return float64(m.InSystemMax) }),
 	metric("server_sojourn_max_ms", Fixed1, func(m *Metrics) float64 { return m.ServerSojournMaxMS }),
 	metric("jain_index", Fixed4, func(m *Metrics) float64 { return m.Jain }),
+	// Network-calculus bounds (see Bounds): empty cells when the point has
+	// none, and bound_note says why ("unbounded (r > R)", "no arrival
+	// curve (admission)"); tightness is measured / bound.
+	{Key: "bound_note", Format: Text, Label: func(p *Point) string {
+		if p.Bounds == nil {
+			return ""
+		}
+		return p.Bounds.Note
+	}},
+	bound("backlog_bound", Fixed1, func(b *Bounds) float64 { return b.BacklogBound }),
+	bound("backlog_tightness", Fixed4, func(b *Bounds) float64 { return Tightness(float64(b.BacklogMax), b.BacklogBound) }),
+	bound("sojourn_bound_ms", Fixed1, func(b *Bounds) float64 { return b.SojournBoundMS }),
+	bound("sojourn_tightness", Fixed4, func(b *Bounds) float64 { return Tightness(b.SojournMaxMS, b.SojournBoundMS) }),
+	bound("gate_delay_bound_ms", Fixed1, func(b *Bounds) float64 { return b.GateDelayBoundMS }),
+	bound("end_to_end_bound_ms", Fixed1, func(b *Bounds) float64 { return b.EndToEndBoundMS }),
+	bound("per_hop_sum_ms", Fixed1, func(b *Bounds) float64 { return b.PerHopSumMS }),
+	{Key: "concatenated_bound_ms", Format: Fixed1, Value: func(p *Point) (float64, bool) {
+		if p.Bounds == nil || !p.Bounds.Bounded || p.Bounds.ConcatenatedMS == 0 {
+			return 0, false
+		}
+		return p.Bounds.ConcatenatedMS, true
+	}},
+	{Key: "end_to_end_max_ms", Format: Fixed1, Value: func(p *Point) (float64, bool) {
+		if p.Bounds == nil {
+			return 0, false
+		}
+		return p.Bounds.EndToEndMaxMS, true
+	}},
+	bound("end_to_end_tightness", Fixed4, func(b *Bounds) float64 { return Tightness(b.EndToEndMaxMS, b.EndToEndBoundMS) }),
 }
 
 // ColumnByKey finds a column of Columns, or nil.

@@ -13,6 +13,9 @@ type Result struct {
 	Clients  []workload.Client `json:"clients"`
 	Groups   []string          `json:"groups"`
 	Points   []Point           `json:"points"`
+	// ArrivalCurves is the empirical arrival curve of the offered traffic
+	// (nil above MaxCurveArrivals).
+	ArrivalCurves *ArrivalCurves `json:"arrival_curves,omitempty"`
 }
 
 // Point is one limiter at one set of parameter values.
@@ -29,6 +32,11 @@ type Point struct {
 	// JainSeries is Jain's index over the clients' admissions per fairness
 	// window (empty with one client).
 	JainSeries []float64 `json:"jain_series,omitempty"`
+	// Bounds are the network-calculus bounds beside the measurements.
+	Bounds *Bounds `json:"bounds,omitempty"`
+	// OutputCurve is the empirical arrival curve of the releases into the
+	// server on Result.ArrivalCurves.GridMS.
+	OutputCurve []int `json:"output_curve,omitempty"`
 }
 
 // SweptValue is the point's value of its swept parameter.

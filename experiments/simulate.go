@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/ratelab/ratelab/experiments/calculus"
 	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/experiments/metrics"
 	"github.com/ratelab/ratelab/experiments/server"
@@ -17,6 +18,7 @@ type instruments struct {
 	gate, wait, sojourn metrics.Histogram
 	rolling             *metrics.Rolling
 	fairCounts          []float64
+	releases            []float64 // release times, for the empirical arrival curve
 }
 
 // simulate replays the arrivals through one gate into a fresh server and
@@ -66,7 +68,9 @@ func simulate(ctx context.Context, cfg *Config, a *workload.Arrivals, spec *limi
 
 	var m Metrics
 	lastRelease := math.Inf(-1)
-	var serverSojournMax float64
+	var serverSojournMax, gateMax, endToEndMax float64
+	in.releases = in.releases[:0]
+	keepReleases := len(a.T) <= MaxCurveArrivals
 	inSystemMax := 0
 	for i, t := range a.T {
 		if i&(1<<20-1) == 0 && i > 0 {
@@ -124,6 +128,10 @@ func simulate(ctx context.Context, cfg *Config, a *workload.Arrivals, spec *limi
 		if d := finish - release; d > serverSojournMax {
 			serverSojournMax = d
 		}
+		gateMax, endToEndMax = math.Max(gateMax, release-t), math.Max(endToEndMax, finish-t)
+		if keepReleases {
+			in.releases = append(in.releases, release)
+		}
 	}
 	if multi {
 		for ; fairK < int(math.Ceil(durationMS/fairWindow)); fairK++ {
@@ -176,6 +184,10 @@ func simulate(ctx context.Context, cfg *Config, a *workload.Arrivals, spec *limi
 		}
 	}
 	pt.Metrics = m
+	pt.Bounds = pointBounds(cfg, spec, params, &m, gateMax, endToEndMax)
+	if keepReleases {
+		pt.OutputCurve = calculus.Empirical(in.releases, calculus.Grid(durationMS))
+	}
 	pt.Series = s
 	if multi {
 		pt.Clients = clients

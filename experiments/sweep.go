@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/ratelab/ratelab/experiments/calculus"
 	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/experiments/workload"
 )
@@ -58,6 +59,10 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
 func RunArrivals(ctx context.Context, cfg *Config, arrivals *workload.Arrivals, opt Options) (*Result, error) {
 	points := cfg.Points()
 	res := &Result{Config: cfg, Arrivals: arrivals.Len(), Clients: arrivals.Clients, Groups: arrivals.Groups, Points: points}
+	if arrivals.Len() <= MaxCurveArrivals {
+		grid := calculus.Grid(cfg.Workload.DurationMS)
+		res.ArrivalCurves = &ArrivalCurves{GridMS: grid, Offered: calculus.Empirical(arrivals.T, grid)}
+	}
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)

@@ -68,6 +68,7 @@ var types = map[string]typeInfo{
 	TypeSlidingCounter: {[]string{ParamLimit, ParamWindow}, ParamLimit, "sliding-window counter (approximate): limit per window_ms"},
 	TypeSlidingLog:     {[]string{ParamLimit, ParamWindow}, ParamLimit, "sliding-window log (exact): limit per window_ms"},
 	TypePerClient:      {[]string{ParamRate, ParamBurst}, ParamBurst, "one token bucket per client, rate and burst split by equal or weighted shares"},
+	TypeChain:          {nil, "", "a tandem: gates and servers in series before the run's server (see TypeChain)"},
 	TypeHierarchical:   {[]string{ParamRate, ParamBurst}, ParamBurst, "work-conserving per-client buckets: guaranteed shares, unused share lent to busy clients under a global (rate_rps, burst) bucket"},
 }
 
@@ -77,7 +78,7 @@ func HasShares(typ string) bool { return typ == TypePerClient || typ == TypeHier
 
 // Types lists the limiter types in a stable order.
 func Types() []string {
-	return []string{TypeTokenBucket, TypeLeakyBucket, TypeAdmission, TypeFixedWindow, TypeSlidingCounter, TypeSlidingLog, TypePerClient, TypeHierarchical, TypeNone}
+	return []string{TypeTokenBucket, TypeLeakyBucket, TypeAdmission, TypeFixedWindow, TypeSlidingCounter, TypeSlidingLog, TypePerClient, TypeHierarchical, TypeChain, TypeNone}
 }
 
 // Doc is a one-line description of a limiter type.
@@ -127,14 +128,15 @@ func jsonKind(b []byte) string {
 // Spec is one limiter of a sweep with the values of its parameters; it
 // expands to the cartesian product of those values.
 type Spec struct {
-	Type     string `json:"type"`
-	Name     string `json:"name,omitempty"` // label in results; defaults to the type
-	RateRPS  Values `json:"rate_rps,omitempty"`
-	Burst    Values `json:"burst,omitempty"`
-	Queue    Values `json:"queue,omitempty"`
-	Limit    Values `json:"limit,omitempty"`
-	WindowMS Values `json:"window_ms,omitempty"`
-	Shares   string `json:"shares,omitempty"` // per-client: equal (default) or weighted
+	Type     string  `json:"type"`
+	Name     string  `json:"name,omitempty"` // label in results; defaults to the type
+	RateRPS  Values  `json:"rate_rps,omitempty"`
+	Burst    Values  `json:"burst,omitempty"`
+	Queue    Values  `json:"queue,omitempty"`
+	Limit    Values  `json:"limit,omitempty"`
+	WindowMS Values  `json:"window_ms,omitempty"`
+	Shares   string  `json:"shares,omitempty"` // per-client: equal (default) or weighted
+	Stages   []Stage `json:"stages,omitempty"` // chain only
 }
 
 // Label is the limiter's name in results.
@@ -163,6 +165,10 @@ func (s *Spec) values(param string) *Values {
 
 // Normalize fills defaults (window_ms 1000, equal shares).
 func (s *Spec) Normalize() {
+	if s.Type == TypeChain {
+		s.normalizeChain()
+		return
+	}
 	if slices.Contains(types[s.Type].params, ParamWindow) && len(s.WindowMS) == 0 {
 		s.WindowMS = Values{DefaultWindow}
 	}
@@ -192,6 +198,9 @@ func CheckFields(path string, raw json.RawMessage) field.List {
 		errs.Add(field.Join(path, "type"), "unknown limiter %q (one of %v)", typ, Types())
 		return errs
 	}
+	if typ == TypeChain {
+		return checkChainFields(path, keys)
+	}
 	allowed := append([]string{"type", "name"}, info.params...)
 	if HasShares(typ) {
 		allowed = append(allowed, "shares")
@@ -216,6 +225,12 @@ func (s *Spec) Validate(path string) field.List {
 	if !ok {
 		errs.Add(field.Join(path, "type"), "unknown limiter %q (one of %v)", s.Type, Types())
 		return errs
+	}
+	if s.Type == TypeChain {
+		return s.validateChain(path)
+	}
+	if len(s.Stages) > 0 {
+		errs.Add(field.Join(path, "stages"), "only a chain has stages")
 	}
 	if len(s.Name) > 100 {
 		errs.Add(field.Join(path, "name"), "is longer than 100 characters")
@@ -328,6 +343,9 @@ func (p *Params) set(param string, v float64) {
 
 // Count is the number of points the spec expands to.
 func (s *Spec) Count() int {
+	if s.Type == TypeChain {
+		return s.chainCount()
+	}
 	n := 1
 	for _, p := range types[s.Type].params {
 		n *= len(*s.values(p))
@@ -338,6 +356,9 @@ func (s *Spec) Count() int {
 // Swept names the parameter a chart puts on its x axis: the innermost
 // parameter given more than one value, else the limiter's size parameter.
 func (s *Spec) Swept() string {
+	if s.Type == TypeChain {
+		return s.chainSwept()
+	}
 	info := types[s.Type]
 	for i := len(info.params) - 1; i >= 0; i-- {
 		if len(*s.values(info.params[i])) > 1 {
@@ -350,6 +371,9 @@ func (s *Spec) Swept() string {
 // Points expands the spec to its parameter combinations, outer parameters
 // varying slowest and values in the order given.
 func (s *Spec) Points() []Params {
+	if s.Type == TypeChain {
+		return s.chainPoints()
+	}
 	params := types[s.Type].params
 	out := []Params{{}}
 	for _, p := range params {
@@ -371,6 +395,8 @@ func (s *Spec) Points() []Params {
 // per-client limiters); server is read by an admission gate.
 func New(s *Spec, p Params, weights []float64, server Occupancy) (Gate, error) {
 	switch s.Type {
+	case TypeChain:
+		return newChain(s, p, weights)
 	case TypeNone:
 		return None{}, nil
 	case TypeTokenBucket:
@@ -404,7 +430,11 @@ func New(s *Spec, p Params, weights []float64, server Occupancy) (Gate, error) {
 // FormatParams writes the point's parameters as "rate_rps=100 burst=20".
 func FormatParams(typ string, p Params) string {
 	var b []byte
-	for i, name := range types[typ].params {
+	names := types[typ].params
+	if typ == TypeChain {
+		names = formatChainParams(p)
+	}
+	for i, name := range names {
 		if i > 0 {
 			b = append(b, ' ')
 		}

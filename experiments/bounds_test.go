@@ -1,0 +1,242 @@
+package experiments_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/limiter"
+	"github.com/ratelab/ratelab/experiments/output"
+	"github.com/ratelab/ratelab/experiments/presets"
+	"github.com/ratelab/ratelab/experiments/workload"
+)
+
+// boundTol is the float tolerance of the property test: a measurement may
+// exceed its bound by 1e-6 (ms or requests) plus 1e-9 of the bound. Times
+// are float64 ms built by repeated addition (leaky-bucket slots, refills),
+// so exact ties such as a leaky bucket's full-queue delay (queue-1)/rate
+// land a few ulps either side; anything larger is a real violation.
+func boundTol(bound float64) float64 { return 1e-6 + 1e-9*math.Abs(bound) }
+
+// curveGates are the limiter types with an arrival curve.
+func curveGates() []string {
+	var out []string
+	for _, t := range limiter.Types() {
+		if _, ok := limiter.ArrivalCurve(t, limiter.Params{RateRPS: 1, Burst: 1, Queue: 1, Limit: 1, WindowMS: 1}); ok {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// randomGate draws a gate whose long-run rate is usually at most capRPS
+// (so most cases have a bound), sometimes above it.
+func randomGate(rng *rand.Rand, typ string, capRPS float64) limiter.Spec {
+	rate := capRPS * (0.2 + 0.8*rng.Float64())
+	if rng.IntN(10) == 0 {
+		rate = capRPS * (1.05 + rng.Float64())
+	}
+	rate = math.Round(rate*10) / 10
+	size := float64(1 + rng.IntN(25))
+	s := limiter.Spec{Type: typ}
+	switch typ {
+	case limiter.TypeLeakyBucket:
+		s.RateRPS, s.Queue = limiter.Values{rate}, limiter.Values{size}
+	case limiter.TypeFixedWindow, limiter.TypeSlidingCounter, limiter.TypeSlidingLog:
+		window := float64(5 + rng.IntN(300))
+		limit := math.Max(1, math.Floor(rate*window/1000))
+		s.Limit, s.WindowMS = limiter.Values{limit}, limiter.Values{window}
+	default: // token buckets: rate and burst
+		s.RateRPS, s.Burst = limiter.Values{rate}, limiter.Values{size}
+	}
+	s.Normalize()
+	return s
+}
+
+// randomWorkload draws a small adversarial workload: clustered arrivals
+// with exact ties (a trace), instantaneous bursts, and Poisson traffic,
+// over several clients.
+func randomWorkload(rng *rand.Rand) workload.Spec {
+	dur := float64(100 + rng.IntN(900))
+	var parts []workload.Part
+	var csv strings.Builder
+	n := rng.IntN(150)
+	at := 0.0
+	for i := 0; i < n; i++ {
+		if rng.IntN(3) == 0 {
+			at += rng.ExpFloat64() * dur / 20
+		}
+		q := math.Round(at*8) / 8
+		if q >= dur {
+			break
+		}
+		fmt.Fprintf(&csv, "%g,c%d\n", q, rng.IntN(4))
+	}
+	if csv.Len() > 0 {
+		parts = append(parts, workload.Part{Type: workload.Trace, CSV: csv.String()})
+	}
+	if rng.IntN(2) == 0 {
+		var bs []workload.Burst
+		for k := rng.IntN(3); k >= 0; k-- {
+			bs = append(bs, workload.Burst{AtMS: math.Floor(rng.Float64() * dur), Count: 1 + rng.IntN(40)})
+		}
+		parts = append(parts, workload.Part{Type: workload.Bursts, Clients: 1 + rng.IntN(3), Group: "b", Bursts: bs})
+	}
+	if rng.IntN(2) == 0 || len(parts) == 0 {
+		parts = append(parts, workload.Part{Type: workload.Poisson, Client: "p", RateRPS: float64(50 + rng.IntN(400))})
+	}
+	return workload.Spec{DurationMS: dur, Parts: parts}
+}
+
+// TestNoRunExceedsItsBound is the property test of issue 5: over many
+// seeded random workloads, gate parameters, servers and chains, every
+// measured backlog, sojourn, gate delay and end-to-end delay stays within
+// its network-calculus bound (up to boundTol), and every gate's empirical
+// arrival curve stays under its alpha.
+func TestNoRunExceedsItsBound(t *testing.T) {
+	const workloads, perWorkload = 1600, 8 // 12800 cases, about 1/6 unbounded
+	gates := curveGates()
+	rng := rand.New(rand.NewPCG(2026, 5))
+	checked, unbounded, chains := 0, 0, 0
+	for w := 0; w < workloads; w++ {
+		cfg := &experiments.Config{Version: experiments.Version, Seed: rng.Uint64(), Workload: randomWorkload(rng)}
+		cfg.Server.Workers = 1 + rng.IntN(3)
+		cfg.Server.ServiceMS = float64(1 + rng.IntN(15))
+		capRPS := cfg.Server.RateRPS()
+		for k := 0; k < perWorkload; k++ {
+			var l limiter.Spec
+			if k < 2 { // a chain: gates, maybe servers in between or after
+				l = limiter.Spec{Type: limiter.TypeChain, Name: fmt.Sprintf("chain-%d", k)}
+				for h := 1 + rng.IntN(4); h > 0; h-- {
+					if rng.IntN(3) == 0 {
+						workers := 1 + rng.IntN(3)
+						l.Stages = append(l.Stages, limiter.Stage{Spec: limiter.Spec{Type: limiter.StageServer}, Workers: workers, ServiceMS: math.Ceil((0.3 + 0.7*rng.Float64()) * float64(workers) * 1000 / capRPS)})
+					} else {
+						l.Stages = append(l.Stages, limiter.Stage{Spec: randomGate(rng, gates[rng.IntN(len(gates))], capRPS)})
+					}
+				}
+			} else {
+				l = randomGate(rng, gates[rng.IntN(len(gates))], capRPS)
+				l.Name = fmt.Sprintf("g-%d", k)
+			}
+			cfg.Limiters = append(cfg.Limiters, l)
+		}
+		cfg.Normalize()
+		if err := cfg.Validate(); err != nil {
+			t.Fatalf("workload %d: %v", w, err)
+		}
+		res, err := experiments.Run(context.Background(), cfg, experiments.Options{Workers: 1})
+		if err != nil {
+			t.Fatalf("workload %d: %v", w, err)
+		}
+		for i := range res.Points {
+			p := &res.Points[i]
+			b := p.Bounds
+			if b == nil {
+				t.Fatalf("workload %d point %d: no bounds", w, i)
+			}
+			if !b.Bounded {
+				if b.Note == "" {
+					t.Fatalf("workload %d point %d: unbounded without a note", w, i)
+				}
+				unbounded++
+				continue
+			}
+			checked++
+			if p.Type == limiter.TypeChain {
+				chains++
+			}
+			fail := func(what string, measured, bound float64) {
+				if measured > bound+boundTol(bound) {
+					t.Errorf("workload %d point %d (%s %s, server %d×%g ms): %s %.9g exceeds its bound %.9g\nconfig: %s",
+						w, i, p.Limiter, limiter.FormatParams(p.Type, p.Params), cfg.Server.Workers, cfg.Server.ServiceMS, what, measured, bound, cfg.JSON())
+				}
+			}
+			fail("backlog", float64(b.BacklogMax), b.BacklogBound)
+			fail("server sojourn", b.SojournMaxMS, b.SojournBoundMS)
+			fail("gate delay", b.GateDelayMaxMS, b.GateDelayBoundMS)
+			fail("end-to-end delay", b.EndToEndMaxMS, b.EndToEndBoundMS)
+			fail("end-to-end delay (per-hop sum)", b.EndToEndMaxMS, b.PerHopSumMS)
+			if b.ConcatenatedMS > 0 {
+				fail("end-to-end delay (concatenated)", b.EndToEndMaxMS, b.ConcatenatedMS)
+			}
+			for g, d := range res.ArrivalCurves.GridMS {
+				fail(fmt.Sprintf("empirical arrival curve at %g ms", d), float64(p.OutputCurve[g]), b.Alpha.At(d))
+			}
+			if t.Failed() {
+				t.FailNow()
+			}
+		}
+	}
+	t.Logf("%d bounded cases checked (%d chains), %d unbounded (r > R) cases noted", checked, chains, unbounded)
+	if checked < 10000 {
+		t.Errorf("only %d bounded cases; the property needs at least 10000", checked)
+	}
+}
+
+// TestTokenVsLeakyBounds pins the issue's example: token bucket burst 20
+// into the 10 ms server has a sojourn bound of 210 ms against a measured
+// maximum of 200 ms, and the numbers reach results.csv.
+func TestTokenVsLeakyBounds(t *testing.T) {
+	cfg, err := presets.Config("token-vs-leaky")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tb *experiments.Point
+	for i := range res.Points {
+		p := &res.Points[i]
+		if p.Type == limiter.TypeTokenBucket && p.Params.Burst == 20 {
+			tb = p
+		}
+	}
+	b := tb.Bounds
+	if !b.Bounded || b.SojournBoundMS != 210 || b.SojournMaxMS != 200 || b.BacklogBound != 21 || b.BacklogMax != 20 {
+		t.Errorf("token bucket burst 20: %+v, want sojourn bound 210 vs 200 measured, backlog 21 vs 20", b)
+	}
+	if b.Alpha.String() != "20 + 0.1*d" || b.Beta.RatePerMS != 0.1 || b.Beta.LatencyMS != 10 {
+		t.Errorf("curves alpha %v beta %+v", b.Alpha, b.Beta)
+	}
+	files, err := output.Files(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	csv := string(files[0].Data)
+	lines := strings.Split(csv, "\n")
+	header := strings.Split(lines[0], ",")
+	row := strings.Split(lines[tb.Index+1], ",")
+	get := func(key string) string { return row[slices.Index(header, key)] }
+	if get("sojourn_bound_ms") != "210.0" || get("server_sojourn_max_ms") != "200.0" || get("sojourn_tightness") != "0.9524" || get("bound_note") != "" {
+		t.Errorf("results.csv row %v", row)
+	}
+}
+
+// TestUnboundedNote checks r > R gives the note and empty cells, not a number.
+func TestUnboundedNote(t *testing.T) {
+	cfg := &experiments.Config{Version: 1, Workload: workload.Spec{DurationMS: 1000, Parts: []workload.Part{{Type: workload.Constant, RateRPS: 300}}},
+		Limiters: []limiter.Spec{{Type: limiter.TypeTokenBucket, RateRPS: limiter.Values{200}, Burst: limiter.Values{5}}, {Type: limiter.TypeAdmission, Limit: limiter.Values{3}}}}
+	cfg.Normalize()
+	res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := res.Points[0].Bounds; b.Bounded || b.Note != "unbounded (r > R)" {
+		t.Errorf("200 rps into a 100 rps server: %+v", b)
+	}
+	if b := res.Points[1].Bounds; b.Bounded || b.Note != "no arrival curve (admission)" {
+		t.Errorf("admission: %+v", b)
+	}
+	files, _ := output.Files(res)
+	row := strings.Split(string(files[0].Data), "\n")[1]
+	if !strings.Contains(row, ",unbounded (r > R),,,,") {
+		t.Errorf("results.csv row %q: want the note and empty bound cells", row)
+	}
+}

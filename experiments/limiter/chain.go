@@ -1,0 +1,285 @@
+package limiter
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/ratelab/ratelab/experiments/field"
+	"github.com/ratelab/ratelab/experiments/server"
+)
+
+// TypeChain is a tandem: requests cross several gates and servers in order
+// before the run's server, for example
+//
+//	{"type": "chain", "stages": [
+//	  {"type": "per-client-token-bucket", "rate_rps": 200, "burst": 40},
+//	  {"type": "token-bucket", "rate_rps": 150, "burst": [10, 20, 40]},
+//	  {"type": "leaky-bucket", "rate_rps": 120, "queue": 10},
+//	  {"type": "server", "workers": 2, "service_ms": 4}]}
+//
+// The config's server is always the last hop (its deadline counts from the
+// arrival at the first stage). A gate stage is any limiter but none,
+// admission and chain; a server stage has workers and service_ms (defaults
+// 1 and 10) and serves FIFO like the run's server. At most one stage lists
+// several values: the chain's points are that stage's points, and their
+// params are that stage's (of the first gate stage when nothing is swept).
+// A request rejected by any gate is rejected; the chain's release is the
+// time the last stage hands it to the run's server.
+const TypeChain = "chain"
+
+// StageServer is the type of a server stage of a chain.
+const StageServer = "server"
+
+// MaxStages bounds the length of a chain.
+const MaxStages = 16
+
+// Stage is one hop of a chain: a gate (the limiter fields) or a server.
+type Stage struct {
+	Spec
+	Workers   int     `json:"workers,omitempty"`
+	ServiceMS float64 `json:"service_ms,omitempty"`
+}
+
+// IsServer reports whether the stage is a server.
+func (st *Stage) IsServer() bool { return st.Type == StageServer }
+
+// ServerSpec is a server stage's model (its deadline is unused).
+func (st *Stage) ServerSpec() server.Spec {
+	return server.Spec{Workers: st.Workers, ServiceMS: st.ServiceMS, DeadlineMS: server.DefaultDeadlineMS}
+}
+
+// checkChainFields refuses unknown keys of a chain and of its stages.
+func checkChainFields(path string, keys map[string]json.RawMessage) field.List {
+	var errs field.List
+	names := make([]string, 0, len(keys))
+	for k := range keys {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if k != "type" && k != "name" && k != "stages" {
+			errs.Add(field.Join(path, k), "is not a field of a chain (fields: type, name, stages)")
+		}
+	}
+	var stages []json.RawMessage
+	if raw, ok := keys["stages"]; !ok {
+		errs.Add(field.Join(path, "stages"), "is required: a list of gates and servers")
+		return errs
+	} else if err := json.Unmarshal(raw, &stages); err != nil {
+		errs.Add(field.Join(path, "stages"), "must be a list of objects")
+		return errs
+	}
+	for j, raw := range stages {
+		sp := field.Index(field.Join(path, "stages"), j)
+		var sk map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &sk); err != nil {
+			errs.Add(sp, "must be an object")
+			continue
+		}
+		var typ string
+		if t, ok := sk["type"]; ok && json.Unmarshal(t, &typ) == nil && typ == StageServer {
+			for _, k := range sortedKeys(sk) {
+				if k != "type" && k != "workers" && k != "service_ms" {
+					errs.Add(field.Join(sp, k), "is not a field of a server stage (fields: type, workers, service_ms)")
+				}
+			}
+			continue
+		}
+		errs = append(errs, CheckFields(sp, raw)...)
+	}
+	return errs
+}
+
+func sortedKeys(m map[string]json.RawMessage) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func (s *Spec) normalizeChain() {
+	for j := range s.Stages {
+		st := &s.Stages[j]
+		if st.IsServer() {
+			if st.Workers == 0 {
+				st.Workers = server.DefaultWorkers
+			}
+			if st.ServiceMS == 0 {
+				st.ServiceMS = server.DefaultServiceMS
+			}
+			continue
+		}
+		st.Spec.Normalize()
+	}
+}
+
+func (s *Spec) validateChain(path string) field.List {
+	var errs field.List
+	if len(s.Name) > 100 {
+		errs.Add(field.Join(path, "name"), "is longer than 100 characters")
+	}
+	for _, p := range AllParams {
+		if len(*s.values(p)) > 0 {
+			errs.Add(field.Join(path, p), "a chain has no parameters of its own: give them to its stages")
+		}
+	}
+	if s.Shares != "" {
+		errs.Add(field.Join(path, "shares"), "a chain has no shares of its own: give them to its stages")
+	}
+	sp := field.Join(path, "stages")
+	if len(s.Stages) == 0 || len(s.Stages) > MaxStages {
+		errs.Add(sp, "needs 1 to %d stages (gates and servers)", MaxStages)
+		return errs
+	}
+	swept := -1
+	for j := range s.Stages {
+		st := &s.Stages[j]
+		p := field.Index(sp, j)
+		if st.IsServer() {
+			ss := st.ServerSpec()
+			errs = append(errs, ss.Validate(p)...)
+			continue
+		}
+		if st.Workers != 0 || st.ServiceMS != 0 {
+			errs.Add(p, "workers and service_ms belong to server stages")
+		}
+		switch st.Type {
+		case TypeNone, TypeAdmission, TypeChain:
+			errs.Add(field.Join(p, "type"), "%q cannot be a stage of a chain (a gate: %v, or %q)", st.Type, chainGates(), StageServer)
+			continue
+		}
+		if len(st.Stages) > 0 {
+			errs.Add(field.Join(p, "stages"), "only a chain has stages")
+		}
+		e := st.Spec.Validate(p)
+		errs = append(errs, e...)
+		if len(e) == 0 && st.Spec.Count() > 1 {
+			if swept >= 0 {
+				errs.Add(p, "only one stage of a chain may list several values (%s already does)", field.Index(sp, swept))
+			} else {
+				swept = j
+			}
+		}
+	}
+	return errs
+}
+
+func chainGates() []string {
+	var out []string
+	for _, t := range Types() {
+		if t != TypeNone && t != TypeAdmission && t != TypeChain {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// SweptStage is the index of the stage whose values make the chain's
+// points: the stage listing several values, else the first gate; -1 when
+// the chain has no gate.
+func (s *Spec) SweptStage() int {
+	first := -1
+	for j := range s.Stages {
+		st := &s.Stages[j]
+		if st.IsServer() {
+			continue
+		}
+		if st.Spec.Count() > 1 {
+			return j
+		}
+		if first < 0 {
+			first = j
+		}
+	}
+	return first
+}
+
+// StageParams are the values stage j runs with at the chain point p.
+func (s *Spec) StageParams(j int, p Params) Params {
+	if j == s.SweptStage() {
+		return p
+	}
+	return s.Stages[j].Spec.Points()[0]
+}
+
+func (s *Spec) chainCount() int {
+	if j := s.SweptStage(); j >= 0 {
+		return s.Stages[j].Spec.Count()
+	}
+	return 1
+}
+
+func (s *Spec) chainSwept() string {
+	if j := s.SweptStage(); j >= 0 {
+		return s.Stages[j].Spec.Swept()
+	}
+	return ""
+}
+
+func (s *Spec) chainPoints() []Params {
+	if j := s.SweptStage(); j >= 0 {
+		return s.Stages[j].Spec.Points()
+	}
+	return []Params{{}}
+}
+
+// Chain runs a request through every stage in turn. Each stage sees its
+// requests in non-decreasing time: gates release in order, and a FIFO
+// server with a fixed service time finishes in order (its starts never
+// decrease), so no re-sorting is needed between stages.
+type Chain struct {
+	gates   []Gate           // nil at server stages
+	servers []*server.Server // nil at gate stages
+}
+
+func newChain(s *Spec, p Params, weights []float64) (*Chain, error) {
+	c := &Chain{gates: make([]Gate, len(s.Stages)), servers: make([]*server.Server, len(s.Stages))}
+	for j := range s.Stages {
+		st := &s.Stages[j]
+		if st.IsServer() {
+			c.servers[j] = server.New(st.ServerSpec())
+			continue
+		}
+		if st.Type == TypeAdmission || st.Type == TypeChain {
+			return nil, fmt.Errorf("stage %d: %s cannot be a stage of a chain", j, st.Type)
+		}
+		g, err := New(&st.Spec, s.StageParams(j, p), weights, nil)
+		if err != nil {
+			return nil, fmt.Errorf("stage %d: %w", j, err)
+		}
+		c.gates[j] = g
+	}
+	return c, nil
+}
+
+// Offer passes the request through the stages; it is rejected at the first
+// gate that rejects it.
+func (c *Chain) Offer(t float64, client int32) (float64, bool) {
+	for j, g := range c.gates {
+		if g == nil {
+			_, t = c.servers[j].Serve(t)
+			continue
+		}
+		var ok bool
+		if t, ok = g.Offer(t, client); !ok {
+			return 0, false
+		}
+	}
+	return t, true
+}
+
+// formatChainParams writes the non-zero parameters of a chain point.
+func formatChainParams(p Params) []string {
+	var out []string
+	for _, name := range AllParams {
+		if v := p.Get(name); v != 0 && !math.IsNaN(v) {
+			out = append(out, name)
+		}
+	}
+	return slices.Clip(out)
+}
