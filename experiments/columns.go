@@ -123,6 +123,13 @@ var Columns = []Column{
 		return p.Bounds.EndToEndMaxMS, true
 	}},
 	bound("end_to_end_tightness", Fixed4, func(b *Bounds) float64 { return Tightness(b.EndToEndMaxMS, b.EndToEndBoundMS) }),
+	// recovery_ms is empty without a flash crowd or when the run ends first.
+	{Key: "recovery_ms", Format: Fixed1, Value: func(p *Point) (float64, bool) {
+		if r := p.Metrics.Recovery; r != nil && r.RecoveryMS != nil {
+			return *r.RecoveryMS, true
+		}
+		return 0, false
+	}},
 }
 
 // ColumnByKey finds a column of Columns, or nil.

@@ -72,6 +72,9 @@ type Metrics struct {
 
 	Jain          float64   `json:"jain_index"`
 	GroupSharePct []float64 `json:"group_share_pct,omitempty"` // per workload group
+
+	// Recovery after the workload's flash crowd (see Recovery); nil without one.
+	Recovery *Recovery `json:"recovery,omitempty"`
 }
 
 // Delays summarizes whole-millisecond delays over admitted requests.

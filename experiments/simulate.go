@@ -183,6 +183,7 @@ func simulate(ctx context.Context, cfg *Config, a *workload.Arrivals, spec *limi
 			}
 		}
 	}
+	m.Recovery = measureRecovery(&cfg.Workload, &s)
 	pt.Metrics = m
 	pt.Bounds = pointBounds(cfg, spec, params, &m, gateMax, endToEndMax)
 	if keepReleases {

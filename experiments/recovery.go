@@ -1,0 +1,106 @@
+package experiments
+
+import (
+	"math"
+
+	"github.com/ratelab/ratelab/experiments/workload"
+)
+
+// Recovery after a flash crowd, measured on the 100 ms series windows.
+//
+// The crowd is the workload's first flash-crowd part; it runs from its
+// start_ms to its end, start_ms + duration_ms (ramps included). Two
+// quantities describe the system over a trailing second, the 10 series
+// windows k-9 .. k (the second ending at 100*(k+1) ms):
+//
+//   - the acceptance ratio: requests admitted / requests offered, both
+//     counted by arrival window (1 when nothing was offered);
+//   - the server queue: the mean over those windows of in_system_max, the
+//     largest number of requests at the server seen at a release instant
+//     in the window (0 in a window without releases).
+//
+// Their baselines are the same quantities over every window before the
+// crowd, [0, start_ms): the acceptance ratio of all pre-crowd arrivals and
+// the mean pre-crowd queue. The system has recovered at the end of the
+// first trailing second that ends at or after the crowd's end and has an
+// acceptance ratio of at least 95% of the baseline and a queue of at most
+// 105% of the baseline (within 5%, on the side that matters: recovering
+// means being no worse than before; doing better counts as recovered).
+// RecoveryMS is the time from the crowd's end to the end of that second;
+// 0 means the gate and server were already back when the crowd ended.
+//
+// There is no measurement (Metrics.Recovery is nil, and the recovery_ms
+// column is an empty cell) when the workload has no flash crowd, when the
+// crowd starts before 1000 ms (no full pre-crowd second to compare with),
+// or when it ends at or after the end of the arrival window. When the
+// system does not recover before the arrival window ends, Recovery is set
+// and Recovery.RecoveryMS is nil (again an empty cell).
+type Recovery struct {
+	CrowdStartMS float64 `json:"crowd_start_ms"`
+	CrowdEndMS   float64 `json:"crowd_end_ms"`
+	// BaselineAcceptPct is the pre-crowd acceptance ratio, in percent.
+	BaselineAcceptPct float64 `json:"baseline_accept_pct"`
+	// BaselineQueue is the pre-crowd mean of in_system_max.
+	BaselineQueue float64 `json:"baseline_queue"`
+	// RecoveryMS is nil when the system did not recover within the run.
+	RecoveryMS *float64 `json:"recovery_ms"`
+}
+
+// Recovery thresholds: within 5% of the pre-crowd values, over 1 s.
+const (
+	recoveryTolerance = 0.05
+	recoveryWindows   = 10 // series windows in the trailing second
+)
+
+// measureRecovery computes the recovery of one point from its series, or
+// nil when the workload has no measurable flash crowd.
+func measureRecovery(w *workload.Spec, s *Series) *Recovery {
+	var crowd *workload.Part
+	for i := range w.Parts {
+		if w.Parts[i].Type == workload.FlashCrowd {
+			crowd = &w.Parts[i]
+			break
+		}
+	}
+	if crowd == nil {
+		return nil
+	}
+	start, end := crowd.StartMS, crowd.StartMS+crowd.DurationMS
+	windows := int(w.DurationMS / SeriesWindowMS) // whole arrival windows
+	pre := int(start / SeriesWindowMS)            // whole windows before the crowd
+	if pre < recoveryWindows || end >= w.DurationMS {
+		return nil
+	}
+	accept := func(from, to int) float64 { // windows [from, to)
+		var offered, rejected int64
+		for k := from; k < to; k++ {
+			offered += int64(At(s.Offered, k))
+			rejected += int64(At(s.Rejected, k))
+		}
+		if offered == 0 {
+			return 1
+		}
+		return float64(offered-rejected) / float64(offered)
+	}
+	queue := func(from, to int) float64 {
+		var sum int64
+		for k := from; k < to; k++ {
+			sum += int64(At(s.InSystemMax, k))
+		}
+		return float64(sum) / float64(to-from)
+	}
+	r := &Recovery{CrowdStartMS: start, CrowdEndMS: end}
+	a0, q0 := accept(0, pre), queue(0, pre)
+	r.BaselineAcceptPct = 100 * a0
+	r.BaselineQueue = q0
+	first := max(int(math.Ceil(end/SeriesWindowMS))-1, recoveryWindows-1)
+	for k := first; k < windows; k++ {
+		from, to := k+1-recoveryWindows, k+1
+		if accept(from, to) >= (1-recoveryTolerance)*a0 && queue(from, to) <= (1+recoveryTolerance)*q0 {
+			ms := max(0, float64(to)*SeriesWindowMS-end)
+			r.RecoveryMS = &ms
+			break
+		}
+	}
+	return r
+}
