@@ -20,7 +20,7 @@ import "github.com/ratelab/ratelab/experiments/calculus"
 func ArrivalCurve(typ string, p Params) (calculus.Curve, bool) {
 	r := calculus.PerMS(p.RateRPS)
 	switch typ {
-	case TypeTokenBucket, TypePerClient, "hierarchical-token-bucket":
+	case TypeTokenBucket, TypePerClient, TypeHierarchical:
 		return calculus.Affine(r, p.Burst), true
 	case TypeLeakyBucket:
 		return calculus.Shaper(r), true
