@@ -198,34 +198,52 @@ func Stable(a Curve, b RateLatency) bool { return a.Rate() <= b.RatePerMS }
 // requests ever in the server. +Inf when the flow outruns the server. For
 // the token bucket it is b + r*T.
 func Backlog(a Curve, b RateLatency) float64 {
+	_, v := BacklogAt(a, b)
+	return v
+}
+
+// BacklogAt is Backlog and a window length d where it is reached (where a
+// chart marks the vertical gap).
+func BacklogAt(a Curve, b RateLatency) (d, v float64) {
 	if !Stable(a, b) {
-		return math.Inf(1)
+		return 0, math.Inf(1)
 	}
-	best := a.At(b.LatencyMS) // beta is 0 up to T, where alpha is largest
-	for _, d := range a.corners(b.LatencyMS + a.PeriodMS) {
-		best = math.Max(best, a.At(d)-b.At(d))
+	d, v = b.LatencyMS, a.At(b.LatencyMS) // beta is 0 up to T, where alpha is largest
+	for _, x := range a.corners(b.LatencyMS + a.PeriodMS) {
+		if g := a.At(x) - b.At(x); g > v {
+			d, v = x, g
+		}
 	}
-	return best
+	return d, v
 }
 
 // Delay is the horizontal deviation sup_d inf{tau >= 0: alpha(d) <=
 // beta(d + tau)}: the longest any request stays in the server (release to
 // finish). +Inf when unstable. For the token bucket it is T + b/R.
 func Delay(a Curve, b RateLatency) float64 {
+	_, h := DelayAt(a, b)
+	return h
+}
+
+// DelayAt is Delay and a window length d where it is reached: the gap runs
+// from (d, alpha(d)) to (d + h, alpha(d)) on beta.
+func DelayAt(a Curve, b RateLatency) (d, h float64) {
 	if !Stable(a, b) {
-		return math.Inf(1)
+		return 0, math.Inf(1)
 	}
 	if math.IsInf(b.RatePerMS, 1) {
-		return b.LatencyMS
+		return 0, b.LatencyMS
 	}
 	// beta reaches alpha(d) at d + tau = T + alpha(d)/R, so the deviation at
 	// d is T + alpha(d)/R - d; between corners alpha is linear, so the
 	// supremum sits at a corner (or at infinity, excluded by stability).
-	best := 0.0
-	for _, d := range a.corners(b.LatencyMS + a.PeriodMS) {
-		best = math.Max(best, b.LatencyMS+a.At(d)/b.RatePerMS-d)
+	h = math.Inf(-1)
+	for _, x := range a.corners(b.LatencyMS + a.PeriodMS) {
+		if g := b.LatencyMS + a.At(x)/b.RatePerMS - x; g > h {
+			d, h = x, g
+		}
 	}
-	return best
+	return d, math.Max(h, 0)
 }
 
 // Output is the arrival curve of an affine flow (r, b) after a rate-latency
