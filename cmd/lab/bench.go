@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/ratelab/ratelab/experiments/limiter"
+	"github.com/ratelab/ratelab/experiments/server"
+)
+
+func init() {
+	extraCommands = append(extraCommands, command{"bench", "measure each limiter's decision cost (ns and allocations per decision)", cmdBench})
+}
+
+// cmdBench runs limiter.DecisionCases through testing.Benchmark: the same
+// decisions as BenchmarkDecision in experiments/limiter, printed as a table.
+func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("lab bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	benchtime := fs.Duration("benchtime", time.Second, "run each limiter's benchmark for at least `D`")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: lab bench [-benchtime D] [LIMITER ...]")
+		fmt.Fprintln(stderr, "Times one admission decision of every limiter (or the ones named) on a seeded")
+		fmt.Fprintf(stderr, "Poisson stream at %g times its nominal rate, and prints ns and allocations per decision.\n", limiter.DecisionLoad)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return usageError{err}
+	}
+	if *benchtime <= 0 {
+		return usagef("-benchtime must be positive")
+	}
+	cases := limiter.DecisionCases()
+	if fs.NArg() > 0 {
+		var picked []limiter.DecisionCase
+		for _, name := range fs.Args() {
+			n := len(picked)
+			for _, c := range cases {
+				if c.Name == name || c.Spec.Type == name {
+					picked = append(picked, c)
+				}
+			}
+			if len(picked) == n {
+				names := make([]string, len(cases))
+				for i, c := range cases {
+					names[i] = c.Name
+				}
+				return usagef("no limiter %q (one of %v)", name, slices.Compact(names))
+			}
+		}
+		cases = picked
+	}
+	// testing.Benchmark reads its duration from the test flags.
+	testing.Init()
+	if err := flag.CommandLine.Set("test.benchtime", benchtime.String()); err != nil {
+		return fmt.Errorf("set benchtime: %w", err)
+	}
+
+	fmt.Fprintf(stdout, "decision cost: %s %s/%s, %d CPUs, Poisson stream at %g× the nominal rate, %s per limiter\n",
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), limiter.DecisionLoad, benchtime)
+	const row = "%-34s %7s %12s %16s %11s %9s\n"
+	fmt.Fprintf(stdout, row, "limiter", "clients", "ns/decision", "allocs/decision", "B/decision", "admitted")
+	for _, c := range cases {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var setupErr error
+		admitted, decisions := 0, 0
+		res := testing.Benchmark(func(b *testing.B) {
+			var occ limiter.Occupancy
+			var onAdmit func(float64)
+			if c.Spec.Type == limiter.TypeAdmission {
+				srv := server.New(server.Spec{Workers: 1, ServiceMS: server.DefaultServiceMS, DeadlineMS: server.DefaultDeadlineMS})
+				occ, onAdmit = srv, func(release float64) { srv.Serve(release) }
+			}
+			r, err := c.NewReplay(occ, onAdmit)
+			if err != nil {
+				setupErr = err
+				b.SkipNow()
+			}
+			b.ReportAllocs()
+			admitted, decisions = 0, b.N
+			b.ResetTimer()
+			for range b.N {
+				if r.Step() {
+					admitted++
+				}
+			}
+		})
+		if setupErr != nil {
+			return setupErr
+		}
+		if res.N == 0 {
+			return fmt.Errorf("%s: the benchmark did not run", c.Name)
+		}
+		fmt.Fprintf(stdout, row, c.Name, fmt.Sprint(c.Clients),
+			fmt.Sprintf("%.1f", float64(res.T.Nanoseconds())/float64(res.N)),
+			fmt.Sprint(res.AllocsPerOp()), fmt.Sprint(res.AllocedBytesPerOp()),
+			fmt.Sprintf("%.1f%%", 100*float64(admitted)/float64(max(decisions, 1))))
+	}
+	return nil
+}

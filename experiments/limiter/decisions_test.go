@@ -1,0 +1,64 @@
+package limiter_test
+
+import (
+	"testing"
+
+	"github.com/ratelab/ratelab/experiments/limiter"
+	"github.com/ratelab/ratelab/experiments/server"
+)
+
+// replay builds a decision case's replay; an admission gate reads a 10 ms
+// single-worker server fed with its admissions.
+func replay(tb testing.TB, c limiter.DecisionCase) *limiter.DecisionReplay {
+	tb.Helper()
+	var occ limiter.Occupancy
+	var onAdmit func(float64)
+	if c.Spec.Type == limiter.TypeAdmission {
+		srv := server.New(server.Spec{Workers: 1, ServiceMS: 10, DeadlineMS: 200})
+		occ, onAdmit = srv, func(release float64) { srv.Serve(release) }
+	}
+	r, err := c.NewReplay(occ, onAdmit)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return r
+}
+
+// BenchmarkDecision is the cost of one decision of every gate type (the
+// table `lab bench` prints): go test -bench Decision -benchmem ./experiments/limiter
+func BenchmarkDecision(b *testing.B) {
+	for _, c := range limiter.DecisionCases() {
+		b.Run(c.Name, func(b *testing.B) {
+			r := replay(b, c)
+			b.ReportAllocs()
+			admitted := 0
+			for b.Loop() {
+				if r.Step() {
+					admitted++
+				}
+			}
+			b.ReportMetric(100*float64(admitted)/float64(b.N), "admit%")
+		})
+	}
+}
+
+// Every gate of the decision benchmark decides without allocating, and
+// each policer both admits and rejects on the stream (so the benchmark
+// measures both paths).
+func TestDecisionCasesAdmitAndRejectWithoutAllocating(t *testing.T) {
+	for _, c := range limiter.DecisionCases() {
+		r := replay(t, c)
+		admitted := 0
+		allocs := testing.AllocsPerRun(100_000, func() {
+			if r.Step() {
+				admitted++
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("%s: %g allocations per decision, want 0", c.Name, allocs)
+		}
+		if c.Spec.Type != limiter.TypeNone && (admitted == 0 || admitted == 100_001) {
+			t.Errorf("%s: admitted %d of 100001 decisions: the stream should both admit and reject", c.Name, admitted)
+		}
+	}
+}
