@@ -1,0 +1,524 @@
+// Package runner runs the lab's sweeps in the background: a bounded pool of
+// workers takes stored runs from a bounded queue, runs the engine, and
+// stores the results.
+//
+// The model: Submit stores a run as queued and puts it in the queue, or
+// refuses with ErrQueueFull (storing nothing) when Options.Queue runs are
+// already waiting. Options.Workers sweeps run at once; each ends exactly
+// once as done (results and files written by one storage.Complete), failed
+// (the engine's error), cancelled (Cancel) or interrupted (Shutdown). Progress
+// goes to the store at most every ProgressStoreEvery and to subscribers at
+// most every ProgressEventEvery; status changes and the final state always
+// go to both.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/output"
+	"github.com/ratelab/ratelab/storage"
+)
+
+var (
+	// ErrQueueFull: Options.Queue runs are already waiting; nothing was stored.
+	ErrQueueFull = errors.New("queue full")
+	// ErrClosed: the runner is shutting down and takes no new runs.
+	ErrClosed = errors.New("runner is shut down")
+)
+
+// Throttles of progress reports.
+const (
+	ProgressEventEvery = 100 * time.Millisecond
+	ProgressStoreEvery = 250 * time.Millisecond
+)
+
+// CancelledError is the error text of a run cancelled by Cancel.
+const CancelledError = "cancelled"
+
+// Options configure a Runner.
+type Options struct {
+	Workers int // sweeps run at once (default 1)
+	Queue   int // runs waiting at most (default 16)
+	Logger  *slog.Logger
+	// EngineWorkers is experiments.Options.Workers for each sweep: points
+	// run at once (0 = all cores).
+	EngineWorkers int
+}
+
+// Event tells a subscriber where a run is: its status, points done of
+// total, and the error text of a failed, cancelled or interrupted run.
+type Event struct {
+	ID     string `json:"id"`
+	Status string `json:"status"`
+	Done   int    `json:"done"`
+	Total  int    `json:"total"`
+	Error  string `json:"error,omitempty"`
+}
+
+// Final reports whether the event is the run's last: its status is an end
+// state.
+func (e Event) Final() bool { return storage.Final(e.Status) }
+
+// Runner is the background pool. Its methods are safe for concurrent use.
+type Runner struct {
+	st    *storage.Store
+	opt   Options
+	log   *slog.Logger
+	start sync.Once
+	wg    sync.WaitGroup
+
+	mu       sync.Mutex
+	wake     *sync.Cond // signalled when pending grows or closed is set
+	closed   bool
+	pending  []*job          // queued jobs, oldest first
+	reserved int             // places held by Submits storing their run
+	jobs     map[string]*job // queued, running and ending jobs by id
+	subs     map[string]map[*sub]struct{}
+}
+
+// job is one active (queued or running) run.
+type job struct {
+	id     string
+	cfg    *experiments.Config
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	// Guarded by Runner.mu.
+	status      string
+	done, total int
+	// ending is set once the job's end is decided (cancelled or interrupted
+	// while queued); it stays in Runner.jobs until the end is stored.
+	ending bool
+}
+
+type sub struct {
+	ch     chan Event
+	closed bool
+}
+
+// Causes of a job's context ending.
+var (
+	errCancelled = errors.New("cancelled by request")
+	errShutdown  = errors.New("server shutting down")
+)
+
+// subBuffer is the channel buffer of a subscriber.
+const subBuffer = 16
+
+// New returns a runner over st; call Start to run sweeps.
+func New(st *storage.Store, opt Options) *Runner {
+	if opt.Workers <= 0 {
+		opt.Workers = 1
+	}
+	if opt.Queue <= 0 {
+		opt.Queue = 16
+	}
+	log := opt.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	r := &Runner{
+		st:   st,
+		opt:  opt,
+		log:  log,
+		jobs: map[string]*job{},
+		subs: map[string]map[*sub]struct{}{},
+	}
+	r.wake = sync.NewCond(&r.mu)
+	return r
+}
+
+// Start launches the workers; later calls do nothing.
+func (r *Runner) Start() {
+	r.start.Do(func() {
+		for range r.opt.Workers {
+			r.wg.Go(r.work)
+		}
+	})
+}
+
+// Submit stores cfg as a new queued run named name (a re-run of rerunOf
+// when not "") and queues it. When Options.Queue runs are already waiting it
+// stores nothing and returns ErrQueueFull; after Shutdown, ErrClosed.
+func (r *Runner) Submit(ctx context.Context, cfg *experiments.Config, name, rerunOf string) (*storage.Run, error) {
+	run := &storage.Run{
+		Name:          name,
+		Status:        storage.StatusQueued,
+		PointsTotal:   len(cfg.Points()),
+		Config:        cfg.JSON(),
+		Seed:          cfg.Seed,
+		EngineVersion: experiments.EngineVersion,
+		RerunOf:       rerunOf,
+	}
+	for i := range cfg.Limiters {
+		run.Limiters = append(run.Limiters, cfg.Limiters[i].Label())
+	}
+	// Hold a place in the queue while the run is stored, so a run is
+	// stored only when it has a place.
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if len(r.pending)+r.reserved >= r.opt.Queue {
+		r.mu.Unlock()
+		return nil, ErrQueueFull
+	}
+	r.reserved++
+	r.mu.Unlock()
+
+	err := r.st.Create(ctx, run)
+	r.mu.Lock()
+	r.reserved--
+	if err != nil {
+		r.mu.Unlock()
+		return nil, fmt.Errorf("submit: %w", err)
+	}
+	jctx, cancel := context.WithCancelCause(context.Background())
+	j := &job{id: run.ID, cfg: cfg, ctx: jctx, cancel: cancel, status: storage.StatusQueued, total: run.PointsTotal}
+	if r.closed {
+		// Shut down while the run was being stored.
+		j.ending = true
+		r.jobs[j.id] = j
+		r.mu.Unlock()
+		r.end(j, storage.StatusInterrupted, storage.InterruptedError)
+		return nil, ErrClosed
+	}
+	r.jobs[j.id] = j
+	r.pending = append(r.pending, j)
+	queued := len(r.pending)
+	r.wake.Signal()
+	r.mu.Unlock()
+	r.log.Info("run queued", "run", run.ID, "name", name, "points", run.PointsTotal, "queued", queued)
+	return run, nil
+}
+
+// Cancel cancels a queued or running sweep; it ends as cancelled. It
+// reports whether the run was active (false for unknown or ended runs).
+func (r *Runner) Cancel(id string) bool {
+	r.mu.Lock()
+	j, ok := r.jobs[id]
+	if !ok || j.ending {
+		r.mu.Unlock()
+		return ok
+	}
+	j.cancel(errCancelled)
+	if j.status != storage.StatusQueued {
+		// The worker sees the cancelled context and ends the run.
+		r.mu.Unlock()
+		return true
+	}
+	// A queued run leaves the queue and ends now.
+	r.unqueue(j)
+	j.ending = true
+	r.mu.Unlock()
+	r.end(j, storage.StatusCancelled, CancelledError)
+	return true
+}
+
+// unqueue removes j from pending; r.mu must be held.
+func (r *Runner) unqueue(j *job) {
+	for i, p := range r.pending {
+		if p == j {
+			r.pending = append(r.pending[:i], r.pending[i+1:]...)
+			return
+		}
+	}
+}
+
+// Subscribe follows a run. The channel first gets the run's current state,
+// then status changes and progress (at most every ProgressEventEvery), and
+// last the final event (done, failed, cancelled or interrupted), after which
+// it is closed. A subscriber that reads slowly loses intermediate events but
+// always gets the final one. A run that has already ended gives just its
+// final event; an unknown run, a closed channel with no event.
+// unsubscribe stops the events and may be called any number of times.
+func (r *Runner) Subscribe(id string) (events <-chan Event, unsubscribe func()) {
+	s := &sub{ch: make(chan Event, subBuffer)}
+	r.mu.Lock()
+	j, active := r.jobs[id]
+	if active {
+		if r.subs[id] == nil {
+			r.subs[id] = map[*sub]struct{}{}
+		}
+		r.subs[id][s] = struct{}{}
+		s.ch <- Event{ID: id, Status: j.status, Done: j.done, Total: j.total}
+	}
+	r.mu.Unlock()
+	if !active {
+		// Ended (or never existed): the store has the final state, since a
+		// job leaves r.jobs only after its end is stored.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		run, err := r.st.Get(ctx, id)
+		cancel()
+		if err == nil {
+			s.ch <- Event{ID: id, Status: run.Status, Done: run.PointsDone, Total: run.PointsTotal, Error: run.Error}
+		} else if !errors.Is(err, storage.ErrNotFound) {
+			r.log.Error("subscribe", "run", id, "err", err)
+		}
+		close(s.ch)
+		return s.ch, func() {}
+	}
+	return s.ch, func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if set := r.subs[id]; set != nil {
+			delete(set, s)
+			if len(set) == 0 {
+				delete(r.subs, id)
+			}
+		}
+		if !s.closed {
+			s.closed = true
+			close(s.ch)
+		}
+	}
+}
+
+// publish sends ev to the run's subscribers; r.mu must be held. Intermediate
+// events are dropped for a full subscriber; a final event makes room by
+// dropping the oldest buffered event, then closes the channel.
+func (r *Runner) publish(ev Event) {
+	final := ev.Final()
+	for s := range r.subs[ev.ID] {
+		if final {
+			select {
+			case s.ch <- ev:
+			default:
+				select {
+				case <-s.ch:
+				default:
+				}
+				s.ch <- ev // room made above; only publish sends, under r.mu
+			}
+			s.closed = true
+			close(s.ch)
+			continue
+		}
+		select {
+		case s.ch <- ev:
+		default:
+		}
+	}
+	if final {
+		delete(r.subs, ev.ID)
+	}
+}
+
+// Shutdown stops taking runs and stops the workers. Queued runs end as
+// interrupted at once. Running sweeps may finish (and be stored as done)
+// while ctx lasts; when ctx ends they are cancelled and stored as
+// interrupted. Pass an already cancelled context to interrupt them at once.
+// Shutdown waits for the workers to stop and returns ctx's error when it had
+// to interrupt a sweep.
+func (r *Runner) Shutdown(ctx context.Context) error {
+	r.mu.Lock()
+	r.closed = true
+	queued := r.pending
+	r.pending = nil
+	for _, j := range queued {
+		j.cancel(errShutdown)
+		j.ending = true
+	}
+	r.wake.Broadcast()
+	r.mu.Unlock()
+	for _, j := range queued {
+		r.end(j, storage.StatusInterrupted, storage.InterruptedError)
+	}
+
+	stopped := make(chan struct{})
+	go func() {
+		r.wg.Wait()
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+		return nil
+	case <-ctx.Done():
+	}
+	r.mu.Lock()
+	for _, j := range r.jobs {
+		j.cancel(errShutdown)
+	}
+	r.mu.Unlock()
+	<-stopped
+	return ctx.Err()
+}
+
+// work is one worker: it runs queued jobs until the queue is closed.
+func (r *Runner) work() {
+	for {
+		r.mu.Lock()
+		for len(r.pending) == 0 && !r.closed {
+			r.wake.Wait()
+		}
+		if len(r.pending) == 0 { // closed and drained
+			r.mu.Unlock()
+			return
+		}
+		j := r.pending[0]
+		r.pending = r.pending[1:]
+		j.status = storage.StatusRunning
+		r.mu.Unlock()
+		r.run(j)
+	}
+}
+
+// run runs one sweep and ends it.
+func (r *Runner) run(j *job) {
+	bg := context.Background()
+	start := time.Now()
+	if err := r.st.SetStatus(bg, j.id, storage.StatusRunning); err != nil {
+		r.log.Error("run start", "run", j.id, "err", err)
+	}
+	r.mu.Lock()
+	r.publish(Event{ID: j.id, Status: storage.StatusRunning, Done: j.done, Total: j.total})
+	r.mu.Unlock()
+	r.log.Info("run started", "run", j.id, "points", j.total)
+
+	prog := newProgressWriter(r, j)
+	res, files, err := r.sweep(j, prog)
+	prog.stop()
+	if err == nil && j.ctx.Err() != nil {
+		err = context.Cause(j.ctx) // cancelled after the last point: still cancelled
+	}
+	if err == nil {
+		// Complete is not cancelled by Cancel: once the results exist, they
+		// are stored whole or not at all.
+		if err = r.st.Complete(bg, j.id, res, files); err == nil {
+			r.finish(j, storage.StatusDone, "")
+			r.log.Info("run done", "run", j.id, "points", len(res.Points), "files", len(files), "elapsed", time.Since(start).Round(time.Millisecond))
+			return
+		}
+		r.log.Error("store results", "run", j.id, "err", err)
+		r.end(j, storage.StatusFailed, "storing the results failed: "+err.Error())
+		return
+	}
+	switch cause := context.Cause(j.ctx); {
+	case j.ctx.Err() != nil && errors.Is(cause, errCancelled):
+		r.end(j, storage.StatusCancelled, CancelledError)
+		r.log.Info("run cancelled", "run", j.id, "done", j.done, "total", j.total)
+	case j.ctx.Err() != nil && errors.Is(cause, errShutdown):
+		r.end(j, storage.StatusInterrupted, storage.InterruptedError)
+		r.log.Info("run interrupted", "run", j.id, "done", j.done, "total", j.total)
+	default:
+		r.end(j, storage.StatusFailed, err.Error())
+		r.log.Warn("run failed", "run", j.id, "err", err)
+	}
+}
+
+// sweep runs the engine and writes the output files. A panic on this
+// goroutine (config expansion, output writing) fails this run instead of
+// the server; the engine's own worker goroutines are not covered.
+func (r *Runner) sweep(j *job, prog *progressWriter) (res *experiments.Result, files []output.File, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.log.Error("sweep panicked", "run", j.id, "panic", p, "stack", string(debug.Stack()))
+			res, files, err = nil, nil, fmt.Errorf("internal error: %v", p)
+		}
+	}()
+	res, err = experiments.Run(j.ctx, j.cfg, experiments.Options{Workers: r.opt.EngineWorkers, Progress: prog.report})
+	if err != nil {
+		return nil, nil, err
+	}
+	files, err = output.Files(res)
+	return res, files, err
+}
+
+// end stores a failed, cancelled or interrupted end, then announces it.
+func (r *Runner) end(j *job, status, errText string) {
+	if err := r.st.Finish(context.Background(), j.id, status, errText); err != nil {
+		r.log.Error("store run end", "run", j.id, "status", status, "err", err)
+	}
+	r.finish(j, status, errText)
+}
+
+// finish removes an ended job and sends its final event.
+func (r *Runner) finish(j *job, status, errText string) {
+	j.cancel(nil) // release the context's resources
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.jobs, j.id)
+	done := j.done
+	if status == storage.StatusDone {
+		done = j.total
+	}
+	r.publish(Event{ID: j.id, Status: status, Done: done, Total: j.total, Error: errText})
+}
+
+// progressWriter throttles a sweep's progress: the engine's callback only
+// records the count; a goroutine sends events and store updates on a tick,
+// so a slow database never stalls the engine.
+type progressWriter struct {
+	r    *Runner
+	j    *job
+	ping chan struct{}
+	quit chan struct{}
+	wg   sync.WaitGroup
+}
+
+func newProgressWriter(r *Runner, j *job) *progressWriter {
+	p := &progressWriter{r: r, j: j, ping: make(chan struct{}, 1), quit: make(chan struct{})}
+	p.wg.Go(p.loop)
+	return p
+}
+
+// report is the engine's Progress callback.
+func (p *progressWriter) report(done, total int) {
+	p.r.mu.Lock()
+	p.j.done, p.j.total = done, total
+	p.r.mu.Unlock()
+	select {
+	case p.ping <- struct{}{}:
+	default:
+	}
+}
+
+func (p *progressWriter) loop() {
+	tick := time.NewTicker(ProgressEventEvery)
+	defer tick.Stop()
+	var (
+		eventDue, storeDue bool
+		lastStore          time.Time
+	)
+	for {
+		select {
+		case <-p.quit:
+			return
+		case <-p.ping:
+			eventDue, storeDue = true, true
+			continue
+		case <-tick.C:
+		}
+		if !eventDue && !storeDue {
+			continue
+		}
+		p.r.mu.Lock()
+		ev := Event{ID: p.j.id, Status: storage.StatusRunning, Done: p.j.done, Total: p.j.total}
+		if eventDue {
+			p.r.publish(ev)
+			eventDue = false
+		}
+		p.r.mu.Unlock()
+		if storeDue && time.Since(lastStore) >= ProgressStoreEvery {
+			storeDue = false
+			lastStore = time.Now()
+			if err := p.r.st.SetProgress(context.Background(), ev.ID, ev.Done, ev.Total); err != nil && !errors.Is(err, storage.ErrFinished) {
+				p.r.log.Error("store progress", "run", ev.ID, "err", err)
+			}
+		}
+	}
+}
+
+// stop ends the loop and waits for it, so no progress write lands after
+// the run's end.
+func (p *progressWriter) stop() {
+	close(p.quit)
+	p.wg.Wait()
+}
