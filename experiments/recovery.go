@@ -48,55 +48,65 @@ type Recovery struct {
 
 // Recovery thresholds: within 5% of the pre-crowd values, over 1 s.
 const (
-	recoveryTolerance = 0.05
-	recoveryWindows   = 10 // series windows in the trailing second
+	RecoveryTolerance = 0.05
+	RecoveryWindows   = 10 // series windows in the trailing second
 )
+
+// AcceptRatio is admitted / offered over the series windows [from, to),
+// counted by arrival window; 1 when nothing was offered.
+func (s *Series) AcceptRatio(from, to int) float64 {
+	var offered, rejected int64
+	for k := from; k < to; k++ {
+		offered += int64(At(s.Offered, k))
+		rejected += int64(At(s.Rejected, k))
+	}
+	if offered == 0 {
+		return 1
+	}
+	return float64(offered-rejected) / float64(offered)
+}
+
+// QueueMean is the mean of in_system_max over the series windows [from, to).
+func (s *Series) QueueMean(from, to int) float64 {
+	var sum int64
+	for k := from; k < to; k++ {
+		sum += int64(At(s.InSystemMax, k))
+	}
+	return float64(sum) / float64(to-from)
+}
+
+// FlashCrowd is the workload's first flash-crowd part, the crowd Recovery
+// is measured after, or nil.
+func FlashCrowd(w *workload.Spec) *workload.Part {
+	for i := range w.Parts {
+		if w.Parts[i].Type == workload.FlashCrowd {
+			return &w.Parts[i]
+		}
+	}
+	return nil
+}
 
 // measureRecovery computes the recovery of one point from its series, or
 // nil when the workload has no measurable flash crowd.
 func measureRecovery(w *workload.Spec, s *Series) *Recovery {
-	var crowd *workload.Part
-	for i := range w.Parts {
-		if w.Parts[i].Type == workload.FlashCrowd {
-			crowd = &w.Parts[i]
-			break
-		}
-	}
+	crowd := FlashCrowd(w)
 	if crowd == nil {
 		return nil
 	}
 	start, end := crowd.StartMS, crowd.StartMS+crowd.DurationMS
 	windows := int(w.DurationMS / SeriesWindowMS) // whole arrival windows
 	pre := int(start / SeriesWindowMS)            // whole windows before the crowd
-	if pre < recoveryWindows || end >= w.DurationMS {
+	if pre < RecoveryWindows || end >= w.DurationMS {
 		return nil
 	}
-	accept := func(from, to int) float64 { // windows [from, to)
-		var offered, rejected int64
-		for k := from; k < to; k++ {
-			offered += int64(At(s.Offered, k))
-			rejected += int64(At(s.Rejected, k))
-		}
-		if offered == 0 {
-			return 1
-		}
-		return float64(offered-rejected) / float64(offered)
-	}
-	queue := func(from, to int) float64 {
-		var sum int64
-		for k := from; k < to; k++ {
-			sum += int64(At(s.InSystemMax, k))
-		}
-		return float64(sum) / float64(to-from)
-	}
 	r := &Recovery{CrowdStartMS: start, CrowdEndMS: end}
-	a0, q0 := accept(0, pre), queue(0, pre)
+	a0, q0 := s.AcceptRatio(0, pre), s.QueueMean(0, pre)
 	r.BaselineAcceptPct = 100 * a0
 	r.BaselineQueue = q0
-	first := max(int(math.Ceil(end/SeriesWindowMS))-1, recoveryWindows-1)
+	first := max(int(math.Ceil(end/SeriesWindowMS))-1, RecoveryWindows-1)
 	for k := first; k < windows; k++ {
-		from, to := k+1-recoveryWindows, k+1
-		if accept(from, to) >= (1-recoveryTolerance)*a0 && queue(from, to) <= (1+recoveryTolerance)*q0 {
+		from, to := k+1-RecoveryWindows, k+1
+		if s.AcceptRatio(from, to) >= (1-RecoveryTolerance)*a0 && s.QueueMean(from, to) <= (1+RecoveryTolerance)*q0 {
 			ms := max(0, float64(to)*SeriesWindowMS-end)
 			r.RecoveryMS = &ms
 			break
