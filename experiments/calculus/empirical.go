@@ -6,17 +6,24 @@ import "math"
 // for each window length d of grid, the largest number of times in any
 // half-open window (x, x+d]. It is the smallest arrival curve the times
 // obey at those lengths (up to the closed-window jumps of At). Each d takes
-// one pass of two pointers: linear time per window length. times must be
-// non-decreasing; d must be > 0.
+// one pass: linear time per window length. times must be non-decreasing;
+// d must be > 0.
+//
+// The pass only asks whether some window reaches best+1: the window ending
+// at times[j] holds more than best times when times[j-best] > times[j] - d.
+// A window that reaches best at length d reaches it at any longer length,
+// so on an ascending grid best carries over from the previous length.
 func Empirical(times []float64, grid []float64) []int {
 	out := make([]int, len(grid))
+	best := 0
 	for g, d := range grid {
-		best, i := 0, 0
+		if g > 0 && !(d >= grid[g-1]) {
+			best = 0
+		}
 		for j, t := range times {
-			for times[i] <= t-d {
-				i++
+			for best <= j && times[j-best] > t-d {
+				best++
 			}
-			best = max(best, j-i+1)
 		}
 		out[g] = best
 	}
