@@ -40,7 +40,7 @@ const (
 )
 
 // CancelledError is the error text of a run cancelled by Cancel.
-const CancelledError = "cancelled"
+const CancelledError = "cancelled by request"
 
 // Options configure a Runner.
 type Options struct {
@@ -232,6 +232,19 @@ func (r *Runner) unqueue(j *job) {
 	}
 }
 
+// Queued is how many runs wait in the queue (at most Options.Queue) and
+// how many sweeps run now: for a Retry-After estimate or a status line.
+func (r *Runner) Queued() (waiting, running int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, j := range r.jobs {
+		if j.status == storage.StatusRunning && !j.ending {
+			running++
+		}
+	}
+	return len(r.pending) + r.reserved, running
+}
+
 // Subscribe follows a run. The channel first gets the run's current state,
 // then status changes and progress (at most every ProgressEventEvery), and
 // last the final event (done, failed, cancelled or interrupted), after which
@@ -341,6 +354,11 @@ func (r *Runner) Shutdown(ctx context.Context) error {
 	case <-stopped:
 		return nil
 	case <-ctx.Done():
+	}
+	select {
+	case <-stopped: // stopped just as ctx ended
+		return nil
+	default:
 	}
 	r.mu.Lock()
 	for _, j := range r.jobs {
@@ -490,6 +508,9 @@ func (p *progressWriter) loop() {
 	for {
 		select {
 		case <-p.quit:
+			if storeDue { // the last count, so an ended run shows how far it got
+				p.store()
+			}
 			return
 		case <-p.ping:
 			eventDue, storeDue = true, true
@@ -499,20 +520,27 @@ func (p *progressWriter) loop() {
 		if !eventDue && !storeDue {
 			continue
 		}
-		p.r.mu.Lock()
-		ev := Event{ID: p.j.id, Status: storage.StatusRunning, Done: p.j.done, Total: p.j.total}
 		if eventDue {
-			p.r.publish(ev)
+			p.r.mu.Lock()
+			p.r.publish(Event{ID: p.j.id, Status: storage.StatusRunning, Done: p.j.done, Total: p.j.total})
+			p.r.mu.Unlock()
 			eventDue = false
 		}
-		p.r.mu.Unlock()
 		if storeDue && time.Since(lastStore) >= ProgressStoreEvery {
 			storeDue = false
 			lastStore = time.Now()
-			if err := p.r.st.SetProgress(context.Background(), ev.ID, ev.Done, ev.Total); err != nil && !errors.Is(err, storage.ErrFinished) {
-				p.r.log.Error("store progress", "run", ev.ID, "err", err)
-			}
+			p.store()
 		}
+	}
+}
+
+// store writes the current count to the store.
+func (p *progressWriter) store() {
+	p.r.mu.Lock()
+	done, total := p.j.done, p.j.total
+	p.r.mu.Unlock()
+	if err := p.r.st.SetProgress(context.Background(), p.j.id, done, total); err != nil && !errors.Is(err, storage.ErrFinished) {
+		p.r.log.Error("store progress", "run", p.j.id, "err", err)
 	}
 }
 

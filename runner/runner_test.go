@@ -199,6 +199,9 @@ func TestQueueFullStoresNothing(t *testing.T) {
 		}
 		ids = append(ids, run.ID)
 	}
+	if w, n := r.Queued(); w != 2 || n != 0 {
+		t.Errorf("Queued: %d waiting, %d running; want 2, 0", w, n)
+	}
 	run, err := r.Submit(t.Context(), cfg, "too many", "")
 	if !errors.Is(err, ErrQueueFull) || run != nil {
 		t.Fatalf("third Submit: %v, %v; want ErrQueueFull", run, err)
@@ -279,8 +282,11 @@ func TestCancelRunningSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != storage.StatusCancelled || got.FinishedAt == nil {
-		t.Errorf("stored run: %s, finished %v", got.Status, got.FinishedAt)
+	if got.Status != storage.StatusCancelled || got.FinishedAt == nil || got.PointsDone != final.Done {
+		t.Errorf("stored run: %s, %d points done (final event %d), finished %v", got.Status, got.PointsDone, final.Done, got.FinishedAt)
+	}
+	if w, n := r.Queued(); w != 0 || n != 0 {
+		t.Errorf("Queued after the cancel: %d waiting, %d running", w, n)
 	}
 	if files, err := st.Files(t.Context(), run.ID); err != nil || len(files) != 0 {
 		t.Errorf("a cancelled run has files: %v, %v", files, err)

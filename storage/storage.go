@@ -405,11 +405,32 @@ func (s *Store) MarkInterrupted(ctx context.Context) (int, error) {
 // in the order given (output.Files order: manifest.json last). The run must
 // be queued or running (else ErrFinished).
 func (s *Store) Complete(ctx context.Context, id string, res *experiments.Result, files []output.File) error {
+	// Encode everything before taking the write lock, so the transaction
+	// holds it only for the inserts.
 	shell := *res
 	shell.Config, shell.Points = nil, nil
 	head, err := json.Marshal(&shell)
 	if err != nil {
 		return fmt.Errorf("complete run %s: %w", id, err)
+	}
+	type pointRow struct {
+		point  string
+		series []byte
+	}
+	points := make([]pointRow, len(res.Points))
+	for i := range res.Points {
+		p := res.Points[i] // a copy: its series goes in the blob
+		points[i].series = encodeSeries(&p.Series)
+		p.Series = experiments.Series{}
+		data, err := json.Marshal(&p)
+		if err != nil {
+			return fmt.Errorf("complete run %s: point %d: %w", id, i, err)
+		}
+		points[i].point = string(data)
+	}
+	sums := make([]string, len(files))
+	for i, f := range files {
+		sums[i] = f.SHA256()
 	}
 	err = s.tx(ctx, func(tx *sql.Tx) error {
 		var status string
@@ -427,15 +448,8 @@ func (s *Store) Complete(ctx context.Context, id string, res *experiments.Result
 			return err
 		}
 		defer pst.Close()
-		for i := range res.Points {
-			p := res.Points[i] // a copy: its series goes in the blob
-			series := encodeSeries(&p.Series)
-			p.Series = experiments.Series{}
-			data, err := json.Marshal(&p)
-			if err != nil {
-				return fmt.Errorf("point %d: %w", i, err)
-			}
-			if _, err := pst.ExecContext(ctx, id, i, p.Limiter, string(data), series); err != nil {
+		for i, p := range points {
+			if _, err := pst.ExecContext(ctx, id, i, res.Points[i].Limiter, p.point, p.series); err != nil {
 				return fmt.Errorf("point %d: %w", i, err)
 			}
 		}
@@ -449,7 +463,7 @@ func (s *Store) Complete(ctx context.Context, id string, res *experiments.Result
 			if data == nil {
 				data = []byte{} // NOT NULL: an empty file is zero bytes
 			}
-			if _, err := fst.ExecContext(ctx, id, i, f.Name, f.SHA256(), len(f.Data), data); err != nil {
+			if _, err := fst.ExecContext(ctx, id, i, f.Name, sums[i], len(f.Data), data); err != nil {
 				return fmt.Errorf("file %s: %w", f.Name, err)
 			}
 		}
