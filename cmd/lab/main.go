@@ -33,14 +33,14 @@ type command struct {
 	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
-var commands []command
-
-func init() {
-	commands = []command{
+// commands lists every command: run and presets, then extraCommands. It is
+// built on first use, after every file's init has run (init order follows
+// file names, so serve.go's init runs after this file's).
+func commands() []command {
+	return append([]command{
 		{"run", "run a sweep headless and write its outputs to a folder", cmdRun},
 		{"presets", "list the preset sweeps, or print one preset's config", cmdPresets},
-	}
-	commands = append(commands, extraCommands...)
+	}, extraCommands...)
 }
 
 // extraCommands are added by other files of this package (serve, bench).
@@ -64,7 +64,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	for _, c := range commands {
+	for _, c := range commands() {
 		if c.name == args[0] {
 			err := c.run(ctx, args[1:], stdout, stderr)
 			var ue usageError
@@ -91,7 +91,7 @@ var defaultCommand string
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: lab <command> [flags]   (lab <command> -h for its flags)")
 	fmt.Fprintln(w)
-	for _, c := range commands {
+	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
 	}
 }

@@ -1,0 +1,512 @@
+package web
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/go-echarts/go-echarts/v2/charts"
+	"github.com/go-echarts/go-echarts/v2/opts"
+
+	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/limiter"
+)
+
+// Chart is one echarts chart on a page: the element id (unique on the
+// page, also go-echarts' ChartID), a title for readers without JavaScript,
+// and the echarts option as JSON. The page puts Option in a data-option
+// attribute, HTML-escaped by templ, and static/app.js draws it: no user
+// text ever lands inside a script.
+type Chart struct {
+	ID     string
+	Title  string
+	Option string
+}
+
+// ChartGroup is one section of charts on the run page.
+type ChartGroup struct {
+	ID     string // anchor of the section
+	Title  string
+	Intro  string
+	Charts []Chart
+}
+
+// ChartSection builds one section of the run page from a finished run, or
+// returns nil when the run has nothing to show in it (for example fairness
+// with a single client).
+type ChartSection func(v *ResultView) *ChartGroup
+
+// chartSections are the run page's sections in page order. To add a section,
+// write a ChartSection (in its own file if you like) and append it here.
+var chartSections = []ChartSection{
+	throughputSection,
+	delaySection,
+	downstreamSection,
+	fairnessSection,
+	timeSection,
+}
+
+// ResultView is a finished run as the charts read it.
+type ResultView struct {
+	Res *experiments.Result
+	// Chosen is the point whose time series the page shows; Step lists, per
+	// limiter, the point shown beside it (same swept value where the limiter
+	// has it, else the same position in its sweep).
+	Chosen int
+	Step   []int
+	// Lines are the sweep's lines: one per limiter, or one per combination
+	// of a limiter's outer parameters when it sweeps more than one.
+	Lines []SweepLine
+}
+
+// SweepLine is the points of one chart line, in sweep order.
+type SweepLine struct {
+	Name   string
+	Points []*experiments.Point
+}
+
+// NewResultView groups a result's points into lines and picks the points
+// of the time-series charts; chosen < 0 picks a default (the point a
+// series report names, else the middle of the first limiter's sweep).
+func NewResultView(res *experiments.Result, chosen int) *ResultView {
+	v := &ResultView{Res: res}
+	n := len(res.Points)
+	if n == 0 {
+		return v
+	}
+	if chosen < 0 || chosen >= n {
+		chosen = defaultPoint(res)
+	}
+	v.Chosen = chosen
+	byLimiter := map[int][]*experiments.Point{}
+	var order []int
+	for i := range res.Points {
+		p := &res.Points[i]
+		if _, ok := byLimiter[p.LimiterIndex]; !ok {
+			order = append(order, p.LimiterIndex)
+		}
+		byLimiter[p.LimiterIndex] = append(byLimiter[p.LimiterIndex], p)
+	}
+	cp := &res.Points[chosen]
+	pos := slices.Index(byLimiter[cp.LimiterIndex], cp)
+	for _, li := range order {
+		pts := byLimiter[li]
+		pick := -1
+		for _, p := range pts {
+			if p == cp || (p.Swept == cp.Swept && p.SweptValue() == cp.SweptValue()) {
+				pick = p.Index
+				break
+			}
+		}
+		if pick < 0 {
+			pick = pts[min(pos, len(pts)-1)].Index
+		}
+		v.Step = append(v.Step, pick)
+		v.Lines = append(v.Lines, splitLines(pts)...)
+	}
+	return v
+}
+
+func defaultPoint(res *experiments.Result) int {
+	for _, r := range res.Config.Reports {
+		for _, c := range r.Columns {
+			if c.Limiter == nil || c.Swept == nil {
+				continue
+			}
+			for i := range res.Points {
+				p := &res.Points[i]
+				if p.LimiterIndex == *c.Limiter && p.SweptValue() == *c.Swept {
+					return i
+				}
+			}
+		}
+	}
+	last := 0
+	for i := range res.Points {
+		if res.Points[i].LimiterIndex != res.Points[0].LimiterIndex {
+			break
+		}
+		last = i
+	}
+	return last / 2
+}
+
+// splitLines splits one limiter's points by the values of its parameters
+// other than the swept one.
+func splitLines(pts []*experiments.Point) []SweepLine {
+	var lines []SweepLine
+	index := map[string]int{}
+	for _, p := range pts {
+		var fixed []string
+		for _, name := range limiter.ParamsOf(p.Type) {
+			if name != p.Swept && varies(pts, name) {
+				fixed = append(fixed, fmt.Sprintf("%s=%s", name, formatNum(p.Params.Get(name))))
+			}
+		}
+		name := p.Limiter
+		if len(fixed) > 0 {
+			name += " (" + strings.Join(fixed, ", ") + ")"
+		}
+		i, ok := index[name]
+		if !ok {
+			i = len(lines)
+			index[name] = i
+			lines = append(lines, SweepLine{Name: name})
+		}
+		lines[i].Points = append(lines[i].Points, p)
+	}
+	return lines
+}
+
+func varies(pts []*experiments.Point, param string) bool {
+	for _, p := range pts[1:] {
+		if p.Params.Get(param) != pts[0].Params.Get(param) {
+			return true
+		}
+	}
+	return false
+}
+
+// Groups builds every section that has something to show.
+func (v *ResultView) Groups() []*ChartGroup {
+	var out []*ChartGroup
+	if len(v.Res.Points) == 0 {
+		return nil
+	}
+	for _, s := range chartSections {
+		if g := s(v); g != nil && len(g.Charts) > 0 {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// paramUnit is the unit of a limiter parameter, for axis names.
+func paramUnit(param string) string {
+	switch param {
+	case limiter.ParamRate:
+		return "req/s"
+	case limiter.ParamWindow:
+		return "ms"
+	case "":
+		return ""
+	}
+	return "requests"
+}
+
+// sweptAxisName names the x axis of the sweep charts: the swept
+// parameters with their units, for example "burst / queue (requests)".
+func (v *ResultView) sweptAxisName() string {
+	var names, units []string
+	for _, p := range v.Res.Points {
+		name := p.Swept
+		if name == "" {
+			name = "(no parameter)"
+		}
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+		if u := paramUnit(p.Swept); u != "" && !slices.Contains(units, u) {
+			units = append(units, u)
+		}
+	}
+	s := strings.Join(names, " / ")
+	if len(units) > 0 {
+		s += " (" + strings.Join(units, ", ") + ")"
+	}
+	return s
+}
+
+// newLine starts a line chart with the house style: title and subtitle,
+// axis names with units, a scrolling legend at the bottom, axis tooltips,
+// no animation.
+func newLine(id, title, subtitle, xName, yName string, xType string) *charts.Line {
+	c := charts.NewLine()
+	c.SetGlobalOptions(
+		charts.WithInitializationOpts(opts.Initialization{ChartID: id}),
+		charts.WithAnimation(false),
+		charts.WithTitleOpts(opts.Title{Title: title, Subtitle: subtitle, Left: "center"}),
+		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Type: "scroll", Bottom: "0"}),
+		charts.WithGridOpts(opts.Grid{Left: "70", Right: "30", Top: "70", Bottom: "80"}),
+		charts.WithXAxisOpts(opts.XAxis{Type: xType, Name: xName, NameLocation: "middle", NameGap: 28, Scale: opts.Bool(xType == "value")}),
+		charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: yName, NameLocation: "middle", NameGap: 50}),
+	)
+	return c
+}
+
+// optionJSON renders a chart's option as JSON (go-echarts' own option map,
+// marshalled with HTML escaping on).
+func optionJSON(c interface {
+	Validate()
+	JSON() map[string]interface{}
+}) string {
+	c.Validate()
+	b, err := json.Marshal(c.JSON())
+	if err != nil {
+		// The option holds only numbers and strings: this cannot fail.
+		panic(fmt.Sprintf("chart option: %v", err))
+	}
+	return string(b)
+}
+
+func xy(x, y float64) opts.LineData { return opts.LineData{Value: []float64{x, y}} }
+
+var (
+	solid  = charts.WithLineStyleOpts(opts.LineStyle{Type: "solid", Width: 2})
+	dashed = charts.WithLineStyleOpts(opts.LineStyle{Type: "dashed", Width: 2})
+	dots   = charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(true), Symbol: "circle", SymbolSize: 6})
+	plain  = charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(false)})
+	steps  = charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(false), Step: "start"})
+)
+
+// sweepLines adds one series per sweep line of metric(point).
+func (v *ResultView) sweepLines(c *charts.Line, suffix string, metric func(p *experiments.Point) (float64, bool), style ...charts.SeriesOpts) {
+	for _, l := range v.Lines {
+		var data []opts.LineData
+		for _, p := range l.Points {
+			if y, ok := metric(p); ok {
+				data = append(data, xy(p.SweptValue(), y))
+			}
+		}
+		if len(data) > 0 {
+			c.AddSeries(l.Name+suffix, data, append([]charts.SeriesOpts{dots}, style...)...)
+		}
+	}
+}
+
+// xRange is the smallest and largest swept value.
+func (v *ResultView) xRange() (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for i := range v.Res.Points {
+		x := v.Res.Points[i].SweptValue()
+		lo, hi = math.Min(lo, x), math.Max(hi, x)
+	}
+	return lo, hi
+}
+
+func (v *ResultView) flat(c *charts.Line, name string, y float64) {
+	lo, hi := v.xRange()
+	c.AddSeries(name, []opts.LineData{xy(lo, y), xy(hi, y)}, plain,
+		charts.WithLineStyleOpts(opts.LineStyle{Type: "dotted", Width: 2, Color: "#6b7280"}))
+}
+
+func always(f func(m *experiments.Metrics) float64) func(p *experiments.Point) (float64, bool) {
+	return func(p *experiments.Point) (float64, bool) { return f(&p.Metrics), true }
+}
+
+func throughputSection(v *ResultView) *ChartGroup {
+	x := v.sweptAxisName()
+	g := &ChartGroup{ID: "throughput", Title: "Goodput and rejections",
+		Intro: "Goodput counts requests served within the deadline, per second of the arrival window."}
+
+	c := newLine("chart-goodput", "Goodput against the swept parameter", "one line per limiter; dotted: offered load", x, "goodput (req/s)", "value")
+	v.sweepLines(c, "", always(func(m *experiments.Metrics) float64 { return m.GoodputRPS }), solid)
+	v.flat(c, "offered", v.Res.Points[0].Metrics.OfferedRPS)
+	g.Charts = append(g.Charts, Chart{ID: "chart-goodput", Title: "Goodput against the swept parameter", Option: optionJSON(c)})
+
+	c = newLine("chart-reject-late", "Rejected and served late", "solid: rejected; dashed: served after the deadline (both % of arrivals)", x, "share of arrivals (%)", "value")
+	v.sweepLines(c, " rejected", always(func(m *experiments.Metrics) float64 { return m.RejectPct }), solid)
+	v.sweepLines(c, " late", always(func(m *experiments.Metrics) float64 { return m.ServedLatePct }), dashed)
+	g.Charts = append(g.Charts, Chart{ID: "chart-reject-late", Title: "Rejected and served late", Option: optionJSON(c)})
+	return g
+}
+
+func delaySection(v *ResultView) *ChartGroup {
+	x := v.sweptAxisName()
+	g := &ChartGroup{ID: "delay", Title: "Where the wait lands",
+		Intro: "A shaper holds requests at the gate; a policer passes bursts on and the queue forms at the server."}
+	c := newLine("chart-waits", "p99 gate delay against p99 server wait", "solid: at the gate; dashed: at the server (admitted requests)", x, "p99 wait (ms)", "value")
+	v.sweepLines(c, " gate p99", always(func(m *experiments.Metrics) float64 { return float64(m.GateDelay.P99) }), solid)
+	v.sweepLines(c, " server p99", always(func(m *experiments.Metrics) float64 { return float64(m.ServerWait.P99) }), dashed)
+	g.Charts = append(g.Charts, Chart{ID: "chart-waits", Title: "p99 gate delay against p99 server wait", Option: optionJSON(c)})
+
+	c = newLine("chart-sojourn", "p99 time in system", fmt.Sprintf("arrival to finish; dotted: the deadline (%s ms)", formatNum(v.Res.Config.Server.DeadlineMS)), x, "p99 sojourn (ms)", "value")
+	v.sweepLines(c, "", always(func(m *experiments.Metrics) float64 { return float64(m.Sojourn.P99) }), solid)
+	v.flat(c, "deadline", v.Res.Config.Server.DeadlineMS)
+	g.Charts = append(g.Charts, Chart{ID: "chart-sojourn", Title: "p99 time in system", Option: optionJSON(c)})
+	return g
+}
+
+// nominal is what a limiter's settings promise about any window of length
+// L ms: rate × L for rate limiters, limit × L / window for window limiters;
+// ok=false for limiters that promise no rate (admission, none).
+func nominal(p *experiments.Point, windowMS float64) (float64, bool) {
+	switch p.Type {
+	case limiter.TypeTokenBucket, limiter.TypeLeakyBucket, limiter.TypePerClient, limiter.TypeHierarchical:
+		return p.Params.RateRPS * windowMS / 1000, true
+	case limiter.TypeFixedWindow, limiter.TypeSlidingCounter, limiter.TypeSlidingLog:
+		return p.Params.Limit * windowMS / p.Params.WindowMS, true
+	}
+	return 0, false
+}
+
+func downstreamSection(v *ResultView) *ChartGroup {
+	x := v.sweptAxisName()
+	cfg := v.Res.Config
+	g := &ChartGroup{ID: "downstream", Title: "What the service sees",
+		Intro: "The peak is the most releases in an aligned 100 ms window, ×10; the rolling maximum is checked over every window position."}
+	c := newLine("chart-peak", "Downstream peak rate", fmt.Sprintf("busiest aligned 100 ms window; dotted: server capacity (%s req/s)", formatNum(cfg.Server.RateRPS())), x, "peak rate (req/s)", "value")
+	v.sweepLines(c, "", always(func(m *experiments.Metrics) float64 { return m.DownstreamPeakRPS }), solid)
+	v.flat(c, "server capacity", cfg.Server.RateRPS())
+	g.Charts = append(g.Charts, Chart{ID: "chart-peak", Title: "Downstream peak rate", Option: optionJSON(c)})
+
+	L := cfg.Metrics.RollingWindowMS
+	c = newLine("chart-rolling", fmt.Sprintf("Most releases in any %s ms", formatNum(L)),
+		"solid: measured; dashed: the nominal limit (rate × window, or limit per window)", x, fmt.Sprintf("requests per %s ms", formatNum(L)), "value")
+	v.sweepLines(c, " measured", always(func(m *experiments.Metrics) float64 { return float64(m.RollingMax) }), solid)
+	v.sweepLines(c, " nominal", func(p *experiments.Point) (float64, bool) { return nominal(p, L) }, dashed)
+	g.Charts = append(g.Charts, Chart{ID: "chart-rolling", Title: "Rolling-window maximum against the nominal limit", Option: optionJSON(c)})
+	return g
+}
+
+// maxClientBars bounds the per-client bar chart.
+const maxClientBars = 100
+
+func fairnessSection(v *ResultView) *ChartGroup {
+	res := v.Res
+	if len(res.Clients) < 2 {
+		return nil
+	}
+	x := v.sweptAxisName()
+	g := &ChartGroup{ID: "fairness", Title: "Fairness between clients",
+		Intro: "Jain's index over the clients' admitted rates: 1 when every client gets the same, 1/n when one client gets everything."}
+	c := newLine("chart-jain", "Jain's fairness index", fmt.Sprintf("%d clients", len(res.Clients)), x, "Jain's index (1 = equal)", "value")
+	v.sweepLines(c, "", always(func(m *experiments.Metrics) float64 { return m.Jain }), solid)
+	g.Charts = append(g.Charts, Chart{ID: "chart-jain", Title: "Jain's fairness index", Option: optionJSON(c)})
+
+	if len(res.Groups) > 1 {
+		c = newLine("chart-shares", "Admitted share per client group", "share of all admitted requests", x, "share of admitted (%)", "value")
+		for gi, name := range res.Groups {
+			style := solid
+			if gi%2 == 1 {
+				style = dashed
+			}
+			v.sweepLines(c, " "+name, func(p *experiments.Point) (float64, bool) {
+				if gi < len(p.Metrics.GroupSharePct) {
+					return p.Metrics.GroupSharePct[gi], true
+				}
+				return 0, false
+			}, style)
+		}
+		g.Charts = append(g.Charts, Chart{ID: "chart-shares", Title: "Admitted share per client group", Option: optionJSON(c)})
+	}
+
+	// Per-client admitted rates at the chosen step, one bar series per limiter.
+	n := min(len(res.Clients), maxClientBars)
+	sub := "at the chosen point of each limiter"
+	if n < len(res.Clients) {
+		sub = fmt.Sprintf("first %d of %d clients, %s", n, len(res.Clients), sub)
+	}
+	b := charts.NewBar()
+	b.SetGlobalOptions(
+		charts.WithInitializationOpts(opts.Initialization{ChartID: "chart-clients"}),
+		charts.WithAnimation(false),
+		charts.WithTitleOpts(opts.Title{Title: "Admitted rate per client", Subtitle: sub, Left: "center"}),
+		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Type: "scroll", Bottom: "0"}),
+		charts.WithGridOpts(opts.Grid{Left: "70", Right: "30", Top: "70", Bottom: "90"}),
+		charts.WithXAxisOpts(opts.XAxis{Type: "category", Name: "client", NameLocation: "middle", NameGap: 40, AxisLabel: &opts.AxisLabel{Rotate: 30}}),
+		charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: "admitted (req/s)", NameLocation: "middle", NameGap: 50}),
+	)
+	names := make([]string, n)
+	for i := range names {
+		names[i] = res.Clients[i].Name
+	}
+	b.SetXAxis(names)
+	for _, pi := range v.Step {
+		p := &res.Points[pi]
+		data := make([]opts.BarData, n)
+		for i := range data {
+			if i < len(p.Clients) {
+				data[i] = opts.BarData{Value: p.Clients[i].AdmittedRPS}
+			}
+		}
+		b.AddSeries(pointName(p), data)
+	}
+	g.Charts = append(g.Charts, Chart{ID: "chart-clients", Title: "Admitted rate per client", Option: optionJSON(b)})
+
+	W := res.Config.Metrics.FairnessWindowMS
+	c = newLine("chart-jain-time", "Jain's index over time", fmt.Sprintf("per %s ms window, at the chosen point of each limiter", formatNum(W)), "time (ms)", "Jain's index (1 = equal)", "value")
+	for _, pi := range v.Step {
+		p := &res.Points[pi]
+		data := make([]opts.LineData, len(p.JainSeries))
+		for k, j := range p.JainSeries {
+			data[k] = xy(float64(k)*W, j)
+		}
+		c.AddSeries(pointName(p), data, steps)
+	}
+	g.Charts = append(g.Charts, Chart{ID: "chart-jain-time", Title: "Jain's index over time", Option: optionJSON(c)})
+	return g
+}
+
+// pointName labels a point: its limiter and swept value.
+func pointName(p *experiments.Point) string {
+	if p.Swept == "" {
+		return p.Limiter
+	}
+	return fmt.Sprintf("%s %s=%s", p.Limiter, p.Swept, formatNum(p.SweptValue()))
+}
+
+// maxSeriesPoints bounds a time-series line: longer runs are shown in
+// buckets of several 100 ms windows (rates stay rates).
+const maxSeriesPoints = 2000
+
+func timeSection(v *ResultView) *ChartGroup {
+	res := v.Res
+	chosen := &res.Points[v.Chosen]
+	windows := 0
+	for _, pi := range v.Step {
+		windows = max(windows, res.Points[pi].Series.Windows())
+	}
+	bucket := (windows + maxSeriesPoints - 1) / maxSeriesPoints
+	bucket = max(bucket, 1)
+	width := float64(bucket * experiments.SeriesWindowMS)
+	sub := fmt.Sprintf("per %s ms window", formatNum(width))
+	g := &ChartGroup{ID: "timeline", Title: "Over time, at " + pointName(chosen),
+		Intro: "Pick a point below the results table to see its time series; the other limiters are shown at the same swept value."}
+	rate := func(xs []int32) []opts.LineData {
+		data := make([]opts.LineData, 0, windows/bucket+1)
+		for k := 0; k < windows; k += bucket {
+			sum := 0
+			for j := k; j < k+bucket; j++ {
+				sum += int(experiments.At(xs, j))
+			}
+			data = append(data, xy(float64(k*experiments.SeriesWindowMS), float64(sum)*1000/width))
+		}
+		return data
+	}
+	c := newLine("chart-series", "Offered against released", sub+"; releases after the arrival window extend the line", "time (ms)", "rate (req/s)", "value")
+	c.AddSeries("offered", rate(chosen.Series.Offered), steps, charts.WithLineStyleOpts(opts.LineStyle{Color: "#9ca3af", Width: 1}),
+		charts.WithAreaStyleOpts(opts.AreaStyle{Opacity: opts.Float(0.15)}))
+	for _, pi := range v.Step {
+		p := &res.Points[pi]
+		c.AddSeries(pointName(p)+" released", rate(p.Series.Released), steps, solid)
+	}
+	g.Charts = append(g.Charts, Chart{ID: "chart-series", Title: "Offered against released", Option: optionJSON(c)})
+
+	c = newLine("chart-rejected", "Rejected over time", sub, "time (ms)", "rejected (req/s)", "value")
+	for _, pi := range v.Step {
+		p := &res.Points[pi]
+		c.AddSeries(pointName(p), rate(p.Series.Rejected), steps, solid)
+	}
+	g.Charts = append(g.Charts, Chart{ID: "chart-rejected", Title: "Rejected over time", Option: optionJSON(c)})
+
+	c = newLine("chart-insystem", "Requests at the server", sub+"; the most waiting or in service, seen at releases", "time (ms)", "in system (requests)", "value")
+	for _, pi := range v.Step {
+		p := &res.Points[pi]
+		data := make([]opts.LineData, 0, windows/bucket+1)
+		for k := 0; k < windows; k += bucket {
+			m := int32(0)
+			for j := k; j < k+bucket; j++ {
+				m = max(m, experiments.At(p.Series.InSystemMax, j))
+			}
+			data = append(data, xy(float64(k*experiments.SeriesWindowMS), float64(m)))
+		}
+		c.AddSeries(pointName(p), data, steps, solid)
+	}
+	g.Charts = append(g.Charts, Chart{ID: "chart-insystem", Title: "Requests at the server", Option: optionJSON(c)})
+	return g
+}

@@ -1,0 +1,130 @@
+package web
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/limiter"
+	"github.com/ratelab/ratelab/experiments/workload"
+	"github.com/ratelab/ratelab/storage"
+)
+
+// NavLink is an entry of the top bar.
+type NavLink struct{ Href, Label string }
+
+// navLinks are extra top-bar entries after "New sweep" and "All runs"; a
+// page added by another file appends its link here in an init function.
+var navLinks []NavLink
+
+func engineVersion() string { return experiments.EngineVersion }
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func runName(r storage.Run) string {
+	if strings.TrimSpace(r.Name) == "" {
+		return "(unnamed) " + r.ID
+	}
+	return r.Name
+}
+
+func fmtTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") }
+
+func progressText(r storage.Run) string {
+	return fmt.Sprintf("%d / %d", r.PointsDone, r.PointsTotal)
+}
+
+func progressPct(r *storage.Run) int {
+	if r.PointsTotal <= 0 {
+		return 0
+	}
+	return r.PointsDone * 100 / r.PointsTotal
+}
+
+func joinLimiters(ls []string) string { return strings.Join(ls, ", ") }
+
+func pageURL(page int) string { return "/runs?page=" + strconv.Itoa(page) }
+
+func problemsText(n int) string {
+	if n == 1 {
+		return "1 problem"
+	}
+	return strconv.Itoa(n) + " problems"
+}
+
+// inputID is the element id of an input key.
+func inputID(key string) string { return "f-" + strings.ReplaceAll(key, ".", "-") }
+
+// rowKey is the key of an input of row i: "parts.2.rate_rps".
+func rowKey(prefix string, i int, name string) string {
+	return prefix + "." + strconv.Itoa(i) + "." + name
+}
+
+// partTypesFor lists the part types that use an input, space separated.
+func partTypesFor(name string) string {
+	var out []string
+	for _, t := range workload.PartTypes() {
+		if partHas(t, name) {
+			out = append(out, t)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// limiterTypesFor lists the limiter types that take a parameter.
+func limiterTypesFor(param string) string {
+	var out []string
+	for _, t := range limiter.Types() {
+		for _, p := range limiter.ParamsOf(t) {
+			if p == param {
+				out = append(out, t)
+			}
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// sharesTypes lists the limiter types that split their rate by shares.
+func sharesTypes() string {
+	var out []string
+	for _, t := range limiter.Types() {
+		if limiter.HasShares(t) {
+			out = append(out, t)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+func partTypeLabel(t string) string {
+	switch t {
+	case workload.DemandCurve:
+		return "demand curve (rate segments)"
+	case workload.Constant:
+		return "constant rate"
+	case workload.Poisson:
+		return "Poisson"
+	case workload.Bursts:
+		return "bursts"
+	case workload.Clients:
+		return "client group"
+	case workload.FlashCrowd:
+		return "flash crowd"
+	case workload.Trace:
+		return "trace replay (CSV)"
+	}
+	return t
+}
+
+func rateHint(typ string) string {
+	if typ == workload.Clients {
+		return "per client"
+	}
+	return ""
+}
+
+// hasAdvancedErrors reports an error inside the folded "advanced" section.
+func (f *SweepForm) hasAdvancedErrors() bool {
+	return len(f.Err("metrics.rolling_window_ms"))+len(f.Err("metrics.fairness_window_ms"))+len(f.Err("reports")) > 0 || f.Reports != ""
+}

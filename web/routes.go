@@ -1,0 +1,52 @@
+package web
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/ratelab/ratelab/static"
+)
+
+// extraRoutes are added by other files of this package (a page of their
+// own): each gets the router after the lab's routes are in place.
+var extraRoutes []func(s *Server, r chi.Router)
+
+// routes is the lab's whole URL space, in one place.
+func (s *Server) routes() http.Handler {
+	r := chi.NewRouter()
+	r.Use(s.recoverPanics, s.logRequests, securityHeaders)
+
+	r.Get("/", s.home)                          // new-sweep form + recent runs
+	r.Post("/runs", s.createRun)                // the form posts here
+	r.Get("/runs", s.listRuns)                  // every run, paged
+	r.Get("/runs/{id}", s.runPage)              // permalink
+	r.Get("/runs/{id}/events", s.runEvents)     // live progress (SSE)
+	r.Get("/runs/{id}/files/{name}", s.runFile) // downloads
+	r.Post("/runs/{id}/cancel", s.cancelRun)    // cancel a queued or running sweep
+	r.Post("/runs/{id}/rerun", s.rerunRun)      // run the stored config again
+	r.Post("/api/runs", s.apiCreateRun)         // JSON API: submit a config document
+	r.Get("/api/runs/{id}", s.apiGetRun)        // JSON API: status, progress, manifest
+	r.Handle("/static/*", staticFiles())        // echarts, CSS, app.js
+	r.Get("/favicon.ico", http.NotFound)
+
+	for _, add := range extraRoutes {
+		add(s, r)
+	}
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		s.errorPage(w, r, http.StatusNotFound, "Not found", "There is no page at "+r.URL.Path+".")
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		s.errorPage(w, r, http.StatusMethodNotAllowed, "Method not allowed", r.Method+" is not allowed on "+r.URL.Path+".")
+	})
+	// State-changing requests from other origins are refused (403).
+	return http.NewCrossOriginProtection().Handler(r)
+}
+
+func staticFiles() http.Handler {
+	fs := http.StripPrefix("/static/", http.FileServerFS(static.FS))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "public, max-age=3600")
+		fs.ServeHTTP(w, r)
+	})
+}
