@@ -118,7 +118,7 @@ func simulate(ctx context.Context, cfg *Config, a *workload.Arrivals, spec *limi
 		in.rolling.Add(release)
 		in.gate.Record(release - t)
 		in.wait.Record(start - release)
-		sojourn := math.Max(serviceMS, metrics.RoundMS(finish-t))
+		sojourn := max(serviceMS, metrics.RoundMS(finish-t))
 		in.sojourn.Record(sojourn)
 		if sojourn <= deadlineMS {
 			m.OnTime++
@@ -128,7 +128,7 @@ func simulate(ctx context.Context, cfg *Config, a *workload.Arrivals, spec *limi
 		if d := finish - release; d > serverSojournMax {
 			serverSojournMax = d
 		}
-		gateMax, endToEndMax = math.Max(gateMax, release-t), math.Max(endToEndMax, finish-t)
+		gateMax, endToEndMax = max(gateMax, release-t), max(endToEndMax, finish-t)
 		if keepReleases {
 			in.releases = append(in.releases, release)
 		}

@@ -29,7 +29,7 @@ func (b *LeakyBucket) Offer(t float64, _ int32) (float64, bool) {
 	if pendingAhead >= b.queue {
 		return 0, false
 	}
-	release := math.Max(t, b.nextReleaseMS)
+	release := max(t, b.nextReleaseMS)
 	b.nextReleaseMS = release + b.intervalMS
 	return release, true
 }

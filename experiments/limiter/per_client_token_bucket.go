@@ -1,7 +1,5 @@
 package limiter
 
-import "math"
-
 // PerClientTokenBucket gives every client its own token bucket (initially
 // full). With equal shares each of n clients gets rate/n and burst/n; with
 // weighted shares client i gets weight_i/sum(weights) of both. Shares are
@@ -38,7 +36,7 @@ func NewPerClientTokenBucket(rateRPS, burst float64, weights []float64) *PerClie
 
 // Offer runs the client's own bucket.
 func (b *PerClientTokenBucket) Offer(t float64, client int32) (float64, bool) {
-	tok := math.Min(b.burst[client], b.tokens[client]+(t-b.lastMS[client])*b.refillPerMS[client])
+	tok := min(b.burst[client], b.tokens[client]+(t-b.lastMS[client])*b.refillPerMS[client])
 	b.lastMS[client] = t
 	if tok < 1 {
 		b.tokens[client] = tok

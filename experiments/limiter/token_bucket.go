@@ -1,7 +1,5 @@
 package limiter
 
-import "math"
-
 // TokenBucket is a token bucket of size burst, initially full, refilled
 // continuously at rate tokens per second. A request takes one token and
 // passes at once; with less than one token it is rejected (a policer).
@@ -22,7 +20,7 @@ func NewTokenBucket(rateRPS, burst float64) *TokenBucket {
 
 // Offer refills for the time since the last arrival, then takes a token.
 func (b *TokenBucket) Offer(t float64, _ int32) (float64, bool) {
-	b.tokens = math.Min(b.burst, b.tokens+(t-b.lastMS)*b.refillPerMS)
+	b.tokens = min(b.burst, b.tokens+(t-b.lastMS)*b.refillPerMS)
 	b.lastMS = t
 	if b.tokens < 1 {
 		return 0, false

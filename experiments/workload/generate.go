@@ -13,6 +13,12 @@ import (
 // runs, and merged stably, so ties in time keep generation order.
 func Generate(s *Spec, seed uint64) (*Arrivals, error) {
 	g := generator{w: s.DurationMS, seed: seed, index: map[string]int32{}, groupIndex: map[string]int{}}
+	// Size the list once from the expected count (with room for a random
+	// part's excess), so a 10 M-request list is not copied while it grows.
+	if n := min(s.Expected(), MaxTraceEvents); n > 0 {
+		size := int(n) + int(n)/64 + 1024
+		g.t, g.c = make([]float64, 0, size), make([]int32, 0, size)
+	}
 	for i := range s.Parts {
 		if err := g.part(i, &s.Parts[i]); err != nil {
 			return nil, fmt.Errorf("workload.parts[%d]: %w", i, err)
