@@ -277,14 +277,16 @@ func tandemGroup(v *ResultView) *ChartGroup {
 		}
 		one := &ResultView{Res: v.Res, Lines: []SweepLine{l}}
 		one.sweepLines(c, " measured", pick(func(b *experiments.Bounds) (float64, bool) { return b.EndToEndMaxMS, true }), solid)
-		one.sweepLines(c, " concatenated", pick(func(b *experiments.Bounds) (float64, bool) { return b.ConcatenatedMS, b.Bounded && b.ConcatenatedMS > 0 }), dashed)
+		one.sweepLines(c, " concatenated", pick(func(b *experiments.Bounds) (float64, bool) {
+			return b.ConcatenatedMS, b.Bounded && b.ConcatenatedMS > 0
+		}), dashed)
 		one.sweepLines(c, " per-hop sum", pick(func(b *experiments.Bounds) (float64, bool) { return b.PerHopSumMS, b.Bounded }), dottedLine)
 	}
 	if !found {
 		return nil
 	}
 	return &ChartGroup{ID: "tandem", Title: "Tandem: pay bursts only once",
-		Intro: "Servers in series act as one server with the smallest rate and the summed latencies, so the burst is paid once; adding per-hop bounds pays it at every hop, grown by each hop's latency.",
+		Intro:  "Servers in series act as one server with the smallest rate and the summed latencies, so the burst is paid once; adding per-hop bounds pays it at every hop, grown by each hop's latency.",
 		Charts: []Chart{{ID: "chart-tandem", Title: "Tandem: end-to-end against the bounds", Option: optionJSON(c)}}}
 }
 
