@@ -261,42 +261,75 @@ func (g *generator) sortTail(from int) {
 }
 
 // merge combines the sorted runs into one sorted list, bottom-up and stable:
-// on equal times the earlier run (generation order) goes first.
+// on equal times the earlier run (generation order) goes first. Each pair of
+// runs is merged in place through a buffer the size of the smaller run, so
+// a 10 M-request list never needs a second copy of itself.
 func (g *generator) merge() {
 	bounds := append(g.runs, len(g.t))
 	if len(bounds) <= 2 || slices.IsSorted(g.t) {
 		return
 	}
-	srcT, srcC := g.t, g.c
-	dstT, dstC := make([]float64, len(srcT)), make([]int32, len(srcC))
+	var buf runBuffer
 	for runs := len(bounds) - 1; runs > 1; runs = len(bounds) - 1 {
 		next := []int{0}
 		for k := 0; k < runs; k += 2 {
-			lo, mid := bounds[k], bounds[k+1]
-			hi := mid
+			hi := bounds[k+1]
 			if k+1 < runs {
 				hi = bounds[k+2]
+				buf.merge(g.t, g.c, bounds[k], bounds[k+1], hi)
 			}
-			a, b, o := lo, mid, lo
-			for a < mid && b < hi {
-				if srcT[b] < srcT[a] {
-					dstT[o], dstC[o] = srcT[b], srcC[b]
-					b++
-				} else {
-					dstT[o], dstC[o] = srcT[a], srcC[a]
-					a++
-				}
-				o++
-			}
-			copy(dstC[o:], srcC[a:mid])
-			o += copy(dstT[o:], srcT[a:mid])
-			copy(dstT[o:], srcT[b:hi])
-			copy(dstC[o:], srcC[b:hi])
 			next = append(next, hi)
 		}
 		bounds = next
-		srcT, dstT = dstT, srcT
-		srcC, dstC = dstC, srcC
 	}
-	g.t, g.c = srcT, srcC
+}
+
+// runBuffer holds the smaller of two runs while they are merged.
+type runBuffer struct {
+	t []float64
+	c []int32
+}
+
+// merge merges the sorted runs [lo, mid) and [mid, hi) of t and c in place,
+// stably: on equal times the first run's arrivals go first.
+func (b *runBuffer) merge(t []float64, c []int32, lo, mid, hi int) {
+	if lo == mid || mid == hi || !(t[mid] < t[mid-1]) {
+		return // already in order
+	}
+	if mid-lo <= hi-mid {
+		// Move the first run out and merge forwards: the write position
+		// never passes the second run's read position.
+		bt, bc := append(b.t[:0], t[lo:mid]...), append(b.c[:0], c[lo:mid]...)
+		b.t, b.c = bt, bc
+		i, j, o := 0, mid, lo
+		for i < len(bt) && j < hi {
+			if t[j] < bt[i] {
+				t[o], c[o] = t[j], c[j]
+				j++
+			} else {
+				t[o], c[o] = bt[i], bc[i]
+				i++
+			}
+			o++
+		}
+		copy(t[o:], bt[i:])
+		copy(c[o:], bc[i:])
+		return
+	}
+	// Move the second run out and merge backwards from hi.
+	bt, bc := append(b.t[:0], t[mid:hi]...), append(b.c[:0], c[mid:hi]...)
+	b.t, b.c = bt, bc
+	i, j, o := mid-1, len(bt)-1, hi-1
+	for i >= lo && j >= 0 {
+		if t[i] > bt[j] {
+			t[o], c[o] = t[i], c[i]
+			i--
+		} else { // ties: the second run's arrival goes last
+			t[o], c[o] = bt[j], bc[j]
+			j--
+		}
+		o--
+	}
+	copy(t[lo:], bt[:j+1])
+	copy(c[lo:], bc[:j+1])
 }

@@ -1,9 +1,12 @@
 package workload_test
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -285,5 +288,67 @@ func TestExpectedMatchesDeterministicParts(t *testing.T) {
 	// Expected may overcount the cut last cycle, never undercount.
 	if e := s.Expected(); e < float64(a.Len()) || e > float64(a.Len())*1.5 {
 		t.Errorf("Expected() = %g for %d arrivals", e, a.Len())
+	}
+}
+
+// TestMergeIsAStableSortOfTheParts generates random deterministic parts
+// (whose arrivals do not depend on their index) together and one by one:
+// the combined list must be the parts' lists concatenated in order and
+// sorted stably by time.
+func TestMergeIsAStableSortOfTheParts(t *testing.T) {
+	type ev struct {
+		t    float64
+		name string
+	}
+	for run := range 300 {
+		rng := rand.New(rand.NewPCG(50, uint64(run)))
+		w := float64(100 + rng.IntN(2000))
+		var parts []workload.Part
+		for k := range 1 + rng.IntN(6) {
+			name := "p" + strconv.Itoa(k)
+			var p workload.Part
+			switch rng.IntN(5) {
+			case 0:
+				p = workload.Part{Type: workload.Constant, Client: name, RateRPS: float64(1 + rng.IntN(200)), StartMS: float64(rng.IntN(50))}
+			case 1:
+				p = workload.Part{Type: workload.Clients, Group: name, Clients: 1 + rng.IntN(5), RateRPS: float64(1 + rng.IntN(100)),
+					Arrival: []string{workload.Uniform, workload.Synchronized}[rng.IntN(2)]}
+			case 2:
+				var bs []workload.Burst
+				for range 1 + rng.IntN(4) {
+					bs = append(bs, workload.Burst{AtMS: float64(rng.IntN(int(w))), Count: 1 + rng.IntN(20), SpreadMS: float64(rng.IntN(3) * 5)})
+				}
+				p = workload.Part{Type: workload.Bursts, Client: name, Bursts: bs}
+			case 3:
+				var b strings.Builder
+				for range 1 + rng.IntN(30) {
+					fmt.Fprintf(&b, "%d,%s-%d\n", rng.IntN(int(w)), name, rng.IntN(3))
+				}
+				p = workload.Part{Type: workload.Trace, CSV: b.String()}
+			default:
+				p = workload.Part{Type: workload.DemandCurve, Client: name, Segments: []workload.Segment{
+					{RateRPS: float64(rng.IntN(100)), DurationMS: float64(1 + rng.IntN(300))},
+					{RateRPS: float64(1 + rng.IntN(1000)), DurationMS: float64(1 + rng.IntN(100))},
+				}}
+			}
+			parts = append(parts, p)
+		}
+		all := generate(t, w, 1, parts...)
+		var want []ev
+		for _, p := range parts {
+			one := generate(t, w, 1, p)
+			for i, x := range one.T {
+				want = append(want, ev{x, one.Clients[one.Client[i]].Name})
+			}
+		}
+		slices.SortStableFunc(want, func(a, b ev) int { return cmpFloat(a.t, b.t) })
+		if len(want) != all.Len() {
+			t.Fatalf("run %d: %d arrivals together, %d apart", run, all.Len(), len(want))
+		}
+		for i, e := range want {
+			if got := (ev{all.T[i], all.Clients[all.Client[i]].Name}); got != e {
+				t.Fatalf("run %d: arrival %d is %+v, want %+v", run, i, got, e)
+			}
+		}
 	}
 }
