@@ -1,7 +1,5 @@
 package limiter
 
-import "math"
-
 // HierarchicalTokenBucket is a work-conserving per-client limiter: a global
 // token bucket (rate, burst) caps the aggregate, and one token bucket per
 // client (rate and burst split by equal or weighted shares, as in
@@ -99,7 +97,7 @@ func NewHierarchicalTokenBucket(rateRPS, burst float64, weights []float64) *Hier
 // Offer admits from the client's own share, else from the global surplus.
 func (b *HierarchicalTokenBucket) Offer(t float64, client int32) (float64, bool) {
 	b.advance(t)
-	b.tokens = math.Min(b.burst, b.tokens+(t-b.lastMS)*b.refillPerMS)
+	b.tokens = min(b.burst, b.tokens+(t-b.lastMS)*b.refillPerMS)
 	b.lastMS = t
 	if b.tokens < 1 {
 		return 0, false
@@ -127,7 +125,7 @@ func (b *HierarchicalTokenBucket) own(c int32, t float64) float64 {
 	if b.pos[c] < 0 {
 		return b.cBurst[c]
 	}
-	return math.Min(b.cBurst[c], b.cTok[c]+(t-b.cLast[c])*b.cRefill[c])
+	return min(b.cBurst[c], b.cTok[c]+(t-b.cLast[c])*b.cRefill[c])
 }
 
 // advance moves the aggregate to t, turning clients whose bucket filled up
