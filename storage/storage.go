@@ -125,17 +125,24 @@ type File struct {
 // Store is the lab database. It is safe for concurrent use.
 type Store struct {
 	db *sql.DB
+	// write admits one write transaction of this process at a time. SQLite
+	// allows one writer anyway, and its busy handler polls rather than
+	// queues, so under load a writer could starve past busy_timeout;
+	// writers of this process queue here instead (and give up when their
+	// context ends). The busy timeout still covers other processes.
+	write chan struct{}
 }
 
-// DSN is the driver data source name Open uses for path: WAL journal, a 5 s
-// busy timeout, foreign keys on, and write transactions that take the write
-// lock at BEGIN (so two writers queue instead of deadlocking into
-// SQLITE_BUSY).
+// DSN is the driver data source name Open uses for path: WAL journal with
+// synchronous=NORMAL (a crash never tears a transaction; a power cut may
+// lose the last few commits), a 5 s busy timeout, foreign keys on, and
+// write transactions that take the write lock at BEGIN (so two writers
+// queue instead of deadlocking into SQLITE_BUSY).
 func DSN(path string) string {
 	// The name is a SQLite URI: escape the characters that end or escape
 	// its path.
 	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
-	return "file:" + esc + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_txlock=immediate"
+	return "file:" + esc + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_txlock=immediate"
 }
 
 // Open opens (creating if needed) the database at path and applies any
@@ -160,7 +167,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	return &Store{db: db}, nil
+	return &Store{db: db, write: make(chan struct{}, 1)}, nil
 }
 
 // Close closes the database.
@@ -353,21 +360,25 @@ func (s *Store) Finish(ctx context.Context, id, status, errText string) error {
 // update runs a single-row UPDATE guarded by "status is queued or running"
 // and tells ErrNotFound from ErrFinished when it changes nothing.
 func (s *Store) update(ctx context.Context, what, id, query string, args ...any) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, query, args...)
 		if err != nil {
-			return fmt.Errorf("%s of run %s: %w", what, id, err)
+			return err
 		}
 		if n, err := res.RowsAffected(); err != nil {
-			return fmt.Errorf("%s of run %s: %w", what, id, err)
+			return err
 		} else if n == 1 {
 			return nil
 		}
 		if err := exists(ctx, tx, id); err != nil {
-			return fmt.Errorf("%s of run %s: %w", what, id, err)
+			return err
 		}
-		return fmt.Errorf("%s of run %s: %w", what, id, ErrFinished)
+		return ErrFinished
 	})
+	if err != nil {
+		return fmt.Errorf("%s of run %s: %w", what, id, err)
+	}
+	return nil
 }
 
 // exists is nil when run id exists, ErrNotFound when it does not.
@@ -387,12 +398,16 @@ func exists(ctx context.Context, tx *sql.Tx, id string) error {
 // starts, for the runs a stopped server left behind. It returns how many
 // runs it marked.
 func (s *Store) MarkInterrupted(ctx context.Context) (int, error) {
-	res, err := s.db.ExecContext(ctx, "UPDATE runs SET status = ?, error = ?, finished_at = ? WHERE status IN ('queued', 'running')",
-		StatusInterrupted, InterruptedError, time.Now().UTC().UnixNano())
-	if err != nil {
-		return 0, fmt.Errorf("mark interrupted runs: %w", err)
-	}
-	n, err := res.RowsAffected()
+	var n int64
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, "UPDATE runs SET status = ?, error = ?, finished_at = ? WHERE status IN ('queued', 'running')",
+			StatusInterrupted, InterruptedError, time.Now().UTC().UnixNano())
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("mark interrupted runs: %w", err)
 	}
@@ -602,16 +617,25 @@ func (s *Store) File(ctx context.Context, id, name string) (*File, error) {
 	return &f, nil
 }
 
-// tx runs fn in a write transaction (BEGIN IMMEDIATE via the DSN) and
-// commits it, or rolls back when fn fails.
+// tx runs fn in a write transaction (BEGIN IMMEDIATE via the DSN), one at
+// a time in this process, and commits it, or rolls back when fn fails.
 func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	select {
+	case s.write <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.write }()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return fmt.Errorf("begin: %w", err)
 	}
 	if err := fn(tx); err != nil {
 		tx.Rollback()
 		return err
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
 }

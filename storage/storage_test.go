@@ -367,7 +367,7 @@ func TestKilledRunComesBackInterrupted(t *testing.T) {
 func TestConcurrentWritesDoNotBusy(t *testing.T) {
 	st, _ := openTemp(t)
 	ctx := t.Context()
-	const writers, each = 8, 25
+	const writers, each = 8, 15
 	var wg sync.WaitGroup
 	errs := make(chan error, writers*each*3)
 	for range writers {
@@ -607,4 +607,60 @@ func resultDiff(got, want *experiments.Result) string {
 		}
 	}
 	return "no difference found"
+}
+
+// Two stores on one file stand for two processes: their writers meet in
+// SQLite's lock, where the busy timeout makes them wait.
+func TestTwoStoresOneFile(t *testing.T) {
+	a, path := openTemp(t)
+	b, err := Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	var wg sync.WaitGroup
+	errs := make(chan error, 100)
+	for _, st := range []*Store{a, b, a, b} {
+		wg.Go(func() {
+			for range 10 {
+				r := &Run{Config: []byte(`{}`)}
+				if err := st.Create(t.Context(), r); err != nil {
+					errs <- err
+					continue
+				}
+				if err := st.SetProgress(t.Context(), r.ID, 1, 2); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if _, total, err := b.List(t.Context(), 1, 0); err != nil || total != 40 {
+		t.Errorf("%d runs, %v; want 40", total, err)
+	}
+}
+
+func TestConnectionPragmas(t *testing.T) {
+	st, _ := openTemp(t)
+	for _, c := range []struct {
+		pragma string
+		want   string
+	}{{"journal_mode", "wal"}, {"synchronous", "1"}, {"busy_timeout", "5000"}, {"foreign_keys", "1"}} {
+		var got string
+		if err := st.db.QueryRowContext(t.Context(), "PRAGMA "+c.pragma).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("PRAGMA %s = %s, want %s", c.pragma, got, c.want)
+		}
+	}
+	// Foreign keys are enforced: a point of no run is refused.
+	_, err := st.db.ExecContext(t.Context(), "INSERT INTO points (run_id, idx, limiter, point, series) VALUES ('nosuchrunxxx', 0, '', '{}', x'01')")
+	if err == nil {
+		t.Error("point of a missing run stored: foreign keys are off")
+	}
 }
