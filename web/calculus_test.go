@@ -1,0 +1,169 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"html"
+	"math"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/presets"
+	"github.com/ratelab/ratelab/storage"
+)
+
+func TestCalculate(t *testing.T) {
+	p := calculate(defaultCalcForm())
+	if len(p.Form.Errors) > 0 {
+		t.Fatalf("default form has errors: %v", p.Form.Errors)
+	}
+	s := p.Single
+	if s.MaxBurst != 20 || s.MaxBurstWhole != 20 || math.Abs(s.DelayMS-210) > 1e-9 || s.Workers != 1 || s.CheckURL == "" {
+		t.Errorf("R 100, T 10, D 210, b 20: %+v; want max burst 20, delay 210, one worker", s)
+	}
+	ch := p.Chain
+	// Hops 2×8 ms (250 req/s, 8 ms) and 1×10 ms (100 req/s, 10 ms), flow (80 req/s, 20):
+	// concatenated 18 + 20/0.1 = 218; per hop 8 + 20/0.25 = 88, then burst 20 + 0.08*8 = 20.64: 10 + 206.4.
+	if math.Abs(ch.ConcatenatedMS-218) > 1e-9 || math.Abs(ch.PerHopSumMS-(88+216.4)) > 1e-9 || ch.RMin != 100 || ch.TSum != 18 {
+		t.Errorf("chain %+v", ch)
+	}
+	f := defaultCalcForm()
+	f.RateRPS = "150"
+	if p := calculate(f); p.Single.Stable || p.Single.CheckURL != "" || p.Chain.Stable {
+		t.Errorf("r > R must be unbounded: %+v %+v", p.Single, p.Chain)
+	}
+	f = defaultCalcForm()
+	f.ServerRPS, f.Hops = "abc", "2; 8"
+	p = calculate(f)
+	if p.Form.Err("server_rps") == "" || p.Form.Err("hops") == "" || p.Single != nil || p.Chain != nil {
+		t.Errorf("bad input: errors %v", p.Form.Errors)
+	}
+	f = defaultCalcForm()
+	f.ServerRPS = "150" // R*T = 1.5 workers: no lab server matches
+	if p := calculate(f); p.Single.CheckURL != "" || !strings.Contains(p.Single.CheckNote, "whole number of workers") {
+		t.Errorf("R*T not whole: %+v", p.Single)
+	}
+}
+
+// TestCalculusInBrowserFlow walks the pages as a user would: the
+// calculator, its single-server check (the new-sweep form, filled), the
+// chain check (its config, run), and the run page's bounds.
+func TestCalculusInBrowserFlow(t *testing.T) {
+	l := newLab(t, true, 4)
+	w := l.get("/calculus")
+	body := w.Body.String()
+	if w.Code != http.StatusOK || !strings.Contains(body, "b = R·(D − T) = 20") || !strings.Contains(body, "218 ms") {
+		t.Fatalf("/calculus: %d\n%s", w.Code, clipText(body, 3000))
+	}
+	checkScripts(t, "/calculus", body)
+	if w := l.get("/calculus?server_rps=x&latency_ms=10&budget_ms=1&rate_rps=1&burst=1&hops=1,1"); w.Code != http.StatusUnprocessableEntity || !strings.Contains(w.Body.String(), "must be a number") {
+		t.Errorf("bad input: %d", w.Code)
+	}
+
+	// Single server: the check fills the new-sweep form; posting it runs.
+	q := calcFormOf(nil)
+	w = l.get("/calculus/check?mode=single&" + q.query())
+	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "Filled from the calculator") {
+		t.Fatalf("single check: %d", w.Code)
+	}
+	single := calculate(q).Single
+	cfg := singleCheck(single)
+	v := formValuesOf(FormFromConfig(cfg))
+	id := runIDFrom(t, l.postForm("/runs", v))
+	if run := l.wait(id); run.Status != storage.StatusDone {
+		t.Fatalf("check run: %s %s", run.Status, run.Error)
+	}
+	res, err := l.store.Result(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range res.Points {
+		b := p.Bounds
+		if b == nil || !b.Bounded || b.SojournMaxMS > b.SojournBoundMS || b.EndToEndMaxMS > b.EndToEndBoundMS {
+			t.Errorf("point %d: bounds %+v", p.Index, b)
+		}
+		if p.Params.Burst == 20 && p.Params.RateRPS == 80 && b.SojournBoundMS != 210 {
+			t.Errorf("burst 20: sojourn bound %g, want 210", b.SojournBoundMS)
+		}
+	}
+	page := l.get("/runs/" + id).Body.String()
+	for _, want := range []string{`id="bounds"`, `id="chart-arrival-`, `id="chart-heat-0-goodput"`, `id="chart-heat-0-sojourn"`, "200.0 / 210.0"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("check run page lacks %s", want)
+		}
+	}
+	checkScripts(t, "/runs/"+id, page)
+
+	// Chain: the check page shows the config; posting it runs the tandem.
+	w = l.get("/calculus/check?mode=chain&" + q.query())
+	m := regexp.MustCompile(`(?s)<textarea name="config"[^>]*>(.*?)</textarea>`).FindStringSubmatch(w.Body.String())
+	if w.Code != http.StatusOK || m == nil {
+		t.Fatalf("chain check: %d", w.Code)
+	}
+	doc := html.UnescapeString(m[1])
+	if _, err := experiments.DecodeConfig([]byte(doc)); err != nil {
+		t.Fatalf("chain check config does not decode: %v\n%s", err, doc)
+	}
+	id = runIDFrom(t, l.postForm("/calculus/run", url.Values{"config": {doc}}))
+	if run := l.wait(id); run.Status != storage.StatusDone {
+		t.Fatalf("chain run: %s %s", run.Status, run.Error)
+	}
+	res, err = l.store.Result(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range res.Points {
+		b := p.Bounds
+		if !b.Bounded || b.ConcatenatedMS >= b.PerHopSumMS || b.EndToEndMaxMS > b.ConcatenatedMS || len(b.Hops) != 3 {
+			t.Errorf("tandem point %d: %+v", p.Index, b)
+		}
+	}
+	page = l.get("/runs/" + id).Body.String()
+	if !strings.Contains(page, `id="chart-tandem"`) || !strings.Contains(page, "per-hop sum (ms)") {
+		t.Error("tandem run page lacks the tandem chart or the per-hop column")
+	}
+	if w := l.postForm("/calculus/run", url.Values{"config": {`{"version":1}`}}); w.Code != http.StatusUnprocessableEntity {
+		t.Errorf("bad config: %d", w.Code)
+	}
+}
+
+// TestBoundsViewTokenVsLeaky: the issue's example on the run page, and
+// every arrival-curve option is valid JSON.
+func TestBoundsViewTokenVsLeaky(t *testing.T) {
+	cfg, err := presets.Config("token-vs-leaky")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bv := newBoundsView(NewResultView(res, -1), "x")
+	found := false
+	for _, r := range bv.Rows {
+		if r.Limiter == "token-bucket" && strings.Contains(r.Swept, "burst=20") {
+			found = true
+			if r.Sojourn != "200.0" || r.SojournBound != "210.0" || r.SojournRatio != "0.9524" || r.BacklogBound != "21.0" {
+				t.Errorf("token bucket burst 20 row: %+v", r)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("no token-bucket burst=20 row")
+	}
+	for _, g := range bv.Groups {
+		for _, c := range g.Charts {
+			var o map[string]any
+			if err := json.Unmarshal([]byte(c.Option), &o); err != nil {
+				t.Errorf("%s: %v", c.ID, err)
+			}
+		}
+	}
+	if len(bv.Groups) == 0 || bv.Groups[0].ID != "arrival-curves" || len(bv.Groups[0].Charts) != 2 {
+		t.Errorf("want the arrival curves of both limiters at the chosen step")
+	}
+}
