@@ -4,6 +4,7 @@
 //	lab run --preset token-vs-leaky --out DIR
 //	lab run --config sweep.json --out DIR
 //	lab presets [NAME]
+//	lab bench [-benchtime D] [LIMITER ...]
 //
 // Exit status: 0 on success, 2 on a usage or config error (the message on
 // stderr), 1 on any other failure.
