@@ -22,9 +22,10 @@ import (
 // page's bounds section is in calculus_run.go.
 func init() {
 	extraRoutes = append(extraRoutes, func(s *Server, r chi.Router) {
-		r.Get("/calculus", s.calculusPage)        // the calculator
-		r.Get("/calculus/check", s.calculusCheck) // its answer as a sweep to run
-		r.Post("/calculus/run", s.calculusRun)    // run a chain check (the form has no chains)
+		r.Get("/calculus", s.calculusPage)           // the calculator
+		r.Get("/calculus/check", s.calculusCheck)    // its answer as a sweep to run
+		r.Post("/calculus/run", s.calculusRun)       // run a chain check (the form has no chains)
+		r.Get("/calculus/edit/{id}", s.calculusEdit) // a stored run's config as JSON, to edit and run
 	})
 	navLinks = append(navLinks, NavLink{Href: "/calculus", Label: "Calculus"})
 }
@@ -326,8 +327,8 @@ func chainCheck(ch *CalcChain) *experiments.Config {
 
 // ChainCheckPage shows a chain check's config before it runs.
 type ChainCheckPage struct {
-	Back   string
-	Config string
+	Title, Intro string
+	Back, Config string
 }
 
 // calculusCheck turns an answer into a sweep: a single server's check fills
@@ -362,7 +363,8 @@ func (s *Server) calculusCheck(w http.ResponseWriter, r *http.Request) {
 			s.errorPage(w, r, http.StatusUnprocessableEntity, "This check cannot run", err.Error())
 			return
 		}
-		s.render(w, r, http.StatusOK, ChainCheck(ChainCheckPage{Back: back, Config: string(cfg.JSON())}))
+		s.render(w, r, http.StatusOK, ChainCheck(ChainCheckPage{Title: "Check the chain by simulation", Back: back, Config: string(cfg.JSON()),
+			Intro: "The new-sweep form has no chains yet, so here is the sweep as a config document (the same JSON lab run --config and POST /api/runs take). A chain's stages run in order; its last hop is the run's server."}))
 	default:
 		s.errorPage(w, r, http.StatusBadRequest, "Unknown check", "mode must be single or chain.")
 	}
@@ -373,6 +375,17 @@ func checkNote(p *CalcPage) string {
 		return p.Single.CheckNote
 	}
 	return ""
+}
+
+// calculusEdit shows a stored run's config document in the JSON editor of
+// the chain check: the new-sweep form cannot express chains.
+func (s *Server) calculusEdit(w http.ResponseWriter, r *http.Request) {
+	run := s.runOr404(w, r)
+	if run == nil {
+		return
+	}
+	s.render(w, r, http.StatusOK, ChainCheck(ChainCheckPage{Title: "Edit " + runName(*run) + " as a config document", Back: "/runs/" + run.ID, Config: string(run.Config),
+		Intro: "The new-sweep form cannot express chains: edit the document (the same JSON lab run --config and POST /api/runs take) and run it as a new sweep."}))
 }
 
 // calculusRun queues a config document posted from the chain check page.

@@ -20,6 +20,7 @@ import (
 // against alpha and beta, tandems' end-to-end bounds, and heatmaps of
 // two-parameter sweeps.
 type BoundsView struct {
+	RunID    string
 	Rows     []BoundsRow
 	Chains   bool
 	Groups   []*ChartGroup
@@ -68,7 +69,7 @@ func newBoundsView(v *ResultView, runID string) *BoundsView {
 	if v == nil || len(v.Res.Points) == 0 || v.Res.Points[0].Bounds == nil {
 		return nil
 	}
-	bv := &BoundsView{Deadline: formatNum(v.Res.Config.Server.DeadlineMS)}
+	bv := &BoundsView{RunID: runID, Deadline: formatNum(v.Res.Config.Server.DeadlineMS)}
 	for i := range v.Res.Points {
 		p := &v.Res.Points[i]
 		b := p.Bounds

@@ -123,8 +123,11 @@ func TestCalculusInBrowserFlow(t *testing.T) {
 		}
 	}
 	page = l.get("/runs/" + id).Body.String()
-	if !strings.Contains(page, `id="chart-tandem"`) || !strings.Contains(page, "per-hop sum (ms)") {
-		t.Error("tandem run page lacks the tandem chart or the per-hop column")
+	if !strings.Contains(page, `id="chart-tandem"`) || !strings.Contains(page, "per-hop sum (ms)") || !strings.Contains(page, "/calculus/edit/"+id) {
+		t.Error("tandem run page lacks the tandem chart, the per-hop column or the edit link")
+	}
+	if w := l.get("/calculus/edit/" + id); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "&#34;chain&#34;") {
+		t.Errorf("edit page: %d", w.Code)
 	}
 	if w := l.postForm("/calculus/run", url.Values{"config": {`{"version":1}`}}); w.Code != http.StatusUnprocessableEntity {
 		t.Errorf("bad config: %d", w.Code)
