@@ -229,8 +229,8 @@ func newLine(id, title, subtitle, xName, yName string, xType string) *charts.Lin
 		charts.WithAnimation(false),
 		charts.WithTitleOpts(opts.Title{Title: title, Subtitle: subtitle, Left: "center"}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Type: "scroll", Bottom: "0"}),
-		charts.WithGridOpts(opts.Grid{Left: "70", Right: "30", Top: "70", Bottom: "80"}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Type: "plain", Bottom: "0"}),
+		charts.WithGridOpts(opts.Grid{Left: "70", Right: "30", Top: "70", Bottom: "95"}),
 		charts.WithXAxisOpts(opts.XAxis{Type: xType, Name: xName, NameLocation: "middle", NameGap: 28, Scale: opts.Bool(xType == "value")}),
 		charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: yName, NameLocation: "middle", NameGap: 50}),
 	)
@@ -254,17 +254,68 @@ func optionJSON(c interface {
 
 func xy(x, y float64) opts.LineData { return opts.LineData{Value: []float64{x, y}} }
 
+// Line types: a limiter keeps its color on every chart (colored); the line
+// type tells the measures of one chart apart.
 var (
 	solid  = charts.WithLineStyleOpts(opts.LineStyle{Type: "solid", Width: 2})
 	dashed = charts.WithLineStyleOpts(opts.LineStyle{Type: "dashed", Width: 2})
-	dots   = charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(true), Symbol: "circle", SymbolSize: 6})
-	plain  = charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(false)})
-	steps  = charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(false), Step: "start"})
+	dotted = charts.WithLineStyleOpts(opts.LineStyle{Type: "dotted", Width: 2})
 )
 
-// sweepLines adds one series per sweep line of metric(point).
-func (v *ResultView) sweepLines(c *charts.Line, suffix string, metric func(p *experiments.Point) (float64, bool), style ...charts.SeriesOpts) {
-	for _, l := range v.Lines {
+// palette colors the limiters, in order.
+var palette = []string{"#2563eb", "#16a34a", "#dc2626", "#9333ea", "#ea580c", "#0891b2", "#ca8a04", "#db2777", "#4b5563", "#65a30d"}
+
+// referenceColor draws reference lines (offered load, deadline, capacity).
+const referenceColor = "#6b7280"
+
+// limiterColor is limiter li's color.
+func limiterColor(li int) string { return palette[li%len(palette)] }
+
+// marked sizes a sweep line's marks and width by its limiter: earlier
+// limiters draw wider and larger, so where two limiters measure the same
+// the earlier one still shows around the later one.
+func marked(li int) charts.SeriesOpts {
+	size := max(4, 10-3*li)
+	width := float32(max(1.5, 4-1.5*float64(li)))
+	return func(s *charts.SingleSeries) {
+		s.Symbol, s.SymbolSize = "circle", size
+		if s.LineStyle != nil {
+			ls := *s.LineStyle
+			ls.Width = width
+			s.LineStyle = &ls
+		}
+	}
+}
+
+// colored sets a series' line and symbol color, keeping its line type. Give
+// it after the line-type option.
+func colored(color string) charts.SeriesOpts {
+	return func(s *charts.SingleSeries) {
+		ls := opts.LineStyle{Width: 2}
+		if s.LineStyle != nil {
+			ls = *s.LineStyle // a copy: the line-type options share theirs
+		}
+		ls.Color = color
+		s.LineStyle = &ls
+		s.ItemStyle = &opts.ItemStyle{Color: color}
+	}
+}
+
+// styled is a line type in a color.
+func styled(color string, lineType charts.SeriesOpts) []charts.SeriesOpts {
+	return []charts.SeriesOpts{lineType, colored(color)}
+}
+
+var (
+	dots  = charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(true), Symbol: "circle", SymbolSize: 6})
+	plain = charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(false)})
+	steps = charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(false), Step: "start"})
+)
+
+// sweepLines adds one series per sweep line of metric(point), in the
+// line's color and the given line type.
+func (v *ResultView) sweepLines(c *charts.Line, suffix string, metric func(p *experiments.Point) (float64, bool), lineType charts.SeriesOpts) {
+	for i, l := range v.Lines {
 		var data []opts.LineData
 		for _, p := range l.Points {
 			if y, ok := metric(p); ok {
@@ -272,9 +323,15 @@ func (v *ResultView) sweepLines(c *charts.Line, suffix string, metric func(p *ex
 			}
 		}
 		if len(data) > 0 {
-			c.AddSeries(l.Name+suffix, data, append([]charts.SeriesOpts{dots}, style...)...)
+			c.AddSeries(l.Name+suffix, data, dots, lineType, colored(v.lineColor(i)), marked(l.Points[0].LimiterIndex))
 		}
 	}
+}
+
+// lineColor is sweep line i's color: its limiter's, so one limiter looks
+// the same on every chart (several lines of one limiter share it).
+func (v *ResultView) lineColor(i int) string {
+	return limiterColor(v.Lines[i].Points[0].LimiterIndex)
 }
 
 // xRange is the smallest and largest swept value.
@@ -289,8 +346,7 @@ func (v *ResultView) xRange() (lo, hi float64) {
 
 func (v *ResultView) flat(c *charts.Line, name string, y float64) {
 	lo, hi := v.xRange()
-	c.AddSeries(name, []opts.LineData{xy(lo, y), xy(hi, y)}, plain,
-		charts.WithLineStyleOpts(opts.LineStyle{Type: "dotted", Width: 2, Color: "#6b7280"}))
+	c.AddSeries(name, []opts.LineData{xy(lo, y), xy(hi, y)}, append([]charts.SeriesOpts{plain}, styled(referenceColor, dotted)...)...)
 }
 
 func always(f func(m *experiments.Metrics) float64) func(p *experiments.Point) (float64, bool) {
@@ -355,7 +411,7 @@ func downstreamSection(v *ResultView) *ChartGroup {
 
 	L := cfg.Metrics.RollingWindowMS
 	c = newLine("chart-rolling", fmt.Sprintf("Most releases in any %s ms", formatNum(L)),
-		"solid: measured; dashed: the nominal limit (rate × window, or limit per window)", x, fmt.Sprintf("requests per %s ms", formatNum(L)), "value")
+		"solid: measured; dashed: the nominal limit (rate × window, or limit per window)", x, fmt.Sprintf("releases (per %s ms)", formatNum(L)), "value")
 	v.sweepLines(c, " measured", always(func(m *experiments.Metrics) float64 { return float64(m.RollingMax) }), solid)
 	v.sweepLines(c, " nominal", func(p *experiments.Point) (float64, bool) { return nominal(p, L) }, dashed)
 	g.Charts = append(g.Charts, Chart{ID: "chart-rolling", Title: "Rolling-window maximum against the nominal limit", Option: optionJSON(c)})
@@ -383,6 +439,9 @@ func fairnessSection(v *ResultView) *ChartGroup {
 			style := solid
 			if gi%2 == 1 {
 				style = dashed
+			}
+			if gi >= 2 {
+				style = dotted
 			}
 			v.sweepLines(c, " "+name, func(p *experiments.Point) (float64, bool) {
 				if gi < len(p.Metrics.GroupSharePct) {
@@ -424,7 +483,7 @@ func fairnessSection(v *ResultView) *ChartGroup {
 				data[i] = opts.BarData{Value: p.Clients[i].AdmittedRPS}
 			}
 		}
-		b.AddSeries(pointName(p), data)
+		b.AddSeries(pointName(p), data, charts.WithItemStyleOpts(opts.ItemStyle{Color: limiterColor(p.LimiterIndex)}))
 	}
 	g.Charts = append(g.Charts, Chart{ID: "chart-clients", Title: "Admitted rate per client", Option: optionJSON(b)})
 
@@ -436,7 +495,7 @@ func fairnessSection(v *ResultView) *ChartGroup {
 		for k, j := range p.JainSeries {
 			data[k] = xy(float64(k)*W, j)
 		}
-		c.AddSeries(pointName(p), data, steps)
+		c.AddSeries(pointName(p), data, append([]charts.SeriesOpts{steps}, styled(limiterColor(p.LimiterIndex), solid)...)...)
 	}
 	g.Charts = append(g.Charts, Chart{ID: "chart-jain-time", Title: "Jain's index over time", Option: optionJSON(c)})
 	return g
@@ -466,7 +525,7 @@ func timeSection(v *ResultView) *ChartGroup {
 	width := float64(bucket * experiments.SeriesWindowMS)
 	sub := fmt.Sprintf("per %s ms window", formatNum(width))
 	g := &ChartGroup{ID: "timeline", Title: "Over time, at " + pointName(chosen),
-		Intro: "Pick a point below the results table to see its time series; the other limiters are shown at the same swept value."}
+		Intro: "Pick a point in the results table (\"show\") to see its time series; the other limiters are shown at the same swept value."}
 	rate := func(xs []int32) []opts.LineData {
 		data := make([]opts.LineData, 0, windows/bucket+1)
 		for k := 0; k < windows; k += bucket {
@@ -480,17 +539,17 @@ func timeSection(v *ResultView) *ChartGroup {
 	}
 	c := newLine("chart-series", "Offered against released", sub+"; releases after the arrival window extend the line", "time (ms)", "rate (req/s)", "value")
 	c.AddSeries("offered", rate(chosen.Series.Offered), steps, charts.WithLineStyleOpts(opts.LineStyle{Color: "#9ca3af", Width: 1}),
-		charts.WithAreaStyleOpts(opts.AreaStyle{Opacity: opts.Float(0.15)}))
+		charts.WithItemStyleOpts(opts.ItemStyle{Color: "#9ca3af"}), charts.WithAreaStyleOpts(opts.AreaStyle{Opacity: opts.Float(0.15)}))
 	for _, pi := range v.Step {
 		p := &res.Points[pi]
-		c.AddSeries(pointName(p)+" released", rate(p.Series.Released), steps, solid)
+		c.AddSeries(pointName(p)+" released", rate(p.Series.Released), append([]charts.SeriesOpts{steps}, styled(limiterColor(p.LimiterIndex), solid)...)...)
 	}
 	g.Charts = append(g.Charts, Chart{ID: "chart-series", Title: "Offered against released", Option: optionJSON(c)})
 
 	c = newLine("chart-rejected", "Rejected over time", sub, "time (ms)", "rejected (req/s)", "value")
 	for _, pi := range v.Step {
 		p := &res.Points[pi]
-		c.AddSeries(pointName(p), rate(p.Series.Rejected), steps, solid)
+		c.AddSeries(pointName(p), rate(p.Series.Rejected), append([]charts.SeriesOpts{steps}, styled(limiterColor(p.LimiterIndex), solid)...)...)
 	}
 	g.Charts = append(g.Charts, Chart{ID: "chart-rejected", Title: "Rejected over time", Option: optionJSON(c)})
 
@@ -505,7 +564,7 @@ func timeSection(v *ResultView) *ChartGroup {
 			}
 			data = append(data, xy(float64(k*experiments.SeriesWindowMS), float64(m)))
 		}
-		c.AddSeries(pointName(p), data, steps, solid)
+		c.AddSeries(pointName(p), data, append([]charts.SeriesOpts{steps}, styled(limiterColor(p.LimiterIndex), solid)...)...)
 	}
 	g.Charts = append(g.Charts, Chart{ID: "chart-insystem", Title: "Requests at the server", Option: optionJSON(c)})
 	return g

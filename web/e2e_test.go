@@ -1,0 +1,265 @@
+package web
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// findChromium returns the Chromium binary: $RATELAB_CHROMIUM, Debian's
+// /usr/lib/chromium/chromium, or chromium / google-chrome on PATH.
+func findChromium() string {
+	if p := os.Getenv("RATELAB_CHROMIUM"); p != "" {
+		return p
+	}
+	if _, err := os.Stat("/usr/lib/chromium/chromium"); err == nil {
+		return "/usr/lib/chromium/chromium"
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// browserLog collects what the page did: every request URL and every
+// JavaScript error (exceptions, console.error, CSP and other non-network
+// errors the browser logs).
+type browserLog struct {
+	mu       sync.Mutex
+	requests []string
+	errors   []string
+}
+
+func (b *browserLog) listen(ev any) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch e := ev.(type) {
+	case *network.EventRequestWillBeSent:
+		b.requests = append(b.requests, e.Request.URL)
+	case *runtime.EventExceptionThrown:
+		msg := e.ExceptionDetails.Text
+		if e.ExceptionDetails.Exception != nil {
+			msg += " " + e.ExceptionDetails.Exception.Description
+		}
+		b.errors = append(b.errors, "exception: "+msg)
+	case *runtime.EventConsoleAPICalled:
+		if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeAssert {
+			var parts []string
+			for _, a := range e.Args {
+				parts = append(parts, string(a.Value)+a.Description)
+			}
+			b.errors = append(b.errors, "console.error: "+strings.Join(parts, " "))
+		}
+	case *log.EventEntryAdded:
+		// A 4xx answer the test asks for is logged by the network source;
+		// anything else at error level (a CSP violation, say) is a failure.
+		if e.Entry.Level == log.EntryLevelError && e.Entry.Source != log.EntrySourceNetwork {
+			b.errors = append(b.errors, fmt.Sprintf("log %s: %s", e.Entry.Source, e.Entry.Text))
+		}
+	}
+}
+
+func (b *browserLog) snapshot() (requests, errors []string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.requests...), append([]string(nil), b.errors...)
+}
+
+// TestBrowserEndToEnd drives the lab in headless Chromium as a new user
+// would: preset, run, live page, charts, download, bad form. It skips when
+// Chromium is missing, unless RATELAB_E2E=1 (CI), where it fails.
+// RATELAB_SCREENSHOT=PATH saves the run page's screenshot there (the README's
+// docs/run-page.png).
+func TestBrowserEndToEnd(t *testing.T) {
+	required := os.Getenv("RATELAB_E2E") == "1"
+	exe := findChromium()
+	if exe == "" {
+		if required {
+			t.Fatal("RATELAB_E2E=1 but no Chromium: install it (apt-get install -y chromium) or set RATELAB_CHROMIUM")
+		}
+		t.Skip("no Chromium found; set RATELAB_E2E=1 to make this test required")
+	}
+	if testing.Short() && !required {
+		t.Skip("-short")
+	}
+
+	l := newLab(t, true, 4)
+	ts := httptest.NewServer(l.srv)
+	defer ts.Close()
+	downloads := t.TempDir()
+
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-default-apps", true), chromedp.Flag("no-default-browser-check", true),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1440, 1000))
+	defer cancelAlloc()
+	ctx, cancelTab := chromedp.NewContext(allocCtx)
+	defer cancelTab()
+	ctx, cancelTime := context.WithTimeout(ctx, 120*time.Second)
+	defer cancelTime()
+
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start Chromium %s: %v", exe, err)
+	}
+	var blog browserLog
+	if err := chromedp.Listen(ctx, blog.listen); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.CallBrowser(ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
+		Behavior: browser.SetDownloadBehaviorBehaviorAllow, DownloadPath: downloads}); err != nil {
+		t.Fatal(err)
+	}
+	step := func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, steps...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	eval := func(js string) string {
+		t.Helper()
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](js, chromedp.EvalAwaitPromise))
+		if err != nil {
+			t.Fatalf("evaluate %s: %v", js, err)
+		}
+		return v
+	}
+	// poll evaluates js until it is true; errors while the page navigates
+	// (a submit, a redirect, the reload at the end of a run) are retried.
+	poll := func(what, js string, timeout time.Duration) {
+		t.Helper()
+		var last error
+		for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js))
+			if err == nil && ok {
+				return
+			}
+			last = err
+		}
+		t.Fatalf("waiting for %s: not true after %s (last error: %v)", what, timeout, last)
+	}
+
+	// 1. The form, filled from the token-vs-leaky preset through the menu.
+	step("open the lab", chromedp.EmulateViewport(1440, 1000), chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#sweep-form")))
+	// SetValue fires the select's change event; app.js submits the menu.
+	step("choose the preset", chromedp.SetValue(chromedp.CSS("#preset"), "token-vs-leaky"))
+	poll("the preset to load", `location.search === '?preset=token-vs-leaky' && document.readyState === 'complete' && !!document.getElementById('f-parts-0-segments')`, 10*time.Second)
+	if seg := eval(`document.getElementById('f-parts-0-segments').value`); seg != "20,1000\n600,200" {
+		t.Fatalf("preset segments %q", seg)
+	}
+	if hidden := eval(`String(document.getElementById('f-parts-0-rate_rps').closest('.field').hidden)`); hidden != "true" {
+		t.Errorf("a demand curve shows the rate input (hidden=%s)", hidden)
+	}
+
+	// 2. Run it and wait for the permalink to say done, with charts drawn.
+	step("submit", chromedp.Click(chromedp.CSS("#run-button")))
+	poll("the run to finish", `location.pathname.startsWith('/runs/') && document.readyState === 'complete' &&
+		!!document.querySelector('#run-status .badge') && document.querySelector('#run-status .badge').textContent === 'done' &&
+		document.querySelectorAll('div.chart[data-drawn]').length > 0`, 60*time.Second)
+	permalink := eval(`location.pathname`)
+	if v := eval(`echarts.version`); v != "5.4.3" {
+		t.Errorf("echarts.version = %q, want 5.4.3", v)
+	}
+	// Every chart has a canvas with something painted on it.
+	drawn := eval(`(() => {
+		const out = [];
+		for (const el of document.querySelectorAll('div.chart')) {
+			const c = el.querySelector('canvas');
+			if (!c || c.width === 0) { out.push(el.id + ':no canvas'); continue; }
+			const px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+			let painted = 0;
+			for (let i = 3; i < px.length; i += 4) if (px[i] !== 0) painted++;
+			if (painted < 1000) out.push(el.id + ':blank');
+		}
+		return document.querySelectorAll('div.chart').length + ' charts ' + out.join(' ');
+	})()`)
+	if !strings.HasSuffix(drawn, " charts ") || strings.HasPrefix(drawn, "0 ") {
+		t.Errorf("charts not drawn: %s", drawn)
+	}
+	t.Logf("run page %s: %s", permalink, strings.TrimSpace(drawn))
+
+	// 3. Download the seed file through its link; the browser saves it under
+	// its Content-Disposition name.
+	step("download", chromedp.Click(chromedp.CSS(`.downloads a[download="bp-post3-burst-sweep.csv"]`)))
+	saved := filepath.Join(downloads, "bp-post3-burst-sweep.csv")
+	var data []byte
+	for deadline := time.Now().Add(15 * time.Second); ; {
+		var err error
+		if data, err = os.ReadFile(saved); err == nil && len(data) > 0 {
+			if _, err := os.Stat(saved + ".crdownload"); os.IsNotExist(err) {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			entries, _ := os.ReadDir(downloads)
+			t.Fatalf("no download at %s (folder holds %v)", saved, entries)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != seedSweepSHA256 {
+		t.Errorf("downloaded bp-post3-burst-sweep.csv has sha256 %x, want %s", sum, seedSweepSHA256)
+	}
+
+	// 4. The screenshot of the run page.
+	// The top of the page: header, config, results and the first charts.
+	step("resize for the screenshot", chromedp.EmulateViewport(1440, 2300), chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
+	poll("charts resized", `document.querySelector('div.chart canvas') !== null`, 5*time.Second)
+	time.Sleep(300 * time.Millisecond) // the resize handler waits 100 ms
+	shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := os.Getenv("RATELAB_SCREENSHOT")
+	if out == "" {
+		out = filepath.Join(t.TempDir(), "run-page.png")
+	}
+	if err := os.WriteFile(out, shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	// 5. A bad form comes back with the error next to the field, value kept.
+	step("open the form", chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#sweep-form")),
+		chromedp.SetValue(chromedp.CSS("#f-limiters-0-burst"), "1..x"), chromedp.Click(chromedp.CSS("#run-button")))
+	poll("the field error", `document.readyState === 'complete' && !!document.querySelector('#f-limiters-0-burst') &&
+		!!document.querySelector('#f-limiters-0-burst').closest('.field').querySelector('.field-error')`, 10*time.Second)
+	if msg := eval(`document.querySelector('#f-limiters-0-burst').closest('.field').querySelector('.field-error').textContent`); !strings.Contains(msg, "range") {
+		t.Errorf("field error %q", msg)
+	}
+	if v := eval(`document.querySelector('#f-limiters-0-burst').value`); v != "1..x" {
+		t.Errorf("bad value not kept: %q", v)
+	}
+
+	requests, jsErrors := blog.snapshot()
+	for _, e := range jsErrors {
+		t.Errorf("browser error: %s", e)
+	}
+	if len(requests) == 0 {
+		t.Error("no requests recorded")
+	}
+	for _, u := range requests {
+		if !strings.HasPrefix(u, ts.URL+"/") && !strings.HasPrefix(u, "data:") {
+			t.Errorf("request left the lab: %s", u)
+		}
+	}
+	if !strings.HasPrefix(ts.URL, "http://127.0.0.1:") {
+		t.Errorf("test server at %s", ts.URL)
+	}
+}
