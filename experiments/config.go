@@ -327,7 +327,11 @@ func (c *Config) Validate() error {
 	if windows*float64(points) > MaxSeriesRows {
 		errs.Add("workload.duration_ms", "%d points × %.0f windows of 100 ms is more than %d series rows; shorten the run or sweep fewer values", points, windows, MaxSeriesRows)
 	} else if rows, li := c.seriesRows(); rows > MaxSeriesRows {
-		errs.Add(field.Join(field.Index("limiters", li), limiter.ParamRate), "releases up to %.0f ms after the run ends ((queue-1) × 1000/rate_rps): with it the series need %.0f rows of 100 ms, more than %d; raise the rate or shorten the queue", gateLagMS(&c.Limiters[li], c.Limiters[li].Points()), rows, MaxSeriesRows)
+		at := limiter.ParamRate
+		if c.Limiters[li].Type == limiter.TypeChain {
+			at = "stages"
+		}
+		errs.Add(field.Join(field.Index("limiters", li), at), "releases up to %.0f ms after the run ends ((queue-1) × 1000/rate_rps): with it the series need %.0f rows of 100 ms, more than %d; raise the rate or shorten the queue", gateLagMS(&c.Limiters[li], c.Limiters[li].Points()), rows, MaxSeriesRows)
 	}
 	errs = append(errs, c.validateReports()...)
 	return errs.Err()
@@ -335,12 +339,21 @@ func (c *Config) Validate() error {
 
 // gateLagMS is the longest a limiter's points hold a request before
 // releasing it: a leaky bucket releases up to (queue-1) intervals after an
-// arrival, so its series run past the end of the arrival window.
+// arrival, so its series run past the end of the arrival window. A chain
+// adds up its leaky stages (at their largest values); the wait at its
+// server stages is not known before the run, and simulate bounds it.
 func gateLagMS(l *limiter.Spec, points []limiter.Params) float64 {
 	lag := 0.0
-	if l.Type == limiter.TypeLeakyBucket {
+	switch l.Type {
+	case limiter.TypeLeakyBucket:
 		for _, p := range points {
 			lag = math.Max(lag, (p.Queue-1)*1000/p.RateRPS)
+		}
+	case limiter.TypeChain:
+		for i := range l.Stages {
+			if st := &l.Stages[i].Spec; st.Type == limiter.TypeLeakyBucket {
+				lag += gateLagMS(st, st.Points())
+			}
 		}
 	}
 	return lag

@@ -45,6 +45,15 @@ func simulate(ctx context.Context, cfg *Config, a *workload.Arrivals, spec *limi
 	durationMS := cfg.Workload.DurationMS
 	serviceMS, deadlineMS := cfg.Server.ServiceMS, cfg.Server.DeadlineMS
 	windows := int(math.Ceil(durationMS / SeriesWindowMS))
+	// Releases after the run extend the series. Bound them, so that a rate
+	// too small to ever release or a chain's slow stage is an error, not a
+	// runaway allocation: past the gate's known lag, a point may add its
+	// share of MaxSeriesRows.
+	npoints := 0
+	for i := range cfg.Limiters {
+		npoints += cfg.Limiters[i].Count()
+	}
+	horizonMS := durationMS + gateLagMS(spec, []limiter.Params{params}) + float64(MaxSeriesRows/max(npoints, 1))*SeriesWindowMS
 	s := Series{
 		Offered:     make([]int32, windows),
 		Rejected:    make([]int32, windows),
@@ -91,6 +100,10 @@ func simulate(ctx context.Context, cfg *Config, a *workload.Arrivals, spec *limi
 			return fmt.Errorf("%s released at %g after %g: a gate must release in order", spec.Label(), release, lastRelease)
 		}
 		lastRelease = release
+		if !(release < horizonMS) {
+			return fmt.Errorf("%s released a request at %g ms, %g ms after the run ends: its series would pass the limit of %d rows (a rate or a stage too slow for the run)",
+				spec.Label(), release, release-durationMS, MaxSeriesRows)
+		}
 		clients[c].Admitted++
 		if multi {
 			if k := int(t / fairWindow); k != fairK {

@@ -1,36 +1,41 @@
 package limiter
 
 // SlidingWindowLog is exact: it admits at t when fewer than limit admissions
-// lie in (t - window, t]. It keeps the times of the last limit admissions
-// in a ring, so it never admits more than limit in any window of length window.
+// lie in (t - window, t]. It keeps the times of the admissions still inside
+// the window (at most limit) in a ring, so it never admits more than limit
+// in any window of length window. The ring grows as needed, so a large
+// limit costs memory only when the traffic fills it.
 type SlidingWindowLog struct {
 	windowMS float64
-	log      []float64 // ring of admission times, capacity limit
+	limit    int
+	log      []float64 // ring of admission times, length a power of two
 	head, n  int
 }
 
 // NewSlidingWindowLog returns a limiter of limit requests per window_ms.
 func NewSlidingWindowLog(limit int, windowMS float64) *SlidingWindowLog {
-	return &SlidingWindowLog{windowMS: windowMS, log: make([]float64, limit)}
+	return &SlidingWindowLog{windowMS: windowMS, limit: limit, log: make([]float64, 64)}
 }
 
 // Offer forgets admissions older than the window, then admits if room is left.
 func (w *SlidingWindowLog) Offer(t float64, _ int32) (float64, bool) {
+	mask := len(w.log) - 1
 	for w.n > 0 && w.log[w.head] <= t-w.windowMS {
-		w.head++
-		if w.head == len(w.log) {
-			w.head = 0
-		}
+		w.head = (w.head + 1) & mask
 		w.n--
 	}
-	if w.n == len(w.log) {
+	if w.n >= w.limit {
 		return 0, false
 	}
-	i := w.head + w.n
-	if i >= len(w.log) {
-		i -= len(w.log)
+	if w.n == len(w.log) {
+		next := make([]float64, 2*len(w.log))
+		for i := range w.n {
+			next[i] = w.log[(w.head+i)&mask]
+		}
+		w.log, w.head = next, 0
+		mask = len(w.log) - 1
 	}
-	w.log[i] = t
+	w.log[(w.head+w.n)&mask] = t
 	w.n++
 	return t, true
 }
