@@ -39,6 +39,10 @@ func param(name string) Column {
 		f = Int
 	}
 	return Column{Key: name, Format: f, Value: func(p *Point) (float64, bool) {
+		if p.Type == limiter.TypeChain { // the swept stage's values; 0 is unused
+			v := p.Params.Get(name)
+			return v, v != 0
+		}
 		for _, q := range limiter.ParamsOf(p.Type) {
 			if q == name {
 				return p.Params.Get(name), true
