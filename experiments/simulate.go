@@ -80,6 +80,9 @@ func simulate(ctx context.Context, cfg *Config, a *workload.Arrivals, spec *limi
 	var serverSojournMax, gateMax, endToEndMax float64
 	in.releases = in.releases[:0]
 	keepReleases := len(a.T) <= MaxCurveArrivals
+	if keepReleases && cap(in.releases) < len(a.T) {
+		in.releases = make([]float64, 0, len(a.T)) // never copied while it grows
+	}
 	inSystemMax := 0
 	for i, t := range a.T {
 		if i&(1<<20-1) == 0 && i > 0 {
