@@ -312,9 +312,61 @@ var (
 	steps = charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(false), Step: "start"})
 )
 
+// Categorical reports whether every sweep line is a single point: the run
+// compares limiters at one setting each, so its sweep charts show the
+// limiters side by side as bars instead of lines against a parameter.
+func (v *ResultView) Categorical() bool {
+	for _, l := range v.Lines {
+		if len(l.Points) > 1 {
+			return false
+		}
+	}
+	return len(v.Lines) > 0
+}
+
+// newSweepChart starts a chart of measures against the swept parameter
+// (lineSub is its subtitle), or, for a categorical run, against the
+// limiters as bars (barSub).
+func (v *ResultView) newSweepChart(id, title, lineSub, barSub, yName string) *charts.Line {
+	if !v.Categorical() {
+		return newLine(id, title, lineSub, v.sweptAxisName(), yName, "value")
+	}
+	c := newLine(id, title, barSub, "limiter", yName, "category")
+	names := make([]string, len(v.Lines))
+	for i, l := range v.Lines {
+		names[i] = l.Name
+	}
+	c.SetXAxis(names)
+	c.SetGlobalOptions(charts.WithXAxisOpts(opts.XAxis{Type: "category", Name: "limiter", NameLocation: "middle", NameGap: 58,
+		AxisLabel: &opts.AxisLabel{Interval: "0", Rotate: 12}}))
+	return c
+}
+
+// categorical reports whether c puts the limiters on its x axis.
+func categorical(c *charts.Line) bool { return c.XAxisList[0].Type == "category" }
+
+// asBar draws a series as bars.
+func asBar(s *charts.SingleSeries) { s.Type = "bar" }
+
 // sweepLines adds one series per sweep line of metric(point), in the
-// line's color and the given line type.
+// line's color and the given line type. On a categorical chart it adds one
+// bar series instead, a bar per limiter, named by suffix (or the y axis).
 func (v *ResultView) sweepLines(c *charts.Line, suffix string, metric func(p *experiments.Point) (float64, bool), lineType charts.SeriesOpts) {
+	if categorical(c) {
+		name := strings.TrimSpace(suffix)
+		if name == "" {
+			name = c.YAxisList[0].Name
+		}
+		data := make([]opts.LineData, len(v.Lines))
+		for i, l := range v.Lines {
+			data[i] = opts.LineData{Value: "-"} // echarts: no value
+			if y, ok := metric(l.Points[0]); ok {
+				data[i] = opts.LineData{Value: y}
+			}
+		}
+		c.AddSeries(name, data, lineType, colored(palette[len(c.MultiSeries)%len(palette)]), asBar)
+		return
+	}
 	for i, l := range v.Lines {
 		var data []opts.LineData
 		for _, p := range l.Points {
@@ -345,6 +397,14 @@ func (v *ResultView) xRange() (lo, hi float64) {
 }
 
 func (v *ResultView) flat(c *charts.Line, name string, y float64) {
+	if categorical(c) {
+		data := make([]opts.LineData, len(v.Lines))
+		for i := range data {
+			data[i] = opts.LineData{Value: y}
+		}
+		c.AddSeries(name, data, append([]charts.SeriesOpts{plain}, styled(referenceColor, dotted)...)...)
+		return
+	}
 	lo, hi := v.xRange()
 	c.AddSeries(name, []opts.LineData{xy(lo, y), xy(hi, y)}, append([]charts.SeriesOpts{plain}, styled(referenceColor, dotted)...)...)
 }
@@ -354,16 +414,15 @@ func always(f func(m *experiments.Metrics) float64) func(p *experiments.Point) (
 }
 
 func throughputSection(v *ResultView) *ChartGroup {
-	x := v.sweptAxisName()
 	g := &ChartGroup{ID: "throughput", Title: "Goodput and rejections",
 		Intro: "Goodput counts requests served within the deadline, per second of the arrival window."}
 
-	c := newLine("chart-goodput", "Goodput against the swept parameter", "one line per limiter; dotted: offered load", x, "goodput (req/s)", "value")
+	c := v.newSweepChart("chart-goodput", "Goodput against the swept parameter", "one line per limiter; dotted: offered load", "dotted: offered load", "goodput (req/s)")
 	v.sweepLines(c, "", always(func(m *experiments.Metrics) float64 { return m.GoodputRPS }), solid)
 	v.flat(c, "offered", v.Res.Points[0].Metrics.OfferedRPS)
 	g.Charts = append(g.Charts, Chart{ID: "chart-goodput", Title: "Goodput against the swept parameter", Option: optionJSON(c)})
 
-	c = newLine("chart-reject-late", "Rejected and served late", "solid: rejected; dashed: served after the deadline (both % of arrivals)", x, "share of arrivals (%)", "value")
+	c = v.newSweepChart("chart-reject-late", "Rejected and served late", "solid: rejected; dashed: served after the deadline (both % of arrivals)", "late: served after the deadline (both % of arrivals)", "share of arrivals (%)")
 	v.sweepLines(c, " rejected", always(func(m *experiments.Metrics) float64 { return m.RejectPct }), solid)
 	v.sweepLines(c, " late", always(func(m *experiments.Metrics) float64 { return m.ServedLatePct }), dashed)
 	g.Charts = append(g.Charts, Chart{ID: "chart-reject-late", Title: "Rejected and served late", Option: optionJSON(c)})
@@ -371,15 +430,15 @@ func throughputSection(v *ResultView) *ChartGroup {
 }
 
 func delaySection(v *ResultView) *ChartGroup {
-	x := v.sweptAxisName()
 	g := &ChartGroup{ID: "delay", Title: "Where the wait lands",
 		Intro: "A shaper holds requests at the gate; a policer passes bursts on and the queue forms at the server."}
-	c := newLine("chart-waits", "p99 gate delay against p99 server wait", "solid: at the gate; dashed: at the server (admitted requests)", x, "p99 wait (ms)", "value")
+	c := v.newSweepChart("chart-waits", "p99 gate delay against p99 server wait", "solid: at the gate; dashed: at the server (admitted requests)", "admitted requests", "p99 wait (ms)")
 	v.sweepLines(c, " gate p99", always(func(m *experiments.Metrics) float64 { return float64(m.GateDelay.P99) }), solid)
 	v.sweepLines(c, " server p99", always(func(m *experiments.Metrics) float64 { return float64(m.ServerWait.P99) }), dashed)
 	g.Charts = append(g.Charts, Chart{ID: "chart-waits", Title: "p99 gate delay against p99 server wait", Option: optionJSON(c)})
 
-	c = newLine("chart-sojourn", "p99 time in system", fmt.Sprintf("arrival to finish; dotted: the deadline (%s ms)", formatNum(v.Res.Config.Server.DeadlineMS)), x, "p99 sojourn (ms)", "value")
+	dl := fmt.Sprintf("arrival to finish; dotted: the deadline (%s ms)", formatNum(v.Res.Config.Server.DeadlineMS))
+	c = v.newSweepChart("chart-sojourn", "p99 time in system", dl, dl, "p99 sojourn (ms)")
 	v.sweepLines(c, "", always(func(m *experiments.Metrics) float64 { return float64(m.Sojourn.P99) }), solid)
 	v.flat(c, "deadline", v.Res.Config.Server.DeadlineMS)
 	g.Charts = append(g.Charts, Chart{ID: "chart-sojourn", Title: "p99 time in system", Option: optionJSON(c)})
@@ -400,18 +459,18 @@ func nominal(p *experiments.Point, windowMS float64) (float64, bool) {
 }
 
 func downstreamSection(v *ResultView) *ChartGroup {
-	x := v.sweptAxisName()
 	cfg := v.Res.Config
 	g := &ChartGroup{ID: "downstream", Title: "What the service sees",
 		Intro: "The peak is the most releases in an aligned 100 ms window, ×10; the rolling maximum is checked over every window position."}
-	c := newLine("chart-peak", "Downstream peak rate", fmt.Sprintf("busiest aligned 100 ms window; dotted: server capacity (%s req/s)", formatNum(cfg.Server.RateRPS())), x, "peak rate (req/s)", "value")
+	pk := fmt.Sprintf("busiest aligned 100 ms window; dotted: server capacity (%s req/s)", formatNum(cfg.Server.RateRPS()))
+	c := v.newSweepChart("chart-peak", "Downstream peak rate", pk, pk, "peak rate (req/s)")
 	v.sweepLines(c, "", always(func(m *experiments.Metrics) float64 { return m.DownstreamPeakRPS }), solid)
 	v.flat(c, "server capacity", cfg.Server.RateRPS())
 	g.Charts = append(g.Charts, Chart{ID: "chart-peak", Title: "Downstream peak rate", Option: optionJSON(c)})
 
 	L := cfg.Metrics.RollingWindowMS
-	c = newLine("chart-rolling", fmt.Sprintf("Most releases in any %s ms", formatNum(L)),
-		"solid: measured; dashed: the nominal limit (rate × window, or limit per window)", x, fmt.Sprintf("releases (per %s ms)", formatNum(L)), "value")
+	c = v.newSweepChart("chart-rolling", fmt.Sprintf("Most releases in any %s ms", formatNum(L)),
+		"solid: measured; dashed: the nominal limit (rate × window, or limit per window)", "measured, and the nominal limit (rate × window, or limit per window)", fmt.Sprintf("releases (per %s ms)", formatNum(L)))
 	v.sweepLines(c, " measured", always(func(m *experiments.Metrics) float64 { return float64(m.RollingMax) }), solid)
 	v.sweepLines(c, " nominal", func(p *experiments.Point) (float64, bool) { return nominal(p, L) }, dashed)
 	g.Charts = append(g.Charts, Chart{ID: "chart-rolling", Title: "Rolling-window maximum against the nominal limit", Option: optionJSON(c)})
@@ -426,15 +485,15 @@ func fairnessSection(v *ResultView) *ChartGroup {
 	if len(res.Clients) < 2 {
 		return nil
 	}
-	x := v.sweptAxisName()
 	g := &ChartGroup{ID: "fairness", Title: "Fairness between clients",
 		Intro: "Jain's index over the clients' admitted rates: 1 when every client gets the same, 1/n when one client gets everything."}
-	c := newLine("chart-jain", "Jain's fairness index", fmt.Sprintf("%d clients", len(res.Clients)), x, "Jain's index (1 = equal)", "value")
+	nc := fmt.Sprintf("%d clients", len(res.Clients))
+	c := v.newSweepChart("chart-jain", "Jain's fairness index", nc, nc, "Jain's index (1 = equal)")
 	v.sweepLines(c, "", always(func(m *experiments.Metrics) float64 { return m.Jain }), solid)
 	g.Charts = append(g.Charts, Chart{ID: "chart-jain", Title: "Jain's fairness index", Option: optionJSON(c)})
 
 	if len(res.Groups) > 1 {
-		c = newLine("chart-shares", "Admitted share per client group", "share of all admitted requests", x, "share of admitted (%)", "value")
+		c = v.newSweepChart("chart-shares", "Admitted share per client group", "share of all admitted requests", "share of all admitted requests", "share of admitted (%)")
 		for gi, name := range res.Groups {
 			style := solid
 			if gi%2 == 1 {
@@ -465,8 +524,8 @@ func fairnessSection(v *ResultView) *ChartGroup {
 		charts.WithAnimation(false),
 		charts.WithTitleOpts(opts.Title{Title: "Admitted rate per client", Subtitle: sub, Left: "center"}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Type: "scroll", Bottom: "0"}),
-		charts.WithGridOpts(opts.Grid{Left: "70", Right: "30", Top: "70", Bottom: "90"}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Type: "plain", Bottom: "0"}),
+		charts.WithGridOpts(opts.Grid{Left: "70", Right: "30", Top: "70", Bottom: "110"}),
 		charts.WithXAxisOpts(opts.XAxis{Type: "category", Name: "client", NameLocation: "middle", NameGap: 40, AxisLabel: &opts.AxisLabel{Rotate: 30}}),
 		charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: "admitted (req/s)", NameLocation: "middle", NameGap: 50}),
 	)
@@ -511,7 +570,7 @@ func pointName(p *experiments.Point) string {
 
 // maxSeriesPoints bounds a time-series line: longer runs are shown in
 // buckets of several 100 ms windows (rates stay rates).
-const maxSeriesPoints = 2000
+const maxSeriesPoints = 300
 
 func timeSection(v *ResultView) *ChartGroup {
 	res := v.Res

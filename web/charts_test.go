@@ -72,3 +72,52 @@ func TestChartOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestCategoricalCharts: limiters at one setting each are compared as bars,
+// one bar per limiter, with the limiters on the x axis.
+func TestCategoricalCharts(t *testing.T) {
+	cfg, err := experiments.DecodeConfig([]byte(`{"version":1,"workload":{"duration_ms":2000,"parts":[
+		{"type":"clients","group":"a","clients":2,"rate_rps":30}]},
+		"limiters":[{"type":"token-bucket","rate_rps":40,"burst":5},{"type":"sliding-window-log","limit":40,"window_ms":1000}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := experiments.Run(context.Background(), cfg, experiments.Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := NewResultView(res, -1)
+	if !v.Categorical() {
+		t.Fatal("single-point limiters are not categorical")
+	}
+	var goodput *Chart
+	for _, g := range v.Groups() {
+		for i := range g.Charts {
+			if g.Charts[i].ID == "chart-goodput" {
+				goodput = &g.Charts[i]
+			}
+		}
+	}
+	var o struct {
+		XAxis []struct {
+			Type string
+			Data []string
+		}
+		Series []struct {
+			Type string
+			Data []struct{ Value any }
+		}
+	}
+	if err := json.Unmarshal([]byte(goodput.Option), &o); err != nil {
+		t.Fatal(err)
+	}
+	if o.XAxis[0].Type != "category" || strings.Join(o.XAxis[0].Data, ",") != "token-bucket,sliding-window-log" {
+		t.Errorf("x axis %+v", o.XAxis[0])
+	}
+	if len(o.Series) != 2 || o.Series[0].Type != "bar" || len(o.Series[0].Data) != 2 || o.Series[1].Type != "line" {
+		t.Errorf("series %+v", o.Series)
+	}
+	if got, want := o.Series[0].Data[0].Value, res.Points[0].Metrics.GoodputRPS; got != want {
+		t.Errorf("token-bucket goodput bar %v, want %v", got, want)
+	}
+}

@@ -331,8 +331,12 @@ func (f *SweepForm) Document() ([]byte, *experiments.Config) {
 			f.AddError("reports", "reports", "must be a JSON list of reports: "+strings.TrimPrefix(err.Error(), "json: "))
 		}
 	}
-	if f.HasErrors() {
-		return nil, nil
+	// The engine checks the rest even when some inputs did not parse, so
+	// every mistake shows at once; an input that did not parse keeps only its
+	// own message.
+	unparsed := map[string]bool{}
+	for k := range f.Errors {
+		unparsed[k] = true
 	}
 	doc, err := json.Marshal(&cfg)
 	if err != nil {
@@ -342,8 +346,12 @@ func (f *SweepForm) Document() ([]byte, *experiments.Config) {
 	decoded, err := experiments.DecodeConfig(doc)
 	if err != nil {
 		for _, e := range field.Errors(err) {
-			f.AddError(FormKey(e.Path), e.Path, e.Msg)
+			if key := FormKey(e.Path); !unparsed[key] {
+				f.AddError(key, e.Path, e.Msg)
+			}
 		}
+	}
+	if f.HasErrors() {
 		return nil, nil
 	}
 	return doc, decoded

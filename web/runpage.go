@@ -1,6 +1,7 @@
 package web
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -56,10 +57,12 @@ type TableRow struct {
 // beside the original's.
 type RerunCompare struct {
 	OriginalID string
-	Ready      bool // both runs are done
-	AllMatch   bool
-	Mismatches int
-	Rows       []FileCompare
+	// OriginalStatus is the original run's status ("" when it is gone).
+	OriginalStatus string
+	Ready          bool // both runs are done
+	AllMatch       bool
+	Mismatches     int
+	Rows           []FileCompare
 }
 
 // FileCompare is one file of the check; a file missing on one side shows
@@ -108,11 +111,12 @@ func (s *Server) compareFiles(r *http.Request, originalID string, files []storag
 	c := &RerunCompare{OriginalID: originalID}
 	orig, err := s.store.Get(r.Context(), originalID)
 	if err != nil {
-		if err == storage.ErrNotFound {
+		if errors.Is(err, storage.ErrNotFound) {
 			return c, nil
 		}
 		return nil, fmt.Errorf("original run %s: %w", originalID, err)
 	}
+	c.OriginalStatus = orig.Status
 	if orig.Status != storage.StatusDone {
 		return c, nil
 	}

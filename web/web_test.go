@@ -712,3 +712,26 @@ func TestNotFound(t *testing.T) {
 		t.Errorf("echarts: %d", w.Code)
 	}
 }
+
+// TestFormAllErrorsAtOnce: an input that does not parse does not hide the
+// engine's errors about the others.
+func TestFormAllErrorsAtOnce(t *testing.T) {
+	l := newLab(t, false, 4)
+	v := formValuesOf(DefaultForm())
+	v.Set("limiters.0.burst", "1..x")
+	v.Set("duration_ms", "-3")
+	v.Set("server.deadline_ms", "-1")
+	w := l.postForm("/runs", v)
+	body := w.Body.String()
+	if w.Code != http.StatusUnprocessableEntity || !strings.Contains(body, "3 problems") {
+		t.Fatalf("status %d; want 3 problems", w.Code)
+	}
+	for key, msg := range map[string]string{"limiters.0.burst": "is not a number", "duration_ms": "must be more than 0", "server.deadline_ms": "must be more than 0"} {
+		if block := inputBlock(t, body, key); !strings.Contains(block, htmlEscape(msg)) {
+			t.Errorf("%s lacks %q:\n%s", key, msg, block)
+		}
+	}
+	if strings.Contains(inputBlock(t, body, "limiters.0.burst"), "is required") {
+		t.Error("an input that did not parse also says it is required")
+	}
+}
