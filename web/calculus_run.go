@@ -20,8 +20,10 @@ import (
 // against alpha and beta, tandems' end-to-end bounds, and heatmaps of
 // two-parameter sweeps.
 type BoundsView struct {
-	RunID    string
-	Rows     []BoundsRow
+	RunID string
+	Rows  []BoundsRow
+	// Chosen is the chosen point's row when it is a chain (its hops).
+	Chosen   *BoundsRow
 	Chains   bool
 	Groups   []*ChartGroup
 	Deadline string
@@ -101,6 +103,11 @@ func newBoundsView(v *ResultView, runID string) *BoundsView {
 			}
 		}
 		bv.Rows = append(bv.Rows, row)
+	}
+	for i := range bv.Rows {
+		if bv.Rows[i].Chosen && len(bv.Rows[i].Hops) > 0 {
+			bv.Chosen = &bv.Rows[i]
+		}
 	}
 	if g := arrivalCurveGroup(v); g != nil {
 		bv.Groups = append(bv.Groups, g)

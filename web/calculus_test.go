@@ -123,7 +123,7 @@ func TestCalculusInBrowserFlow(t *testing.T) {
 		}
 	}
 	page = l.get("/runs/" + id).Body.String()
-	if !strings.Contains(page, `id="chart-tandem"`) || !strings.Contains(page, "per-hop sum (ms)") || !strings.Contains(page, "/calculus/edit/"+id) {
+	if !strings.Contains(page, `id="chart-tandem"`) || !strings.Contains(page, "per-hop sum (ms)") || !strings.Contains(page, "server 2×8 ms") || !strings.Contains(page, "/calculus/edit/"+id) {
 		t.Error("tandem run page lacks the tandem chart, the per-hop column or the edit link")
 	}
 	if w := l.get("/calculus/edit/" + id); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "&#34;chain&#34;") {
