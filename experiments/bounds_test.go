@@ -173,7 +173,7 @@ func TestNoRunExceedsItsBound(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d bounded cases checked (%d chains), %d unbounded (r > R) cases noted", checked, chains, unbounded)
+	t.Logf("%d bounded cases checked (%d chains), %d cases without a bound (r > R, or a chain of servers only) noted", checked, chains, unbounded)
 	if checked < 10000 {
 		t.Errorf("only %d bounded cases; the property needs at least 10000", checked)
 	}
@@ -238,5 +238,26 @@ func TestUnboundedNote(t *testing.T) {
 	row := strings.Split(string(files[0].Data), "\n")[1]
 	if !strings.Contains(row, ",unbounded (r > R),,,,") {
 		t.Errorf("results.csv row %q: want the note and empty bound cells", row)
+	}
+}
+
+// TestDelayBudgetPreset: b = R*(D - T) = 20 is the largest burst whose
+// bound meets the 210 ms deadline, at every rate, and the preset's
+// workload brings every point within 20% of its sojourn bound.
+func TestDelayBudgetPreset(t *testing.T) {
+	cfg, err := presets.Config("delay-budget")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range res.Points {
+		b := p.Bounds
+		meets := b.EndToEndBoundMS <= cfg.Server.DeadlineMS
+		if !b.Bounded || meets != (p.Params.Burst <= 20) || b.SojournMaxMS > b.SojournBoundMS || b.SojournMaxMS < 0.8*b.SojournBoundMS {
+			t.Errorf("%s %s: %+v", p.Limiter, limiter.FormatParams(p.Type, p.Params), b)
+		}
 	}
 }
