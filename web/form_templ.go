@@ -1436,7 +1436,7 @@ func limiterRow(f *SweepForm, i int, l LimiterForm) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		for _, t := range limiter.Types() {
+		for _, t := range formLimiterTypes() {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 120, "<option value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err

@@ -50,6 +50,11 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request) {
 			status, d.Notice = http.StatusUnprocessableEntity, "the stored config of run "+id+" no longer decodes: "+err.Error()
 			break
 		}
+		if hasChain(cfg) {
+			// The form has no chains: edit the document instead.
+			http.Redirect(w, r, "/calculus/edit/"+run.ID, http.StatusSeeOther)
+			return
+		}
 		d.Form, d.From = FormFromConfig(cfg), id
 	}
 	s.homePage(w, r, status, d)

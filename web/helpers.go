@@ -86,6 +86,37 @@ func limiterTypesFor(param string) string {
 	return strings.Join(out, " ")
 }
 
+// formLimiterTypes lists the limiter types the form builds: all but chain,
+// whose stages are edited as a config document (/calculus/edit/{id}).
+func formLimiterTypes() []string {
+	var out []string
+	for _, t := range limiter.Types() {
+		if t != limiter.TypeChain {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// hasChain reports whether a config has a limiter the form cannot show.
+func hasChain(cfg *experiments.Config) bool {
+	for _, l := range cfg.Limiters {
+		if l.Type == limiter.TypeChain {
+			return true
+		}
+	}
+	return false
+}
+
+// editURL is where a run's config is edited: the form, or the config
+// document editor for chains.
+func (d *RunPageData) editURL() string {
+	if d.Chain {
+		return "/calculus/edit/" + d.Run.ID
+	}
+	return "/?from=" + d.Run.ID
+}
+
 // sharesTypes lists the limiter types that split their rate by shares.
 func sharesTypes() string {
 	var out []string

@@ -22,6 +22,7 @@ type RunPageData struct {
 	Table      ResultsTable
 	Compare    *RerunCompare // nil unless the run re-runs another
 	Notice     string
+	Chain      bool // a chain limiter: edited as a document, not in the form
 }
 
 // ConfigSummary is the config in a few readable lines.
@@ -77,6 +78,7 @@ func (s *Server) runPageData(r *http.Request, run *storage.Run, chosen int) (*Ru
 	d := &RunPageData{Run: run, ConfigJSON: string(run.Config)}
 	if cfg, err := experiments.DecodeConfig(run.Config); err == nil {
 		d.Summary = summarize(cfg)
+		d.Chain = hasChain(cfg)
 	} else {
 		d.Notice = "The stored config no longer decodes with this engine: " + err.Error()
 	}

@@ -735,3 +735,25 @@ func TestFormAllErrorsAtOnce(t *testing.T) {
 		t.Error("an input that did not parse also says it is required")
 	}
 }
+
+// TestChainRunEditsAsDocument: the form cannot show a chain, so editing a
+// chain run goes to the config document editor.
+func TestChainRunEditsAsDocument(t *testing.T) {
+	l := newLab(t, true, 4)
+	w := l.postJSON("/api/runs", []byte(`{"version":1,"workload":{"duration_ms":1000,"parts":[{"type":"constant","rate_rps":50}]},
+		"limiters":[{"type":"chain","name":"tandem","stages":[{"type":"token-bucket","rate_rps":60,"burst":[2,4]},{"type":"server","workers":1,"service_ms":5}]}]}`))
+	if w.Code != http.StatusAccepted {
+		t.Fatalf("%d %s", w.Code, w.Body)
+	}
+	id := strings.TrimPrefix(w.Header().Get("Location"), "/api/runs/")
+	l.wait(id)
+	if w := l.get("/?from=" + id); w.Code != http.StatusSeeOther || w.Header().Get("Location") != "/calculus/edit/"+id {
+		t.Errorf("/?from= a chain run: %d %q", w.Code, w.Header().Get("Location"))
+	}
+	if body := l.get("/runs/" + id).Body.String(); !strings.Contains(body, `href="/calculus/edit/`+id+`"`) {
+		t.Error("the chain run's edit link does not go to the document editor")
+	}
+	if strings.Contains(l.get("/").Body.String(), `<option value="chain"`) {
+		t.Error("the form offers a chain limiter it cannot build")
+	}
+}
