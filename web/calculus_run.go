@@ -68,7 +68,7 @@ func betaText(b calculus.RateLatency) string {
 
 // newBoundsView builds the section, or nil for a run stored without bounds.
 func newBoundsView(v *ResultView, runID string) *BoundsView {
-	if v == nil || len(v.Res.Points) == 0 || v.Res.Points[0].Bounds == nil {
+	if !hasBounds(v) {
 		return nil
 	}
 	bv := &BoundsView{RunID: runID, Deadline: formatNum(v.Res.Config.Server.DeadlineMS)}
@@ -408,4 +408,9 @@ func niceCeil(v float64) float64 {
 		}
 	}
 	return math.Ceil(v)
+}
+
+// hasBounds reports whether the run page has a bounds section.
+func hasBounds(v *ResultView) bool {
+	return v != nil && len(v.Res.Points) > 0 && v.Res.Points[0].Bounds != nil
 }
