@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/presets"
@@ -258,6 +259,76 @@ func TestDelayBudgetPreset(t *testing.T) {
 		meets := b.EndToEndBoundMS <= cfg.Server.DeadlineMS
 		if !b.Bounded || meets != (p.Params.Burst <= 20) || b.SojournMaxMS > b.SojournBoundMS || b.SojournMaxMS < 0.8*b.SojournBoundMS {
 			t.Errorf("%s %s: %+v", p.Limiter, limiter.FormatParams(p.Type, p.Params), b)
+		}
+	}
+}
+
+// tandemDoc is the issue's tandem: per-client bucket → global bucket →
+// shaper → server → server (the run's server is the last hop).
+const tandemDoc = `{"version": 1, "seed": 7,
+  "workload": {"duration_ms": 3000, "parts": [
+    {"type": "clients", "group": "c", "clients": 4, "rate_rps": 40, "arrival": "poisson"},
+    {"type": "bursts", "clients": 4, "group": "b", "bursts": [{"at_ms": 500, "count": 80}, {"at_ms": 2000, "count": 80}]}]},
+  "server": {"workers": 1, "service_ms": 6, "deadline_ms": 300},
+  "limiters": [{"type": "chain", "name": "edge", "stages": [
+    {"type": "per-client-token-bucket", "rate_rps": 200, "burst": 60},
+    {"type": "token-bucket", "rate_rps": 120, "burst": [10, 20, 40]},
+    {"type": "leaky-bucket", "rate_rps": 150, "queue": 8},
+    {"type": "server", "workers": 2, "service_ms": 10}]}]}`
+
+func TestTandemChain(t *testing.T) {
+	cfg, err := experiments.DecodeConfig([]byte(tandemDoc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Points) != 3 || res.Points[1].Params.Burst != 20 || res.Points[1].Swept != limiter.ParamBurst {
+		t.Fatalf("points %+v: want the global bucket's bursts swept", res.Points)
+	}
+	for _, p := range res.Points {
+		b := p.Bounds
+		if !b.Bounded || len(b.Hops) != 5 {
+			t.Fatalf("burst %g: %+v", p.Params.Burst, b)
+		}
+		// Pay bursts once: the concatenated bound is below the per-hop sum,
+		// and the measurement below both.
+		if !(b.EndToEndMaxMS <= b.ConcatenatedMS && b.ConcatenatedMS < b.PerHopSumMS && b.EndToEndBoundMS == b.ConcatenatedMS) {
+			t.Errorf("burst %g: measured %g, concatenated %g, per-hop %g", p.Params.Burst, b.EndToEndMaxMS, b.ConcatenatedMS, b.PerHopSumMS)
+		}
+		if p.Metrics.Admitted == 0 || p.Metrics.Rejected == 0 {
+			t.Errorf("burst %g: admitted %d, rejected %d: the chain should do both", p.Params.Burst, p.Metrics.Admitted, p.Metrics.Rejected)
+		}
+	}
+	// The leaky bucket's curve (150/s, 1) is the tightest at the servers: the
+	// concatenated bound is the shaper's delay (7 intervals of 1000/150 ms)
+	// plus T1 + T2 + 1/R_min = 10 + 6 + 1/(1/6) ms.
+	want := 7*1000/150.0 + 10 + 6 + 6
+	if got := res.Points[0].Bounds.ConcatenatedMS; math.Abs(got-want) > 1e-9 {
+		t.Errorf("concatenated bound %g, want %g", got, want)
+	}
+}
+
+func TestChainValidation(t *testing.T) {
+	for _, c := range []struct{ doc, path string }{
+		{`{"type": "chain", "stages": []}`, "limiters[0].stages"},
+		{`{"type": "chain", "burst": 3, "stages": [{"type": "token-bucket", "rate_rps": 1, "burst": 1}]}`, "limiters[0].burst"},
+		{`{"type": "chain", "stages": [{"type": "admission", "limit": 1}]}`, "limiters[0].stages[0].type"},
+		{`{"type": "chain", "stages": [{"type": "server", "workers": 1, "queue": 3}]}`, "limiters[0].stages[0].queue"},
+		{`{"type": "chain", "stages": [{"type": "server", "service_ms": -1}]}`, "limiters[0].stages[0].service_ms"},
+		{`{"type": "chain", "stages": [{"type": "token-bucket", "rate_rps": 1, "burst": [1, 2]}, {"type": "leaky-bucket", "rate_rps": [1, 2], "queue": 1}]}`, "limiters[0].stages[1]"},
+		{`{"type": "chain", "stages": [{"type": "token-bucket", "rate_rps": 1}]}`, "limiters[0].stages[0].burst"},
+	} {
+		doc := `{"version": 1, "workload": {"duration_ms": 100, "parts": [{"type": "constant", "rate_rps": 10}]}, "limiters": [` + c.doc + `]}`
+		_, err := experiments.DecodeConfig([]byte(doc))
+		var paths []string
+		for _, e := range field.Errors(err) {
+			paths = append(paths, e.Path)
+		}
+		if !slices.Contains(paths, c.path) {
+			t.Errorf("%s: errors %v, want one at %s", c.doc, err, c.path)
 		}
 	}
 }
