@@ -304,13 +304,33 @@ func (s *Spec) Expected() float64 {
 		start, end := p.span(w)
 		switch p.Type {
 		case DemandCurve:
+			// Whole cycles, then the segments of the cut last one. A
+			// segment started at s emits at s, s + 1000/rate, ... while
+			// t < end: at most rate*d/1000 + 2 (one for the start, one
+			// for the accumulated rounding).
+			segment := func(rate, d float64) float64 {
+				if rate <= 0 {
+					return 0
+				}
+				return rate*d/1000 + 2
+			}
 			cycle, count := 0.0, 0.0
 			for _, sg := range p.Segments {
 				cycle += sg.DurationMS
-				count += sg.RateRPS * sg.DurationMS / 1000
+				count += segment(sg.RateRPS, sg.DurationMS)
 			}
 			if cycle > 0 {
-				n += count * (w/cycle + 1)
+				full := math.Floor(w / cycle)
+				n += full * count
+				rest := w - full*cycle
+				for _, sg := range p.Segments {
+					if rest <= 0 {
+						break
+					}
+					d := math.Min(sg.DurationMS, rest)
+					n += segment(sg.RateRPS, d)
+					rest -= d
+				}
 			}
 		case Constant, Poisson:
 			n += p.RateRPS * (end - start) / 1000

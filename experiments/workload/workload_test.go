@@ -352,3 +352,31 @@ func TestMergeIsAStableSortOfTheParts(t *testing.T) {
 		}
 	}
 }
+
+// TestExpectedIsAnUpperBoundForDemandCurves: the size check before a run
+// relies on Expected never undercounting a deterministic part, including
+// short segments (each started segment emits at its start) and cycles
+// longer than the run (cut at the end).
+func TestExpectedIsAnUpperBoundForDemandCurves(t *testing.T) {
+	for run := range 500 {
+		rng := rand.New(rand.NewPCG(60, uint64(run)))
+		var segs []workload.Segment
+		for range 1 + rng.IntN(4) {
+			segs = append(segs, workload.Segment{
+				RateRPS:    []float64{0, 0.5, 1, 20, 600, 1e4}[rng.IntN(6)],
+				DurationMS: []float64{0.5, 1, 7.3, 200, 1000, 3_600_000}[rng.IntN(6)],
+			})
+		}
+		s := workload.Spec{DurationMS: float64(1 + rng.IntN(20_000)), Parts: []workload.Part{{Type: workload.DemandCurve, Segments: segs}}}
+		if errs := s.Validate("workload"); len(errs) > 0 {
+			continue
+		}
+		a, err := workload.Generate(&s, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := s.Expected(); e < float64(a.Len()) || e > 3*float64(a.Len())+10 {
+			t.Fatalf("run %d: Expected() = %g for %d arrivals (segments %v over %g ms)", run, e, a.Len(), segs, s.DurationMS)
+		}
+	}
+}
