@@ -11,6 +11,9 @@ import (
 	"github.com/ratelab/ratelab/storage"
 )
 
+// maxConfigShown bounds the config document printed on the run page.
+const maxConfigShown = 64 << 10
+
 // RunPageData is everything the run page shows.
 type RunPageData struct {
 	Run        *storage.Run
@@ -76,6 +79,10 @@ type FileCompare struct {
 func (s *Server) runPageData(r *http.Request, run *storage.Run, chosen int) (*RunPageData, error) {
 	ctx := r.Context()
 	d := &RunPageData{Run: run, ConfigJSON: string(run.Config)}
+	if len(d.ConfigJSON) > maxConfigShown {
+		// A large trace: show the start; manifest.json holds all of it.
+		d.ConfigJSON = d.ConfigJSON[:maxConfigShown] + fmt.Sprintf("\n… (%s in all; the whole document is in manifest.json)", byteSize(len(run.Config)))
+	}
 	if cfg, err := experiments.DecodeConfig(run.Config); err == nil {
 		d.Summary = summarize(cfg)
 		d.Chain = hasChain(cfg)
