@@ -29,8 +29,11 @@ func scaledSeed(durationMS float64, limiterJSON string) string {
 // Benchmark (a): the seed model over 10 000 s (1 170 301 arrivals), one
 // point, one worker, every metric on, reporting ns per request. The
 // arrivals are generated once outside the timer: this is the cost of the
-// gate, the server and the measuring instruments. Target ≤ 25 ns/request
-// (run with -cpu 1 for one core).
+// gate, the server and the measuring instruments, plus the network-calculus
+// empirical arrival curves (one of the offered arrivals per run, one of the
+// releases per point: a pass per window length each, about 43 lengths at
+// this duration). Target ≤ 25 ns/request (run with -cpu 1 for one core);
+// BenchmarkSeedScaledNoCurves isolates the per-request loop.
 func BenchmarkSeedScaled(b *testing.B) {
 	for _, l := range []struct{ name, json string }{
 		{"token-bucket", `{"type": "token-bucket", "rate_rps": 100, "burst": 20}`},
