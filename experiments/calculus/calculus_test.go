@@ -160,8 +160,11 @@ func TestEmpirical(t *testing.T) {
 
 func TestGrid(t *testing.T) {
 	g := calculus.Grid(5000)
-	if g[0] != 1 || g[len(g)-1] != 5000 || len(g) != 23 {
+	if g[0] != 1 || g[len(g)-1] != 5000 || len(g) != 12 {
 		t.Errorf("grid %v", g)
+	}
+	if g := calculus.Grid(1e9); len(g) != 16 || g[len(g)-1] != calculus.GridMaxMS {
+		t.Errorf("long runs: grid %v, want 16 lengths up to a minute", g)
 	}
 	for i := 1; i < len(g); i++ {
 		if g[i] <= g[i-1] {

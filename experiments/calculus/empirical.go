@@ -45,14 +45,19 @@ func Empirical(times []float64, grid []float64) []int {
 	return out
 }
 
-// Grid lists window lengths from 1 ms to maxMS (included) at 1, 1.5, 2, 3,
-// 5 and 7 per decade: about 6 points per decade, exact decimal values so
-// every machine draws the same curve. Below 1 ms it is empty.
+// GridMaxMS caps the grid: windows of a minute or longer add nothing a
+// delay bound of milliseconds to seconds can use, and every window length
+// costs the engine a pass over each point's releases.
+const GridMaxMS = 60_000
+
+// Grid lists window lengths from 1 ms to min(maxMS, GridMaxMS) (included) at
+// 1, 2 and 5 per decade: exact decimal values, so every machine draws the
+// same curve, and at most 16 of them. Below 1 ms it is empty.
 func Grid(maxMS float64) []float64 {
 	var out []float64
-	steps := []float64{1, 1.5, 2, 3, 5, 7}
+	maxMS = math.Min(maxMS, GridMaxMS)
 	for p := 1.0; p <= maxMS; p *= 10 {
-		for _, s := range steps {
+		for _, s := range []float64{1, 2, 5} {
 			d := s * p
 			if d >= maxMS {
 				break
@@ -60,7 +65,7 @@ func Grid(maxMS float64) []float64 {
 			out = append(out, d)
 		}
 	}
-	if maxMS >= 1 && !math.IsInf(maxMS, 0) {
+	if maxMS >= 1 {
 		out = append(out, maxMS)
 	}
 	return out
