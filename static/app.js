@@ -47,8 +47,10 @@
     var badge = document.querySelector('#run-status .badge');
     var source = new EventSource(box.getAttribute('data-events'));
     var finished = false;
+    var seen = 0;
     source.addEventListener('progress', function (msg) {
       var ev = JSON.parse(msg.data);
+      box.setAttribute('data-seen', String(++seen)); // events received, for tests and curious readers
       if (bar) {
         bar.max = Math.max(ev.total, 1);
         bar.value = ev.done;

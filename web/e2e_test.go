@@ -114,7 +114,7 @@ func TestBrowserEndToEnd(t *testing.T) {
 	defer cancelAlloc()
 	ctx, cancelTab := chromedp.NewContext(allocCtx)
 	defer cancelTab()
-	ctx, cancelTime := context.WithTimeout(ctx, 120*time.Second)
+	ctx, cancelTime := context.WithTimeout(ctx, 240*time.Second)
 	defer cancelTime()
 
 	if err := chromedp.Do(ctx); err != nil {
@@ -246,6 +246,23 @@ func TestBrowserEndToEnd(t *testing.T) {
 	if v := eval(`document.querySelector('#f-limiters-0-burst').value`); v != "1..x" {
 		t.Errorf("bad value not kept: %q", v)
 	}
+
+	// 6. A bigger sweep typed into the form shows live progress over SSE:
+	// the bar moves while the run is running, then the page reloads as done.
+	step("define a bigger sweep", chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#sweep-form")),
+		chromedp.SetValue(chromedp.CSS("#f-name"), "live progress"),
+		chromedp.SetValue(chromedp.CSS("#f-duration_ms"), "60000"),
+		chromedp.SetValue(chromedp.CSS("#f-parts-0-rate_rps"), "5000"),
+		chromedp.SetValue(chromedp.CSS("#f-server-workers"), "50"),
+		chromedp.SetValue(chromedp.CSS("#f-limiters-0-rate_rps"), "4500"),
+		chromedp.SetValue(chromedp.CSS("#f-limiters-0-burst"), "1..60"),
+		chromedp.Click(chromedp.CSS("#run-button")))
+	poll("a progress event while running", `!!document.querySelector('[data-events][data-seen]') &&
+		!!document.getElementById('run-progress') &&
+		document.getElementById('run-progress').value > 0 &&
+		/^\d+ \/ 60 points · running$/.test(document.getElementById('run-progress-text').textContent)`, 30*time.Second)
+	poll("the bigger sweep to finish", `document.readyState === 'complete' && !document.getElementById('run-progress') &&
+		!!document.querySelector('#run-status .badge') && document.querySelector('#run-status .badge').textContent === 'done'`, 90*time.Second)
 
 	requests, jsErrors := blog.snapshot()
 	for _, e := range jsErrors {
