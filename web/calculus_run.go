@@ -229,7 +229,7 @@ func arrivalCurveGroup(v *ResultView) *ChartGroup {
 		id := fmt.Sprintf("chart-arrival-%d", pi)
 		o := map[string]any{
 			"animation": false,
-			"title":     map[string]any{"text": pointName(p), "subtext": sub, "left": "center"},
+			"title":     map[string]any{"text": p.Limiter + " " + limiter.FormatParams(p.Type, p.Params), "subtext": sub, "left": "center"},
 			"tooltip":   map[string]any{"trigger": "axis"},
 			"legend":    map[string]any{"type": "scroll", "bottom": 0},
 			"grid":      map[string]any{"left": 70, "right": 30, "top": 70, "bottom": 80},
