@@ -97,8 +97,11 @@ func (c Curve) At(d float64) float64 {
 
 // Rate is the curve's long-run rate in requests/ms.
 func (c Curve) Rate() float64 {
-	if c.Kind == KindStaircase {
+	switch c.Kind {
+	case KindStaircase:
 		return c.StepReq / c.PeriodMS
+	case KindDual:
+		return math.Min(c.RatePerMS, c.PeakPerMS)
 	}
 	return c.RatePerMS
 }
