@@ -134,7 +134,10 @@ func readForm(w http.ResponseWriter, r *http.Request) *submittedForm {
 	}
 }
 
-var csvFileKey = regexp.MustCompile(`^parts\.(\d{1,4})\.csv_file$`)
+var (
+	csvFileKey = regexp.MustCompile(`^parts\.(\d{1,4})\.csv_file$`)
+	csvKeyRow  = regexp.MustCompile(`^parts\.(\d{1,4})\.csv$`)
+)
 
 // createRun takes the new-sweep form: it adds or removes rows, or checks the
 // sweep and queues it. Bad input comes back as the same form with the
@@ -156,7 +159,7 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		uploadErrs[csvKey] = fmt.Sprintf("the trace is larger than %s, the limit; split it or lower its rate", byteSize(MaxTraceBytes))
-		if _, ok := sf.values[csvKey]; !ok || strings.HasSuffix(key, "_file") {
+		if _, ok := sf.values[csvKey]; !ok {
 			sf.values[csvKey] = "" // keep the row even when its text was the big part
 		}
 	}
@@ -207,7 +210,7 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 	_, cfg := f.Document()
 	for key, msg := range uploadErrs {
 		// Map the post's row number to the form's.
-		if m := regexp.MustCompile(`^parts\.(\d+)\.csv$`).FindStringSubmatch(key); m != nil {
+		if m := csvKeyRow.FindStringSubmatch(key); m != nil {
 			n, _ := strconv.Atoi(m[1])
 			if i := slices.Index(partRows, n); i >= 0 {
 				key = rowKey("parts", i, "csv")

@@ -757,3 +757,30 @@ func TestChainRunEditsAsDocument(t *testing.T) {
 		t.Error("the form offers a chain limiter it cannot build")
 	}
 }
+
+func TestRunsPaged(t *testing.T) {
+	l := newLab(t, false, PageSize+5) // never started: the runs stay queued
+	doc := must(DefaultForm())
+	for range PageSize + 2 {
+		if w := l.postJSON("/api/runs", doc); w.Code != http.StatusAccepted {
+			t.Fatalf("submit: %d", w.Code)
+		}
+	}
+	count := func(body string) int { return strings.Count(body, `<a href="/runs/`) }
+	w := l.get("/runs")
+	if w.Code != http.StatusOK || count(w.Body.String()) != PageSize || !strings.Contains(w.Body.String(), "page 1 of 2") {
+		t.Errorf("page 1: %d, %d runs", w.Code, count(w.Body.String()))
+	}
+	w = l.get("/runs?page=2")
+	if w.Code != http.StatusOK || count(w.Body.String()) != 2 {
+		t.Errorf("page 2: %d, %d runs", w.Code, count(w.Body.String()))
+	}
+	if w := l.get("/runs?page=3"); w.Code != http.StatusNotFound {
+		t.Errorf("page 3: %d", w.Code)
+	}
+	// A queued run's page: progress box, no results yet, a reload shows the status.
+	body := l.get("/").Body.String()
+	if !strings.Contains(body, "status-queued") {
+		t.Error("recent runs do not show the queued status")
+	}
+}
