@@ -15,7 +15,8 @@ var extraRoutes []func(s *Server, r chi.Router)
 // routes is the lab's whole URL space, in one place.
 func (s *Server) routes() http.Handler {
 	r := chi.NewRouter()
-	r.Use(s.recoverPanics, s.logRequests, securityHeaders)
+	// State-changing requests from other origins are refused (403).
+	r.Use(s.recoverPanics, s.logRequests, securityHeaders, http.NewCrossOriginProtection().Handler)
 
 	r.Get("/", s.home)                          // new-sweep form + recent runs
 	r.Post("/runs", s.createRun)                // the form posts here
@@ -39,8 +40,7 @@ func (s *Server) routes() http.Handler {
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, r, http.StatusMethodNotAllowed, "Method not allowed", r.Method+" is not allowed on "+r.URL.Path+".")
 	})
-	// State-changing requests from other origins are refused (403).
-	return http.NewCrossOriginProtection().Handler(r)
+	return r
 }
 
 func staticFiles() http.Handler {
