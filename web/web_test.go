@@ -556,7 +556,7 @@ func TestNoScriptInjection(t *testing.T) {
 	evil := `</script><script>alert(1)</script>`
 	doc := fmt.Sprintf(`{"version":1,"name":%q,"description":%q,"workload":{"duration_ms":2000,"parts":[
 		{"type":"clients","group":%q,"clients":2,"rate_rps":20},{"type":"constant","client":"x\"'<b>","rate_rps":30}]},
-		"limiters":[{"type":"token-bucket","name":%q,"rate_rps":20,"burst":[1,4]},{"type":"per-client-token-bucket","name":"<img src=x onerror=alert(2)>","rate_rps":20,"burst":[2,8]}]}`,
+		"limiters":[{"type":"token-bucket","name":%q,"rate_rps":20,"burst":[1,4]},{"type":"per-client-token-bucket","name":"<img src=x onerror=alert(2)>","rate_rps":20,"burst":[4,8]}]}`,
 		evil, evil, evil, evil)
 	w := l.postJSON("/api/runs", []byte(doc))
 	if w.Code != http.StatusAccepted {
