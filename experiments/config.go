@@ -333,8 +333,52 @@ func (c *Config) Validate() error {
 		}
 		errs.Add(field.Join(field.Index("limiters", li), at), "releases up to %.0f ms after the run ends ((queue-1) × 1000/rate_rps): with it the series need %.0f rows of 100 ms, more than %d; raise the rate or shorten the queue", gateLagMS(&c.Limiters[li], c.Limiters[li].Points()), rows, MaxSeriesRows)
 	}
+	errs = append(errs, c.validateShares()...)
 	errs = append(errs, c.validateReports()...)
 	return errs.Err()
+}
+
+// validateShares refuses a per-client limiter whose burst, split over the
+// workload's clients, leaves some client less than one token: that client
+// could never be admitted, a configuration mistake rather than a result.
+func (c *Config) validateShares() field.List {
+	var errs field.List
+	var clients []workload.Client
+	check := func(path string, s *limiter.Spec) {
+		if !limiter.HasShares(s.Type) || len(s.Burst) == 0 {
+			return
+		}
+		if clients == nil {
+			clients = c.Workload.ClientTable()
+		}
+		total, least := 0.0, math.Inf(1)
+		for _, cl := range clients {
+			w := 1.0
+			if s.Shares == limiter.SharesWeighted {
+				w = cl.Weight
+			}
+			total += w
+			least = min(least, w)
+		}
+		for i, b := range s.Burst {
+			if share := b * least / total; share < 1 {
+				p := field.Join(path, limiter.ParamBurst)
+				if len(s.Burst) > 1 {
+					p = field.Index(p, i)
+				}
+				errs.Add(p, "%g split over %d clients (%s shares) leaves a client %.3g tokens: it could never be admitted; give burst at least %.0f", b, len(clients), s.Shares, share, math.Ceil(total/least))
+			}
+		}
+	}
+	for i := range c.Limiters {
+		l := &c.Limiters[i]
+		path := field.Index("limiters", i)
+		check(path, l)
+		for j := range l.Stages {
+			check(field.Index(field.Join(path, "stages"), j), &l.Stages[j].Spec)
+		}
+	}
+	return errs
 }
 
 // gateLagMS is the longest a limiter's points hold a request before

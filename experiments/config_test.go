@@ -270,6 +270,8 @@ func TestBadConfigsNameTheField(t *testing.T) {
 		{"rate not a number", edit(`"rate_rps": 100, "burst": 10`, `"rate_rps": "lots", "burst": 10`), "limiters[0].rate_rps", "number or a list of numbers"},
 		{"shares on a token bucket", edit(`"burst": 10`, `"burst": 10, "shares": "equal"`), "limiters[0].shares", "is not a parameter of token-bucket"},
 		{"bad shares", edit(`{"type": "token-bucket", "rate_rps": 100, "burst": 10}`, `{"type": "per-client-token-bucket", "rate_rps": 100, "burst": 10, "shares": "fair"}`), "limiters[0].shares", "must be"},
+		{"per-client burst below one token a client", strings.Replace(edit(`{"type": "constant", "rate_rps": 100}]`, `{"type": "clients", "group": "g", "clients": 50, "rate_rps": 1}]`), `{"type": "token-bucket", "rate_rps": 100, "burst": 10}`, `{"type": "per-client-token-bucket", "rate_rps": 100, "burst": [100, 20]}`, 1), "limiters[0].burst[1]", "20 split over 50 clients (equal shares) leaves a client 0.4 tokens"},
+		{"tiny rate", edit(`"rate_rps": 100, "burst": 10`, `"rate_rps": 0.0001, "burst": 10`), "limiters[0].rate_rps", "between 0.001 and"},
 		{"window on a token bucket", edit(`"burst": 10`, `"burst": 10, "window_ms": 1000`), "limiters[0].window_ms", "is not a parameter of token-bucket"},
 		{"duplicate names", edit(`"type": "leaky-bucket"`, `"type": "leaky-bucket", "name": "token-bucket"`), "limiters[1].name", `also called "token-bucket"`},
 		{"too many values", edit(`"burst": 10`, `"burst": [`+strings.Repeat("1, ", 1000)+`1]`), "limiters[0].burst", "at most 1000 values"},

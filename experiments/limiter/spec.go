@@ -34,6 +34,8 @@ const (
 
 // Limits on parameters.
 const (
+	MinRateRPS    = 0.001 // one request per 1000 s
+	MinWindowMS   = 0.001
 	MaxRateRPS    = 1_000_000
 	MaxSize       = 10_000_000 // burst, queue and limit
 	MaxWindowMS   = 86_400_000
@@ -279,8 +281,8 @@ func checkValue(param string, v float64) string {
 	}
 	switch param {
 	case ParamRate:
-		if v <= 0 || v > MaxRateRPS {
-			return fmt.Sprintf("must be more than 0 and at most %d requests/s", MaxRateRPS)
+		if v < MinRateRPS || v > MaxRateRPS {
+			return fmt.Sprintf("must be between %g and %d requests/s", MinRateRPS, MaxRateRPS)
 		}
 	case ParamBurst, ParamQueue, ParamLimit:
 		if v != math.Trunc(v) {
@@ -293,8 +295,8 @@ func checkValue(param string, v float64) string {
 			return fmt.Sprintf("must be at most %d", MaxSize)
 		}
 	case ParamWindow:
-		if v <= 0 || v > MaxWindowMS {
-			return fmt.Sprintf("must be more than 0 and at most %d ms", MaxWindowMS)
+		if v < MinWindowMS || v > MaxWindowMS {
+			return fmt.Sprintf("must be between %g and %d ms", MinWindowMS, MaxWindowMS)
 		}
 	}
 	return ""

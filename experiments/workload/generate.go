@@ -333,3 +333,29 @@ func (b *runBuffer) merge(t []float64, c []int32, lo, mid, hi int) {
 	copy(t[lo:], bt[:j+1])
 	copy(c[lo:], bc[:j+1])
 }
+
+// ClientTable lists the clients a valid spec declares, in the order Generate
+// numbers them, without generating arrivals (trace parts are parsed for
+// their client names).
+func (s *Spec) ClientTable() []Client {
+	g := generator{w: s.DurationMS, index: map[string]int32{}, groupIndex: map[string]int{}}
+	for i := range s.Parts {
+		p := &s.Parts[i]
+		if p.Type != Trace {
+			g.partClients(p)
+			continue
+		}
+		events, err := ParseTrace(p.CSV)
+		if err != nil {
+			continue // reported by Validate
+		}
+		for _, e := range events {
+			name := e.Client
+			if name == "" {
+				name = DefaultClient
+			}
+			g.client(name, p.Group, p.Weight)
+		}
+	}
+	return g.clients
+}
