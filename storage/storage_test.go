@@ -37,7 +37,7 @@ const multiClientConfig = `{
   },
   "server": {"workers": 2, "service_ms": 5, "deadline_ms": 100},
   "limiters": [
-    {"type": "per-client-token-bucket", "rate_rps": 100, "burst": [5, 10]},
+    {"type": "per-client-token-bucket", "rate_rps": 100, "burst": [6, 12]},
     {"type": "token-bucket", "rate_rps": [50, 100], "burst": 10}
   ]
 }`
