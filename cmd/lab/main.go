@@ -13,6 +13,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -70,7 +71,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			err := c.run(ctx, args[1:], stdout, stderr)
 			var ue usageError
 			switch {
-			case err == nil:
+			case err == nil || errors.Is(err, flag.ErrHelp):
 				return 0
 			case errors.As(err, &ue):
 				fmt.Fprintf(stderr, "lab %s: %v\n", c.name, err)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -18,10 +17,7 @@ func cmdPresets(_ context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintln(stderr, "Lists the presets, or prints preset NAME's config document (edit it, then lab run --config).")
 	}
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return usageError{err}
+		return usageError{err} // -h ends with status 0, see run
 	}
 	switch fs.NArg() {
 	case 0:
