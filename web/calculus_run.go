@@ -153,6 +153,11 @@ const maxCurveCharts = 6
 func arrivalCurveGroup(v *ResultView) *ChartGroup {
 	ac := v.Res.ArrivalCurves
 	if ac == nil || len(ac.GridMS) == 0 {
+		if v.Res.Arrivals > experiments.MaxCurveArrivals {
+			return &ChartGroup{ID: "arrival-curves", Title: "Arrival curves against the bound",
+				Intro: fmt.Sprintf("Not computed for this run: its %d arrivals are more than the %d for which the engine measures empirical arrival curves (a pass over every release per window length). The bounds table below still holds every bound and measured maximum.",
+					v.Res.Arrivals, experiments.MaxCurveArrivals)}
+		}
 		return nil
 	}
 	g := &ChartGroup{ID: "arrival-curves", Title: "Arrival curves against the bound",

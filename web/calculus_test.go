@@ -170,3 +170,25 @@ func TestBoundsViewTokenVsLeaky(t *testing.T) {
 		t.Errorf("want the arrival curves of both limiters at the chosen step")
 	}
 }
+
+// TestArrivalCurvesSkippedAreExplained: above MaxCurveArrivals the engine
+// keeps no curves, and the page says so instead of dropping the section.
+func TestArrivalCurvesSkippedAreExplained(t *testing.T) {
+	cfg, err := presets.Config("token-vs-leaky")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := arrivalCurveGroup(NewResultView(res, -1)); g == nil || len(g.Charts) == 0 {
+		t.Fatalf("a small run has arrival-curve charts: %+v", g)
+	}
+	res.ArrivalCurves = nil
+	res.Arrivals = experiments.MaxCurveArrivals + 1
+	g := arrivalCurveGroup(NewResultView(res, -1))
+	if g == nil || len(g.Charts) != 0 || !strings.Contains(g.Intro, "Not computed for this run") {
+		t.Fatalf("skipped curves: %+v, want an explanation and no charts", g)
+	}
+}
