@@ -2,6 +2,7 @@ package limiter_test
 
 import (
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"testing"
 
@@ -180,11 +181,32 @@ func TestLeakyBucketSpacesReleases(t *testing.T) {
 	}
 }
 
+// inWindow reports whether a lies in (t - l, t], that is t - a < l, in
+// exact (big.Float) arithmetic: a > t - l rounds its subtraction.
+func inWindow(a, t, l float64) bool {
+	if g := t - a; math.Abs(g-l) > 1e-6*(math.Abs(t)+math.Abs(a)+l) {
+		return g < l // far from the boundary: rounding cannot matter
+	}
+	d := new(big.Float).SetPrec(2200).SetFloat64(t)
+	d.Sub(d, new(big.Float).SetPrec(2200).SetFloat64(a))
+	return d.Cmp(new(big.Float).SetFloat64(l)) < 0
+}
+
 // TestSlidingWindowLogIsExact compares every decision with the definition
 // (admit when fewer than limit admissions lie in (t - window, t]) computed
-// over the whole list of admissions, then checks that no window of length
-// window holds more than limit.
+// exactly over the whole list of admissions, then checks that no window of
+// length window holds more than limit.
 func TestSlidingWindowLogIsExact(t *testing.T) {
+	// 182.1 - 33.3 rounds down to 148.8, but 148.8 and 182.1 are less than
+	// 33.3 apart: the second request finds the first still in its window.
+	g := limiter.NewSlidingWindowLog(1, 33.3)
+	if _, ok := g.Offer(148.8, 0); !ok {
+		t.Fatal("first request refused")
+	}
+	if _, ok := g.Offer(182.1, 0); ok {
+		t.Error("182.1 admitted with 148.8 inside (182.1 - 33.3, 182.1]: two in one window of 33.3 ms, limit 1")
+	}
+
 	for run := range propertyRuns {
 		rng := rand.New(rand.NewPCG(3, uint64(run)))
 		limit := 1 + rng.IntN(10)
@@ -192,12 +214,16 @@ func TestSlidingWindowLogIsExact(t *testing.T) {
 			limit = 60 + rng.IntN(200)
 		}
 		window := []float64{10, 100, 33.3, 1000, 1 + rng.Float64()*500}[rng.IntN(5)]
+		decimal := run%3 == 0 // times rounded to 0.1 ms, as traces have them
 		g := newGate(t, limiter.TypeSlidingLog, limiter.Params{Limit: float64(limit), WindowMS: window}, nil, "", nil)
 		var admitted []float64
 		for _, at := range randomTimes(rng, 50+rng.IntN(250)) {
+			if decimal {
+				at = math.Round(at*10) / 10
+			}
 			n := 0
 			for _, a := range admitted {
-				if a > at-window {
+				if inWindow(a, at, window) {
 					n++
 				}
 			}
@@ -216,7 +242,7 @@ func TestSlidingWindowLogIsExact(t *testing.T) {
 		for j, x := range admitted {
 			n := 0
 			for _, a := range admitted[:j+1] {
-				if a > x-window {
+				if inWindow(a, x, window) {
 					n++
 				}
 			}

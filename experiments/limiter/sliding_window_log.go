@@ -1,10 +1,14 @@
 package limiter
 
+import "github.com/ratelab/ratelab/experiments/metrics"
+
 // SlidingWindowLog is exact: it admits at t when fewer than limit admissions
 // lie in (t - window, t]. It keeps the times of the admissions still inside
 // the window (at most limit) in a ring, so it never admits more than limit
 // in any window of length window. The ring grows as needed, so a large
-// limit costs memory only when the traffic fills it.
+// limit costs memory only when the traffic fills it. An admission at a is
+// inside (t - window, t] while t - a < window, compared exactly (see
+// metrics.Apart), not as a > t - window, whose subtraction rounds.
 type SlidingWindowLog struct {
 	windowMS float64
 	limit    int
@@ -20,7 +24,7 @@ func NewSlidingWindowLog(limit int, windowMS float64) *SlidingWindowLog {
 // Offer forgets admissions older than the window, then admits if room is left.
 func (w *SlidingWindowLog) Offer(t float64, _ int32) (float64, bool) {
 	mask := len(w.log) - 1
-	for w.n > 0 && w.log[w.head] <= t-w.windowMS {
+	for w.n > 0 && metrics.Apart(w.log[w.head], t, w.windowMS) {
 		w.head = (w.head + 1) & mask
 		w.n--
 	}

@@ -2,6 +2,7 @@ package metrics_test
 
 import (
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -122,19 +123,64 @@ func TestJain(t *testing.T) {
 	}
 }
 
-// bruteRolling is the largest number of times in any window [x, x+l).
+// exactBefore reports whether u - x < l in exact (big.Float) arithmetic:
+// whether u lies in the window [x, x+l).
+func exactBefore(x, u, l float64) bool {
+	if g := u - x; math.Abs(g-l) > 1e-6*(math.Abs(u)+math.Abs(x)+l) {
+		return g < l // far from the boundary: rounding cannot matter
+	}
+	d := new(big.Float).SetPrec(2200).SetFloat64(u)
+	d.Sub(d, new(big.Float).SetPrec(2200).SetFloat64(x))
+	return d.Cmp(new(big.Float).SetFloat64(l)) < 0
+}
+
+// bruteRolling is the largest number of times in any window [x, x+l),
+// counted in exact arithmetic.
 func bruteRolling(ts []float64, l float64) int {
 	best := 0
 	for i := range ts {
 		n := 0
 		for _, u := range ts[i:] {
-			if u < ts[i]+l {
+			if exactBefore(ts[i], u, l) {
 				n++
 			}
 		}
 		best = max(best, n)
 	}
 	return best
+}
+
+func TestApart(t *testing.T) {
+	for _, c := range []struct {
+		a, b, d float64
+		want    bool
+	}{
+		{0, 1000, 1000, true},
+		{0, 999.999, 1000, false},
+		// 182.1 - 148.8 rounds to 33.3, but the values are less than 33.3 apart.
+		{148.8, 182.1, 33.3, false},
+		// 1837.311 + 1000 rounds up to 2837.311, above the float64 just below it.
+		{1837.311, 2837.3109999999997, 1000, false},
+		{1837.311, 2837.311, 1000, true},
+		{5, 5, 0.001, false},
+	} {
+		if got := metrics.Apart(c.a, c.b, c.d); got != c.want {
+			t.Errorf("Apart(%v, %v, %v) = %v, want %v", c.a, c.b, c.d, got, c.want)
+		}
+	}
+	// Near the boundary, against big.Float: b is within a few ulps of a + d.
+	rng := rand.New(rand.NewPCG(7, 7))
+	for i := range 200_000 {
+		a := float64(rng.IntN(10_000_000)) / []float64{1, 10, 1000, 3}[rng.IntN(4)]
+		d := []float64{1000, 100, 1, 0.1, 33.3, 1000.1, rng.Float64() * 500}[rng.IntN(7)]
+		b := a + d
+		for range rng.IntN(3) {
+			b = math.Nextafter(b, math.Inf(2*rng.IntN(2)-1))
+		}
+		if got, want := metrics.Apart(a, b, d), !exactBefore(a, b, d); got != want {
+			t.Fatalf("case %d: Apart(%v, %v, %v) = %v, want %v", i, a, b, d, got, want)
+		}
+	}
 }
 
 func TestRolling(t *testing.T) {
@@ -149,6 +195,7 @@ func TestRolling(t *testing.T) {
 		{"not aligned: the peak straddles a boundary", 1000, []float64{900, 950, 1000, 1100, 1800}, 5},
 		{"aligned windows would say 2", 100, []float64{50, 99, 101, 149, 250}, 4},
 		{"ties count", 10, []float64{5, 5, 5, 5, 20, 20}, 4},
+		{"less than L apart though x + L rounds to t", 1000, []float64{1837.311, 2837.3109999999997}, 2},
 	} {
 		r := metrics.NewRolling(c.l)
 		for _, x := range c.ts {
@@ -161,12 +208,16 @@ func TestRolling(t *testing.T) {
 	r := metrics.NewRolling(50)
 	for run := range 1000 {
 		rng := rand.New(rand.NewPCG(31, uint64(run)))
-		l := []float64{1, 10, 50, 1000, 0.1 + rng.Float64()*200}[rng.IntN(5)]
+		l := []float64{1, 10, 50, 1000, 33.3, 0.1 + rng.Float64()*200}[rng.IntN(6)]
 		r.Reset(l)
 		ts := make([]float64, 1+rng.IntN(400))
 		at := 0.0
 		for i := range ts {
-			if rng.IntN(5) != 0 {
+			switch rng.IntN(5) {
+			case 0: // a tie
+			case 1: // decimal times, as traces have them
+				at = max(at, math.Round((at+rng.Float64()*l/10)*1000)/1000)
+			default:
 				at += rng.ExpFloat64() * l / float64(1+rng.IntN(50))
 			}
 			ts[i] = at
