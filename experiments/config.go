@@ -37,7 +37,8 @@ const (
 	MaxArrivals    = 20_000_000
 	MaxPoints      = 10_000
 	MaxWork        = 2_000_000_000 // arrivals × points
-	MaxSeriesRows  = 2_000_000     // points × 100 ms windows
+	MaxSeriesRows  = 2_000_000     // points × 100 ms windows; points × fairness windows
+	MaxClientRows  = 2_000_000     // points × clients (clients.csv)
 	MaxConfigBytes = 64 << 20
 	MaxLimiters    = 100
 	MaxReports     = 20
@@ -333,9 +334,31 @@ func (c *Config) Validate() error {
 		}
 		errs.Add(field.Join(field.Index("limiters", li), at), "releases up to %.0f ms after the run ends ((queue-1) × 1000/rate_rps): with it the series need %.0f rows of 100 ms, more than %d; raise the rate or shorten the queue", gateLagMS(&c.Limiters[li], c.Limiters[li].Points()), rows, MaxSeriesRows)
 	}
+	errs = append(errs, c.validateClients(points)...)
 	errs = append(errs, c.validateShares()...)
 	errs = append(errs, c.validateReports()...)
 	return errs.Err()
+}
+
+// validateClients bounds what a multi-client sweep keeps per point: a
+// result per client (clients.csv) and Jain's index per fairness window, which
+// costs a pass over the clients each.
+func (c *Config) validateClients(points int) field.List {
+	var errs field.List
+	n := float64(len(c.Workload.ClientTable()))
+	if n <= 1 {
+		return nil // one client: no per-client results, no Jain series
+	}
+	if n*float64(points) > MaxClientRows {
+		errs.Add("limiters", "%d points × %.0f clients is more than %d per-client results; sweep fewer values or fewer clients", points, n, MaxClientRows)
+	}
+	windows := math.Ceil(c.Workload.DurationMS / c.Metrics.FairnessWindowMS)
+	if windows*float64(points) > MaxSeriesRows {
+		errs.Add(field.Join("metrics", "fairness_window_ms"), "%d points × %.0f fairness windows is more than %d rows of Jain's index; raise fairness_window_ms", points, windows, MaxSeriesRows)
+	} else if windows*n*float64(points) > MaxWork {
+		errs.Add(field.Join("metrics", "fairness_window_ms"), "%d points × %.0f fairness windows × %.0f clients is more than %d steps of Jain's index; raise fairness_window_ms", points, windows, n, int64(MaxWork))
+	}
+	return errs
 }
 
 // validateShares refuses a per-client limiter whose burst, split over the
