@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/limiter"
+	"github.com/ratelab/ratelab/experiments/server"
 	"github.com/ratelab/ratelab/experiments/workload"
 )
 
@@ -235,6 +237,15 @@ func (f *SweepForm) AddError(key, path, msg string) {
 	f.Problems = append(f.Problems, field.Error{Path: path, Msg: msg})
 }
 
+// dropErrors forgets the messages of one input (and their summary lines).
+func (f *SweepForm) dropErrors(key string) {
+	if len(f.Errors[key]) == 0 {
+		return
+	}
+	delete(f.Errors, key)
+	f.Problems = slices.DeleteFunc(f.Problems, func(e field.Error) bool { return FormKey(e.Path) == key })
+}
+
 // Err returns the messages of one input.
 func (f *SweepForm) Err(key string) []string { return f.Errors[key] }
 
@@ -293,6 +304,71 @@ func (f *SweepForm) integer(key, path, text string) int {
 	return v
 }
 
+var (
+	rowItemPath   = regexp.MustCompile(`^workload\.parts\[(\d+)\]\.(segments|bursts)\[(\d+)\]`)
+	valueItemPath = regexp.MustCompile(`^limiters\[(\d+)\]\.([a-z_]+)\[(\d+)\]`)
+)
+
+// itemPrefix names the item of a list input that an engine error is about
+// ("segment 2 (-600,200): ", "value 3 (-4): "): the input holds the whole
+// list, so without it the message beside the input does not say which
+// line or value is wrong.
+func itemPrefix(cfg *experiments.Config, path string) string {
+	if m := rowItemPath.FindStringSubmatch(path); m != nil {
+		pi, _ := strconv.Atoi(m[1])
+		n, _ := strconv.Atoi(m[3])
+		if pi >= len(cfg.Workload.Parts) {
+			return ""
+		}
+		p := cfg.Workload.Parts[pi]
+		if m[2] == "segments" && n < len(p.Segments) {
+			sg := p.Segments[n]
+			return fmt.Sprintf("segment %d (%s,%s): ", n+1, formatNum(sg.RateRPS), formatNum(sg.DurationMS))
+		}
+		if m[2] == "bursts" && n < len(p.Bursts) {
+			b := p.Bursts[n]
+			return fmt.Sprintf("burst %d (%s,%d): ", n+1, formatNum(b.AtMS), b.Count)
+		}
+		return ""
+	}
+	if m := valueItemPath.FindStringSubmatch(path); m != nil {
+		li, _ := strconv.Atoi(m[1])
+		n, _ := strconv.Atoi(m[3])
+		if li >= len(cfg.Limiters) {
+			return ""
+		}
+		var vs limiter.Values
+		l := cfg.Limiters[li]
+		switch m[2] {
+		case limiter.ParamRate:
+			vs = l.RateRPS
+		case limiter.ParamBurst:
+			vs = l.Burst
+		case limiter.ParamQueue:
+			vs = l.Queue
+		case limiter.ParamLimit:
+			vs = l.Limit
+		case limiter.ParamWindow:
+			vs = l.WindowMS
+		}
+		if n < len(vs) {
+			return fmt.Sprintf("value %d (%s): ", n+1, formatNum(vs[n]))
+		}
+	}
+	return ""
+}
+
+// notZero refuses a typed 0 in an input whose 0 means "the default" in the
+// config document: the engine would silently run the default instead of
+// what the user typed (workers 0 ran 1 worker, deadline 0 ran 200 ms). An
+// empty input still means the default.
+func (f *SweepForm) notZero(key, path, text string, v float64, msg, def string) {
+	if strings.TrimSpace(text) == "" || v != 0 || len(f.Errors[key]) > 0 {
+		return
+	}
+	f.AddError(key, path, fmt.Sprintf("%s (leave it empty for the default, %s)", msg, def))
+}
+
 // Document turns the form into a config document and checks it with the
 // engine's decoder, the same one the CLI and the JSON API use. Errors land
 // on the inputs at fault (f.Errors); the returned config is nil then.
@@ -308,10 +384,15 @@ func (f *SweepForm) Document() ([]byte, *experiments.Config) {
 	}
 	cfg.Workload.DurationMS = f.number("duration_ms", "workload.duration_ms", f.DurationMS)
 	cfg.Server.Workers = f.integer("server.workers", "server.workers", f.Workers)
+	f.notZero("server.workers", "server.workers", f.Workers, float64(cfg.Server.Workers), "must be at least 1", strconv.Itoa(server.DefaultWorkers))
 	cfg.Server.ServiceMS = f.number("server.service_ms", "server.service_ms", f.ServiceMS)
+	f.notZero("server.service_ms", "server.service_ms", f.ServiceMS, cfg.Server.ServiceMS, "must be more than 0 ms", formatNum(server.DefaultServiceMS)+" ms")
 	cfg.Server.DeadlineMS = f.number("server.deadline_ms", "server.deadline_ms", f.DeadlineMS)
+	f.notZero("server.deadline_ms", "server.deadline_ms", f.DeadlineMS, cfg.Server.DeadlineMS, "must be more than 0 ms", formatNum(server.DefaultDeadlineMS)+" ms")
 	cfg.Metrics.RollingWindowMS = f.number("metrics.rolling_window_ms", "metrics.rolling_window_ms", f.RollingWindowMS)
+	f.notZero("metrics.rolling_window_ms", "metrics.rolling_window_ms", f.RollingWindowMS, cfg.Metrics.RollingWindowMS, "must be more than 0 ms", "1000 ms")
 	cfg.Metrics.FairnessWindowMS = f.number("metrics.fairness_window_ms", "metrics.fairness_window_ms", f.FairnessWindowMS)
+	f.notZero("metrics.fairness_window_ms", "metrics.fairness_window_ms", f.FairnessWindowMS, cfg.Metrics.FairnessWindowMS, "must be more than 0 ms", "1000 ms")
 	if len(f.Parts) == 0 {
 		f.AddError("parts", "workload.parts", "add at least one workload part")
 	}
@@ -347,7 +428,7 @@ func (f *SweepForm) Document() ([]byte, *experiments.Config) {
 	if err != nil {
 		for _, e := range field.Errors(err) {
 			if key := FormKey(e.Path); !unparsed[key] {
-				f.AddError(key, e.Path, e.Msg)
+				f.AddError(key, e.Path, itemPrefix(&cfg, e.Path)+e.Msg)
 			}
 		}
 	}
@@ -377,6 +458,7 @@ func (f *SweepForm) part(i int, pf PartForm) workload.Part {
 	}
 	if has("weight") {
 		p.Weight = f.number(key("weight"), path("weight"), pf.Weight)
+		f.notZero(key("weight"), path("weight"), pf.Weight, p.Weight, "must be more than 0", "1")
 	}
 	if has("rate_rps") {
 		p.RateRPS = f.number(key("rate_rps"), path("rate_rps"), pf.RateRPS)

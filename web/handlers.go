@@ -209,14 +209,19 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 
 	_, cfg := f.Document()
 	for key, msg := range uploadErrs {
+		path := key
 		// Map the post's row number to the form's.
 		if m := csvKeyRow.FindStringSubmatch(key); m != nil {
 			n, _ := strconv.Atoi(m[1])
 			if i := slices.Index(partRows, n); i >= 0 {
 				key = rowKey("parts", i, "csv")
+				path = fmt.Sprintf("workload.parts[%d].csv", i)
+				// The trace was not read, so the engine saw an empty one:
+				// its "is empty" would contradict the size error.
+				f.dropErrors(key)
 			}
 		}
-		f.AddError(key, key, msg)
+		f.AddError(key, path, msg)
 		cfg = nil
 	}
 	if cfg == nil {

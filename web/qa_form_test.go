@@ -1,0 +1,95 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestFormTypedZeroIsNotTheDefault: a typed 0 where the config document
+// reads 0 as "the default" is refused beside its input; it used to run the
+// default silently (workers 0 ran 1 worker, deadline 0 ran 200 ms).
+func TestFormTypedZeroIsNotTheDefault(t *testing.T) {
+	l := newLab(t, false, 4)
+	for _, key := range []string{"server.workers", "server.service_ms", "server.deadline_ms",
+		"metrics.rolling_window_ms", "metrics.fairness_window_ms", "parts.0.weight"} {
+		t.Run(key, func(t *testing.T) {
+			v := formValuesOf(DefaultForm())
+			v.Set(key, "0")
+			w := l.postForm("/runs", v)
+			if w.Code != http.StatusUnprocessableEntity {
+				t.Fatalf("status %d, want 422", w.Code)
+			}
+			block := inputBlock(t, w.Body.String(), key)
+			if !strings.Contains(block, "field-error") || !strings.Contains(block, "leave it empty for the default") {
+				t.Errorf("no error beside %s:\n%s", key, block)
+			}
+			if !strings.Contains(block, `value="0"`) {
+				t.Errorf("the typed 0 was not kept:\n%s", block)
+			}
+		})
+	}
+	if _, total, err := l.store.List(context.Background(), 10, 0); err != nil || total != 0 {
+		t.Errorf("typed zeros stored %d runs (%v)", total, err)
+	}
+	// Empty still means the default.
+	v := formValuesOf(DefaultForm())
+	v.Set("server.deadline_ms", "")
+	if w := l.postForm("/runs", v); w.Code != http.StatusSeeOther {
+		t.Errorf("empty deadline: %d, want 303", w.Code)
+	}
+}
+
+// TestFormListItemNamed: an engine error about one item of a list input
+// says which item, since the input holds the whole list.
+func TestFormListItemNamed(t *testing.T) {
+	l := newLab(t, false, 4)
+	for _, tc := range []struct {
+		set       map[string]string
+		key, want string
+	}{
+		{map[string]string{"limiters.0.burst": "1, 2, -4"}, "limiters.0.burst", "value 3 (-4): must be at least 1"},
+		{map[string]string{"parts.0.type": "demand-curve", "parts.0.segments": "20,1000\n-600,200"}, "parts.0.segments", "segment 2 (-600,200): must be"},
+		{map[string]string{"parts.0.type": "bursts", "parts.0.bursts": "100,5\n-5,3"}, "parts.0.bursts", "burst 2 (-5,3): must be"},
+	} {
+		t.Run(tc.key, func(t *testing.T) {
+			v := formValuesOf(DefaultForm())
+			for k, val := range tc.set {
+				v.Set(k, val)
+			}
+			w := l.postForm("/runs", v)
+			if w.Code != http.StatusUnprocessableEntity {
+				t.Fatalf("status %d, want 422", w.Code)
+			}
+			if block := inputBlock(t, w.Body.String(), tc.key); !strings.Contains(block, htmlEscape(tc.want)) {
+				t.Errorf("want %q beside %s:\n%s", tc.want, tc.key, block)
+			}
+		})
+	}
+}
+
+// TestOversizeTraceOnlySizeError: a trace past the limit gets the size
+// error alone (not also "is empty", which the engine said of the unread
+// trace), under its config path in the summary.
+func TestOversizeTraceOnlySizeError(t *testing.T) {
+	l := newLab(t, false, 4)
+	v := formValuesOf(DefaultForm())
+	v.Set("parts.0.type", "trace")
+	big := bytes.Repeat([]byte("1,a\n"), MaxTraceBytes/4+1)
+	w := l.do(multipartForm(t, v, "parts.0.csv_file", big))
+	if w.Code != http.StatusRequestEntityTooLarge {
+		t.Fatalf("status %d, want 413", w.Code)
+	}
+	body := w.Body.String()
+	if strings.Contains(body, "is empty") {
+		t.Error(`an oversize trace is also reported as "is empty"`)
+	}
+	if !strings.Contains(body, "workload.parts[0].csv") {
+		t.Error("the summary does not name the trace's config path")
+	}
+	if block := inputBlock(t, body, "parts.0.csv_file"); !strings.Contains(block, "larger than 10.0 MB") {
+		t.Errorf("no size error at the trace:\n%s", block)
+	}
+}
