@@ -349,13 +349,15 @@ func (s *Spec) Expected() float64 {
 	return n
 }
 
-// span is the part's [start, end) inside the window [0, w).
+// span is the part's [start, end) inside the window [0, w); empty (start ==
+// end) when the part starts at or after the end of the window, so that
+// Expected never counts a negative number of arrivals for it.
 func (p *Part) span(w float64) (start, end float64) {
 	start, end = p.StartMS, w
 	if p.EndMS != nil && *p.EndMS < end {
 		end = *p.EndMS
 	}
-	return start, end
+	return min(start, end), end
 }
 
 // String describes the part in a few words, for summaries.

@@ -291,6 +291,31 @@ func TestExpectedMatchesDeterministicParts(t *testing.T) {
 	}
 }
 
+// TestExpectedNeverCountsBelowZero: a part that starts after the end of the
+// run emits nothing and counts nothing; it used to count a negative number
+// of arrivals, which hid another part's millions from the size limit.
+func TestExpectedNeverCountsBelowZero(t *testing.T) {
+	late := 2000.0
+	for _, p := range []workload.Part{
+		{Type: workload.Constant, RateRPS: 1000, StartMS: late},
+		{Type: workload.Poisson, RateRPS: 1000, StartMS: late},
+		{Type: workload.Clients, Group: "g", Clients: 1000, RateRPS: 1000, StartMS: late},
+		{Type: workload.Clients, Group: "g", Clients: 3, RateRPS: 1000, StartMS: 1500, EndMS: &late},
+	} {
+		s := workload.Spec{DurationMS: 1000, Parts: []workload.Part{p}}
+		if e := s.Expected(); e != 0 {
+			t.Errorf("%s starting at %g ms of a 1000 ms run: Expected() = %g, want 0", p.String(), p.StartMS, e)
+		}
+		a, err := workload.Generate(&s, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Len() != 0 {
+			t.Errorf("%s starting at %g ms of a 1000 ms run: %d arrivals", p.String(), p.StartMS, a.Len())
+		}
+	}
+}
+
 // TestMergeIsAStableSortOfTheParts generates random deterministic parts
 // (whose arrivals do not depend on their index) together and one by one:
 // the combined list must be the parts' lists concatenated in order and
