@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
@@ -94,10 +95,14 @@ func NewResultView(res *experiments.Result, chosen int) *ResultView {
 	for _, li := range order {
 		pts := byLimiter[li]
 		pick := -1
+		if li == cp.LimiterIndex {
+			// The chosen point itself: in a sweep of two parameters the
+			// first point with its swept value may have another rate.
+			pick = chosen
+		}
 		for _, p := range pts {
-			if p == cp || (p.Swept == cp.Swept && p.SweptValue() == cp.SweptValue()) {
+			if pick < 0 && p.Swept == cp.Swept && p.SweptValue() == cp.SweptValue() {
 				pick = p.Index
-				break
 			}
 		}
 		if pick < 0 {
@@ -243,6 +248,12 @@ func optionJSON(c interface {
 	Validate()
 	JSON() map[string]interface{}
 }) string {
+	switch t := c.(type) {
+	case *charts.Line:
+		fitLegend(&t.Legend, t.GridList, t.MultiSeries)
+	case *charts.Bar:
+		fitLegend(&t.Legend, t.GridList, t.MultiSeries)
+	}
 	c.Validate()
 	b, err := json.Marshal(c.JSON())
 	if err != nil {
@@ -250,6 +261,57 @@ func optionJSON(c interface {
 		panic(fmt.Sprintf("chart option: %v", err))
 	}
 	return string(b)
+}
+
+// Legend layout: a chart is at least 520 px wide (static/style.css:
+// minmax(520px, 1fr)), about 650 px on a 1440 px screen; the grid's bottom
+// margin holds two legend rows.
+const (
+	legendWidth   = 560
+	legendRowPx   = 22
+	legendMaxRows = 4
+)
+
+// legendRows estimates how many rows echarts needs for a plain legend of
+// these names (a 25 px icon, 5 px padding and 10 px gap per item, about
+// 6 px per character of 12 px text).
+func legendRows(names []string) int {
+	rows, x := 1, 0
+	for _, n := range names {
+		w := 40 + 6*len([]rune(n))
+		if x > 0 && x+w > legendWidth {
+			rows, x = rows+1, 0
+		}
+		x += w
+	}
+	return rows
+}
+
+// fitLegend keeps a long legend off the x axis name: three or four rows
+// raise the grid's bottom by a row each; more become a one-row scrolling
+// legend. (A plain legend that wraps to a third row used to be drawn over
+// the axis name, as in a sweep of two token-bucket parameters.)
+func fitLegend(l *opts.Legend, grids []opts.Grid, series charts.MultiSeries) {
+	if l.Show != nil && !*l.Show || len(grids) == 0 {
+		return
+	}
+	names := make([]string, 0, len(series))
+	for _, s := range series {
+		if !slices.Contains(names, s.Name) {
+			names = append(names, s.Name)
+		}
+	}
+	rows := legendRows(names)
+	if rows <= 2 {
+		return
+	}
+	if rows > legendMaxRows {
+		l.Type = "scroll"
+		return
+	}
+	if b, err := strconv.Atoi(grids[0].Bottom); err == nil {
+		grids[0].Bottom = strconv.Itoa(b + legendRowPx*(rows-2))
+	}
 }
 
 func xy(x, y float64) opts.LineData { return opts.LineData{Value: []float64{x, y}} }
@@ -375,15 +437,65 @@ func (v *ResultView) sweepLines(c *charts.Line, suffix string, metric func(p *ex
 			}
 		}
 		if len(data) > 0 {
-			c.AddSeries(l.Name+suffix, data, dots, lineType, colored(v.lineColor(i)), marked(l.Points[0].LimiterIndex))
+			c.AddSeries(l.Name+suffix, data, dots, lineType, colored(v.lineColor(i)), marked(v.lineRank(i)))
 		}
 	}
 }
 
+// splitLines reports whether some limiter draws several lines (it sweeps
+// more than one parameter).
+func (v *ResultView) splitLines() bool { return len(v.Lines) > len(v.Step) }
+
 // lineColor is sweep line i's color: its limiter's, so one limiter looks
-// the same on every chart (several lines of one limiter share it).
+// the same on every chart; when a limiter draws several lines, each line
+// has its own color (one color for rate_rps=50, 100 and 150 made them
+// impossible to tell apart).
 func (v *ResultView) lineColor(i int) string {
+	if v.splitLines() {
+		return palette[i%len(palette)]
+	}
 	return limiterColor(v.Lines[i].Points[0].LimiterIndex)
+}
+
+// lineRank orders sweep line i for marked: its limiter, or the line itself
+// when a limiter draws several.
+func (v *ResultView) lineRank(i int) int {
+	if v.splitLines() {
+		return i
+	}
+	return v.Lines[i].Points[0].LimiterIndex
+}
+
+// lineOf is the index of the sweep line holding p, or -1.
+func (v *ResultView) lineOf(p *experiments.Point) int {
+	for i, l := range v.Lines {
+		if slices.Contains(l.Points, p) {
+			return i
+		}
+	}
+	return -1
+}
+
+// pointColor is the color of p's sweep line, for the charts at one point.
+func (v *ResultView) pointColor(p *experiments.Point) string {
+	if i := v.lineOf(p); i >= 0 {
+		return v.lineColor(i)
+	}
+	return limiterColor(p.LimiterIndex)
+}
+
+// pointName labels a point by its sweep line and swept value, so the
+// limiter's other swept parameters show too ("token-bucket (rate_rps=50)
+// burst=37", not just "token-bucket burst=37").
+func (v *ResultView) pointName(p *experiments.Point) string {
+	i := v.lineOf(p)
+	if i < 0 {
+		return pointName(p)
+	}
+	if p.Swept == "" {
+		return v.Lines[i].Name
+	}
+	return fmt.Sprintf("%s %s=%s", v.Lines[i].Name, p.Swept, formatNum(p.SweptValue()))
 }
 
 // xRange is the smallest and largest swept value.
@@ -542,7 +654,7 @@ func fairnessSection(v *ResultView) *ChartGroup {
 				data[i] = opts.BarData{Value: p.Clients[i].AdmittedRPS}
 			}
 		}
-		b.AddSeries(pointName(p), data, charts.WithItemStyleOpts(opts.ItemStyle{Color: limiterColor(p.LimiterIndex)}))
+		b.AddSeries(v.pointName(p), data, charts.WithItemStyleOpts(opts.ItemStyle{Color: v.pointColor(p)}))
 	}
 	g.Charts = append(g.Charts, Chart{ID: "chart-clients", Title: "Admitted rate per client", Option: optionJSON(b)})
 
@@ -554,7 +666,7 @@ func fairnessSection(v *ResultView) *ChartGroup {
 		for k, j := range p.JainSeries {
 			data[k] = xy(float64(k)*W, j)
 		}
-		c.AddSeries(pointName(p), data, append([]charts.SeriesOpts{steps}, styled(limiterColor(p.LimiterIndex), solid)...)...)
+		c.AddSeries(v.pointName(p), data, append([]charts.SeriesOpts{steps}, styled(v.pointColor(p), solid)...)...)
 	}
 	g.Charts = append(g.Charts, Chart{ID: "chart-jain-time", Title: "Jain's index over time", Option: optionJSON(c)})
 	return g
@@ -583,7 +695,7 @@ func timeSection(v *ResultView) *ChartGroup {
 	bucket = max(bucket, 1)
 	width := float64(bucket * experiments.SeriesWindowMS)
 	sub := fmt.Sprintf("per %s ms window", formatNum(width))
-	g := &ChartGroup{ID: "timeline", Title: "Over time, at " + pointName(chosen),
+	g := &ChartGroup{ID: "timeline", Title: "Over time, at " + v.pointName(chosen),
 		Intro: "Pick a point in the results table (\"show\") to see its time series; the other limiters are shown at the same swept value."}
 	rate := func(xs []int32) []opts.LineData {
 		data := make([]opts.LineData, 0, windows/bucket+1)
@@ -601,14 +713,14 @@ func timeSection(v *ResultView) *ChartGroup {
 		charts.WithItemStyleOpts(opts.ItemStyle{Color: "#9ca3af"}), charts.WithAreaStyleOpts(opts.AreaStyle{Opacity: opts.Float(0.15)}))
 	for _, pi := range v.Step {
 		p := &res.Points[pi]
-		c.AddSeries(pointName(p)+" released", rate(p.Series.Released), append([]charts.SeriesOpts{steps}, styled(limiterColor(p.LimiterIndex), solid)...)...)
+		c.AddSeries(v.pointName(p)+" released", rate(p.Series.Released), append([]charts.SeriesOpts{steps}, styled(v.pointColor(p), solid)...)...)
 	}
 	g.Charts = append(g.Charts, Chart{ID: "chart-series", Title: "Offered against released", Option: optionJSON(c)})
 
 	c = newLine("chart-rejected", "Rejected over time", sub, "time (ms)", "rejected (req/s)", "value")
 	for _, pi := range v.Step {
 		p := &res.Points[pi]
-		c.AddSeries(pointName(p), rate(p.Series.Rejected), append([]charts.SeriesOpts{steps}, styled(limiterColor(p.LimiterIndex), solid)...)...)
+		c.AddSeries(v.pointName(p), rate(p.Series.Rejected), append([]charts.SeriesOpts{steps}, styled(v.pointColor(p), solid)...)...)
 	}
 	g.Charts = append(g.Charts, Chart{ID: "chart-rejected", Title: "Rejected over time", Option: optionJSON(c)})
 
@@ -623,7 +735,7 @@ func timeSection(v *ResultView) *ChartGroup {
 			}
 			data = append(data, xy(float64(k*experiments.SeriesWindowMS), float64(m)))
 		}
-		c.AddSeries(pointName(p), data, append([]charts.SeriesOpts{steps}, styled(limiterColor(p.LimiterIndex), solid)...)...)
+		c.AddSeries(v.pointName(p), data, append([]charts.SeriesOpts{steps}, styled(v.pointColor(p), solid)...)...)
 	}
 	g.Charts = append(g.Charts, Chart{ID: "chart-insystem", Title: "Requests at the server", Option: optionJSON(c)})
 	return g

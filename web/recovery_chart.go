@@ -36,7 +36,7 @@ func recoverySection(v *ResultView) *ChartGroup {
 	data := make([]opts.BarData, len(v.Step))
 	for i, pi := range v.Step {
 		p := &res.Points[pi]
-		names[i] = pointName(p)
+		names[i] = v.pointName(p)
 		if r := p.Metrics.Recovery; r != nil && r.RecoveryMS != nil {
 			data[i] = opts.BarData{Value: *r.RecoveryMS}
 		} else {
@@ -68,7 +68,7 @@ func recoverySection(v *ResultView) *ChartGroup {
 			for k := experiments.RecoveryWindows - 1; k < windows; k++ {
 				pts = append(pts, xy(float64((k+1)*experiments.SeriesWindowMS), f(&p.Series, k+1-experiments.RecoveryWindows, k+1)))
 			}
-			c.AddSeries(pointName(p), pts, plain, solid)
+			c.AddSeries(v.pointName(p), pts, plain, solid)
 		}
 		g.Charts = append(g.Charts, Chart{ID: id, Title: title, Option: optionJSON(c)})
 	}

@@ -1,0 +1,109 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ratelab/ratelab/experiments"
+)
+
+// TestTwoParameterSweepCharts: a limiter that sweeps two parameters draws
+// one line per outer value in its own color (they all shared the
+// limiter's), a legend that wraps past two rows gets room below the x axis
+// name instead of covering it, and the time-series section names the outer
+// value of its point.
+func TestTwoParameterSweepCharts(t *testing.T) {
+	cfg, err := experiments.DecodeConfig([]byte(`{"version":1,"seed":1,"workload":{"duration_ms":2000,"parts":[
+		{"type":"poisson","rate_rps":90}]},
+		"limiters":[{"type":"token-bucket","rate_rps":[50,100,150],"burst":[1,5,10]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := experiments.Run(context.Background(), cfg, experiments.Options{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := NewResultView(res, -1)
+	type option struct {
+		Legend struct{ Type string }
+		Grid   []struct{ Bottom string }
+		Series []struct {
+			Name      string
+			LineStyle struct{ Color string }
+		}
+	}
+	charts := map[string]option{}
+	var timeline string
+	for _, g := range v.Groups() {
+		if g.ID == "timeline" {
+			timeline = g.Title
+		}
+		for _, c := range g.Charts {
+			var o option
+			if err := json.Unmarshal([]byte(c.Option), &o); err != nil {
+				t.Fatalf("%s: %v", c.ID, err)
+			}
+			charts[c.ID] = o
+		}
+	}
+	colors := map[string]string{}
+	for _, s := range charts["chart-goodput"].Series {
+		if strings.HasPrefix(s.Name, "token-bucket") {
+			if other, ok := colors[s.LineStyle.Color]; ok {
+				t.Errorf("%q and %q share the color %s", other, s.Name, s.LineStyle.Color)
+			}
+			colors[s.LineStyle.Color] = s.Name
+		}
+	}
+	if len(colors) != 3 {
+		t.Errorf("goodput chart: %d colored token-bucket lines, want 3", len(colors))
+	}
+	o := charts["chart-reject-late"]
+	if len(o.Series) != 6 || len(o.Grid) == 0 {
+		t.Fatalf("reject chart: %d series, %d grids", len(o.Series), len(o.Grid))
+	}
+	if b, _ := strconv.Atoi(o.Grid[0].Bottom); b <= 95 && o.Legend.Type != "scroll" {
+		t.Errorf("six long legend entries with grid bottom %s and a %q legend: the legend covers the x axis name", o.Grid[0].Bottom, o.Legend.Type)
+	}
+	if !strings.Contains(timeline, "rate_rps=") {
+		t.Errorf("time-series section %q does not say which rate its point has", timeline)
+	}
+}
+
+func TestLegendRows(t *testing.T) {
+	if r := legendRows([]string{"token-bucket", "leaky-bucket", "offered"}); r != 1 {
+		t.Errorf("three short names: %d rows", r)
+	}
+	long := strings.Repeat("x", 30)
+	if r := legendRows([]string{long, long, long, long, long, long}); r != 3 {
+		t.Errorf("six 30-character names: %d rows, want 3", r)
+	}
+}
+
+// TestChosenPointOfTwoParameterSweep: the time-series charts show the
+// point chosen in the results table, not the first point of its limiter
+// with the same swept value (rate_rps=50 burst=5 was shown for
+// rate_rps=150 burst=5, under a title naming the chosen point).
+func TestChosenPointOfTwoParameterSweep(t *testing.T) {
+	cfg, err := experiments.DecodeConfig([]byte(`{"version":1,"seed":1,"workload":{"duration_ms":1000,"parts":[
+		{"type":"poisson","rate_rps":90}]},
+		"limiters":[{"type":"token-bucket","rate_rps":[50,150],"burst":[1,5]},{"type":"leaky-bucket","rate_rps":100,"queue":[1,5]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := experiments.Run(context.Background(), cfg, experiments.Options{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range res.Points {
+		p := &res.Points[i]
+		v := NewResultView(res, i)
+		if got := v.Step[p.LimiterIndex]; got != i {
+			q := &res.Points[got]
+			t.Errorf("chose %s, the charts show %s", v.pointName(p), v.pointName(q))
+		}
+	}
+}
