@@ -17,7 +17,6 @@ import (
 	"math"
 	"reflect"
 	"regexp"
-	"slices"
 	"strings"
 
 	"github.com/ratelab/ratelab/experiments/field"
@@ -482,8 +481,12 @@ func (c *Config) validateReports() field.List {
 						errs.Add(field.Join(cp, "limiter"), "must be the index of a limiter (0 to %d)", len(c.Limiters)-1)
 					} else if col.Swept != nil {
 						l := &c.Limiters[*col.Limiter]
-						if !slices.Contains(*limiterValues(l), *col.Swept) {
+						vs := *limiterValues(l)
+						if n := countOf(vs, *col.Swept); n == 0 {
 							errs.Add(field.Join(cp, "swept"), "%g is not a value of %s.%s", *col.Swept, l.Label(), l.Swept())
+						} else if n > 1 {
+							// The report would show the first of them.
+							errs.Add(field.Join(cp, "swept"), "%s.%s = %g picks %d points (another parameter lists several values too): a series report column needs a limiter with one swept parameter", l.Label(), l.Swept(), *col.Swept, n)
 						}
 					} else if c.Limiters[*col.Limiter].Count() != 1 {
 						errs.Add(field.Join(cp, "swept"), "is required: the limiter has several points")
@@ -497,6 +500,17 @@ func (c *Config) validateReports() field.List {
 		}
 	}
 	return errs
+}
+
+// countOf is how many times v occurs in vs.
+func countOf(vs []float64, v float64) int {
+	n := 0
+	for _, x := range vs {
+		if x == v {
+			n++
+		}
+	}
+	return n
 }
 
 func limiterValues(l *limiter.Spec) *[]float64 {

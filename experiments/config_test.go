@@ -287,6 +287,7 @@ func TestBadConfigsNameTheField(t *testing.T) {
 		{"report over a standard output", edit(`"seed": 1`, `"seed": 1, "reports": [{"type": "points", "file": "results.csv", "columns": [{"header": "g", "value": "goodput_rps"}]}]`), "reports[0].file", "already an output"},
 		{"series report without a point", edit(`"seed": 1`, `"seed": 1, "reports": [{"type": "series", "file": "s.csv", "columns": [{"header": "r", "value": "released_rps"}]}]`), "reports[0].columns[0].limiter", "index of a limiter"},
 		{"series report with a swept value not swept", edit(`"seed": 1`, `"seed": 1, "reports": [{"type": "series", "file": "s.csv", "columns": [{"header": "r", "value": "released_rps", "limiter": 0, "swept": 7}]}]`), "reports[0].columns[0].swept", "is not a value"},
+		{"series report with a swept value of several points", strings.Replace(edit(`"rate_rps": 100, "burst": 10`, `"rate_rps": [100, 200], "burst": [10, 20]`), `"seed": 1`, `"seed": 1, "reports": [{"type": "series", "file": "s.csv", "columns": [{"header": "r", "value": "released_rps", "limiter": 0, "swept": 10}]}]`, 1), "reports[0].columns[0].swept", "burst = 10 picks 2 points"},
 		{"report file name", edit(`"seed": 1`, `"seed": 1, "reports": [{"type": "points", "file": "../x.csv", "columns": [{"header": "g", "value": "goodput_rps"}]}]`), "reports[0].file", "file name"},
 	}
 	for _, c := range cases {
