@@ -529,10 +529,14 @@ func throughputSection(v *ResultView) *ChartGroup {
 	g := &ChartGroup{ID: "throughput", Title: "Goodput and rejections",
 		Intro: "Goodput counts requests served within the deadline, per second of the arrival window."}
 
-	c := v.newSweepChart("chart-goodput", "Goodput against the swept parameter", "one line per limiter; dotted: offered load", "dotted: offered load", "goodput (req/s)")
+	title := "Goodput against the swept parameter"
+	if v.Categorical() {
+		title = "Goodput per limiter" // nothing is swept: one bar per limiter
+	}
+	c := v.newSweepChart("chart-goodput", title, "one line per limiter; dotted: offered load", "dotted: offered load", "goodput (req/s)")
 	v.sweepLines(c, "", always(func(m *experiments.Metrics) float64 { return m.GoodputRPS }), solid)
 	v.flat(c, "offered", v.Res.Points[0].Metrics.OfferedRPS)
-	g.Charts = append(g.Charts, Chart{ID: "chart-goodput", Title: "Goodput against the swept parameter", Option: optionJSON(c)})
+	g.Charts = append(g.Charts, Chart{ID: "chart-goodput", Title: title, Option: optionJSON(c)})
 
 	c = v.newSweepChart("chart-reject-late", "Rejected and served late", "solid: rejected; dashed: served after the deadline (both % of arrivals)", "late: served after the deadline (both % of arrivals)", "share of arrivals (%)")
 	v.sweepLines(c, " rejected", always(func(m *experiments.Metrics) float64 { return m.RejectPct }), solid)

@@ -107,3 +107,60 @@ func TestChosenPointOfTwoParameterSweep(t *testing.T) {
 		}
 	}
 }
+
+// TestRecoveryChartsUseLimiterColors: the recovery section colors each
+// limiter as every other chart does (it used echarts' default palette, so
+// red was token-bucket there and sliding-window-log elsewhere).
+func TestRecoveryChartsUseLimiterColors(t *testing.T) {
+	v := presetView(t, "flash-crowd")
+	for _, g := range v.Groups() {
+		if g.ID != "recovery" {
+			continue
+		}
+		for _, c := range g.Charts {
+			var o struct {
+				Series []struct {
+					Name      string
+					LineStyle struct{ Color string }
+					Data      []struct {
+						ItemStyle struct{ Color string }
+					}
+				}
+			}
+			if err := json.Unmarshal([]byte(c.Option), &o); err != nil {
+				t.Fatal(err)
+			}
+			for i, pi := range v.Step {
+				want := v.pointColor(&v.Res.Points[pi])
+				got := ""
+				if c.ID == "chart-recovery" && len(o.Series) == 1 && i < len(o.Series[0].Data) {
+					got = o.Series[0].Data[i].ItemStyle.Color
+					if o.Series[0].Data[i].ItemStyle.Color == "" && v.Res.Points[pi].Metrics.Recovery.RecoveryMS == nil {
+						continue // no bar
+					}
+				} else if i < len(o.Series) {
+					got = o.Series[i].LineStyle.Color
+				}
+				if got != want {
+					t.Errorf("%s: %s drawn in %q, its color elsewhere is %s", c.ID, v.pointName(&v.Res.Points[pi]), got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestCategoricalGoodputTitle: a run of limiters at single settings sweeps
+// nothing, so its goodput chart is not titled "against the swept parameter".
+func TestCategoricalGoodputTitle(t *testing.T) {
+	v := presetView(t, "boundary")
+	if !v.Categorical() {
+		t.Skip("boundary preset sweeps a parameter")
+	}
+	for _, g := range v.Groups() {
+		for _, c := range g.Charts {
+			if c.ID == "chart-goodput" && (strings.Contains(c.Option, "swept parameter") || strings.Contains(c.Title, "swept parameter")) {
+				t.Errorf("categorical goodput chart titled %q", c.Title)
+			}
+		}
+	}
+}

@@ -38,7 +38,7 @@ func recoverySection(v *ResultView) *ChartGroup {
 		p := &res.Points[pi]
 		names[i] = v.pointName(p)
 		if r := p.Metrics.Recovery; r != nil && r.RecoveryMS != nil {
-			data[i] = opts.BarData{Value: *r.RecoveryMS}
+			data[i] = opts.BarData{Value: *r.RecoveryMS, ItemStyle: &opts.ItemStyle{Color: v.pointColor(p)}}
 		} else {
 			data[i] = opts.BarData{Value: nil}
 		}
@@ -68,7 +68,8 @@ func recoverySection(v *ResultView) *ChartGroup {
 			for k := experiments.RecoveryWindows - 1; k < windows; k++ {
 				pts = append(pts, xy(float64((k+1)*experiments.SeriesWindowMS), f(&p.Series, k+1-experiments.RecoveryWindows, k+1)))
 			}
-			c.AddSeries(v.pointName(p), pts, plain, solid)
+			// In the limiter's color, as on every other chart of the page.
+			c.AddSeries(v.pointName(p), pts, append([]charts.SeriesOpts{plain}, styled(v.pointColor(p), solid)...)...)
 		}
 		g.Charts = append(g.Charts, Chart{ID: id, Title: title, Option: optionJSON(c)})
 	}
