@@ -156,7 +156,39 @@ func (s *Spec) Validate(path string) field.List {
 	for i := range s.Parts {
 		errs = append(errs, s.Parts[i].validate(field.Index(field.Join(path, "parts"), i), s.DurationMS)...)
 	}
+	if len(errs) == 0 {
+		if s.clientsBound() > MaxClients {
+			errs.Add(field.Join(path, "parts"), "declare more than %d clients in all, the limit", MaxClients)
+		}
+	}
 	return errs
+}
+
+// clientsBound is an upper bound on the clients the parts declare (parts
+// that name the same clients count them twice), so that a run with millions
+// of them is refused before its client table is built.
+func (s *Spec) clientsBound() int {
+	n := 0
+	for i := range s.Parts {
+		p := &s.Parts[i]
+		switch {
+		case p.Type == Trace:
+			events, _ := ParseTrace(p.CSV)
+			names := map[string]bool{}
+			for _, e := range events {
+				names[e.Client] = true
+			}
+			n += len(names)
+		case p.Clients > 0:
+			n += p.Clients
+		default:
+			n++
+		}
+		if n > MaxClients {
+			break // the count only has to pass the limit
+		}
+	}
+	return n
 }
 
 func checkRate(errs *field.List, path string, v float64, zeroOK bool) {
