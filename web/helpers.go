@@ -32,6 +32,10 @@ func runName(r storage.Run) string {
 
 func fmtTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") }
 
+// fmtShortTime is the recent-runs sidebar's time: the full one did not fit
+// its 380 px beside the name and status (the table ran out of its card).
+func fmtShortTime(t time.Time) string { return t.UTC().Format("Jan 2 15:04") }
+
 func progressText(r storage.Run) string {
 	return fmt.Sprintf("%d / %d", r.PointsDone, r.PointsTotal)
 }
