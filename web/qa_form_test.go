@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -91,5 +92,23 @@ func TestOversizeTraceOnlySizeError(t *testing.T) {
 	}
 	if block := inputBlock(t, body, "parts.0.csv_file"); !strings.Contains(block, "larger than 10.0 MB") {
 		t.Errorf("no size error at the trace:\n%s", block)
+	}
+}
+
+// TestHeadRequests: HEAD answers like GET without a body (it was 405), so
+// `curl -I` on a download shows its size and sha256.
+func TestHeadRequests(t *testing.T) {
+	l := newLab(t, true, 4)
+	id := runIDFrom(t, l.postForm("/runs", formValuesOf(DefaultForm())))
+	l.wait(id)
+	for _, path := range []string{"/", "/runs", "/runs/" + id, "/runs/" + id + "/files/results.csv", "/api/runs/" + id, "/calculus"} {
+		w := l.do(httptest.NewRequest(http.MethodHead, path, nil))
+		if w.Code != http.StatusOK {
+			t.Errorf("HEAD %s: %d", path, w.Code)
+		}
+	}
+	w := l.do(httptest.NewRequest(http.MethodHead, "/runs/"+id+"/files/results.csv", nil))
+	if w.Header().Get("X-Checksum-Sha256") == "" || w.Header().Get("Content-Disposition") == "" {
+		t.Errorf("HEAD of a download lacks its headers: %v", w.Header())
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/ratelab/ratelab/static"
 )
@@ -17,6 +18,9 @@ func (s *Server) routes() http.Handler {
 	r := chi.NewRouter()
 	// State-changing requests from other origins are refused (403).
 	r.Use(s.recoverPanics, s.logRequests, securityHeaders, http.NewCrossOriginProtection().Handler)
+	// HEAD is GET without the body (curl -I on a download shows its size
+	// and X-Checksum-Sha256); chi answered it 405.
+	r.Use(middleware.GetHead)
 
 	r.Get("/", s.home)                          // new-sweep form + recent runs
 	r.Post("/runs", s.createRun)                // the form posts here
