@@ -154,7 +154,10 @@ func parseHops(text string) ([]CalcHop, error) {
 		if err1 != nil || c < 1 || c > 100_000 {
 			return nil, fmt.Errorf("line %d: workers must be a whole number from 1 to 100000", i+1)
 		}
-		if err2 != nil || !(s > 0 && s <= 3_600_000) {
+		if err2 != nil {
+			return nil, fmt.Errorf("line %d: service_ms %q is not a number", i+1, clipText(strings.TrimSpace(fs[1]), 40))
+		}
+		if !(s > 0 && s <= 3_600_000) {
 			return nil, fmt.Errorf("line %d: service_ms must be more than 0 and at most 3600000", i+1)
 		}
 		hops = append(hops, CalcHop{Workers: c, ServiceMS: s})
@@ -177,9 +180,14 @@ func calculate(f CalcForm) *CalcPage {
 	D := fm.num("budget_ms", f.BudgetMS, 0, 8.64e7, false)
 	r := fm.num("rate_rps", f.RateRPS, 1e-6, 1e9, false)
 	b := fm.num("burst", f.Burst, 1, 1e7, false)
-	hops, err := parseHops(f.Hops)
-	if err != nil {
-		fm.fail("hops", err.Error())
+	// The chain is optional: with no servers listed the page answers for
+	// the single server only (an empty list used to fail the whole page).
+	var hops []CalcHop
+	if strings.TrimSpace(f.Hops) != "" {
+		var err error
+		if hops, err = parseHops(f.Hops); err != nil {
+			fm.fail("hops", err.Error())
+		}
 	}
 	if !math.IsNaN(R + T + D + r + b) {
 		beta := calculus.RateLatency{RatePerMS: calculus.PerMS(R), LatencyMS: T}

@@ -65,7 +65,7 @@ func CalculusPage(p *CalcPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "</div><label for=\"calc-hops\">Chain of servers, one per line: <code>workers, service_ms</code> (R = workers/service, T = service)</label> <textarea id=\"calc-hops\" name=\"hops\" rows=\"4\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "</div><label for=\"calc-hops\">Chain of servers, one per line: <code>workers, service_ms</code> (R = workers/service, T = service); optional</label> <textarea id=\"calc-hops\" name=\"hops\" rows=\"4\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -112,3 +112,21 @@ func TestHeadRequests(t *testing.T) {
 		t.Errorf("HEAD of a download lacks its headers: %v", w.Header())
 	}
 }
+
+// TestCalculusHops: the chain of servers is optional (an empty list failed
+// the whole page with 422 although the single-server answer needs none),
+// and a service time that is not a number says so.
+func TestCalculusHops(t *testing.T) {
+	l := newLab(t, false, 4)
+	w := l.get("/calculus?server_rps=100&latency_ms=10&budget_ms=210&rate_rps=80&burst=20&hops=")
+	if w.Code != http.StatusOK {
+		t.Errorf("empty chain: %d, want 200", w.Code)
+	}
+	if body := w.Body.String(); !strings.Contains(body, "b = R·(D − T) = 20") || strings.Contains(body, "at least one server") {
+		t.Error("empty chain: no single-server answer, or an error for the optional chain")
+	}
+	w = l.get("/calculus?server_rps=100&latency_ms=10&budget_ms=210&rate_rps=80&burst=20&hops=2,x")
+	if w.Code != http.StatusUnprocessableEntity || !strings.Contains(w.Body.String(), htmlEscape(`service_ms "x" is not a number`)) {
+		t.Errorf("hops 2,x: %d, no not-a-number message", w.Code)
+	}
+}
