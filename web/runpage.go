@@ -241,7 +241,14 @@ func buildResultsTable(v *ResultView, runID string) ResultsTable {
 		if p.Swept != "" {
 			swept = fmt.Sprintf("%s = %s", p.Swept, formatNum(p.SweptValue()))
 		}
-		row := TableRow{Cells: []string{p.Limiter, swept}, Link: fmt.Sprintf("/runs/%s?point=%d#timeline", runID, i), Chosen: i == v.Chosen}
+		// The sweep line's name carries the limiter's other swept
+		// parameters ("token-bucket (rate_rps=50)"): with the bare limiter
+		// name, rows of a two-parameter sweep looked alike.
+		name := p.Limiter
+		if li := v.lineOf(p); li >= 0 {
+			name = v.Lines[li].Name
+		}
+		row := TableRow{Cells: []string{name, swept}, Link: fmt.Sprintf("/runs/%s?point=%d#timeline", runID, i), Chosen: i == v.Chosen}
 		for _, col := range cols {
 			val, ok := col.Value(p)
 			cell := ""
