@@ -75,6 +75,19 @@ func (s *Server) apiCreateRun(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, APIErrors{Errors: field.Errors(err)})
 		return
 	}
+	// A trace has the form's limit here too: a larger one was accepted,
+	// and its run could then not be edited as a new sweep.
+	var big field.List
+	for i, p := range cfg.Workload.Parts {
+		if len(p.CSV) > MaxTraceBytes {
+			big = append(big, field.Error{Path: fmt.Sprintf("workload.parts[%d].csv", i),
+				Msg: fmt.Sprintf("the trace is %s; the limit is %s", byteSize(len(p.CSV)), byteSize(MaxTraceBytes))})
+		}
+	}
+	if len(big) > 0 {
+		writeJSON(w, http.StatusRequestEntityTooLarge, APIErrors{Errors: big})
+		return
+	}
 	run, err := s.runner.Submit(r.Context(), cfg, cfg.Name, "")
 	switch {
 	case errors.Is(err, runner.ErrQueueFull):

@@ -130,3 +130,20 @@ func TestCalculusHops(t *testing.T) {
 		t.Errorf("hops 2,x: %d, no not-a-number message", w.Code)
 	}
 }
+
+// TestAPITraceLimit: the API refuses a trace past the form's 10 MB limit
+// with 413 and the part's path (it ran it, and the run could then not be
+// edited as a new sweep).
+func TestAPITraceLimit(t *testing.T) {
+	l := newLab(t, false, 4)
+	csv := strings.Repeat("1,a\n", MaxTraceBytes/4+1)
+	doc := `{"version":1,"workload":{"duration_ms":1000,"parts":[{"type":"poisson","rate_rps":5},{"type":"trace","csv":"` +
+		strings.ReplaceAll(csv, "\n", `\n`) + `"}]},"limiters":[{"type":"none"}]}`
+	w := l.postJSON("/api/runs", []byte(doc))
+	if w.Code != http.StatusRequestEntityTooLarge || !strings.Contains(w.Body.String(), `"workload.parts[1].csv"`) {
+		t.Errorf("trace past the limit: %d %s", w.Code, w.Body.String())
+	}
+	if _, total, err := l.store.List(context.Background(), 10, 0); err != nil || total != 0 {
+		t.Errorf("stored %d runs (%v)", total, err)
+	}
+}
