@@ -189,3 +189,33 @@ func TestResultsTableNamesOuterParameter(t *testing.T) {
 		seen[key] = true
 	}
 }
+
+// TestRecoveryChartSaysNoneRecovered: when no limiter recovers before the
+// run ends the recovery-time chart has no bars, and its subtitle says why
+// (it was an empty 0..1 axis).
+func TestRecoveryChartSaysNoneRecovered(t *testing.T) {
+	cfg, err := experiments.DecodeConfig([]byte(`{"version":1,"seed":1,"workload":{"duration_ms":8000,"parts":[
+		{"type":"clients","group":"web","clients":5,"rate_rps":15,"arrival":"poisson"},
+		{"type":"flash-crowd","group":"crowd","clients":3,"base_rps":10,"multiplier":4,"start_ms":3000,"duration_ms":3000,"ramp_ms":500}]},
+		"limiters":[{"type":"token-bucket","rate_rps":100,"burst":[200]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := experiments.Run(context.Background(), cfg, experiments.Options{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := NewResultView(res, -1)
+	for _, pi := range v.Step {
+		if r := res.Points[pi].Metrics.Recovery; r == nil || r.RecoveryMS != nil {
+			t.Skipf("the point recovered (%+v): the case needs a run that does not", r)
+		}
+	}
+	for _, g := range v.Groups() {
+		for _, c := range g.Charts {
+			if c.ID == "chart-recovery" && !strings.Contains(c.Option, "no limiter recovered") {
+				t.Errorf("empty recovery chart without a word why: %s", c.Option[:min(300, len(c.Option))])
+			}
+		}
+	}
+}

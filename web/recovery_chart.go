@@ -34,20 +34,27 @@ func recoverySection(v *ResultView) *ChartGroup {
 
 	names := make([]string, len(v.Step))
 	data := make([]opts.BarData, len(v.Step))
+	recovered := 0
 	for i, pi := range v.Step {
 		p := &res.Points[pi]
 		names[i] = v.pointName(p)
 		if r := p.Metrics.Recovery; r != nil && r.RecoveryMS != nil {
+			recovered++
 			data[i] = opts.BarData{Value: *r.RecoveryMS, ItemStyle: &opts.ItemStyle{Color: v.pointColor(p)}}
 		} else {
 			data[i] = opts.BarData{Value: nil}
 		}
 	}
+	sub := span + ", at the chosen point of each limiter"
+	if recovered == 0 {
+		// An empty chart said nothing by itself.
+		sub = span + ": no limiter recovered before the run ends"
+	}
 	b := charts.NewBar()
 	b.SetGlobalOptions(
 		charts.WithInitializationOpts(opts.Initialization{ChartID: "chart-recovery"}),
 		charts.WithAnimation(false),
-		charts.WithTitleOpts(opts.Title{Title: "Recovery time", Subtitle: span + ", at the chosen point of each limiter", Left: "center"}),
+		charts.WithTitleOpts(opts.Title{Title: "Recovery time", Subtitle: sub, Left: "center"}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(false)}),
 		charts.WithGridOpts(opts.Grid{Left: "110", Right: "30", Top: "70", Bottom: "110"}),
