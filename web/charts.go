@@ -13,6 +13,7 @@ import (
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/limiter"
+	"github.com/ratelab/ratelab/experiments/workload"
 )
 
 // Chart is one echarts chart on a page: the element id (unique on the
@@ -608,8 +609,15 @@ func fairnessSection(v *ResultView) *ChartGroup {
 	v.sweepLines(c, "", always(func(m *experiments.Metrics) float64 { return m.Jain }), solid)
 	g.Charts = append(g.Charts, Chart{ID: "chart-jain", Title: "Jain's fairness index", Option: optionJSON(c)})
 
-	if len(res.Groups) > 1 {
-		c = v.newSweepChart("chart-shares", "Admitted share per client group", "share of all admitted requests", "share of all admitted requests", "share of admitted (%)")
+	// Clients outside any group count as one more share, so the shares
+	// add up to 100% (they were left out without a word).
+	ungrouped := slices.ContainsFunc(res.Clients, func(c workload.Client) bool { return c.Group == "" })
+	if len(res.Groups) > 1 || len(res.Groups) == 1 && ungrouped {
+		sub := "share of all admitted requests"
+		if ungrouped {
+			sub += "; ungrouped: the clients outside any group"
+		}
+		c = v.newSweepChart("chart-shares", "Admitted share per client group", sub, sub, "share of admitted (%)")
 		for gi, name := range res.Groups {
 			style := solid
 			if gi%2 == 1 {
@@ -624,6 +632,18 @@ func fairnessSection(v *ResultView) *ChartGroup {
 				}
 				return 0, false
 			}, style)
+		}
+		if ungrouped {
+			v.sweepLines(c, " ungrouped", func(p *experiments.Point) (float64, bool) {
+				if p.Metrics.Admitted == 0 || len(p.Metrics.GroupSharePct) == 0 {
+					return 0, false
+				}
+				sum := 0.0
+				for _, s := range p.Metrics.GroupSharePct {
+					sum += s
+				}
+				return max(0, 100-sum), true
+			}, dotted)
 		}
 		g.Charts = append(g.Charts, Chart{ID: "chart-shares", Title: "Admitted share per client group", Option: optionJSON(c)})
 	}
