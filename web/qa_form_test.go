@@ -147,3 +147,22 @@ func TestAPITraceLimit(t *testing.T) {
 		t.Errorf("stored %d runs (%v)", total, err)
 	}
 }
+
+// TestRunWithoutArrivalsSaysSo: a run whose workload produced no arrivals
+// (Poisson 90 req/s in a 1 ms window) says so above its all-zero charts.
+func TestRunWithoutArrivalsSaysSo(t *testing.T) {
+	l := newLab(t, true, 4)
+	v := formValuesOf(DefaultForm())
+	v.Set("duration_ms", "1")
+	id := runIDFrom(t, l.postForm("/runs", v))
+	if run := l.wait(id); run.Status != "done" {
+		t.Fatalf("run %s: %s", run.Status, run.Error)
+	}
+	body := l.get("/runs/" + id).Body.String()
+	if !strings.Contains(body, "0 arrivals") {
+		t.Skip("the workload produced arrivals after all")
+	}
+	if !strings.Contains(body, "produced no arrivals") {
+		t.Error("a run without arrivals shows zero charts without a word why")
+	}
+}

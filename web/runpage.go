@@ -105,6 +105,11 @@ func (s *Server) runPageData(r *http.Request, run *storage.Run, chosen int) (*Ru
 		return nil, fmt.Errorf("result of run %s: %w", run.ID, err)
 	}
 	d.View = NewResultView(res, chosen)
+	if res.Arrivals == 0 {
+		// Flat zero charts said nothing about why.
+		d.Notice = fmt.Sprintf("The workload produced no arrivals in its %s ms arrival window, so every measure below is 0: lengthen the window or raise the rates.",
+			formatNum(res.Config.Workload.DurationMS))
+	}
 	d.Groups = d.View.Groups()
 	d.Table = buildResultsTable(d.View, run.ID)
 	if run.RerunOf != "" {
