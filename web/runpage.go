@@ -67,6 +67,14 @@ type RerunCompare struct {
 	AllMatch       bool
 	Mismatches     int
 	Rows           []FileCompare
+	// OriginalEngine and Engine are the engine versions of the two runs:
+	// when they differ, manifest.json (which records it) cannot match.
+	OriginalEngine, Engine string
+}
+
+// EngineChanged reports whether the two runs ran on different engines.
+func (c *RerunCompare) EngineChanged() bool {
+	return c.OriginalEngine != "" && c.Engine != "" && c.OriginalEngine != c.Engine
 }
 
 // FileCompare is one file of the check; a file missing on one side shows
@@ -117,6 +125,7 @@ func (s *Server) runPageData(r *http.Request, run *storage.Run, chosen int) (*Ru
 		if err != nil {
 			return nil, err
 		}
+		d.Compare.Engine = run.EngineVersion
 	}
 	return d, nil
 }
@@ -131,6 +140,7 @@ func (s *Server) compareFiles(r *http.Request, originalID string, files []storag
 		return nil, fmt.Errorf("original run %s: %w", originalID, err)
 	}
 	c.OriginalStatus = orig.Status
+	c.OriginalEngine = orig.EngineVersion
 	if orig.Status != storage.StatusDone {
 		return c, nil
 	}
