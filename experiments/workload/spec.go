@@ -16,6 +16,9 @@ const (
 	MaxRateRPS    = 1_000_000
 	MaxClients    = 100_000
 	MaxBurstCount = 10_000_000
+	// MaxSegmentStarts bounds the demand-curve segments started over a run
+	// (cycles × segments a cycle).
+	MaxSegmentStarts = 200_000_000
 )
 
 // DefaultClient names the caller of single-client parts that name none.
@@ -246,6 +249,11 @@ func (p *Part) validate(path string, durationMS float64) field.List {
 		}
 		if total > 0 && total < 1 {
 			errs.Add(field.Join(path, "segments"), "one cycle must last at least 1 ms")
+		} else if starts := math.Ceil(durationMS/total) * float64(len(p.Segments)); total > 0 && starts > MaxSegmentStarts {
+			// Each start costs a step even at rate 0, so many short
+			// segments over a long run would keep the generator busy
+			// for hours without emitting anything.
+			errs.Add(field.Join(path, "segments"), "%.0f segment starts over the run; the limit is %d (fewer or longer segments)", starts, MaxSegmentStarts)
 		}
 	case Constant, Poisson:
 		checkRate(&errs, field.Join(path, "rate_rps"), p.RateRPS, false)
