@@ -303,6 +303,13 @@ func tandemGroup(v *ResultView) *ChartGroup {
 		Charts: []Chart{{ID: "chart-tandem", Title: "Tandem: end-to-end against the bounds", Option: optionJSON(c)}}}
 }
 
+// Heatmap scales, low to high: red marks the bad end of each measure (the
+// default scale painted the best goodput the same red as the worst sojourn).
+var (
+	heatBadHigh  = []string{"#86efac", "#fde68a", "#f87171"}
+	heatGoodHigh = []string{"#f87171", "#fde68a", "#86efac"}
+)
+
 // heatmapGroup draws each limiter that sweeps two parameters as heatmaps
 // of goodput and p99 sojourn, the cells whose end-to-end bound meets the
 // deadline outlined.
@@ -342,9 +349,10 @@ func heatmapGroup(v *ResultView) *ChartGroup {
 		for _, m := range []struct {
 			key, label string
 			get        func(p *experiments.Point) float64
+			colors     []string // low to high: red is the bad end
 		}{
-			{"goodput", "goodput (req/s)", func(p *experiments.Point) float64 { return p.Metrics.GoodputRPS }},
-			{"sojourn", "p99 sojourn (ms)", func(p *experiments.Point) float64 { return float64(p.Metrics.Sojourn.P99) }},
+			{"goodput", "goodput (req/s)", func(p *experiments.Point) float64 { return p.Metrics.GoodputRPS }, heatGoodHigh},
+			{"sojourn", "p99 sojourn (ms)", func(p *experiments.Point) float64 { return float64(p.Metrics.Sojourn.P99) }, heatBadHigh},
 		} {
 			var data []any
 			lo, hi := math.Inf(1), math.Inf(-1)
@@ -369,7 +377,7 @@ func heatmapGroup(v *ResultView) *ChartGroup {
 				"grid":      map[string]any{"left": 80, "right": 30, "top": 70, "bottom": 100},
 				"xAxis":     map[string]any{"type": "category", "data": labels(xs), "name": xp + " (" + paramUnit(xp) + ")", "nameLocation": "middle", "nameGap": 28, "splitArea": map[string]any{"show": true}},
 				"yAxis":     map[string]any{"type": "category", "data": labels(ys), "name": yp + " (" + paramUnit(yp) + ")", "nameLocation": "middle", "nameGap": 60, "splitArea": map[string]any{"show": true}},
-				"visualMap": map[string]any{"min": lo, "max": hi, "calculable": true, "orient": "horizontal", "left": "center", "bottom": 0},
+				"visualMap": map[string]any{"min": lo, "max": hi, "calculable": true, "orient": "horizontal", "left": "center", "bottom": 0, "inRange": map[string]any{"color": m.colors}},
 				"series":    []any{map[string]any{"type": "heatmap", "name": m.label, "data": data, "label": map[string]any{"show": true}}},
 			}
 			g.Charts = append(g.Charts, Chart{ID: id, Title: title, Option: option(o)})

@@ -271,3 +271,42 @@ func TestGroupSharesCountUngroupedClients(t *testing.T) {
 		}
 	}
 }
+
+// TestHeatmapRedIsBad: the goodput heatmap is red where goodput is low and
+// the sojourn heatmap red where sojourn is high (one default scale made the
+// best goodput the darkest red).
+func TestHeatmapRedIsBad(t *testing.T) {
+	v := presetView(t, "delay-budget")
+	found := 0
+	if g := heatmapGroup(v); g != nil {
+		for _, c := range g.Charts {
+			if !strings.HasPrefix(c.ID, "chart-heat-") {
+				continue
+			}
+			var o struct {
+				VisualMap struct {
+					InRange struct{ Color []string }
+				}
+			}
+			if err := json.Unmarshal([]byte(c.Option), &o); err != nil {
+				t.Fatal(err)
+			}
+			cs := o.VisualMap.InRange.Color
+			if len(cs) < 2 {
+				t.Errorf("%s: no color scale", c.ID)
+				continue
+			}
+			found++
+			low, high := cs[0], cs[len(cs)-1]
+			if strings.HasSuffix(c.ID, "-goodput") && low != "#f87171" {
+				t.Errorf("%s: low goodput is %s, not the bad red", c.ID, low)
+			}
+			if strings.HasSuffix(c.ID, "-sojourn") && high != "#f87171" {
+				t.Errorf("%s: high sojourn is %s, not the bad red", c.ID, high)
+			}
+		}
+	}
+	if found < 2 {
+		t.Errorf("%d heatmaps in the delay-budget preset", found)
+	}
+}
