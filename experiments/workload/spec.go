@@ -19,6 +19,9 @@ const (
 	// MaxSegmentStarts bounds the demand-curve segments started over a run
 	// (cycles × segments a cycle).
 	MaxSegmentStarts = 200_000_000
+	// MaxThinningDraws bounds the candidates a Poisson flash crowd draws
+	// (peak rate × duration of the run).
+	MaxThinningDraws = 500_000_000
 )
 
 // DefaultClient names the caller of single-client parts that name none.
@@ -305,6 +308,11 @@ func (p *Part) validate(path string, durationMS float64) field.List {
 			errs.Add(field.Join(path, "group"), "is required with clients: they are named <group>-1 .. <group>-N")
 		}
 		errs = append(errs, checkArrival(field.Join(path, "arrival"), p.Arrival)...)
+		// Poisson thinning draws candidates at the peak rate over the
+		// whole run, however short the crowd.
+		if draws := p.BaseRPS * p.Multiplier * durationMS / 1000; (p.Arrival == "" || p.Arrival == PoissonArr) && draws > MaxThinningDraws {
+			errs.Add(field.Join(path, "multiplier"), "draws about %.0f candidate arrivals at the peak rate over the run; the limit is %d (a lower peak, a shorter run or arrival \"uniform\")", draws, MaxThinningDraws)
+		}
 	case Trace:
 		if p.CSV == "" {
 			errs.Add(field.Join(path, "csv"), "is empty: give the trace as \"t_ms,client\" lines")
