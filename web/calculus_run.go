@@ -288,7 +288,7 @@ func tandemGroup(v *ResultView) *ChartGroup {
 				return f(p.Bounds)
 			}
 		}
-		one := &ResultView{Res: v.Res, Lines: []SweepLine{l}}
+		one := &ResultView{Res: v.Res, Lines: []SweepLine{l}, parent: v}
 		one.sweepLines(c, " measured", pick(func(b *experiments.Bounds) (float64, bool) { return b.EndToEndMaxMS, true }), solid)
 		one.sweepLines(c, " concatenated", pick(func(b *experiments.Bounds) (float64, bool) {
 			return b.ConcatenatedMS, b.Bounded && b.ConcatenatedMS > 0

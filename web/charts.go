@@ -61,6 +61,9 @@ type ResultView struct {
 	// Lines are the sweep's lines: one per limiter, or one per combination
 	// of a limiter's outer parameters when it sweeps more than one.
 	Lines []SweepLine
+	// parent is the whole run's view when this one holds some of its lines
+	// (byUnit, a tandem's line): colors and ranks come from the parent.
+	parent *ResultView
 }
 
 // SweepLine is the points of one chart line, in sweep order.
@@ -206,7 +209,7 @@ func paramUnit(param string) string {
 // parameters with their units, for example "burst / queue (requests)".
 func (v *ResultView) sweptAxisName() string {
 	var names, units []string
-	for _, p := range v.Res.Points {
+	for _, p := range v.sweptPoints() {
 		name := p.Swept
 		if name == "" {
 			name = "(no parameter)"
@@ -430,7 +433,16 @@ func (v *ResultView) sweepLines(c *charts.Line, suffix string, metric func(p *ex
 		c.AddSeries(name, data, lineType, colored(palette[len(c.MultiSeries)%len(palette)]), asBar)
 		return
 	}
+	lo, hi := v.xRange()
 	for i, l := range v.Lines {
+		if p := l.Points[0]; len(l.Points) == 1 && p.Swept == "" && lo < hi {
+			// One setting, nothing swept: the same at every x (it was a
+			// lone point at x = 0 that stretched the axis).
+			if y, ok := metric(p); ok {
+				c.AddSeries(l.Name+suffix, []opts.LineData{xy(lo, y), xy(hi, y)}, plain, lineType, colored(v.lineColor(i)))
+			}
+			continue
+		}
 		var data []opts.LineData
 		for _, p := range l.Points {
 			if y, ok := metric(p); ok {
@@ -452,6 +464,9 @@ func (v *ResultView) splitLines() bool { return len(v.Lines) > len(v.Step) }
 // has its own color (one color for rate_rps=50, 100 and 150 made them
 // impossible to tell apart).
 func (v *ResultView) lineColor(i int) string {
+	if r, j := v.globalLine(i); r != v {
+		return r.lineColor(j)
+	}
 	if v.splitLines() {
 		return palette[i%len(palette)]
 	}
@@ -461,6 +476,9 @@ func (v *ResultView) lineColor(i int) string {
 // lineRank orders sweep line i for marked: its limiter, or the line itself
 // when a limiter draws several.
 func (v *ResultView) lineRank(i int) int {
+	if r, j := v.globalLine(i); r != v {
+		return r.lineRank(j)
+	}
 	if v.splitLines() {
 		return i
 	}
@@ -502,11 +520,102 @@ func (v *ResultView) pointName(p *experiments.Point) string {
 // xRange is the smallest and largest swept value.
 func (v *ResultView) xRange() (lo, hi float64) {
 	lo, hi = math.Inf(1), math.Inf(-1)
-	for i := range v.Res.Points {
-		x := v.Res.Points[i].SweptValue()
+	for _, p := range v.sweptPoints() {
+		x := p.SweptValue()
 		lo, hi = math.Min(lo, x), math.Max(hi, x)
 	}
 	return lo, hi
+}
+
+// points are the points of the view's lines, line by line.
+func (v *ResultView) points() []*experiments.Point {
+	var out []*experiments.Point
+	for _, l := range v.Lines {
+		out = append(out, l.Points...)
+	}
+	return out
+}
+
+// sweptPoints are the points of lines that sweep a parameter, or every
+// point when no line does: a limiter at one setting ("none") has no x of
+// its own and is drawn flat across the others' range.
+func (v *ResultView) sweptPoints() []*experiments.Point {
+	var out []*experiments.Point
+	for _, p := range v.points() {
+		if p.Swept != "" {
+			out = append(out, p)
+		}
+	}
+	if len(out) == 0 {
+		return v.points()
+	}
+	return out
+}
+
+// byUnit splits the sweep charts by the unit of the swept parameter: one
+// x axis holding burst (requests), window_ms (ms) and rate_rps (req/s)
+// squeezed a limit of 1..10 against windows of 100..1000 ms. With one
+// unit (or a categorical run) it is the view itself.
+func (v *ResultView) byUnit() []*ResultView {
+	if v.Categorical() {
+		return []*ResultView{v}
+	}
+	var units []string
+	var unswept []SweepLine // limiters at one setting ("none"): a point at x = 0
+	byUnit := map[string][]SweepLine{}
+	for _, l := range v.Lines {
+		if l.Points[0].Swept == "" {
+			unswept = append(unswept, l)
+			continue
+		}
+		u := paramUnit(l.Points[0].Swept)
+		if _, ok := byUnit[u]; !ok {
+			units = append(units, u)
+		}
+		byUnit[u] = append(byUnit[u], l)
+	}
+	if len(units) < 2 {
+		return []*ResultView{v}
+	}
+	out := make([]*ResultView, len(units))
+	for k, u := range units {
+		out[k] = &ResultView{Res: v.Res, Chosen: v.Chosen, Step: v.Step, Lines: byUnit[u], parent: v}
+	}
+	out[0].Lines = append(out[0].Lines, unswept...)
+	return out
+}
+
+// sweepCharts draws one sweep chart per unit of the swept parameters
+// (see byUnit): the first keeps id, the others get id-2, id-3, ... and
+// every title names its parameters when there are several.
+func (v *ResultView) sweepCharts(id, title string, build func(sv *ResultView, id, title string) *charts.Line) []Chart {
+	views := v.byUnit()
+	out := make([]Chart, 0, len(views))
+	for k, sv := range views {
+		cid, t := id, title
+		if k > 0 {
+			cid = fmt.Sprintf("%s-%d", id, k+1)
+		}
+		if len(views) > 1 {
+			t = title + ": " + sv.sweptAxisName()
+		}
+		out = append(out, Chart{ID: cid, Title: t, Option: optionJSON(build(sv, cid, t))})
+	}
+	return out
+}
+
+// globalLine maps line i of this view to the run's whole view.
+func (v *ResultView) globalLine(i int) (*ResultView, int) {
+	if v.parent == nil {
+		return v, i
+	}
+	first := v.Lines[i].Points[0]
+	for j, l := range v.parent.Lines {
+		if l.Points[0] == first {
+			return v.parent, j
+		}
+	}
+	return v, i
 }
 
 func (v *ResultView) flat(c *charts.Line, name string, y float64) {
@@ -534,31 +643,38 @@ func throughputSection(v *ResultView) *ChartGroup {
 	if v.Categorical() {
 		title = "Goodput per limiter" // nothing is swept: one bar per limiter
 	}
-	c := v.newSweepChart("chart-goodput", title, "one line per limiter; dotted: offered load", "dotted: offered load", "goodput (req/s)")
-	v.sweepLines(c, "", always(func(m *experiments.Metrics) float64 { return m.GoodputRPS }), solid)
-	v.flat(c, "offered", v.Res.Points[0].Metrics.OfferedRPS)
-	g.Charts = append(g.Charts, Chart{ID: "chart-goodput", Title: title, Option: optionJSON(c)})
-
-	c = v.newSweepChart("chart-reject-late", "Rejected and served late", "solid: rejected; dashed: served after the deadline (both % of arrivals)", "late: served after the deadline (both % of arrivals)", "share of arrivals (%)")
-	v.sweepLines(c, " rejected", always(func(m *experiments.Metrics) float64 { return m.RejectPct }), solid)
-	v.sweepLines(c, " late", always(func(m *experiments.Metrics) float64 { return m.ServedLatePct }), dashed)
-	g.Charts = append(g.Charts, Chart{ID: "chart-reject-late", Title: "Rejected and served late", Option: optionJSON(c)})
+	g.Charts = append(g.Charts, v.sweepCharts("chart-goodput", title, func(v *ResultView, id, title string) *charts.Line {
+		c := v.newSweepChart(id, title, "one line per limiter; dotted: offered load", "dotted: offered load", "goodput (req/s)")
+		v.sweepLines(c, "", always(func(m *experiments.Metrics) float64 { return m.GoodputRPS }), solid)
+		v.flat(c, "offered", v.Res.Points[0].Metrics.OfferedRPS)
+		return c
+	})...)
+	g.Charts = append(g.Charts, v.sweepCharts("chart-reject-late", "Rejected and served late", func(v *ResultView, id, title string) *charts.Line {
+		c := v.newSweepChart(id, title, "solid: rejected; dashed: served after the deadline (both % of arrivals)", "late: served after the deadline (both % of arrivals)", "share of arrivals (%)")
+		v.sweepLines(c, " rejected", always(func(m *experiments.Metrics) float64 { return m.RejectPct }), solid)
+		v.sweepLines(c, " late", always(func(m *experiments.Metrics) float64 { return m.ServedLatePct }), dashed)
+		return c
+	})...)
 	return g
 }
 
 func delaySection(v *ResultView) *ChartGroup {
 	g := &ChartGroup{ID: "delay", Title: "Where the wait lands",
 		Intro: "A shaper holds requests at the gate; a policer passes bursts on and the queue forms at the server."}
-	c := v.newSweepChart("chart-waits", "p99 gate delay against p99 server wait", "solid: at the gate; dashed: at the server (admitted requests)", "admitted requests", "p99 wait (ms)")
-	v.sweepLines(c, " gate p99", always(func(m *experiments.Metrics) float64 { return float64(m.GateDelay.P99) }), solid)
-	v.sweepLines(c, " server p99", always(func(m *experiments.Metrics) float64 { return float64(m.ServerWait.P99) }), dashed)
-	g.Charts = append(g.Charts, Chart{ID: "chart-waits", Title: "p99 gate delay against p99 server wait", Option: optionJSON(c)})
+	g.Charts = append(g.Charts, v.sweepCharts("chart-waits", "p99 gate delay against p99 server wait", func(v *ResultView, id, title string) *charts.Line {
+		c := v.newSweepChart(id, title, "solid: at the gate; dashed: at the server (admitted requests)", "admitted requests", "p99 wait (ms)")
+		v.sweepLines(c, " gate p99", always(func(m *experiments.Metrics) float64 { return float64(m.GateDelay.P99) }), solid)
+		v.sweepLines(c, " server p99", always(func(m *experiments.Metrics) float64 { return float64(m.ServerWait.P99) }), dashed)
+		return c
+	})...)
 
 	dl := fmt.Sprintf("arrival to finish; dotted: the deadline (%s ms)", formatNum(v.Res.Config.Server.DeadlineMS))
-	c = v.newSweepChart("chart-sojourn", "p99 time in system", dl, dl, "p99 sojourn (ms)")
-	v.sweepLines(c, "", always(func(m *experiments.Metrics) float64 { return float64(m.Sojourn.P99) }), solid)
-	v.flat(c, "deadline", v.Res.Config.Server.DeadlineMS)
-	g.Charts = append(g.Charts, Chart{ID: "chart-sojourn", Title: "p99 time in system", Option: optionJSON(c)})
+	g.Charts = append(g.Charts, v.sweepCharts("chart-sojourn", "p99 time in system", func(v *ResultView, id, title string) *charts.Line {
+		c := v.newSweepChart(id, title, dl, dl, "p99 sojourn (ms)")
+		v.sweepLines(c, "", always(func(m *experiments.Metrics) float64 { return float64(m.Sojourn.P99) }), solid)
+		v.flat(c, "deadline", v.Res.Config.Server.DeadlineMS)
+		return c
+	})...)
 	return g
 }
 
@@ -580,18 +696,57 @@ func downstreamSection(v *ResultView) *ChartGroup {
 	g := &ChartGroup{ID: "downstream", Title: "What the service sees",
 		Intro: "The peak is the most releases in an aligned 100 ms window, ×10; the rolling maximum is checked over every window position."}
 	pk := fmt.Sprintf("busiest aligned 100 ms window; dotted: server capacity (%s req/s)", formatNum(cfg.Server.RateRPS()))
-	c := v.newSweepChart("chart-peak", "Downstream peak rate", pk, pk, "peak rate (req/s)")
-	v.sweepLines(c, "", always(func(m *experiments.Metrics) float64 { return m.DownstreamPeakRPS }), solid)
-	v.flat(c, "server capacity", cfg.Server.RateRPS())
-	g.Charts = append(g.Charts, Chart{ID: "chart-peak", Title: "Downstream peak rate", Option: optionJSON(c)})
+	g.Charts = append(g.Charts, v.sweepCharts("chart-peak", "Downstream peak rate", func(v *ResultView, id, title string) *charts.Line {
+		c := v.newSweepChart(id, title, pk, pk, "peak rate (req/s)")
+		v.sweepLines(c, "", always(func(m *experiments.Metrics) float64 { return m.DownstreamPeakRPS }), solid)
+		v.flat(c, "server capacity", cfg.Server.RateRPS())
+		return c
+	})...)
 
 	L := cfg.Metrics.RollingWindowMS
-	c = v.newSweepChart("chart-rolling", fmt.Sprintf("Most releases in any %s ms", formatNum(L)),
-		"solid: measured; dashed: the nominal limit (rate × window, or limit per window)", "measured, and the nominal limit (rate × window, or limit per window)", fmt.Sprintf("releases (per %s ms)", formatNum(L)))
-	v.sweepLines(c, " measured", always(func(m *experiments.Metrics) float64 { return float64(m.RollingMax) }), solid)
-	v.sweepLines(c, " nominal", func(p *experiments.Point) (float64, bool) { return nominal(p, L) }, dashed)
-	g.Charts = append(g.Charts, Chart{ID: "chart-rolling", Title: "Rolling-window maximum against the nominal limit", Option: optionJSON(c)})
+	g.Charts = append(g.Charts, v.sweepCharts("chart-rolling", fmt.Sprintf("Most releases in any %s ms", formatNum(L)), func(v *ResultView, id, title string) *charts.Line {
+		c := v.newSweepChart(id, title,
+			"solid: measured; dashed: the nominal limit (rate × window, or limit per window)", "measured, and the nominal limit (rate × window, or limit per window)", fmt.Sprintf("releases (per %s ms)", formatNum(L)))
+		v.sweepLines(c, " measured", always(func(m *experiments.Metrics) float64 { return float64(m.RollingMax) }), solid)
+		v.sweepLines(c, " nominal", func(p *experiments.Point) (float64, bool) { return nominal(p, L) }, dashed)
+		return c
+	})...)
 	return g
+}
+
+// groupShares is the chart of admitted shares per client group, with the
+// clients outside any group as one more share.
+func (v *ResultView) groupShares(id, title, sub string, ungrouped bool) *charts.Line {
+	res := v.Res
+	c := v.newSweepChart(id, title, sub, sub, "share of admitted (%)")
+	for gi, name := range res.Groups {
+		style := solid
+		if gi%2 == 1 {
+			style = dashed
+		}
+		if gi >= 2 {
+			style = dotted
+		}
+		v.sweepLines(c, " "+name, func(p *experiments.Point) (float64, bool) {
+			if gi < len(p.Metrics.GroupSharePct) {
+				return p.Metrics.GroupSharePct[gi], true
+			}
+			return 0, false
+		}, style)
+	}
+	if ungrouped {
+		v.sweepLines(c, " ungrouped", func(p *experiments.Point) (float64, bool) {
+			if p.Metrics.Admitted == 0 || len(p.Metrics.GroupSharePct) == 0 {
+				return 0, false
+			}
+			sum := 0.0
+			for _, s := range p.Metrics.GroupSharePct {
+				sum += s
+			}
+			return max(0, 100-sum), true
+		}, dotted)
+	}
+	return c
 }
 
 // maxClientBars bounds the per-client bar chart.
@@ -605,9 +760,11 @@ func fairnessSection(v *ResultView) *ChartGroup {
 	g := &ChartGroup{ID: "fairness", Title: "Fairness between clients",
 		Intro: "Jain's index over the clients' admitted rates: 1 when every client gets the same, 1/n when one client gets everything."}
 	nc := fmt.Sprintf("%d clients", len(res.Clients))
-	c := v.newSweepChart("chart-jain", "Jain's fairness index", nc, nc, "Jain's index (1 = equal)")
-	v.sweepLines(c, "", always(func(m *experiments.Metrics) float64 { return m.Jain }), solid)
-	g.Charts = append(g.Charts, Chart{ID: "chart-jain", Title: "Jain's fairness index", Option: optionJSON(c)})
+	g.Charts = append(g.Charts, v.sweepCharts("chart-jain", "Jain's fairness index", func(v *ResultView, id, title string) *charts.Line {
+		c := v.newSweepChart(id, title, nc, nc, "Jain's index (1 = equal)")
+		v.sweepLines(c, "", always(func(m *experiments.Metrics) float64 { return m.Jain }), solid)
+		return c
+	})...)
 
 	// Clients outside any group count as one more share, so the shares
 	// add up to 100% (they were left out without a word).
@@ -617,35 +774,9 @@ func fairnessSection(v *ResultView) *ChartGroup {
 		if ungrouped {
 			sub += "; ungrouped: the clients outside any group"
 		}
-		c = v.newSweepChart("chart-shares", "Admitted share per client group", sub, sub, "share of admitted (%)")
-		for gi, name := range res.Groups {
-			style := solid
-			if gi%2 == 1 {
-				style = dashed
-			}
-			if gi >= 2 {
-				style = dotted
-			}
-			v.sweepLines(c, " "+name, func(p *experiments.Point) (float64, bool) {
-				if gi < len(p.Metrics.GroupSharePct) {
-					return p.Metrics.GroupSharePct[gi], true
-				}
-				return 0, false
-			}, style)
-		}
-		if ungrouped {
-			v.sweepLines(c, " ungrouped", func(p *experiments.Point) (float64, bool) {
-				if p.Metrics.Admitted == 0 || len(p.Metrics.GroupSharePct) == 0 {
-					return 0, false
-				}
-				sum := 0.0
-				for _, s := range p.Metrics.GroupSharePct {
-					sum += s
-				}
-				return max(0, 100-sum), true
-			}, dotted)
-		}
-		g.Charts = append(g.Charts, Chart{ID: "chart-shares", Title: "Admitted share per client group", Option: optionJSON(c)})
+		g.Charts = append(g.Charts, v.sweepCharts("chart-shares", "Admitted share per client group", func(v *ResultView, id, title string) *charts.Line {
+			return v.groupShares(id, title, sub, ungrouped)
+		})...)
 	}
 
 	// Per-client admitted rates at the chosen step, one bar series per limiter.
@@ -683,7 +814,7 @@ func fairnessSection(v *ResultView) *ChartGroup {
 	g.Charts = append(g.Charts, Chart{ID: "chart-clients", Title: "Admitted rate per client", Option: optionJSON(b)})
 
 	W := res.Config.Metrics.FairnessWindowMS
-	c = newLine("chart-jain-time", "Jain's index over time", fmt.Sprintf("per %s ms window, at the chosen point of each limiter", formatNum(W)), "time (ms)", "Jain's index (1 = equal)", "value")
+	c := newLine("chart-jain-time", "Jain's index over time", fmt.Sprintf("per %s ms window, at the chosen point of each limiter", formatNum(W)), "time (ms)", "Jain's index (1 = equal)", "value")
 	for _, pi := range v.Step {
 		p := &res.Points[pi]
 		data := make([]opts.LineData, len(p.JainSeries))

@@ -310,3 +310,90 @@ func TestHeatmapRedIsBad(t *testing.T) {
 		t.Errorf("%d heatmaps in the delay-budget preset", found)
 	}
 }
+
+// TestSweepChartsSplitByUnit: limiters whose swept parameters have
+// different units get one chart each per unit (an x axis named
+// "rate_rps / window_ms / limit (req/s, ms, requests)" squeezed a limit of
+// 1..10 against windows of 100..1000 ms), each limiter keeping its color.
+func TestSweepChartsSplitByUnit(t *testing.T) {
+	cfg, err := experiments.DecodeConfig([]byte(`{"version":1,"seed":1,"workload":{"duration_ms":2000,"parts":[
+		{"type":"poisson","rate_rps":90}]},
+		"limiters":[{"type":"token-bucket","rate_rps":[50,100],"burst":10},
+		{"type":"fixed-window","limit":10,"window_ms":[100,400]},
+		{"type":"admission","limit":[1,5]},
+		{"type":"leaky-bucket","rate_rps":100,"queue":[2,4]},
+		{"type":"none"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := experiments.Run(context.Background(), cfg, experiments.Options{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := NewResultView(res, -1)
+	byID := map[string]string{}
+	for _, g := range v.Groups() {
+		for _, c := range g.Charts {
+			byID[c.ID] = c.Option
+		}
+	}
+	for _, base := range []string{"chart-goodput", "chart-reject-late", "chart-waits", "chart-sojourn", "chart-peak", "chart-rolling"} {
+		units := 0
+		for _, id := range []string{base, base + "-2", base + "-3"} {
+			opt, ok := byID[id]
+			if !ok {
+				t.Errorf("no chart %s", id)
+				continue
+			}
+			var o struct {
+				XAxis  []struct{ Name string }
+				Series []struct {
+					Name      string
+					LineStyle struct{ Color string }
+				}
+			}
+			if err := json.Unmarshal([]byte(opt), &o); err != nil {
+				t.Fatal(err)
+			}
+			if n := strings.Count(o.XAxis[0].Name, ","); n > 0 {
+				t.Errorf("%s: x axis %q mixes units", id, o.XAxis[0].Name)
+			}
+			units++
+			for _, s := range o.Series {
+				for li, l := range cfg.Limiters {
+					if strings.HasPrefix(s.Name, l.Type) && s.LineStyle.Color != limiterColor(li) {
+						t.Errorf("%s: %s in %s, its color is %s", id, s.Name, s.LineStyle.Color, limiterColor(li))
+					}
+				}
+			}
+		}
+		if units != 3 {
+			t.Errorf("%s: %d charts, want one per unit (req/s, ms, requests)", base, units)
+		}
+		if _, ok := byID[base+"-4"]; ok {
+			t.Errorf("%s: a chart of its own for the limiter at one setting", base)
+		}
+		// The limiter at one setting is flat across the rate range, not a
+		// point at x = 0 that stretches the axis.
+		var o struct {
+			XAxis  []struct{ Name string }
+			Series []struct {
+				Name string
+				Data []struct{ Value []float64 }
+			}
+		}
+		if err := json.Unmarshal([]byte(byID[base]), &o); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(o.XAxis[0].Name, "no parameter") {
+			t.Errorf("%s: x axis %q", base, o.XAxis[0].Name)
+		}
+		for _, s := range o.Series {
+			if strings.HasPrefix(s.Name, "none") {
+				if len(s.Data) != 2 || s.Data[0].Value[0] != 50 || s.Data[1].Value[0] != 100 {
+					t.Errorf("%s: %s drawn at %+v, want flat from 50 to 100", base, s.Name, s.Data)
+				}
+			}
+		}
+	}
+}
