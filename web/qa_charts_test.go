@@ -397,3 +397,36 @@ func TestSweepChartsSplitByUnit(t *testing.T) {
 		}
 	}
 }
+
+// TestTandemChartLimiterColor: the tandem chart draws a chain in its
+// limiter's color, as every other chart does.
+func TestTandemChartLimiterColor(t *testing.T) {
+	cfg, err := experiments.DecodeConfig([]byte(`{"version":1,"seed":1,"workload":{"duration_ms":2000,"parts":[{"type":"poisson","rate_rps":50}]},
+		"limiters":[{"type":"token-bucket","rate_rps":60,"burst":[2,4]},
+		{"type":"chain","name":"tandem","stages":[{"type":"token-bucket","rate_rps":60,"burst":[2,4]},{"type":"server","workers":1,"service_ms":5}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := experiments.Run(context.Background(), cfg, experiments.Options{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := tandemGroup(NewResultView(res, -1))
+	if g == nil || len(g.Charts) == 0 {
+		t.Fatal("no tandem chart")
+	}
+	var o struct {
+		Series []struct {
+			Name      string
+			LineStyle struct{ Color string }
+		}
+	}
+	if err := json.Unmarshal([]byte(g.Charts[0].Option), &o); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range o.Series {
+		if strings.HasPrefix(s.Name, "tandem") && s.LineStyle.Color != limiterColor(1) {
+			t.Errorf("%s in %s, the chain's color is %s", s.Name, s.LineStyle.Color, limiterColor(1))
+		}
+	}
+}
