@@ -17,6 +17,7 @@ import (
 	"math"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/ratelab/ratelab/experiments/field"
@@ -483,7 +484,7 @@ func (c *Config) validateReports() field.List {
 						l := &c.Limiters[*col.Limiter]
 						vs := *limiterValues(l)
 						if n := countOf(vs, *col.Swept); n == 0 {
-							errs.Add(field.Join(cp, "swept"), "%g is not a value of %s.%s", *col.Swept, l.Label(), l.Swept())
+							errs.Add(field.Join(cp, "swept"), "%g is not a value of %s.%s (its values: %s): report %s draws the point where it is %g; give it one of the values, or remove the report", *col.Swept, l.Label(), l.Swept(), formatValues(vs), r.File, *col.Swept)
 						} else if n > 1 {
 							// The report would show the first of them.
 							errs.Add(field.Join(cp, "swept"), "%s.%s = %g picks %d points (another parameter lists several values too): a series report column needs a limiter with one swept parameter", l.Label(), l.Swept(), *col.Swept, n)
@@ -528,4 +529,13 @@ func (c *Config) JSON() []byte {
 		panic(fmt.Sprintf("marshal config: %v", err)) // cannot happen: plain data
 	}
 	return append(b, '\n')
+}
+
+// formatValues lists values as "1, 2, 4".
+func formatValues(vs []float64) string {
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return strings.Join(parts, ", ")
 }
