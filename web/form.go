@@ -338,18 +338,8 @@ func itemPrefix(cfg *experiments.Config, path string) string {
 			return ""
 		}
 		var vs limiter.Values
-		l := cfg.Limiters[li]
-		switch m[2] {
-		case limiter.ParamRate:
-			vs = l.RateRPS
-		case limiter.ParamBurst:
-			vs = l.Burst
-		case limiter.ParamQueue:
-			vs = l.Queue
-		case limiter.ParamLimit:
-			vs = l.Limit
-		case limiter.ParamWindow:
-			vs = l.WindowMS
+		if p := cfg.Limiters[li].ValuesOf(m[2]); p != nil {
+			vs = *p
 		}
 		if n < len(vs) {
 			return fmt.Sprintf("value %d (%s): ", n+1, formatNum(vs[n]))

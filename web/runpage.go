@@ -189,20 +189,7 @@ func summarize(cfg *experiments.Config) *ConfigSummary {
 	for _, l := range cfg.Limiters {
 		var ps []string
 		for _, p := range limiter.ParamsOf(l.Type) {
-			var vs []float64
-			switch p {
-			case limiter.ParamRate:
-				vs = l.RateRPS
-			case limiter.ParamBurst:
-				vs = l.Burst
-			case limiter.ParamQueue:
-				vs = l.Queue
-			case limiter.ParamLimit:
-				vs = l.Limit
-			case limiter.ParamWindow:
-				vs = l.WindowMS
-			}
-			ps = append(ps, fmt.Sprintf("%s = %s %s", p, FormatValues(vs), paramUnit(p)))
+			ps = append(ps, fmt.Sprintf("%s = %s %s", p, FormatValues(*l.ValuesOf(p)), paramUnit(p)))
 		}
 		label := l.Label()
 		if l.Name != "" && l.Name != l.Type {

@@ -124,7 +124,7 @@ func (s *Spec) validateChain(path string) field.List {
 		errs.Add(field.Join(path, "name"), "is longer than 100 characters")
 	}
 	for _, p := range AllParams {
-		if len(*s.values(p)) > 0 {
+		if len(*s.ValuesOf(p)) > 0 {
 			errs.Add(field.Join(path, p), "a chain has no parameters of its own: give them to its stages")
 		}
 	}

@@ -49,7 +49,7 @@ func DecisionCases() []DecisionCase {
 				v = 10
 			}
 			p.set(name, v)
-			*s.values(name) = Values{v}
+			*s.ValuesOf(name) = Values{v}
 		}
 		s.Normalize()
 		out = append(out, DecisionCase{Name: typ, Spec: s, Params: p, Clients: 20, OfferedRPS: DecisionLoad * 100})

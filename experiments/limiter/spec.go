@@ -149,7 +149,9 @@ func (s *Spec) Label() string {
 	return s.Type
 }
 
-func (s *Spec) values(param string) *Values {
+// ValuesOf is the list of values of a parameter (nil for a name that is not
+// a parameter).
+func (s *Spec) ValuesOf(param string) *Values {
 	switch param {
 	case ParamRate:
 		return &s.RateRPS
@@ -238,7 +240,7 @@ func (s *Spec) Validate(path string) field.List {
 		errs.Add(field.Join(path, "name"), "is longer than 100 characters")
 	}
 	for _, p := range AllParams {
-		vs := *s.values(p)
+		vs := *s.ValuesOf(p)
 		pp := field.Join(path, p)
 		if !slices.Contains(info.params, p) {
 			if len(vs) > 0 {
@@ -350,7 +352,7 @@ func (s *Spec) Count() int {
 	}
 	n := 1
 	for _, p := range types[s.Type].params {
-		n *= len(*s.values(p))
+		n *= len(*s.ValuesOf(p))
 	}
 	return n
 }
@@ -363,7 +365,7 @@ func (s *Spec) Swept() string {
 	}
 	info := types[s.Type]
 	for i := len(info.params) - 1; i >= 0; i-- {
-		if len(*s.values(info.params[i])) > 1 {
+		if len(*s.ValuesOf(info.params[i])) > 1 {
 			return info.params[i]
 		}
 	}
@@ -379,7 +381,7 @@ func (s *Spec) Points() []Params {
 	params := types[s.Type].params
 	out := []Params{{}}
 	for _, p := range params {
-		vs := *s.values(p)
+		vs := *s.ValuesOf(p)
 		next := make([]Params, 0, len(out)*len(vs))
 		for _, base := range out {
 			for _, v := range vs {
