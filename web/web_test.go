@@ -508,8 +508,12 @@ func TestCancelQueued(t *testing.T) {
 	if run := l.wait(id); run.Status != storage.StatusCancelled {
 		t.Errorf("status %s", run.Status)
 	}
-	if w := l.get("/runs/" + id); !strings.Contains(w.Body.String(), `id="rerun-button"`) {
+	w = l.get("/runs/" + id)
+	if !strings.Contains(w.Body.String(), `id="rerun-button"`) {
 		t.Error("a cancelled run has no re-run button")
+	}
+	if !strings.Contains(w.Body.String(), `points had finished when the run ended cancelled`) {
+		t.Error("a cancelled run does not say how far it got")
 	}
 }
 
