@@ -85,10 +85,11 @@ type pathHop struct {
 	delayMS  float64
 }
 
-func gateHop(typ string, p limiter.Params) pathHop {
+func gateHop(typ limiter.Type, p limiter.Params) pathHop {
 	c, ok := limiter.ArrivalCurve(typ, p)
 	d := limiter.GateDelayBoundMS(typ, p)
-	return pathHop{name: typ + " " + limiter.FormatParams(typ, p), curve: c, hasCurve: ok, shaper: d > 0 || typ == limiter.TypeLeakyBucket, delayMS: d}
+	k, _ := limiter.Lookup(typ)
+	return pathHop{name: string(typ) + " " + limiter.FormatParams(typ, p), curve: c, hasCurve: ok, shaper: d > 0 || (k != nil && k.Shaper), delayMS: d}
 }
 
 func serverHop(s server.Spec) pathHop {
@@ -98,7 +99,7 @@ func serverHop(s server.Spec) pathHop {
 // path lists the hops of a point, the run's server last.
 func path(cfg *Config, spec *limiter.Spec, p limiter.Params) []pathHop {
 	var hops []pathHop
-	if spec.Type == limiter.TypeChain {
+	if spec.Kind().Compound() {
 		for j := range spec.Stages {
 			st := &spec.Stages[j]
 			if st.IsServer() {

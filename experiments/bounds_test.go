@@ -25,10 +25,10 @@ import (
 func boundTol(bound float64) float64 { return 1e-6 + 1e-9*math.Abs(bound) }
 
 // curveGates are the limiter types with an arrival curve.
-func curveGates() []string {
-	var out []string
+func curveGates() []limiter.Type {
+	var out []limiter.Type
 	for _, t := range limiter.Types() {
-		if _, ok := limiter.ArrivalCurve(t, limiter.Params{RateRPS: 1, Burst: 1, Queue: 1, Limit: 1, WindowMS: 1}); ok {
+		if _, ok := limiter.ArrivalCurve(t, limiter.Params{limiter.ParamRate: 1, limiter.ParamBurst: 1, limiter.ParamQueue: 1, limiter.ParamLimit: 1, limiter.ParamWindow: 1}); ok {
 			out = append(out, t)
 		}
 	}
@@ -37,7 +37,7 @@ func curveGates() []string {
 
 // randomGate draws a gate whose long-run rate is usually at most capRPS
 // (so most cases have a bound), sometimes above it.
-func randomGate(rng *rand.Rand, typ string, capRPS float64) limiter.Spec {
+func randomGate(rng *rand.Rand, typ limiter.Type, capRPS float64) limiter.Spec {
 	rate := capRPS * (0.2 + 0.8*rng.Float64())
 	if rng.IntN(10) == 0 {
 		rate = capRPS * (1.05 + rng.Float64())
@@ -47,13 +47,16 @@ func randomGate(rng *rand.Rand, typ string, capRPS float64) limiter.Spec {
 	s := limiter.Spec{Type: typ}
 	switch typ {
 	case limiter.TypeLeakyBucket:
-		s.RateRPS, s.Queue = limiter.Values{rate}, limiter.Values{size}
+		s.SetValues(limiter.ParamRate, limiter.Values{rate})
+		s.SetValues(limiter.ParamQueue, limiter.Values{size})
 	case limiter.TypeFixedWindow, limiter.TypeSlidingCounter, limiter.TypeSlidingLog:
 		window := float64(5 + rng.IntN(300))
 		limit := math.Max(1, math.Floor(rate*window/1000))
-		s.Limit, s.WindowMS = limiter.Values{limit}, limiter.Values{window}
+		s.SetValues(limiter.ParamLimit, limiter.Values{limit})
+		s.SetValues(limiter.ParamWindow, limiter.Values{window})
 	default: // token buckets: rate and burst
-		s.RateRPS, s.Burst = limiter.Values{rate}, limiter.Values{size}
+		s.SetValues(limiter.ParamRate, limiter.Values{rate})
+		s.SetValues(limiter.ParamBurst, limiter.Values{size})
 	}
 	s.Normalize()
 	return s
@@ -100,8 +103,8 @@ func giveEveryClientAToken(cfg *experiments.Config) {
 	n := float64(len(cfg.Workload.ClientTable()))
 	raise := func(s *limiter.Spec) {
 		if limiter.HasShares(s.Type) {
-			for i := range s.Burst {
-				s.Burst[i] = max(s.Burst[i], n)
+			for i, b := range s.ValuesOf(limiter.ParamBurst) {
+				s.ValuesOf(limiter.ParamBurst)[i] = max(b, n)
 			}
 		}
 	}
@@ -215,7 +218,7 @@ func TestTokenVsLeakyBounds(t *testing.T) {
 	var tb *experiments.Point
 	for i := range res.Points {
 		p := &res.Points[i]
-		if p.Type == limiter.TypeTokenBucket && p.Params.Burst == 20 {
+		if p.Type == limiter.TypeTokenBucket && p.Params[limiter.ParamBurst] == 20 {
 			tb = p
 		}
 	}
@@ -243,7 +246,9 @@ func TestTokenVsLeakyBounds(t *testing.T) {
 // TestUnboundedNote checks r > R gives the note and empty cells, not a number.
 func TestUnboundedNote(t *testing.T) {
 	cfg := &experiments.Config{Version: 1, Workload: workload.Spec{DurationMS: 1000, Parts: []workload.Part{{Type: workload.Constant, RateRPS: 300}}},
-		Limiters: []limiter.Spec{{Type: limiter.TypeTokenBucket, RateRPS: limiter.Values{200}, Burst: limiter.Values{5}}, {Type: limiter.TypeAdmission, Limit: limiter.Values{3}}}}
+		Limiters: []limiter.Spec{
+			{Type: limiter.TypeTokenBucket, Params: map[string]limiter.Values{limiter.ParamRate: {200}, limiter.ParamBurst: {5}}},
+			{Type: limiter.TypeAdmission, Params: map[string]limiter.Values{limiter.ParamLimit: {3}}}}}
 	cfg.Normalize()
 	res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
 	if err != nil {
@@ -277,7 +282,7 @@ func TestDelayBudgetPreset(t *testing.T) {
 	for _, p := range res.Points {
 		b := p.Bounds
 		meets := b.EndToEndBoundMS <= cfg.Server.DeadlineMS
-		if !b.Bounded || meets != (p.Params.Burst <= 20) || b.SojournMaxMS > b.SojournBoundMS || b.SojournMaxMS < 0.8*b.SojournBoundMS {
+		if !b.Bounded || meets != (p.Params[limiter.ParamBurst] <= 20) || b.SojournMaxMS > b.SojournBoundMS || b.SojournMaxMS < 0.8*b.SojournBoundMS {
 			t.Errorf("%s %s: %+v", p.Limiter, limiter.FormatParams(p.Type, p.Params), b)
 		}
 	}
@@ -305,21 +310,21 @@ func TestTandemChain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Points) != 3 || res.Points[1].Params.Burst != 20 || res.Points[1].Swept != limiter.ParamBurst {
+	if len(res.Points) != 3 || res.Points[1].Params[limiter.ParamBurst] != 20 || res.Points[1].Swept != limiter.ParamBurst {
 		t.Fatalf("points %+v: want the global bucket's bursts swept", res.Points)
 	}
 	for _, p := range res.Points {
 		b := p.Bounds
 		if !b.Bounded || len(b.Hops) != 5 {
-			t.Fatalf("burst %g: %+v", p.Params.Burst, b)
+			t.Fatalf("burst %g: %+v", p.Params[limiter.ParamBurst], b)
 		}
 		// Pay bursts once: the concatenated bound is below the per-hop sum,
 		// and the measurement below both.
 		if !(b.EndToEndMaxMS <= b.ConcatenatedMS && b.ConcatenatedMS < b.PerHopSumMS && b.EndToEndBoundMS == b.ConcatenatedMS) {
-			t.Errorf("burst %g: measured %g, concatenated %g, per-hop %g", p.Params.Burst, b.EndToEndMaxMS, b.ConcatenatedMS, b.PerHopSumMS)
+			t.Errorf("burst %g: measured %g, concatenated %g, per-hop %g", p.Params[limiter.ParamBurst], b.EndToEndMaxMS, b.ConcatenatedMS, b.PerHopSumMS)
 		}
 		if p.Metrics.Admitted == 0 || p.Metrics.Rejected == 0 {
-			t.Errorf("burst %g: admitted %d, rejected %d: the chain should do both", p.Params.Burst, p.Metrics.Admitted, p.Metrics.Rejected)
+			t.Errorf("burst %g: admitted %d, rejected %d: the chain should do both", p.Params[limiter.ParamBurst], p.Metrics.Admitted, p.Metrics.Rejected)
 		}
 	}
 	// The leaky bucket's curve (150/s, 1) is the tightest at the servers: the

@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/ratelab/ratelab/experiments/limiter"
@@ -33,23 +34,20 @@ func metric(key string, f Format, get func(m *Metrics) float64) Column {
 	return Column{Key: key, Format: f, Value: func(p *Point) (float64, bool) { return get(&p.Metrics), true }}
 }
 
-func param(name string) Column {
-	f := Fixed1
-	if name == limiter.ParamBurst || name == limiter.ParamQueue || name == limiter.ParamLimit {
-		f = Int
-	}
-	return Column{Key: name, Format: f, Value: func(p *Point) (float64, bool) {
-		if p.Type == limiter.TypeChain { // the swept stage's values; 0 is unused
-			v := p.Params.Get(name)
-			return v, v != 0
-		}
-		for _, q := range limiter.ParamsOf(p.Type) {
-			if q == name {
-				return p.Params.Get(name), true
-			}
-		}
-		return 0, false
+// param is the column of a limiter parameter: empty for a point whose
+// gate does not take it (a chain's point has its swept stage's values).
+func param(q limiter.Param) Column {
+	return Column{Key: q.Name, Format: paramFormat(q), Value: func(p *Point) (float64, bool) {
+		v, ok := p.Params[q.Name]
+		return v, ok && v != 0
 	}}
+}
+
+func paramFormat(q limiter.Param) Format {
+	if q.Integer {
+		return Int
+	}
+	return Fixed1
 }
 
 // bound is a column of a point's bounds, empty when it has none.
@@ -62,17 +60,25 @@ func bound(key string, f Format, get func(b *Bounds) float64) Column {
 	}}
 }
 
-// Columns are the scalar columns of results.csv, in order; group share
-// columns (share_pct_<group>) follow them, one per workload group.
-var Columns = []Column{
+// Columns are the scalar columns of results.csv, in order: the point, its
+// limiter, a column per limiter parameter of the registry (limiter.AllParams),
+// then the metrics; group share columns (share_pct_<group>) follow them, one
+// per workload group.
+func Columns() []Column {
+	cols := slices.Clone(headColumns)
+	for _, q := range limiter.AllParams() {
+		cols = append(cols, param(q))
+	}
+	return append(cols, metricColumns...)
+}
+
+var headColumns = []Column{
 	{Key: "point", Format: Int, Value: func(p *Point) (float64, bool) { return float64(p.Index), true }},
 	{Key: "limiter", Format: Text, Label: func(p *Point) string { return p.Limiter }},
-	{Key: "type", Format: Text, Label: func(p *Point) string { return p.Type }},
-	param(limiter.ParamRate),
-	param(limiter.ParamBurst),
-	param(limiter.ParamQueue),
-	param(limiter.ParamLimit),
-	param(limiter.ParamWindow),
+	{Key: "type", Format: Text, Label: func(p *Point) string { return string(p.Type) }},
+}
+
+var metricColumns = []Column{
 	metric("arrivals", Int, func(m *Metrics) float64 { return float64(m.Arrivals) }),
 	metric("admitted", Int, func(m *Metrics) float64 { return float64(m.Admitted) }),
 	metric("rejected", Int, func(m *Metrics) float64 { return float64(m.Rejected) }),
@@ -138,9 +144,10 @@ var Columns = []Column{
 
 // ColumnByKey finds a column of Columns, or nil.
 func ColumnByKey(key string) *Column {
-	for i := range Columns {
-		if Columns[i].Key == key {
-			return &Columns[i]
+	cols := Columns()
+	for i := range cols {
+		if cols[i].Key == key {
+			return &cols[i]
 		}
 	}
 	return nil
@@ -148,8 +155,9 @@ func ColumnByKey(key string) *Column {
 
 // ColumnKeys lists the keys of Columns.
 func ColumnKeys() []string {
-	keys := make([]string, len(Columns))
-	for i, c := range Columns {
+	cols := Columns()
+	keys := make([]string, len(cols))
+	for i, c := range cols {
 		keys[i] = c.Key
 	}
 	return keys
@@ -162,8 +170,8 @@ func SweptColumn() Column {
 
 // FormatFor is the format of a parameter's values.
 func FormatFor(param string) Format {
-	if param == limiter.ParamBurst || param == limiter.ParamQueue || param == limiter.ParamLimit {
-		return Int
+	if q, ok := limiter.ParamByName(param); ok {
+		return paramFormat(q)
 	}
 	return Fixed1
 }

@@ -61,7 +61,7 @@ func TestEveryPartAndLimiterType(t *testing.T) {
 		}
 	}
 	for _, shares := range []string{limiter.SharesEqual, limiter.SharesWeighted} {
-		if !slices.ContainsFunc(cfg.Limiters, func(l limiter.Spec) bool { return l.Shares == shares }) {
+		if !slices.ContainsFunc(cfg.Limiters, func(l limiter.Spec) bool { return l.Option("shares") == shares }) {
 			t.Errorf("all-types.json has no per-client limiter with %s shares", shares)
 		}
 	}

@@ -1,6 +1,9 @@
 package experiments
 
 import (
+	"encoding/json"
+	"fmt"
+
 	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/experiments/workload"
 )
@@ -18,12 +21,25 @@ type Result struct {
 	ArrivalCurves *ArrivalCurves `json:"arrival_curves,omitempty"`
 }
 
+// UnmarshalJSON reads a stored result and restores what its JSON leaves
+// out: each client's index into Groups.
+func (r *Result) UnmarshalJSON(b []byte) error {
+	type plain Result
+	if err := json.Unmarshal(b, (*plain)(r)); err != nil {
+		return err
+	}
+	if err := workload.IndexGroups(r.Clients, r.Groups); err != nil {
+		return fmt.Errorf("result clients: %w", err)
+	}
+	return nil
+}
+
 // Point is one limiter at one set of parameter values.
 type Point struct {
 	Index        int            `json:"index"`
 	LimiterIndex int            `json:"limiter_index"`
 	Limiter      string         `json:"limiter"` // the limiter's label
-	Type         string         `json:"type"`
+	Type         limiter.Type   `json:"type"`
 	Params       limiter.Params `json:"params"`
 	Swept        string         `json:"swept"` // name of the swept parameter
 	Metrics      Metrics        `json:"metrics"`

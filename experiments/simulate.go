@@ -53,7 +53,7 @@ func simulate(ctx context.Context, cfg *Config, a *workload.Arrivals, spec *limi
 	for i := range cfg.Limiters {
 		npoints += cfg.Limiters[i].Count()
 	}
-	horizonMS := durationMS + gateLagMS(spec, []limiter.Params{params}) + float64(MaxSeriesRows/max(npoints, 1))*SeriesWindowMS
+	horizonMS := durationMS + spec.LagMS([]limiter.Params{params}) + float64(MaxSeriesRows/max(npoints, 1))*SeriesWindowMS
 	s := Series{
 		Offered:     make([]int32, windows),
 		Rejected:    make([]int32, windows),

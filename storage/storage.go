@@ -30,7 +30,6 @@ import (
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/output"
-	"github.com/ratelab/ratelab/experiments/workload"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -532,9 +531,6 @@ func (s *Store) result(ctx context.Context, id string) (*experiments.Result, err
 	}
 	if res.Config, err = experiments.DecodeConfig(config); err != nil {
 		return nil, fmt.Errorf("stored config: %w", err)
-	}
-	if err := workload.IndexGroups(res.Clients, res.Groups); err != nil {
-		return nil, fmt.Errorf("stored clients: %w", err)
 	}
 	rows, err := tx.QueryContext(ctx, "SELECT idx, point, series FROM points WHERE run_id = ? ORDER BY idx", id)
 	if err != nil {

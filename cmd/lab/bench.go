@@ -11,12 +11,7 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/experiments/limiter"
-	"github.com/ratelab/ratelab/experiments/server"
 )
-
-func init() {
-	extraCommands = append(extraCommands, command{"bench", "measure each limiter's decision cost (ns and allocations per decision)", cmdBench})
-}
 
 // cmdBench runs limiter.DecisionCases through testing.Benchmark: the same
 // decisions as BenchmarkDecision in experiments/limiter, printed as a table.
@@ -73,13 +68,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		var setupErr error
 		admitted, decisions := 0, 0
 		res := testing.Benchmark(func(b *testing.B) {
-			var occ limiter.Occupancy
-			var onAdmit func(float64)
-			if c.Spec.Type == limiter.TypeAdmission {
-				srv := server.New(server.Spec{Workers: 1, ServiceMS: server.DefaultServiceMS, DeadlineMS: server.DefaultDeadlineMS})
-				occ, onAdmit = srv, func(release float64) { srv.Serve(release) }
-			}
-			r, err := c.NewReplay(occ, onAdmit)
+			r, err := c.NewReplay()
 			if err != nil {
 				setupErr = err
 				b.SkipNow()

@@ -18,7 +18,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"github.com/ratelab/ratelab/experiments/limiter"
 )
 
 // usageError is a mistake in the command line or the config: exit status 2.
@@ -35,18 +38,15 @@ type command struct {
 	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
-// commands lists every command: run and presets, then extraCommands. It is
-// built on first use, after every file's init has run (init order follows
-// file names, so serve.go's init runs after this file's).
+// commands lists every command, in the order the help shows them.
 func commands() []command {
-	return append([]command{
+	return []command{
+		{"serve", "start the web lab (the default: lab with no command)", cmdServe},
 		{"run", "run a sweep headless and write its outputs to a folder", cmdRun},
 		{"presets", "list the preset sweeps, or print one preset's config", cmdPresets},
-	}, extraCommands...)
+		{"bench", "measure each limiter's decision cost (ns and allocations per decision)", cmdBench},
+	}
 }
-
-// extraCommands are added by other files of this package (serve, bench).
-var extraCommands []command
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -56,14 +56,11 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 && defaultCommand != "" {
+	if len(args) == 0 {
 		args = []string{defaultCommand}
 	}
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(stderr)
-		if len(args) == 0 {
-			return 2
-		}
 		return 0
 	}
 	for _, c := range commands() {
@@ -87,13 +84,34 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 2
 }
 
-// defaultCommand runs when lab is called with no arguments (set by serve).
-var defaultCommand string
+// defaultCommand runs when lab is called with no arguments.
+const defaultCommand = "serve"
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: lab <command> [flags]   (lab <command> -h for its flags)")
 	fmt.Fprintln(w)
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w)
+	limiterHelp(w)
+}
+
+// limiterHelp lists the limiter types a config's "limiters" take, with
+// their parameters, from the engine's registry.
+func limiterHelp(w io.Writer) {
+	fmt.Fprintln(w, "Limiter types (\"limiters\": [{\"type\": ..., parameters: a value or a list}]):")
+	for _, k := range limiter.Kinds() {
+		fmt.Fprintf(w, "  %-26s %s\n", k.Type, k.Model)
+		for _, p := range k.Params {
+			def := ""
+			if p.Default != 0 {
+				def = fmt.Sprintf(", default %g", p.Default)
+			}
+			fmt.Fprintf(w, "  %-26s   %s (%s, %g to %g%s): %s\n", "", p.Name, p.Unit, p.Min, p.Max, def, p.Doc)
+		}
+		for _, o := range k.Options {
+			fmt.Fprintf(w, "  %-26s   %s (%s): %s\n", "", o.Name, strings.Join(o.Choices, " | "), o.Doc)
+		}
 	}
 }

@@ -15,11 +15,6 @@ import (
 	"github.com/ratelab/ratelab/web"
 )
 
-func init() {
-	extraCommands = append(extraCommands, command{"serve", "start the web lab (the default: lab with no command)", cmdServe})
-	defaultCommand = "serve"
-}
-
 // HTTP server timeouts: a slow client cannot hold a connection forever.
 // Event streams clear their own write deadline.
 const (

@@ -1,5 +1,7 @@
 package limiter
 
+import "fmt"
+
 // Admission is a concurrency limit: it rejects an arrival when limit
 // requests are already in the system (waiting or in service at the server),
 // and admits it at once otherwise.
@@ -19,4 +21,24 @@ func (a *Admission) Offer(t float64, _ int32) (float64, bool) {
 		return 0, false
 	}
 	return t, true
+}
+
+// TypeAdmission is the concurrency limit's type name.
+const TypeAdmission Type = "admission"
+
+func admissionKind() *Kind {
+	return &Kind{
+		Type:        TypeAdmission,
+		Model:       "concurrency limit: rejects when limit requests are in the system",
+		Params:      []Param{limitParam},
+		Size:        ParamLimit,
+		Example:     Params{ParamLimit: 10},
+		ReadsServer: true,
+		New: func(_ *Spec, p Params, env Env) (Gate, error) {
+			if env.Server == nil {
+				return nil, fmt.Errorf("%s reads the occupancy of the run's server and cannot stand where there is none", TypeAdmission)
+			}
+			return NewAdmission(int(p[ParamLimit]), env.Server), nil
+		},
+	}
 }

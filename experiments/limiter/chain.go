@@ -1,11 +1,11 @@
 package limiter
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
+	"maps"
 	"slices"
-	"sort"
 
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/server"
@@ -28,10 +28,21 @@ import (
 // params are that stage's (of the first gate stage when nothing is swept).
 // A request rejected by any gate is rejected; the chain's release is the
 // time the last stage hands it to the run's server.
-const TypeChain = "chain"
+const TypeChain Type = "chain"
+
+func chainKind() *Kind {
+	return &Kind{
+		Type:     TypeChain,
+		Model:    "a tandem: gates and servers in series before the run's server (see TypeChain)",
+		compound: true,
+		New: func(s *Spec, p Params, env Env) (Gate, error) {
+			return newChain(s, p, env.Weights)
+		},
+	}
+}
 
 // StageServer is the type of a server stage of a chain.
-const StageServer = "server"
+const StageServer Type = "server"
 
 // MaxStages bounds the length of a chain.
 const MaxStages = 16
@@ -41,6 +52,37 @@ type Stage struct {
 	Spec
 	Workers   int     `json:"workers,omitempty"`
 	ServiceMS float64 `json:"service_ms,omitempty"`
+}
+
+// MarshalJSON writes the stage as its gate's object, or as a server's
+// {"type": "server", "workers": 2, "service_ms": 4}.
+func (st Stage) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	st.Spec.appendFields(&b)
+	if st.Workers != 0 {
+		b.WriteString(`,"workers":`)
+		writeJSON(&b, st.Workers)
+	}
+	if st.ServiceMS != 0 {
+		b.WriteString(`,"service_ms":`)
+		writeJSON(&b, st.ServiceMS)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// UnmarshalJSON reads a gate stage's or a server stage's object.
+func (st *Stage) UnmarshalJSON(data []byte) error {
+	*st = Stage{}
+	return st.Spec.decodeFields(data, func(key string, raw json.RawMessage) (bool, error) {
+		switch key {
+		case "workers":
+			return true, json.Unmarshal(raw, &st.Workers)
+		case "service_ms":
+			return true, json.Unmarshal(raw, &st.ServiceMS)
+		}
+		return false, nil
+	})
 }
 
 // IsServer reports whether the stage is a server.
@@ -54,12 +96,7 @@ func (st *Stage) ServerSpec() server.Spec {
 // checkChainFields refuses unknown keys of a chain and of its stages.
 func checkChainFields(path string, keys map[string]json.RawMessage) field.List {
 	var errs field.List
-	names := make([]string, 0, len(keys))
-	for k := range keys {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		if k != "type" && k != "name" && k != "stages" {
 			errs.Add(field.Join(path, k), "is not a field of a chain (fields: type, name, stages)")
 		}
@@ -80,8 +117,8 @@ func checkChainFields(path string, keys map[string]json.RawMessage) field.List {
 			continue
 		}
 		var typ string
-		if t, ok := sk["type"]; ok && json.Unmarshal(t, &typ) == nil && typ == StageServer {
-			for _, k := range sortedKeys(sk) {
+		if t, ok := sk["type"]; ok && json.Unmarshal(t, &typ) == nil && Type(typ) == StageServer {
+			for _, k := range slices.Sorted(maps.Keys(sk)) {
 				if k != "type" && k != "workers" && k != "service_ms" {
 					errs.Add(field.Join(sp, k), "is not a field of a server stage (fields: type, workers, service_ms)")
 				}
@@ -91,15 +128,6 @@ func checkChainFields(path string, keys map[string]json.RawMessage) field.List {
 		errs = append(errs, CheckFields(sp, raw)...)
 	}
 	return errs
-}
-
-func sortedKeys(m map[string]json.RawMessage) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
 
 func (s *Spec) normalizeChain() {
@@ -120,16 +148,18 @@ func (s *Spec) normalizeChain() {
 
 func (s *Spec) validateChain(path string) field.List {
 	var errs field.List
-	if len(s.Name) > 100 {
-		errs.Add(field.Join(path, "name"), "is longer than 100 characters")
+	if len(s.Name) > MaxNameLen {
+		errs.Add(field.Join(path, "name"), "is longer than %d characters", MaxNameLen)
 	}
-	for _, p := range AllParams {
-		if len(*s.ValuesOf(p)) > 0 {
+	for _, p := range s.paramOrder() {
+		if len(s.Params[p]) > 0 {
 			errs.Add(field.Join(path, p), "a chain has no parameters of its own: give them to its stages")
 		}
 	}
-	if s.Shares != "" {
-		errs.Add(field.Join(path, "shares"), "a chain has no shares of its own: give them to its stages")
+	for _, o := range s.optionOrder() {
+		if s.Options[o] != "" {
+			errs.Add(field.Join(path, o), "a chain has no %s of its own: give them to its stages", o)
+		}
 	}
 	sp := field.Join(path, "stages")
 	if len(s.Stages) == 0 || len(s.Stages) > MaxStages {
@@ -148,8 +178,7 @@ func (s *Spec) validateChain(path string) field.List {
 		if st.Workers != 0 || st.ServiceMS != 0 {
 			errs.Add(p, "workers and service_ms belong to server stages")
 		}
-		switch st.Type {
-		case TypeNone, TypeAdmission, TypeChain:
+		if k := st.Kind(); k != nil && !k.Stage {
 			errs.Add(field.Join(p, "type"), "%q cannot be a stage of a chain (a gate: %v, or %q)", st.Type, chainGates(), StageServer)
 			continue
 		}
@@ -169,11 +198,11 @@ func (s *Spec) validateChain(path string) field.List {
 	return errs
 }
 
-func chainGates() []string {
-	var out []string
-	for _, t := range Types() {
-		if t != TypeNone && t != TypeAdmission && t != TypeChain {
-			out = append(out, t)
+func chainGates() []Type {
+	var out []Type
+	for _, k := range Kinds() {
+		if k.Stage {
+			out = append(out, k.Type)
 		}
 	}
 	return out
@@ -245,7 +274,7 @@ func newChain(s *Spec, p Params, weights []float64) (*Chain, error) {
 			c.servers[j] = server.New(st.ServerSpec())
 			continue
 		}
-		if st.Type == TypeAdmission || st.Type == TypeChain {
+		if k := st.Kind(); k == nil || !k.Stage {
 			return nil, fmt.Errorf("stage %d: %s cannot be a stage of a chain", j, st.Type)
 		}
 		g, err := New(&st.Spec, s.StageParams(j, p), weights, nil)
@@ -271,15 +300,4 @@ func (c *Chain) Offer(t float64, client int32) (float64, bool) {
 		}
 	}
 	return t, true
-}
-
-// formatChainParams writes the non-zero parameters of a chain point.
-func formatChainParams(p Params) []string {
-	var out []string
-	for _, name := range AllParams {
-		if v := p.Get(name); v != 0 && !math.IsNaN(v) {
-			out = append(out, name)
-		}
-	}
-	return slices.Clip(out)
 }

@@ -2,7 +2,10 @@ package limiter
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
+
+	"github.com/ratelab/ratelab/experiments/server"
 )
 
 // Decision-cost benchmark: every gate type decides on the same arrival
@@ -28,37 +31,32 @@ type DecisionCase struct {
 	OfferedRPS float64 // the stream's rate: DecisionLoad times the nominal rate
 }
 
-// DecisionCases lists every limiter type at the nominal 100 requests/s
-// (burst, queue and limit 100, window 1000 ms; admission 10 in the system)
-// with 20 clients, and the per-client gates again with 10 000 clients at
-// 10 000 requests/s and burst 20 000 (1/s and 2 each: a client's burst
-// share must hold a whole token), where the per-client state no longer
-// fits in the first cache levels.
+// DecisionCases lists every limiter type at its Example setting (about
+// 100 requests/s) with 20 clients, and the per-client gates again with
+// 10 000 clients at 10 000 requests/s and burst 20 000 (1/s and 2 each: a
+// client's burst share must hold a whole token), where the per-client state
+// no longer fits in the first cache levels.
 func DecisionCases() []DecisionCase {
-	nominal := Params{RateRPS: 100, Burst: 100, Queue: 100, Limit: 100, WindowMS: DefaultWindow}
 	var out []DecisionCase
-	for _, typ := range Types() {
-		if typ == TypeChain { // a composition of the others
+	for _, k := range Kinds() {
+		if k.compound { // a composition of the others
 			continue
 		}
-		s := Spec{Type: typ}
-		p := Params{}
-		for _, name := range ParamsOf(typ) {
-			v := nominal.Get(name)
-			if typ == TypeAdmission {
-				v = 10
-			}
-			p.set(name, v)
-			*s.ValuesOf(name) = Values{v}
+		s := Spec{Type: k.Type}
+		for _, name := range k.ParamNames() {
+			s.SetValues(name, Values{k.Example[name]})
 		}
 		s.Normalize()
-		out = append(out, DecisionCase{Name: typ, Spec: s, Params: p, Clients: 20, OfferedRPS: DecisionLoad * 100})
+		out = append(out, DecisionCase{Name: string(k.Type), Spec: s, Params: maps.Clone(k.Example), Clients: 20, OfferedRPS: DecisionLoad * 100})
 	}
-	for _, typ := range []string{TypePerClient, TypeHierarchical} {
+	for _, k := range Kinds() {
+		if !k.PerClient {
+			continue
+		}
 		const clients, rate, burst = 10_000, 10_000, 20_000
-		s := Spec{Type: typ, RateRPS: Values{rate}, Burst: Values{burst}}
+		s := Spec{Type: k.Type, Params: map[string]Values{ParamRate: {rate}, ParamBurst: {burst}}}
 		s.Normalize()
-		out = append(out, DecisionCase{Name: fmt.Sprintf("%s/%d", typ, clients), Spec: s, Params: Params{RateRPS: rate, Burst: burst}, Clients: clients, OfferedRPS: DecisionLoad * rate})
+		out = append(out, DecisionCase{Name: fmt.Sprintf("%s/%d", k.Type, clients), Spec: s, Params: Params{ParamRate: rate, ParamBurst: burst}, Clients: clients, OfferedRPS: DecisionLoad * rate})
 	}
 	return out
 }
@@ -75,13 +73,19 @@ type DecisionReplay struct {
 }
 
 // NewReplay builds the case's gate over a fresh decision stream (Poisson at
-// OfferedRPS, clients drawn uniformly, PCG seeded with 1). occ is the
-// server an admission gate reads; onAdmit, if not nil, is told every
-// admission's release time (to feed that server).
-func (c *DecisionCase) NewReplay(occ Occupancy, onAdmit func(release float64)) (*DecisionReplay, error) {
+// OfferedRPS, clients drawn uniformly, PCG seeded with 1). A gate that reads
+// the server's occupancy (Kind.ReadsServer) reads a 10 ms single-worker
+// server fed with its admissions.
+func (c *DecisionCase) NewReplay() (*DecisionReplay, error) {
 	weights := make([]float64, c.Clients)
 	for i := range weights {
 		weights[i] = 1
+	}
+	var occ Occupancy
+	var onAdmit func(release float64)
+	if k := c.Spec.Kind(); k != nil && k.ReadsServer {
+		srv := server.New(server.Spec{Workers: 1, ServiceMS: server.DefaultServiceMS, DeadlineMS: server.DefaultDeadlineMS})
+		occ, onAdmit = srv, func(release float64) { srv.Serve(release) }
 	}
 	g, err := New(&c.Spec, c.Params, weights, occ)
 	if err != nil {

@@ -4,20 +4,11 @@ import (
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments/limiter"
-	"github.com/ratelab/ratelab/experiments/server"
 )
 
-// replay builds a decision case's replay; an admission gate reads a 10 ms
-// single-worker server fed with its admissions.
 func replay(tb testing.TB, c limiter.DecisionCase) *limiter.DecisionReplay {
 	tb.Helper()
-	var occ limiter.Occupancy
-	var onAdmit func(float64)
-	if c.Spec.Type == limiter.TypeAdmission {
-		srv := server.New(server.Spec{Workers: 1, ServiceMS: 10, DeadlineMS: 200})
-		occ, onAdmit = srv, func(release float64) { srv.Serve(release) }
-	}
-	r, err := c.NewReplay(occ, onAdmit)
+	r, err := c.NewReplay()
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -1,6 +1,10 @@
 package limiter
 
-import "math"
+import (
+	"math"
+
+	"github.com/ratelab/ratelab/experiments/calculus"
+)
 
 // FixedWindow counts admissions in aligned windows [k*window, (k+1)*window)
 // and rejects once limit is reached; the count resets at each boundary.
@@ -27,4 +31,30 @@ func (w *FixedWindow) Offer(t float64, _ int32) (float64, bool) {
 	}
 	w.count++
 	return t, true
+}
+
+// TypeFixedWindow is the fixed window's type name.
+const TypeFixedWindow Type = "fixed-window"
+
+func fixedWindowKind() *Kind {
+	return &Kind{
+		Type:    TypeFixedWindow,
+		Model:   "fixed window: limit per aligned window_ms",
+		Params:  []Param{limitParam, windowParam},
+		Size:    ParamLimit,
+		Stage:   true,
+		Example: Params{ParamLimit: 100, ParamWindow: DefaultWindow},
+		New: func(_ *Spec, p Params, _ Env) (Gate, error) {
+			return NewFixedWindow(int(p[ParamLimit]), p[ParamWindow]), nil
+		},
+		// At most limit per aligned window, and a window of length d meets
+		// floor(d/L)+2 of them.
+		Curve:   func(p Params) calculus.Curve { return calculus.FixedWindow(p[ParamLimit], p[ParamWindow]) },
+		Nominal: windowNominal,
+	}
+}
+
+// windowNominal is what a window limit promises: limit × window / window_ms.
+func windowNominal(p Params, windowMS float64) float64 {
+	return p[ParamLimit] * windowMS / p[ParamWindow]
 }

@@ -1,6 +1,10 @@
 package limiter
 
-import "math"
+import (
+	"math"
+
+	"github.com/ratelab/ratelab/experiments/calculus"
+)
 
 // LeakyBucket is a shaper: admitted requests leave one interval (1000/rate
 // ms) apart, in arrival order, and wait in a queue of at most queue requests
@@ -32,4 +36,28 @@ func (b *LeakyBucket) Offer(t float64, _ int32) (float64, bool) {
 	release := max(t, b.nextReleaseMS)
 	b.nextReleaseMS = release + b.intervalMS
 	return release, true
+}
+
+// TypeLeakyBucket is the leaky bucket's type name.
+const TypeLeakyBucket Type = "leaky-bucket"
+
+func leakyBucketKind() *Kind {
+	return &Kind{
+		Type:    TypeLeakyBucket,
+		Model:   "leaky bucket (rate_rps, queue): paced releases; shaper",
+		Params:  []Param{rateParam, queueParam},
+		Size:    ParamQueue,
+		Stage:   true,
+		Shaper:  true,
+		Example: Params{ParamRate: 100, ParamQueue: 100},
+		New: func(_ *Spec, p Params, _ Env) (Gate, error) {
+			return NewLeakyBucket(p[ParamRate], p[ParamQueue]), nil
+		},
+		// Releases at least 1/r ms apart: 1 + r*d.
+		Curve: func(p Params) calculus.Curve { return calculus.Shaper(calculus.PerMS(p[ParamRate])) },
+		// It admits only while fewer than queue releases are pending
+		// (ceil((next - t)/interval) < queue), so next - t <= (queue-1)*interval.
+		DelayBoundMS: func(p Params) float64 { return (p[ParamQueue] - 1) * 1000 / p[ParamRate] },
+		Nominal:      rateNominal,
+	}
 }

@@ -23,3 +23,15 @@ type None struct{}
 
 // Offer admits the request at t.
 func (None) Offer(t float64, _ int32) (float64, bool) { return t, true }
+
+// TypeNone is the baseline's type name.
+const TypeNone Type = "none"
+
+func noneKind() *Kind {
+	return &Kind{
+		Type:    TypeNone,
+		Model:   "no limiter: every request goes to the server at once",
+		Example: Params{},
+		New:     func(*Spec, Params, Env) (Gate, error) { return None{}, nil },
+	}
+}

@@ -77,7 +77,7 @@ func TestGates(t *testing.T) {
 			// 500 rps is 0.5 token/ms: every sum below is exact in binary.
 			name:   "token bucket starts full, refills continuously, rejects below one token",
 			spec:   limiter.Spec{Type: limiter.TypeTokenBucket},
-			params: limiter.Params{RateRPS: 500, Burst: 2},
+			params: limiter.Params{limiter.ParamRate: 500, limiter.ParamBurst: 2},
 			events: []event{
 				admit(0), admit(0), // the full bucket: 2 tokens
 				reject(0),   // empty
@@ -94,7 +94,7 @@ func TestGates(t *testing.T) {
 		{
 			name:   "token bucket with burst 1 paces at the rate, policing without delay",
 			spec:   limiter.Spec{Type: limiter.TypeTokenBucket},
-			params: limiter.Params{RateRPS: 125, Burst: 1}, // 0.125 token/ms, 8 ms a token
+			params: limiter.Params{limiter.ParamRate: 125, limiter.ParamBurst: 1}, // 0.125 token/ms, 8 ms a token
 			events: []event{
 				admit(0), reject(4), reject(7.875), admit(8), reject(15), admit(16), admit(1000),
 			},
@@ -104,7 +104,7 @@ func TestGates(t *testing.T) {
 			// to leave and one more.
 			name:   "leaky bucket paces releases and rejects a full queue",
 			spec:   limiter.Spec{Type: limiter.TypeLeakyBucket},
-			params: limiter.Params{RateRPS: 100, Queue: 2},
+			params: limiter.Params{limiter.ParamRate: 100, limiter.ParamQueue: 2},
 			events: []event{
 				admit(0),         // idle: released at once, next slot 10
 				shaped(0, 10),    // one pending ahead (ceil(10/10) = 1 < 2)
@@ -120,7 +120,7 @@ func TestGates(t *testing.T) {
 		{
 			name:   "leaky bucket with queue 1 never delays",
 			spec:   limiter.Spec{Type: limiter.TypeLeakyBucket},
-			params: limiter.Params{RateRPS: 100, Queue: 1},
+			params: limiter.Params{limiter.ParamRate: 100, limiter.ParamQueue: 1},
 			events: []event{
 				admit(0), reject(0), reject(9.5), admit(10), admit(25), reject(34), admit(35),
 			},
@@ -129,7 +129,7 @@ func TestGates(t *testing.T) {
 			// one worker, 10 ms service: in-system = ceil((busyUntil - t)/10).
 			name:   "admission counts waiting and in-service requests at the server",
 			spec:   limiter.Spec{Type: limiter.TypeAdmission},
-			params: limiter.Params{Limit: 2},
+			params: limiter.Params{limiter.ParamLimit: 2},
 			events: []event{
 				admit(0),  // in service until 10
 				admit(0),  // waits, finishes at 20
@@ -144,7 +144,7 @@ func TestGates(t *testing.T) {
 		{
 			name:   "admission with 2 workers",
 			spec:   limiter.Spec{Type: limiter.TypeAdmission},
-			params: limiter.Params{Limit: 3},
+			params: limiter.Params{limiter.ParamLimit: 3},
 			server: server.Spec{Workers: 2, ServiceMS: 10},
 			events: []event{
 				admit(0), admit(0), // both in service until 10
@@ -159,7 +159,7 @@ func TestGates(t *testing.T) {
 		{
 			name:   "fixed window counts per aligned window and resets at boundaries",
 			spec:   limiter.Spec{Type: limiter.TypeFixedWindow},
-			params: limiter.Params{Limit: 2, WindowMS: 100},
+			params: limiter.Params{limiter.ParamLimit: 2, limiter.ParamWindow: 100},
 			events: []event{
 				admit(0), admit(50), reject(99.999),
 				admit(100), admit(100), reject(199.5), // 4 admitted within 100.5 ms: the 2N edge
@@ -170,7 +170,7 @@ func TestGates(t *testing.T) {
 		{
 			name:   "sliding window counter weighs the previous window by its overlap",
 			spec:   limiter.Spec{Type: limiter.TypeSlidingCounter},
-			params: limiter.Params{Limit: 2, WindowMS: 100},
+			params: limiter.Params{limiter.ParamLimit: 2, limiter.ParamWindow: 100},
 			events: []event{
 				admit(0), admit(10), reject(50), // 2 in the current window
 				reject(100), // prev 2 * (1 - 0) + 0 = 2
@@ -185,7 +185,7 @@ func TestGates(t *testing.T) {
 		{
 			name:   "sliding window counter forgets after an idle window",
 			spec:   limiter.Spec{Type: limiter.TypeSlidingCounter},
-			params: limiter.Params{Limit: 2, WindowMS: 100},
+			params: limiter.Params{limiter.ParamLimit: 2, limiter.ParamWindow: 100},
 			events: []event{
 				admit(0), admit(1), reject(2),
 				admit(250), admit(250), reject(250), // window 1 was empty: prev = 0
@@ -197,7 +197,7 @@ func TestGates(t *testing.T) {
 		{
 			name:   "sliding window log is exact over (t - window, t]",
 			spec:   limiter.Spec{Type: limiter.TypeSlidingLog},
-			params: limiter.Params{Limit: 2, WindowMS: 100},
+			params: limiter.Params{limiter.ParamLimit: 2, limiter.ParamWindow: 100},
 			events: []event{
 				admit(0), admit(10), reject(99.999),
 				admit(100),  // the admission at 0 is out of (0, 100]
@@ -211,7 +211,7 @@ func TestGates(t *testing.T) {
 			// 1000 rps and burst 4 over 2 clients: 0.5 token/ms and 2 tokens each.
 			name:    "per-client token bucket, equal shares",
 			spec:    limiter.Spec{Type: limiter.TypePerClient},
-			params:  limiter.Params{RateRPS: 1000, Burst: 4},
+			params:  limiter.Params{limiter.ParamRate: 1000, limiter.ParamBurst: 4},
 			weights: []float64{5, 1}, // ignored: equal shares
 			events: []event{
 				admitFrom(0, 0), admitFrom(0, 0), rejectFrom(0, 0),
@@ -224,8 +224,8 @@ func TestGates(t *testing.T) {
 			// weights 3:1 of 1000 rps and burst 8: client 0 gets 750 rps
 			// (0.75 token/ms) and 6 tokens, client 1 250 rps (0.25/ms) and 2.
 			name:    "per-client token bucket, weighted shares",
-			spec:    limiter.Spec{Type: limiter.TypePerClient, Shares: limiter.SharesWeighted},
-			params:  limiter.Params{RateRPS: 1000, Burst: 8},
+			spec:    limiter.Spec{Type: limiter.TypePerClient, Options: map[string]string{"shares": limiter.SharesWeighted}},
+			params:  limiter.Params{limiter.ParamRate: 1000, limiter.ParamBurst: 8},
 			weights: []float64{3, 1},
 			events: []event{
 				admitFrom(1, 0), admitFrom(1, 0), rejectFrom(1, 0),

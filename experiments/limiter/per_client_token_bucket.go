@@ -1,5 +1,7 @@
 package limiter
 
+import "github.com/ratelab/ratelab/experiments/calculus"
+
 // PerClientTokenBucket gives every client its own token bucket (initially
 // full). With equal shares each of n clients gets rate/n and burst/n; with
 // weighted shares client i gets weight_i/sum(weights) of both. Shares are
@@ -44,4 +46,50 @@ func (b *PerClientTokenBucket) Offer(t float64, client int32) (float64, bool) {
 	}
 	b.tokens[client] = tok - 1
 	return t, true
+}
+
+// TypePerClient is the per-client token bucket's type name.
+const TypePerClient Type = "per-client-token-bucket"
+
+// Shares of a per-client limiter.
+const (
+	SharesEqual    = "equal"
+	SharesWeighted = "weighted"
+)
+
+// sharesOption splits a per-client limiter's rate and burst.
+var sharesOption = Option{Name: "shares", Label: "Shares", Choices: []string{SharesEqual, SharesWeighted},
+	Doc: "equal: every client the same; weighted: by the workload's client weights"}
+
+func perClientTokenBucketKind() *Kind {
+	return &Kind{
+		Type:      TypePerClient,
+		Model:     "one token bucket per client, rate and burst split by equal or weighted shares",
+		Params:    []Param{rateParam, burstParam},
+		Options:   []Option{sharesOption},
+		Size:      ParamBurst,
+		Stage:     true,
+		PerClient: true,
+		Example:   Params{ParamRate: 100, ParamBurst: 100},
+		New: func(s *Spec, p Params, env Env) (Gate, error) {
+			return NewPerClientTokenBucket(p[ParamRate], p[ParamBurst], shareWeights(s, env.Weights)), nil
+		},
+		// The client buckets' rates and bursts sum to (r, b), so the aggregate
+		// obeys b + r*d.
+		Curve:   func(p Params) calculus.Curve { return calculus.Affine(calculus.PerMS(p[ParamRate]), p[ParamBurst]) },
+		Nominal: rateNominal,
+	}
+}
+
+// shareWeights are the clients' weights under the spec's shares: the
+// workload's weights when weighted, else all 1.
+func shareWeights(s *Spec, weights []float64) []float64 {
+	if s.Option(sharesOption.Name) == SharesWeighted {
+		return weights
+	}
+	w := make([]float64, len(weights))
+	for i := range w {
+		w[i] = 1
+	}
+	return w
 }

@@ -88,9 +88,12 @@ func offerAll(t *testing.T, g limiter.Gate, ts []float64, clients []int32, srv *
 	return out
 }
 
-func newGate(t *testing.T, typ string, p limiter.Params, weights []float64, shares string, srv limiter.Occupancy) limiter.Gate {
+func newGate(t *testing.T, typ limiter.Type, p limiter.Params, weights []float64, shares string, srv limiter.Occupancy) limiter.Gate {
 	t.Helper()
-	spec := limiter.Spec{Type: typ, Shares: shares}
+	spec := limiter.Spec{Type: typ}
+	if shares != "" {
+		spec.SetOption("shares", shares)
+	}
 	spec.Normalize()
 	if weights == nil {
 		weights = []float64{1}
@@ -144,7 +147,7 @@ func TestTokenBucketStaysUnderItsArrivalCurve(t *testing.T) {
 	for run := range propertyRuns {
 		rng := rand.New(rand.NewPCG(1, uint64(run)))
 		rate, burst := randomRate(rng), float64(1+rng.IntN(20))
-		g := newGate(t, limiter.TypeTokenBucket, limiter.Params{RateRPS: rate, Burst: burst}, nil, "", nil)
+		g := newGate(t, limiter.TypeTokenBucket, limiter.Params{limiter.ParamRate: rate, limiter.ParamBurst: burst}, nil, "", nil)
 		rs := offerAll(t, g, randomTimes(rng, 50+rng.IntN(250)), nil, nil)
 		for _, r := range rs {
 			if r.release != r.t {
@@ -160,7 +163,7 @@ func TestLeakyBucketSpacesReleases(t *testing.T) {
 		rng := rand.New(rand.NewPCG(2, uint64(run)))
 		rate, queue := randomRate(rng), float64(1+rng.IntN(20))
 		interval := 1000 / rate
-		g := newGate(t, limiter.TypeLeakyBucket, limiter.Params{RateRPS: rate, Queue: queue}, nil, "", nil)
+		g := newGate(t, limiter.TypeLeakyBucket, limiter.Params{limiter.ParamRate: rate, limiter.ParamQueue: queue}, nil, "", nil)
 		rs := offerAll(t, g, randomTimes(rng, 50+rng.IntN(250)), nil, nil)
 		for i, r := range rs {
 			// Waiting behind at most queue-1 pending releases.
@@ -215,7 +218,7 @@ func TestSlidingWindowLogIsExact(t *testing.T) {
 		}
 		window := []float64{10, 100, 33.3, 1000, 1 + rng.Float64()*500}[rng.IntN(5)]
 		decimal := run%3 == 0 // times rounded to 0.1 ms, as traces have them
-		g := newGate(t, limiter.TypeSlidingLog, limiter.Params{Limit: float64(limit), WindowMS: window}, nil, "", nil)
+		g := newGate(t, limiter.TypeSlidingLog, limiter.Params{limiter.ParamLimit: float64(limit), limiter.ParamWindow: window}, nil, "", nil)
 		var admitted []float64
 		for _, at := range randomTimes(rng, 50+rng.IntN(250)) {
 			if decimal {
@@ -259,7 +262,7 @@ func TestFixedWindowRollingMaxAtMostTwiceTheLimit(t *testing.T) {
 		rng := rand.New(rand.NewPCG(4, uint64(run)))
 		limit := 1 + rng.IntN(10)
 		window := []float64{10, 100, 1000, 1 + float64(rng.IntN(300))}[rng.IntN(4)]
-		g := newGate(t, limiter.TypeFixedWindow, limiter.Params{Limit: float64(limit), WindowMS: window}, nil, "", nil)
+		g := newGate(t, limiter.TypeFixedWindow, limiter.Params{limiter.ParamLimit: float64(limit), limiter.ParamWindow: window}, nil, "", nil)
 		count := map[float64]int{}
 		var admitted []float64
 		for _, at := range randomTimes(rng, 50+rng.IntN(250)) {
@@ -289,7 +292,7 @@ func TestSlidingWindowCounterBounds(t *testing.T) {
 		rng := rand.New(rand.NewPCG(5, uint64(run)))
 		limit := 1 + rng.IntN(10)
 		window := []float64{10, 100, 1000, 1 + float64(rng.IntN(300))}[rng.IntN(4)]
-		g := newGate(t, limiter.TypeSlidingCounter, limiter.Params{Limit: float64(limit), WindowMS: window}, nil, "", nil)
+		g := newGate(t, limiter.TypeSlidingCounter, limiter.Params{limiter.ParamLimit: float64(limit), limiter.ParamWindow: window}, nil, "", nil)
 		count := map[float64]int{}
 		var admitted []float64
 		for _, at := range randomTimes(rng, 50+rng.IntN(250)) {
@@ -322,7 +325,7 @@ func TestAdmissionNeverExceedsItsLimit(t *testing.T) {
 		}
 		spec := server.Spec{Workers: workers, ServiceMS: 0.5 + rng.Float64()*20}
 		srv := server.New(spec)
-		g := newGate(t, limiter.TypeAdmission, limiter.Params{Limit: float64(limit)}, nil, "", srv)
+		g := newGate(t, limiter.TypeAdmission, limiter.Params{limiter.ParamLimit: float64(limit)}, nil, "", srv)
 		var finishes []float64
 		busyUntil := 0.0
 		for _, at := range randomTimes(rng, 50+rng.IntN(250)) {
@@ -367,7 +370,7 @@ func TestPerClientBucketsStayUnderTheirShares(t *testing.T) {
 			shares = limiter.SharesWeighted
 		}
 		rate, burst := randomRate(rng), float64(n*(1+rng.IntN(10)))
-		g := newGate(t, limiter.TypePerClient, limiter.Params{RateRPS: rate, Burst: burst}, weights, shares, nil)
+		g := newGate(t, limiter.TypePerClient, limiter.Params{limiter.ParamRate: rate, limiter.ParamBurst: burst}, weights, shares, nil)
 		ts := randomTimes(rng, 50+rng.IntN(250))
 		clients := make([]int32, len(ts))
 		for i := range clients {

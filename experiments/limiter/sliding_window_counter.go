@@ -1,6 +1,10 @@
 package limiter
 
-import "math"
+import (
+	"math"
+
+	"github.com/ratelab/ratelab/experiments/calculus"
+)
 
 // SlidingWindowCounter approximates a sliding window from two aligned
 // counters: estimate = prev * (1 - elapsed/window) + curr, where elapsed is
@@ -35,4 +39,25 @@ func (w *SlidingWindowCounter) Offer(t float64, _ int32) (float64, bool) {
 	}
 	w.curr++
 	return t, true
+}
+
+// TypeSlidingCounter is the sliding-window counter's type name.
+const TypeSlidingCounter Type = "sliding-window-counter"
+
+func slidingWindowCounterKind() *Kind {
+	return &Kind{
+		Type:    TypeSlidingCounter,
+		Model:   "sliding-window counter (approximate): limit per window_ms",
+		Params:  []Param{limitParam, windowParam},
+		Size:    ParamLimit,
+		Stage:   true,
+		Example: Params{ParamLimit: 100, ParamWindow: DefaultWindow},
+		New: func(_ *Spec, p Params, _ Env) (Gate, error) {
+			return NewSlidingWindowCounter(int(p[ParamLimit]), p[ParamWindow]), nil
+		},
+		// The estimate is never below the current aligned window's count, so
+		// the fixed window's curve holds.
+		Curve:   func(p Params) calculus.Curve { return calculus.FixedWindow(p[ParamLimit], p[ParamWindow]) },
+		Nominal: windowNominal,
+	}
 }

@@ -1,6 +1,9 @@
 package limiter
 
-import "github.com/ratelab/ratelab/experiments/metrics"
+import (
+	"github.com/ratelab/ratelab/experiments/calculus"
+	"github.com/ratelab/ratelab/experiments/metrics"
+)
 
 // SlidingWindowLog is exact: it admits at t when fewer than limit admissions
 // lie in (t - window, t]. It keeps the times of the admissions still inside
@@ -42,4 +45,25 @@ func (w *SlidingWindowLog) Offer(t float64, _ int32) (float64, bool) {
 	w.log[(w.head+w.n)&mask] = t
 	w.n++
 	return t, true
+}
+
+// TypeSlidingLog is the sliding-window log's type name.
+const TypeSlidingLog Type = "sliding-window-log"
+
+func slidingWindowLogKind() *Kind {
+	return &Kind{
+		Type:    TypeSlidingLog,
+		Model:   "sliding-window log (exact): limit per window_ms",
+		Params:  []Param{limitParam, windowParam},
+		Size:    ParamLimit,
+		Stage:   true,
+		Example: Params{ParamLimit: 100, ParamWindow: DefaultWindow},
+		New: func(_ *Spec, p Params, _ Env) (Gate, error) {
+			return NewSlidingWindowLog(int(p[ParamLimit]), p[ParamWindow]), nil
+		},
+		// At most limit in any half-open window of length L: limit*(floor(d/L)+1)
+		// in a closed window of length d.
+		Curve:   func(p Params) calculus.Curve { return calculus.SlidingLog(p[ParamLimit], p[ParamWindow]) },
+		Nominal: windowNominal,
+	}
 }

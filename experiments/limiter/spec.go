@@ -4,32 +4,25 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
-	"sort"
 	"strconv"
+	"strings"
 
+	"github.com/ratelab/ratelab/experiments/calculus"
 	"github.com/ratelab/ratelab/experiments/field"
 )
 
-// Limiter types.
+// Names of the parameters the built-in gates share (each gate's Kind lists
+// the ones it takes).
 const (
-	TypeNone           = "none"
-	TypeTokenBucket    = "token-bucket"
-	TypeLeakyBucket    = "leaky-bucket"
-	TypeAdmission      = "admission"
-	TypeFixedWindow    = "fixed-window"
-	TypeSlidingCounter = "sliding-window-counter"
-	TypeSlidingLog     = "sliding-window-log"
-	TypePerClient      = "per-client-token-bucket"
-	TypeHierarchical   = "hierarchical-token-bucket"
-)
-
-// Shares of a per-client limiter.
-const (
-	SharesEqual    = "equal"
-	SharesWeighted = "weighted"
+	ParamRate   = "rate_rps"
+	ParamBurst  = "burst"
+	ParamQueue  = "queue"
+	ParamLimit  = "limit"
+	ParamWindow = "window_ms"
 )
 
 // Limits on parameters.
@@ -41,53 +34,22 @@ const (
 	MaxWindowMS   = 86_400_000
 	MaxValues     = 1000 // values of one parameter
 	DefaultWindow = 1000
+	MaxNameLen    = 100
 )
 
-// Param names, in the order a limiter's sweep nests them (outer first).
-const (
-	ParamRate   = "rate_rps"
-	ParamBurst  = "burst"
-	ParamQueue  = "queue"
-	ParamLimit  = "limit"
-	ParamWindow = "window_ms"
+// The parameters the built-in gates share.
+var (
+	rateParam = Param{Name: ParamRate, Label: "Rate", Unit: "req/s", Units: "requests/s",
+		Min: MinRateRPS, Max: MaxRateRPS, Doc: "tokens (or releases) per second"}
+	burstParam = Param{Name: ParamBurst, Label: "Burst", Unit: "requests", Integer: true,
+		Min: 1, Max: MaxSize, Doc: "bucket size: requests admitted back to back"}
+	queueParam = Param{Name: ParamQueue, Label: "Queue", Unit: "requests", Integer: true,
+		Min: 1, Max: MaxSize, Doc: "requests waiting for their release, at most"}
+	limitParam = Param{Name: ParamLimit, Label: "Limit", Unit: "requests", Integer: true,
+		Min: 1, Max: MaxSize, Doc: "requests per window (or in the system)"}
+	windowParam = Param{Name: ParamWindow, Label: "Window", Unit: "ms",
+		Min: MinWindowMS, Max: MaxWindowMS, Default: DefaultWindow, Doc: "window length"}
 )
-
-// AllParams lists every parameter name in column order.
-var AllParams = []string{ParamRate, ParamBurst, ParamQueue, ParamLimit, ParamWindow}
-
-type typeInfo struct {
-	params  []string // swept parameters, outer first
-	primary string   // the "size" of the limiter: what a burst sweep varies
-	doc     string
-}
-
-var types = map[string]typeInfo{
-	TypeNone:           {nil, "", "no limiter: every request goes to the server at once"},
-	TypeTokenBucket:    {[]string{ParamRate, ParamBurst}, ParamBurst, "token bucket (rate_rps, burst), starts full; policer"},
-	TypeLeakyBucket:    {[]string{ParamRate, ParamQueue}, ParamQueue, "leaky bucket (rate_rps, queue): paced releases; shaper"},
-	TypeAdmission:      {[]string{ParamLimit}, ParamLimit, "concurrency limit: rejects when limit requests are in the system"},
-	TypeFixedWindow:    {[]string{ParamLimit, ParamWindow}, ParamLimit, "fixed window: limit per aligned window_ms"},
-	TypeSlidingCounter: {[]string{ParamLimit, ParamWindow}, ParamLimit, "sliding-window counter (approximate): limit per window_ms"},
-	TypeSlidingLog:     {[]string{ParamLimit, ParamWindow}, ParamLimit, "sliding-window log (exact): limit per window_ms"},
-	TypePerClient:      {[]string{ParamRate, ParamBurst}, ParamBurst, "one token bucket per client, rate and burst split by equal or weighted shares"},
-	TypeChain:          {nil, "", "a tandem: gates and servers in series before the run's server (see TypeChain)"},
-	TypeHierarchical:   {[]string{ParamRate, ParamBurst}, ParamBurst, "work-conserving per-client buckets: guaranteed shares, unused share lent to busy clients under a global (rate_rps, burst) bucket"},
-}
-
-// HasShares reports whether a limiter type splits its rate between clients
-// (and so takes "shares").
-func HasShares(typ string) bool { return typ == TypePerClient || typ == TypeHierarchical }
-
-// Types lists the limiter types in a stable order.
-func Types() []string {
-	return []string{TypeTokenBucket, TypeLeakyBucket, TypeAdmission, TypeFixedWindow, TypeSlidingCounter, TypeSlidingLog, TypePerClient, TypeHierarchical, TypeChain, TypeNone}
-}
-
-// Doc is a one-line description of a limiter type.
-func Doc(typ string) string { return types[typ].doc }
-
-// ParamsOf lists the parameters a limiter type takes, outer sweep dimension first.
-func ParamsOf(typ string) []string { return types[typ].params }
 
 // Values is a list of parameter values; JSON accepts a number or a list.
 type Values []float64
@@ -128,17 +90,21 @@ func jsonKind(b []byte) string {
 }
 
 // Spec is one limiter of a sweep with the values of its parameters; it
-// expands to the cartesian product of those values.
+// expands to the cartesian product of those values. In JSON its parameters
+// and options are keys of the limiter object beside type and name:
+// {"type": "token-bucket", "rate_rps": 100, "burst": [1, 2, 4]}.
 type Spec struct {
-	Type     string  `json:"type"`
-	Name     string  `json:"name,omitempty"` // label in results; defaults to the type
-	RateRPS  Values  `json:"rate_rps,omitempty"`
-	Burst    Values  `json:"burst,omitempty"`
-	Queue    Values  `json:"queue,omitempty"`
-	Limit    Values  `json:"limit,omitempty"`
-	WindowMS Values  `json:"window_ms,omitempty"`
-	Shares   string  `json:"shares,omitempty"` // per-client: equal (default) or weighted
-	Stages   []Stage `json:"stages,omitempty"` // chain only
+	Type    Type
+	Name    string            // label in results; defaults to the type
+	Params  map[string]Values // values of each parameter, by name
+	Options map[string]string // word-valued settings, by name
+	Stages  []Stage           // chain only
+}
+
+// Kind is the spec's registry row (nil for an unknown type).
+func (s *Spec) Kind() *Kind {
+	k, _ := Lookup(s.Type)
+	return k
 }
 
 // Label is the limiter's name in results.
@@ -146,38 +112,209 @@ func (s *Spec) Label() string {
 	if s.Name != "" {
 		return s.Name
 	}
-	return s.Type
+	return string(s.Type)
 }
 
-// ValuesOf is the list of values of a parameter (nil for a name that is not
-// a parameter).
-func (s *Spec) ValuesOf(param string) *Values {
-	switch param {
-	case ParamRate:
-		return &s.RateRPS
-	case ParamBurst:
-		return &s.Burst
-	case ParamQueue:
-		return &s.Queue
-	case ParamLimit:
-		return &s.Limit
-	case ParamWindow:
-		return &s.WindowMS
+// ValuesOf is the list of values of a parameter (nil when not given).
+func (s *Spec) ValuesOf(param string) Values { return s.Params[param] }
+
+// SetValues sets the values of a parameter.
+func (s *Spec) SetValues(param string, vs Values) {
+	if s.Params == nil {
+		s.Params = map[string]Values{}
 	}
-	return nil
+	s.Params[param] = vs
 }
 
-// Normalize fills defaults (window_ms 1000, equal shares).
+// Option is the value of a word-valued setting ("" when not given).
+func (s *Spec) Option(name string) string { return s.Options[name] }
+
+// SetOption sets a word-valued setting.
+func (s *Spec) SetOption(name, v string) {
+	if s.Options == nil {
+		s.Options = map[string]string{}
+	}
+	s.Options[name] = v
+}
+
+// MarshalJSON writes type, name, the parameters in the kind's order, the
+// options and the stages, leaving out what is not given.
+func (s Spec) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	s.appendFields(&b)
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// appendFields writes the object's opening brace and fields, without the
+// closing brace (a Stage adds its own).
+func (s *Spec) appendFields(b *bytes.Buffer) {
+	b.WriteString(`{"type":`)
+	writeJSON(b, string(s.Type))
+	if s.Name != "" {
+		b.WriteString(`,"name":`)
+		writeJSON(b, s.Name)
+	}
+	for _, name := range s.paramOrder() {
+		if vs := s.Params[name]; len(vs) > 0 {
+			b.WriteString(`,"` + name + `":`)
+			writeJSON(b, []float64(vs))
+		}
+	}
+	for _, name := range s.optionOrder() {
+		if v := s.Options[name]; v != "" {
+			b.WriteString(`,"` + name + `":`)
+			writeJSON(b, v)
+		}
+	}
+	if len(s.Stages) > 0 {
+		b.WriteString(`,"stages":`)
+		writeJSON(b, s.Stages)
+	}
+}
+
+func writeJSON(b *bytes.Buffer, v any) {
+	out, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("limiter: marshal %T: %v", v, err)) // plain data cannot fail
+	}
+	b.Write(out)
+}
+
+// paramOrder is the kind's parameters in order, then any others by name.
+func (s *Spec) paramOrder() []string {
+	var names []string
+	if k := s.Kind(); k != nil {
+		names = k.ParamNames()
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.Params)) {
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+func (s *Spec) optionOrder() []string {
+	var names []string
+	if k := s.Kind(); k != nil {
+		for _, o := range k.Options {
+			names = append(names, o.Name)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.Options)) {
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// UnmarshalJSON reads a limiter object. A key that is no parameter or
+// option of any registered type is an unknown field; CheckFields says which
+// keys the object's own type takes.
+func (s *Spec) UnmarshalJSON(data []byte) error {
+	*s = Spec{}
+	return s.decodeFields(data, nil)
+}
+
+// decodeFields reads the keys of a limiter object; extra handles keys that
+// are not a spec's (a stage's workers and service_ms), reporting whether it
+// took the key.
+func (s *Spec) decodeFields(data []byte, extra func(key string, raw json.RawMessage) (bool, error)) error {
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(data, &keys); err != nil {
+		return &json.UnmarshalTypeError{Value: jsonKind(bytes.TrimSpace(data)), Type: reflect.TypeFor[Spec]()}
+	}
+	if keys == nil {
+		return nil // null
+	}
+	params, options := AllParams(), AllOptions()
+	var first error
+	fail := func(err error) {
+		if first == nil {
+			first = err
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(keys)) {
+		raw := keys[key]
+		switch {
+		case key == "type":
+			var t string
+			if err := json.Unmarshal(raw, &t); err != nil {
+				fail(fieldTypeError(err, key))
+			}
+			s.Type = Type(t)
+		case key == "name":
+			if err := json.Unmarshal(raw, &s.Name); err != nil {
+				fail(fieldTypeError(err, key))
+			}
+		case key == "stages":
+			if err := json.Unmarshal(raw, &s.Stages); err != nil {
+				fail(fieldTypeError(err, key))
+			}
+		case slices.ContainsFunc(params, func(p Param) bool { return p.Name == key }):
+			var vs Values
+			if err := vs.UnmarshalJSON(raw); err != nil {
+				fail(fieldTypeError(err, key))
+			}
+			s.SetValues(key, vs)
+		case slices.ContainsFunc(options, func(o Option) bool { return o.Name == key }):
+			var v string
+			if err := json.Unmarshal(raw, &v); err != nil {
+				fail(fieldTypeError(err, key))
+			}
+			s.SetOption(key, v)
+		default:
+			took := false
+			if extra != nil {
+				var err error
+				if took, err = extra(key, raw); err != nil {
+					fail(fieldTypeError(err, key))
+				}
+			}
+			if !took {
+				fail(fmt.Errorf("json: unknown field %q", key))
+			}
+		}
+	}
+	return first
+}
+
+// fieldTypeError puts key in front of the field a type error names, the way
+// encoding/json names struct fields ("stages.burst").
+func fieldTypeError(err error, key string) error {
+	if te, ok := err.(*json.UnmarshalTypeError); ok {
+		out := *te
+		out.Field = key
+		if te.Field != "" {
+			out.Field = key + "." + te.Field
+		}
+		return &out
+	}
+	return err
+}
+
+// Normalize fills defaults: parameters left out that have a default
+// (window_ms 1000), options left out (their first choice).
 func (s *Spec) Normalize() {
-	if s.Type == TypeChain {
+	k := s.Kind()
+	if k == nil {
+		return
+	}
+	if k.compound {
 		s.normalizeChain()
 		return
 	}
-	if slices.Contains(types[s.Type].params, ParamWindow) && len(s.WindowMS) == 0 {
-		s.WindowMS = Values{DefaultWindow}
+	for _, p := range k.Params {
+		if p.Default != 0 && len(s.Params[p.Name]) == 0 {
+			s.SetValues(p.Name, Values{p.Default})
+		}
 	}
-	if HasShares(s.Type) && s.Shares == "" {
-		s.Shares = SharesEqual
+	for _, o := range k.Options {
+		if s.Options[o.Name] == "" {
+			s.SetOption(o.Name, o.Choices[0])
+		}
 	}
 }
 
@@ -197,26 +334,18 @@ func CheckFields(path string, raw json.RawMessage) field.List {
 		errs.Add(field.Join(path, "type"), "must be a string")
 		return errs
 	}
-	info, ok := types[typ]
+	k, ok := Lookup(Type(typ))
 	if !ok {
 		errs.Add(field.Join(path, "type"), "unknown limiter %q (one of %v)", typ, Types())
 		return errs
 	}
-	if typ == TypeChain {
+	if k.compound {
 		return checkChainFields(path, keys)
 	}
-	allowed := append([]string{"type", "name"}, info.params...)
-	if HasShares(typ) {
-		allowed = append(allowed, "shares")
-	}
-	names := make([]string, 0, len(keys))
-	for k := range keys {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		if !slices.Contains(allowed, k) {
-			errs.Add(field.Join(path, k), "is not a parameter of %s (parameters: %v)", typ, info.params)
+	allowed := k.Fields()
+	for _, key := range slices.Sorted(maps.Keys(keys)) {
+		if !slices.Contains(allowed, key) {
+			errs.Add(field.Join(path, key), "is not a parameter of %s (parameters: %v)", typ, k.ParamNames())
 		}
 	}
 	return errs
@@ -225,29 +354,29 @@ func CheckFields(path string, raw json.RawMessage) field.List {
 // Validate checks the spec; path is its own path in the config.
 func (s *Spec) Validate(path string) field.List {
 	var errs field.List
-	info, ok := types[s.Type]
-	if !ok {
+	k := s.Kind()
+	if k == nil {
 		errs.Add(field.Join(path, "type"), "unknown limiter %q (one of %v)", s.Type, Types())
 		return errs
 	}
-	if s.Type == TypeChain {
+	if k.compound {
 		return s.validateChain(path)
 	}
 	if len(s.Stages) > 0 {
 		errs.Add(field.Join(path, "stages"), "only a chain has stages")
 	}
-	if len(s.Name) > 100 {
-		errs.Add(field.Join(path, "name"), "is longer than 100 characters")
+	if len(s.Name) > MaxNameLen {
+		errs.Add(field.Join(path, "name"), "is longer than %d characters", MaxNameLen)
 	}
-	for _, p := range AllParams {
-		vs := *s.ValuesOf(p)
-		pp := field.Join(path, p)
-		if !slices.Contains(info.params, p) {
-			if len(vs) > 0 {
-				errs.Add(pp, "is not a parameter of %s (parameters: %v)", s.Type, info.params)
-			}
-			continue
+	for _, name := range s.paramOrder() {
+		if _, ok := k.Param(name); !ok && len(s.Params[name]) > 0 {
+			errs.Add(field.Join(path, name), "is not a parameter of %s (parameters: %v)", s.Type, k.ParamNames())
 		}
+	}
+	for i := range k.Params {
+		p := &k.Params[i]
+		vs := s.Params[p.Name]
+		pp := field.Join(path, p.Name)
 		if len(vs) == 0 {
 			errs.Add(pp, "is required: give a value or a list of values")
 			continue
@@ -261,98 +390,92 @@ func (s *Spec) Validate(path string) field.List {
 			if len(vs) > 1 {
 				vp = field.Index(pp, i)
 			}
-			if msg := checkValue(p, v); msg != "" {
+			if msg := p.Check(v); msg != "" {
 				errs.Add(vp, "%s", msg)
 			}
 		}
 	}
-	switch s.Shares {
-	case "", SharesEqual, SharesWeighted:
-		if s.Shares != "" && !HasShares(s.Type) {
-			errs.Add(field.Join(path, "shares"), "only a per-client limiter has shares")
+	for _, name := range s.optionOrder() {
+		v := s.Options[name]
+		if v == "" {
+			continue
 		}
-	default:
-		errs.Add(field.Join(path, "shares"), "must be %q or %q", SharesEqual, SharesWeighted)
+		o, ok := k.Option(name)
+		if !ok {
+			errs.Add(field.Join(path, name), "is not a setting of %s (types that take it: %v)", s.Type, TypesWith(name))
+			continue
+		}
+		if !slices.Contains(o.Choices, v) {
+			errs.Add(field.Join(path, name), "must be %s", choiceList(o.Choices))
+		}
 	}
 	return errs
 }
 
-func checkValue(param string, v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "must be a finite number"
+// choiceList says "a" or "b", or one of "a", "b", "c".
+func choiceList(cs []string) string {
+	q := make([]string, len(cs))
+	for i, c := range cs {
+		q[i] = strconv.Quote(c)
 	}
-	switch param {
-	case ParamRate:
-		if v < MinRateRPS || v > MaxRateRPS {
-			return fmt.Sprintf("must be between %g and %d requests/s", MinRateRPS, MaxRateRPS)
-		}
-	case ParamBurst, ParamQueue, ParamLimit:
-		if v != math.Trunc(v) {
-			return "must be a whole number"
-		}
-		if v < 1 {
-			return "must be at least 1"
-		}
-		if v > MaxSize {
-			return fmt.Sprintf("must be at most %d", MaxSize)
-		}
-	case ParamWindow:
-		if v < MinWindowMS || v > MaxWindowMS {
-			return fmt.Sprintf("must be between %g and %d ms", MinWindowMS, MaxWindowMS)
-		}
+	if len(q) == 2 {
+		return q[0] + " or " + q[1]
 	}
-	return ""
+	return "one of " + strings.Join(q, ", ")
 }
 
-// Params are one point's parameter values; unused ones are 0.
-type Params struct {
-	RateRPS  float64 `json:"rate_rps,omitempty"`
-	Burst    float64 `json:"burst,omitempty"`
-	Queue    float64 `json:"queue,omitempty"`
-	Limit    float64 `json:"limit,omitempty"`
-	WindowMS float64 `json:"window_ms,omitempty"`
-}
+// Params are one point's parameter values by name; a parameter the point's
+// gate does not take is absent (Get gives 0).
+type Params map[string]float64
 
-// Get returns a parameter by name.
-func (p *Params) Get(param string) float64 {
-	switch param {
-	case ParamRate:
-		return p.RateRPS
-	case ParamBurst:
-		return p.Burst
-	case ParamQueue:
-		return p.Queue
-	case ParamLimit:
-		return p.Limit
-	case ParamWindow:
-		return p.WindowMS
-	}
-	return 0
-}
+// Get returns a parameter by name (0 when absent).
+func (p Params) Get(param string) float64 { return p[param] }
 
-func (p *Params) set(param string, v float64) {
-	switch param {
-	case ParamRate:
-		p.RateRPS = v
-	case ParamBurst:
-		p.Burst = v
-	case ParamQueue:
-		p.Queue = v
-	case ParamLimit:
-		p.Limit = v
-	case ParamWindow:
-		p.WindowMS = v
+// MarshalJSON writes the non-zero values in the order of AllParams (the
+// results columns), then any others by name.
+func (p Params) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	n := 0
+	write := func(name string) {
+		v := p[name]
+		if v == 0 {
+			return
+		}
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		n++
+		writeJSON(&b, name)
+		b.WriteByte(':')
+		writeJSON(&b, v)
 	}
+	var known []string
+	for _, q := range AllParams() {
+		known = append(known, q.Name)
+		write(q.Name)
+	}
+	for _, name := range slices.Sorted(maps.Keys(p)) {
+		if !slices.Contains(known, name) {
+			write(name)
+		}
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }
 
 // Count is the number of points the spec expands to.
 func (s *Spec) Count() int {
-	if s.Type == TypeChain {
+	k := s.Kind()
+	if k == nil {
+		return 0
+	}
+	if k.compound {
 		return s.chainCount()
 	}
 	n := 1
-	for _, p := range types[s.Type].params {
-		n *= len(*s.ValuesOf(p))
+	for _, p := range k.Params {
+		n *= len(s.Params[p.Name])
 	}
 	return n
 }
@@ -360,33 +483,39 @@ func (s *Spec) Count() int {
 // Swept names the parameter a chart puts on its x axis: the innermost
 // parameter given more than one value, else the limiter's size parameter.
 func (s *Spec) Swept() string {
-	if s.Type == TypeChain {
+	k := s.Kind()
+	if k == nil {
+		return ""
+	}
+	if k.compound {
 		return s.chainSwept()
 	}
-	info := types[s.Type]
-	for i := len(info.params) - 1; i >= 0; i-- {
-		if len(*s.ValuesOf(info.params[i])) > 1 {
-			return info.params[i]
+	for i := len(k.Params) - 1; i >= 0; i-- {
+		if len(s.Params[k.Params[i].Name]) > 1 {
+			return k.Params[i].Name
 		}
 	}
-	return info.primary
+	return k.Size
 }
 
 // Points expands the spec to its parameter combinations, outer parameters
 // varying slowest and values in the order given.
 func (s *Spec) Points() []Params {
-	if s.Type == TypeChain {
+	k := s.Kind()
+	if k == nil {
+		return nil
+	}
+	if k.compound {
 		return s.chainPoints()
 	}
-	params := types[s.Type].params
 	out := []Params{{}}
-	for _, p := range params {
-		vs := *s.ValuesOf(p)
+	for _, p := range k.Params {
+		vs := s.Params[p.Name]
 		next := make([]Params, 0, len(out)*len(vs))
 		for _, base := range out {
 			for _, v := range vs {
-				q := base
-				q.set(p, v)
+				q := maps.Clone(base)
+				q[p.Name] = v
 				next = append(next, q)
 			}
 		}
@@ -398,46 +527,22 @@ func (s *Spec) Points() []Params {
 // New builds the gate of one point. weights has one entry per client (for
 // per-client limiters); server is read by an admission gate.
 func New(s *Spec, p Params, weights []float64, server Occupancy) (Gate, error) {
-	switch s.Type {
-	case TypeChain:
-		return newChain(s, p, weights)
-	case TypeNone:
-		return None{}, nil
-	case TypeTokenBucket:
-		return NewTokenBucket(p.RateRPS, p.Burst), nil
-	case TypeLeakyBucket:
-		return NewLeakyBucket(p.RateRPS, p.Queue), nil
-	case TypeAdmission:
-		return NewAdmission(int(p.Limit), server), nil
-	case TypeFixedWindow:
-		return NewFixedWindow(int(p.Limit), p.WindowMS), nil
-	case TypeSlidingCounter:
-		return NewSlidingWindowCounter(int(p.Limit), p.WindowMS), nil
-	case TypeSlidingLog:
-		return NewSlidingWindowLog(int(p.Limit), p.WindowMS), nil
-	case TypePerClient, TypeHierarchical:
-		w := weights
-		if s.Shares != SharesWeighted {
-			w = make([]float64, len(weights))
-			for i := range w {
-				w[i] = 1
-			}
-		}
-		if s.Type == TypeHierarchical {
-			return NewHierarchicalTokenBucket(p.RateRPS, p.Burst, w), nil
-		}
-		return NewPerClientTokenBucket(p.RateRPS, p.Burst, w), nil
+	k := s.Kind()
+	if k == nil {
+		return nil, fmt.Errorf("unknown limiter %q", s.Type)
 	}
-	return nil, fmt.Errorf("unknown limiter %q", s.Type)
+	return k.New(s, p, Env{Weights: weights, Server: server})
 }
 
 // FormatParams writes the point's parameters as "rate_rps=100 burst=20".
-func FormatParams(typ string, p Params) string {
-	var b []byte
-	names := types[typ].params
-	if typ == TypeChain {
-		names = formatChainParams(p)
+func FormatParams(typ Type, p Params) string {
+	var names []string
+	if k, ok := Lookup(typ); ok && !k.compound {
+		names = k.ParamNames()
+	} else {
+		names = presentParams(p)
 	}
+	var b []byte
 	for i, name := range names {
 		if i > 0 {
 			b = append(b, ' ')
@@ -447,4 +552,96 @@ func FormatParams(typ string, p Params) string {
 		b = strconv.AppendFloat(b, p.Get(name), 'g', -1, 64)
 	}
 	return string(b)
+}
+
+// presentParams lists the non-zero parameters of p in results-column order.
+func presentParams(p Params) []string {
+	var out []string
+	for _, q := range AllParams() {
+		if v := p.Get(q.Name); v != 0 && !math.IsNaN(v) {
+			out = append(out, q.Name)
+		}
+	}
+	return out
+}
+
+// ArrivalCurve is the arrival curve of a gate's output whatever its input,
+// or ok=false for a gate without one (see Kind.Curve).
+func ArrivalCurve(typ Type, p Params) (c calculus.Curve, ok bool) {
+	k, found := Lookup(typ)
+	if !found || k.Curve == nil {
+		return calculus.Curve{}, false
+	}
+	return k.Curve(p), true
+}
+
+// GateDelayBoundMS bounds the time a gate holds a request before release
+// (0 for policers; see Kind.DelayBoundMS).
+func GateDelayBoundMS(typ Type, p Params) float64 {
+	k, found := Lookup(typ)
+	if !found || k.DelayBoundMS == nil {
+		return 0
+	}
+	return k.DelayBoundMS(p)
+}
+
+// Nominal is what a point's settings promise about the releases in any
+// window of windowMS, or ok=false for a gate that promises no rate (see
+// Kind.Nominal).
+func Nominal(typ Type, p Params, windowMS float64) (float64, bool) {
+	k, found := Lookup(typ)
+	if !found || k.Nominal == nil {
+		return 0, false
+	}
+	return k.Nominal(p, windowMS), true
+}
+
+// LagMS is the longest the spec's points hold a request before releasing
+// it: so long do its series run past the end of the arrival window. A chain
+// adds up its stages (at their largest values); the wait at its server
+// stages is not known before the run.
+func (s *Spec) LagMS(points []Params) float64 {
+	k := s.Kind()
+	if k == nil {
+		return 0
+	}
+	if k.compound {
+		lag := 0.0
+		for i := range s.Stages {
+			if st := &s.Stages[i].Spec; !s.Stages[i].IsServer() {
+				lag += st.LagMS(st.Points())
+			}
+		}
+		return lag
+	}
+	lag := 0.0
+	if k.DelayBoundMS != nil {
+		for _, p := range points {
+			lag = math.Max(lag, k.DelayBoundMS(p))
+		}
+	}
+	return lag
+}
+
+// HasShares reports whether a limiter type splits its rate between clients
+// (and so takes "shares").
+func HasShares(typ Type) bool {
+	k, ok := Lookup(typ)
+	return ok && k.PerClient
+}
+
+// ParamsOf lists the parameters a limiter type takes, outer sweep dimension first.
+func ParamsOf(typ Type) []string {
+	if k, ok := Lookup(typ); ok {
+		return k.ParamNames()
+	}
+	return nil
+}
+
+// Doc is a one-line description of a limiter type.
+func Doc(typ Type) string {
+	if k, ok := Lookup(typ); ok {
+		return k.Model
+	}
+	return ""
 }

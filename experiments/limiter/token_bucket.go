@@ -1,5 +1,7 @@
 package limiter
 
+import "github.com/ratelab/ratelab/experiments/calculus"
+
 // TokenBucket is a token bucket of size burst, initially full, refilled
 // continuously at rate tokens per second. A request takes one token and
 // passes at once; with less than one token it is rejected (a policer).
@@ -31,3 +33,25 @@ func (b *TokenBucket) Offer(t float64, _ int32) (float64, bool) {
 
 // Tokens is the bucket's content after the last decision.
 func (b *TokenBucket) Tokens() float64 { return b.tokens }
+
+// TypeTokenBucket is the token bucket's type name.
+const TypeTokenBucket Type = "token-bucket"
+
+func tokenBucketKind() *Kind {
+	return &Kind{
+		Type:    TypeTokenBucket,
+		Model:   "token bucket (rate_rps, burst), starts full; policer",
+		Params:  []Param{rateParam, burstParam},
+		Size:    ParamBurst,
+		Stage:   true,
+		Example: Params{ParamRate: 100, ParamBurst: 100},
+		New: func(_ *Spec, p Params, _ Env) (Gate, error) {
+			return NewTokenBucket(p[ParamRate], p[ParamBurst]), nil
+		},
+		Curve:   func(p Params) calculus.Curve { return calculus.Affine(calculus.PerMS(p[ParamRate]), p[ParamBurst]) },
+		Nominal: rateNominal,
+	}
+}
+
+// rateNominal is what a rate promises about a window: rate × window.
+func rateNominal(p Params, windowMS float64) float64 { return p[ParamRate] * windowMS / 1000 }

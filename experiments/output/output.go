@@ -158,10 +158,11 @@ func Results(res *experiments.Result) []byte {
 		names = append(names, "share_pct_"+g)
 	}
 	w.header(names...)
+	cols := experiments.Columns()
 	for i := range res.Points {
 		p := &res.Points[i]
-		for c := range experiments.Columns {
-			w.cell(&experiments.Columns[c], p)
+		for c := range cols {
+			w.cell(&cols[c], p)
 		}
 		for g := range res.Groups {
 			w.num(experiments.Fixed1, p.Metrics.GroupSharePct[g])

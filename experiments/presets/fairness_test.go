@@ -74,14 +74,14 @@ func overShareJain(res *experiments.Result, p *experiments.Point, rateRPS float6
 	return metrics.Jain(x), len(x)
 }
 
-var globalLimiters = []string{limiter.TypeFixedWindow, limiter.TypeSlidingCounter, limiter.TypeSlidingLog, limiter.TypeTokenBucket}
+var globalLimiters = []string{string(limiter.TypeFixedWindow), string(limiter.TypeSlidingCounter), string(limiter.TypeSlidingLog), string(limiter.TypeTokenBucket)}
 
 func TestBoundaryPresetRollingMaxima(t *testing.T) {
 	res := runPreset(t, "boundary")
 	if res.Arrivals != 200 {
 		t.Errorf("arrivals = %d, want 200 (two bursts of 100)", res.Arrivals)
 	}
-	want := map[string]int{
+	want := map[limiter.Type]int{
 		limiter.TypeFixedWindow:    200,
 		limiter.TypeSlidingCounter: 101,
 		limiter.TypeSlidingLog:     100,
@@ -90,7 +90,7 @@ func TestBoundaryPresetRollingMaxima(t *testing.T) {
 		limiter.TypeHierarchical:   100,
 	}
 	for label, n := range want {
-		if got := point(t, res, label).Metrics.RollingMax; got != n {
+		if got := point(t, res, string(label)).Metrics.RollingMax; got != n {
 			t.Errorf("%s: rolling max %d, want %d", label, got, n)
 		}
 	}
@@ -103,24 +103,24 @@ func TestHeterogeneousPresetMatchesPaper(t *testing.T) {
 		within(t, label+" Jain", p.Metrics.Jain, 0.6234-0.01, 0.6258+0.01)
 		within(t, label+" heavy share %", groupShare(t, res, p, "heavy"), 51-1.5, 51+1.5)
 	}
-	p := point(t, res, limiter.TypePerClient)
+	p := point(t, res, string(limiter.TypePerClient))
 	within(t, "per-client Jain", p.Metrics.Jain, 0.9995-0.01, 1)
 	within(t, "per-client admitted rps", p.Metrics.AdmittedRPS, 97.20-2, 97.20+2)
 	within(t, "per-client heavy share %", groupShare(t, res, p, "heavy"), 20.71-1.5, 20.71+1.5)
 
 	// Every client wants more than its share: the work-conserving bucket
 	// stays close to the equal split and admits the nominal rate.
-	h := point(t, res, limiter.TypeHierarchical)
+	h := point(t, res, string(limiter.TypeHierarchical))
 	within(t, "work-conserving Jain", h.Metrics.Jain, 0.99, 1)
 	within(t, "work-conserving admitted rps", h.Metrics.AdmittedRPS, 98, 102)
 }
 
 func TestUnderloadedPresetMatchesPaperAndWorkConservingClosesTheGap(t *testing.T) {
 	res := runPreset(t, "underloaded")
-	p := point(t, res, limiter.TypePerClient)
+	p := point(t, res, string(limiter.TypePerClient))
 	within(t, "per-client admitted rps", p.Metrics.AdmittedRPS, 52.20-2, 52.20+2)
 
-	h := point(t, res, limiter.TypeHierarchical)
+	h := point(t, res, string(limiter.TypeHierarchical))
 	within(t, "work-conserving admitted rps", h.Metrics.AdmittedRPS, 98, 102)
 	j, n := overShareJain(res, h, 100)
 	if n != 4 {
@@ -161,7 +161,7 @@ func TestWeightedSharesAreProportional(t *testing.T) {
 // The flash-crowd preset states its recovery times; they are deterministic.
 func TestFlashCrowdPresetRecovery(t *testing.T) {
 	res := runPreset(t, "flash-crowd")
-	want := map[string]float64{
+	want := map[limiter.Type]float64{
 		limiter.TypeFixedWindow:    2500,
 		limiter.TypeSlidingCounter: 2500,
 		limiter.TypeSlidingLog:     2500,
@@ -170,7 +170,7 @@ func TestFlashCrowdPresetRecovery(t *testing.T) {
 		limiter.TypeHierarchical:   3600,
 	}
 	for label, ms := range want {
-		r := point(t, res, label).Metrics.Recovery
+		r := point(t, res, string(label)).Metrics.Recovery
 		switch {
 		case r == nil:
 			t.Errorf("%s: no recovery measured", label)
@@ -204,7 +204,7 @@ func TestFairnessPresetsWorkConservingBesideEqualShare(t *testing.T) {
 				htb = p
 			}
 			if p.Type == limiter.TypeTokenBucket || p.Type == limiter.TypePerClient || p.Type == limiter.TypeHierarchical {
-				bound := p.Params.Burst + p.Params.RateRPS*res.Config.Metrics.RollingWindowMS/1000
+				bound := p.Params[limiter.ParamBurst] + p.Params[limiter.ParamRate]*res.Config.Metrics.RollingWindowMS/1000
 				if float64(p.Metrics.RollingMax) > bound {
 					t.Errorf("%s %s: rolling max %d above burst + rate*L = %g", name, p.Limiter, p.Metrics.RollingMax, bound)
 				}

@@ -1,0 +1,315 @@
+package limiter
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/ratelab/ratelab/experiments/calculus"
+)
+
+// Type names a kind of gate in a config ("token-bucket").
+type Type string
+
+// Param is one numeric parameter of a gate type: the JSON key of its
+// values, what the form shows beside its input, the range the validator
+// allows, and how results.csv prints it.
+type Param struct {
+	Name    string  // JSON key and results.csv column, unit last: "rate_rps"
+	Label   string  // the form's label: "Rate"
+	Unit    string  // for axes and the form: "req/s", "requests", "ms"
+	Units   string  // in messages, when not Unit: "requests/s"
+	Integer bool    // whole numbers only; printed without decimals
+	Min     float64 // smallest allowed value
+	Max     float64 // largest allowed value
+	Default float64 // filled in when a config leaves it out; 0: required
+	Doc     string  // one line for help and the API docs
+}
+
+// Check returns "" when v is an allowed value of the parameter, else what
+// is allowed.
+func (p *Param) Check(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "must be a finite number"
+	}
+	if p.Integer {
+		if v != math.Trunc(v) {
+			return "must be a whole number"
+		}
+		if v < p.Min {
+			return fmt.Sprintf("must be at least %g", p.Min)
+		}
+		if v > p.Max {
+			return fmt.Sprintf("must be at most %.0f", p.Max)
+		}
+		return ""
+	}
+	if v < p.Min || v > p.Max {
+		units := p.Units
+		if units == "" {
+			units = p.Unit
+		}
+		return fmt.Sprintf("must be between %g and %.0f %s", p.Min, p.Max, units)
+	}
+	return ""
+}
+
+// Option is a non-numeric setting of a gate type, one of a fixed list of
+// words (the first is the default). It is not swept.
+type Option struct {
+	Name    string
+	Label   string
+	Choices []string
+	Doc     string
+}
+
+// Env is what a gate may read besides its parameters: the clients' weights
+// (one per client of the workload) and the server's occupancy.
+type Env struct {
+	Weights []float64
+	Server  Occupancy
+}
+
+// Kind is one gate type's row in the registry: everything the rest of the
+// lab knows about the type. Validation, sweeps, results columns, the form,
+// the API docs, chart units and reference lines, the bounds and the CLI help
+// all read these rows; none of them switches on a type name.
+type Kind struct {
+	Type  Type
+	Model string // one line: what the gate does
+	// Params are the swept parameters, outer sweep dimension first.
+	Params []Param
+	// Options are the gate's word-valued settings (such as shares).
+	Options []Option
+	// Size is the parameter a chart puts on its x axis when nothing is
+	// swept: what a burst sweep varies.
+	Size string
+	// Stage reports whether the gate may be a stage of a chain.
+	Stage bool
+	// Shaper reports whether the gate holds requests and releases them
+	// paced at least 1000/rate_rps ms apart in arrival order, as a leaky
+	// bucket does (else it is a policer: release at the arrival or reject).
+	// The bounds pass the curves of its input through it.
+	Shaper bool
+	// ReadsServer reports whether the gate reads the run's server occupancy
+	// (Env.Server); such a gate cannot be a stage of a chain.
+	ReadsServer bool
+	// PerClient reports whether the gate splits rate_rps and burst between
+	// the clients by its shares option, so that every client's share of the
+	// burst must hold at least one token.
+	PerClient bool
+	// Example is a typical setting at about 100 requests/s: the decision
+	// benchmark's case and the form's first values.
+	Example Params
+	// New builds the gate of one point.
+	New func(s *Spec, p Params, env Env) (Gate, error)
+	// Curve is the arrival curve the gate's output obeys whatever its input
+	// (requests and ms; see package calculus); nil for a gate without one.
+	Curve func(p Params) calculus.Curve
+	// DelayBoundMS bounds the time the gate holds a request before its
+	// release; nil for policers (0).
+	DelayBoundMS func(p Params) float64
+	// Nominal is what the settings promise about the releases in any window
+	// of windowMS: the reference line of the "most releases in any window"
+	// chart; nil for gates that promise no rate.
+	Nominal func(p Params, windowMS float64) float64
+
+	// compound kinds (chain) hold stages instead of parameters; chain.go
+	// gives their sweep and validation.
+	compound bool
+}
+
+// Param finds a parameter of the kind by name.
+func (k *Kind) Param(name string) (*Param, bool) {
+	for i := range k.Params {
+		if k.Params[i].Name == name {
+			return &k.Params[i], true
+		}
+	}
+	return nil, false
+}
+
+// ParamNames lists the kind's parameter names, outer sweep dimension first.
+func (k *Kind) ParamNames() []string {
+	out := make([]string, len(k.Params))
+	for i := range k.Params {
+		out[i] = k.Params[i].Name
+	}
+	return out
+}
+
+// Option finds an option of the kind by name.
+func (k *Kind) Option(name string) (*Option, bool) {
+	for i := range k.Options {
+		if k.Options[i].Name == name {
+			return &k.Options[i], true
+		}
+	}
+	return nil, false
+}
+
+// Fields lists every JSON key a limiter object of this kind takes.
+func (k *Kind) Fields() []string {
+	out := []string{"type", "name"}
+	if k.compound {
+		return append(out, "stages")
+	}
+	out = append(out, k.ParamNames()...)
+	for _, o := range k.Options {
+		out = append(out, o.Name)
+	}
+	return out
+}
+
+// Compound reports whether the kind holds stages (a chain).
+func (k *Kind) Compound() bool { return k.compound }
+
+// The registry, in the order the form and the help list the types. Adding a
+// gate type is its file (the gate and its Kind) and one line here.
+func builtinKinds() []*Kind {
+	return []*Kind{
+		tokenBucketKind(),
+		leakyBucketKind(),
+		admissionKind(),
+		fixedWindowKind(),
+		slidingWindowCounterKind(),
+		slidingWindowLogKind(),
+		perClientTokenBucketKind(),
+		hierarchicalTokenBucketKind(),
+		chainKind(),
+		noneKind(),
+	}
+}
+
+var (
+	registryMu sync.RWMutex
+	registry   []*Kind // builtinKinds, then registered ones; built on first use
+)
+
+// table is the registry, built on first use (the rows' constructors look
+// types up in it, so it cannot be a package initializer). Callers hold
+// registryMu.
+func table() []*Kind {
+	if registry == nil {
+		registry = builtinKinds()
+	}
+	return registry
+}
+
+// Kinds lists the registered gate types.
+func Kinds() []*Kind {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	return slices.Clone(table())
+}
+
+// Lookup finds a gate type's row.
+func Lookup(t Type) (*Kind, bool) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	for _, k := range table() {
+		if k.Type == t {
+			return k, true
+		}
+	}
+	return nil, false
+}
+
+// Register adds a gate type to the registry (after the built-in ones) and
+// returns the function that removes it again. It is for tests and programs
+// that embed the engine; a gate of the lab itself is a line of the registry
+// list. It panics on a type that is already registered or a row without a
+// constructor.
+func Register(k *Kind) (unregister func()) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if k.New == nil || k.Type == "" {
+		panic(fmt.Sprintf("limiter: register %q: a kind needs a type and New", k.Type))
+	}
+	for _, r := range table() {
+		if r.Type == k.Type {
+			panic(fmt.Sprintf("limiter: %q is already registered", k.Type))
+		}
+	}
+	registry = append(registry, k)
+	return func() {
+		registryMu.Lock()
+		defer registryMu.Unlock()
+		registry = slices.DeleteFunc(registry, func(r *Kind) bool { return r == k })
+	}
+}
+
+// Types lists the registered type names in registry order.
+func Types() []Type {
+	ks := Kinds()
+	out := make([]Type, len(ks))
+	for i, k := range ks {
+		out[i] = k.Type
+	}
+	return out
+}
+
+// TypeList is Types joined with commas, for messages.
+func TypeList() string {
+	var b strings.Builder
+	for i, t := range Types() {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(string(t))
+	}
+	return b.String()
+}
+
+// AllParams lists every parameter of every registered type once, in
+// registry order: the parameter columns of results.csv.
+func AllParams() []Param {
+	var out []Param
+	for _, k := range Kinds() {
+		for _, p := range k.Params {
+			if !slices.ContainsFunc(out, func(q Param) bool { return q.Name == p.Name }) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// ParamByName finds a parameter's definition among the registered types.
+func ParamByName(name string) (Param, bool) {
+	for _, p := range AllParams() {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Param{}, false
+}
+
+// TypesWith lists the types that take a parameter or option of this name.
+func TypesWith(name string) []Type {
+	var out []Type
+	for _, k := range Kinds() {
+		if _, ok := k.Param(name); ok {
+			out = append(out, k.Type)
+		} else if _, ok := k.Option(name); ok {
+			out = append(out, k.Type)
+		}
+	}
+	return out
+}
+
+// AllOptions lists every option of every registered type once, in registry
+// order.
+func AllOptions() []Option {
+	var out []Option
+	for _, k := range Kinds() {
+		for _, o := range k.Options {
+			if !slices.ContainsFunc(out, func(q Option) bool { return q.Name == o.Name }) {
+				out = append(out, o)
+			}
+		}
+	}
+	return out
+}

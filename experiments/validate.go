@@ -1,0 +1,163 @@
+package experiments
+
+import (
+	"math"
+
+	"github.com/ratelab/ratelab/experiments/field"
+	"github.com/ratelab/ratelab/experiments/limiter"
+	"github.com/ratelab/ratelab/experiments/workload"
+)
+
+// Validate checks a normalized config, including the size limits.
+func (c *Config) Validate() error {
+	var errs field.List
+	if c.Version != Version {
+		errs.Add("version", "must be %d", Version)
+	}
+	if len(c.Name) > 200 {
+		errs.Add("name", "is longer than 200 characters")
+	}
+	if len(c.Description) > 10_000 {
+		errs.Add("description", "is longer than 10000 characters")
+	}
+	errs = append(errs, c.Workload.Validate("workload")...)
+	errs = append(errs, c.Server.Validate("server")...)
+	for _, m := range []struct {
+		name string
+		v    float64
+	}{{"rolling_window_ms", c.Metrics.RollingWindowMS}, {"fairness_window_ms", c.Metrics.FairnessWindowMS}} {
+		if math.IsNaN(m.v) || m.v <= 0 || m.v > workload.MaxDurationMS {
+			errs.Add(field.Join("metrics", m.name), "must be more than 0 and at most %d ms", workload.MaxDurationMS)
+		}
+	}
+	if len(c.Limiters) == 0 {
+		errs.Add("limiters", "needs at least one limiter")
+	}
+	if len(c.Limiters) > MaxLimiters {
+		errs.Add("limiters", "at most %d limiters", MaxLimiters)
+	}
+	seen := map[string]int{}
+	points := 0
+	for i := range c.Limiters {
+		l := &c.Limiters[i]
+		path := field.Index("limiters", i)
+		le := l.Validate(path)
+		errs = append(errs, le...)
+		if j, dup := seen[l.Label()]; dup {
+			errs.Add(field.Join(path, "name"), "limiters[%d] is also called %q: give each limiter its own name", j, l.Label())
+		}
+		seen[l.Label()] = i
+		if len(le) == 0 {
+			points += l.Count()
+		}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	if points > MaxPoints {
+		errs.Add("limiters", "the sweep has %d points; the limit is %d", points, MaxPoints)
+	}
+	expected := c.Workload.Expected()
+	if expected > MaxArrivals {
+		errs.Add("workload", "produces about %.0f arrivals; the limit is %d (shorten duration_ms or lower the rates)", expected, MaxArrivals)
+	} else if expected*float64(points) > MaxWork {
+		errs.Add("limiters", "%d points × %.0f arrivals is more than %d decisions; sweep fewer values or a shorter workload", points, expected, int64(MaxWork))
+	}
+	windows := math.Ceil(c.Workload.DurationMS / SeriesWindowMS)
+	if windows*float64(points) > MaxSeriesRows {
+		errs.Add("workload.duration_ms", "%d points × %.0f windows of 100 ms is more than %d series rows; shorten the run or sweep fewer values", points, windows, MaxSeriesRows)
+	} else if rows, li := c.seriesRows(); rows > MaxSeriesRows {
+		at := limiter.ParamRate
+		if c.Limiters[li].Kind().Compound() {
+			at = "stages"
+		}
+		errs.Add(field.Join(field.Index("limiters", li), at), "releases up to %.0f ms after the run ends ((queue-1) × 1000/rate_rps): with it the series need %.0f rows of 100 ms, more than %d; raise the rate or shorten the queue", c.Limiters[li].LagMS(c.Limiters[li].Points()), rows, MaxSeriesRows)
+	}
+	errs = append(errs, c.validateClients(points)...)
+	errs = append(errs, c.validateShares()...)
+	errs = append(errs, c.validateReports()...)
+	return errs.Err()
+}
+
+// validateClients bounds what a multi-client sweep keeps per point: a
+// result per client (clients.csv) and Jain's index per fairness window, which
+// costs a pass over the clients each.
+func (c *Config) validateClients(points int) field.List {
+	var errs field.List
+	n := float64(len(c.Workload.ClientTable()))
+	if n <= 1 {
+		return nil // one client: no per-client results, no Jain series
+	}
+	if n*float64(points) > MaxClientRows {
+		errs.Add("limiters", "%d points × %.0f clients is more than %d per-client results; sweep fewer values or fewer clients", points, n, MaxClientRows)
+	}
+	windows := math.Ceil(c.Workload.DurationMS / c.Metrics.FairnessWindowMS)
+	if windows*float64(points) > MaxSeriesRows {
+		errs.Add(field.Join("metrics", "fairness_window_ms"), "%d points × %.0f fairness windows is more than %d rows of Jain's index; raise fairness_window_ms", points, windows, MaxSeriesRows)
+	} else if windows*n*float64(points) > MaxWork {
+		errs.Add(field.Join("metrics", "fairness_window_ms"), "%d points × %.0f fairness windows × %.0f clients is more than %d steps of Jain's index; raise fairness_window_ms", points, windows, n, int64(MaxWork))
+	}
+	return errs
+}
+
+// validateShares refuses a per-client limiter whose burst, split over the
+// workload's clients, leaves some client less than one token: that client
+// could never be admitted, a configuration mistake rather than a result.
+func (c *Config) validateShares() field.List {
+	var errs field.List
+	var clients []workload.Client
+	check := func(path string, s *limiter.Spec) {
+		bursts := s.ValuesOf(limiter.ParamBurst)
+		if !limiter.HasShares(s.Type) || len(bursts) == 0 {
+			return
+		}
+		if clients == nil {
+			clients = c.Workload.ClientTable()
+		}
+		total, least := 0.0, math.Inf(1)
+		for _, cl := range clients {
+			w := 1.0
+			if s.Option("shares") == limiter.SharesWeighted {
+				w = cl.Weight
+			}
+			total += w
+			least = min(least, w)
+		}
+		for i, b := range bursts {
+			if share := b * least / total; share < 1 {
+				p := field.Join(path, limiter.ParamBurst)
+				if len(bursts) > 1 {
+					p = field.Index(p, i)
+				}
+				errs.Add(p, "%g split over %d clients (%s shares) leaves a client %.3g tokens: it could never be admitted; give burst at least %.0f", b, len(clients), s.Option("shares"), share, math.Ceil(total/least))
+			}
+		}
+	}
+	for i := range c.Limiters {
+		l := &c.Limiters[i]
+		path := field.Index("limiters", i)
+		check(path, l)
+		for j := range l.Stages {
+			check(field.Index(field.Join(path, "stages"), j), &l.Stages[j].Spec)
+		}
+	}
+	return errs
+}
+
+// seriesRows is how many 100 ms series rows the sweep can write, counting
+// the windows of releases after the arrival window, and the limiter with
+// the longest lag.
+func (c *Config) seriesRows() (rows float64, worst int) {
+	worstLag := -1.0
+	for i := range c.Limiters {
+		l := &c.Limiters[i]
+		for _, p := range l.Points() {
+			lag := l.LagMS([]limiter.Params{p})
+			rows += math.Ceil((c.Workload.DurationMS + lag) / SeriesWindowMS)
+			if lag > worstLag {
+				worstLag, worst = lag, i
+			}
+		}
+	}
+	return rows, worst
+}
