@@ -54,19 +54,9 @@ func DecodeConfig(data []byte) (*Config, error) {
 			errs = append(errs, e...)
 		} else {
 			cfg.Workload.DurationMS = w.DurationMS
-			for i, raw := range w.Parts {
-				path := field.Index("workload.parts", i)
-				if e := workload.CheckFields(path, raw); e != nil {
-					errs = append(errs, e...)
-					continue
-				}
-				var p workload.Part
-				if e := strict(raw, &p, path); e != nil {
-					errs = append(errs, e...)
-					continue
-				}
-				cfg.Workload.Parts = append(cfg.Workload.Parts, p)
-			}
+			var e field.List
+			cfg.Workload.Parts, e = decodeTyped[workload.Part](w.Parts, "workload.parts", workload.CheckFields)
+			errs = append(errs, e...)
 		}
 	}
 	if len(shell.Server) > 0 {
@@ -81,19 +71,9 @@ func DecodeConfig(data []byte) (*Config, error) {
 	} else if e := strict(shell.Limiters, &limiters, "limiters"); e != nil {
 		errs = append(errs, e...)
 	}
-	for i, raw := range limiters {
-		path := field.Index("limiters", i)
-		if e := limiter.CheckFields(path, raw); e != nil {
-			errs = append(errs, e...)
-			continue
-		}
-		var l limiter.Spec
-		if e := strict(raw, &l, path); e != nil {
-			errs = append(errs, e...)
-			continue
-		}
-		cfg.Limiters = append(cfg.Limiters, l)
-	}
+	var e field.List
+	cfg.Limiters, e = decodeTyped[limiter.Spec](limiters, "limiters", limiter.CheckFields)
+	errs = append(errs, e...)
 	if len(shell.Reports) > 0 {
 		errs = append(errs, strict(shell.Reports, &cfg.Reports, "reports")...)
 	}
@@ -105,6 +85,28 @@ func DecodeConfig(data []byte) (*Config, error) {
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// decodeTyped decodes a list of typed objects (workload parts, limiters):
+// check refuses the keys an object's type does not take, then each object is
+// decoded strictly under its path (base[i]).
+func decodeTyped[T any](raws []json.RawMessage, base string, check func(path string, raw json.RawMessage) field.List) ([]T, field.List) {
+	var out []T
+	var errs field.List
+	for i, raw := range raws {
+		path := field.Index(base, i)
+		if e := check(path, raw); e != nil {
+			errs = append(errs, e...)
+			continue
+		}
+		var v T
+		if e := strict(raw, &v, path); e != nil {
+			errs = append(errs, e...)
+			continue
+		}
+		out = append(out, v)
+	}
+	return out, errs
 }
 
 // strict decodes one JSON value into dst, refusing unknown fields and

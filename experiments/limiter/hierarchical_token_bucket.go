@@ -1,7 +1,5 @@
 package limiter
 
-import "github.com/ratelab/ratelab/experiments/calculus"
-
 // HierarchicalTokenBucket is a work-conserving per-client limiter: a global
 // token bucket (rate, burst) caps the aggregate, and one token bucket per
 // client (rate and burst split by equal or weighted shares, as in
@@ -239,20 +237,8 @@ func (b *HierarchicalTokenBucket) down(i int) {
 const TypeHierarchical Type = "hierarchical-token-bucket"
 
 func hierarchicalTokenBucketKind() *Kind {
-	return &Kind{
-		Type:      TypeHierarchical,
-		Model:     "work-conserving per-client buckets: guaranteed shares, unused share lent to busy clients under a global (rate_rps, burst) bucket",
-		Params:    []Param{rateParam, burstParam},
-		Options:   []Option{sharesOption},
-		Size:      ParamBurst,
-		Stage:     true,
-		PerClient: true,
-		Example:   Params{ParamRate: 100, ParamBurst: 100},
-		New: func(s *Spec, p Params, env Env) (Gate, error) {
-			return NewHierarchicalTokenBucket(p[ParamRate], p[ParamBurst], shareWeights(s, env.Weights)), nil
-		},
-		// Every admission takes a global token: b + r*d.
-		Curve:   func(p Params) calculus.Curve { return calculus.Affine(calculus.PerMS(p[ParamRate]), p[ParamBurst]) },
-		Nominal: rateNominal,
-	}
+	return sharedBucketKind(TypeHierarchical, "work-conserving per-client buckets: guaranteed shares, unused share lent to busy clients under a global (rate_rps, burst) bucket",
+		func(rateRPS, burst float64, weights []float64) Gate {
+			return NewHierarchicalTokenBucket(rateRPS, burst, weights)
+		})
 }

@@ -1,7 +1,5 @@
 package limiter
 
-import "github.com/ratelab/ratelab/experiments/calculus"
-
 // PerClientTokenBucket gives every client its own token bucket (initially
 // full). With equal shares each of n clients gets rate/n and burst/n; with
 // weighted shares client i gets weight_i/sum(weights) of both. Shares are
@@ -62,9 +60,20 @@ var sharesOption = Option{Name: "shares", Label: "Shares", Choices: []string{Sha
 	Doc: "equal: every client the same; weighted: by the workload's client weights"}
 
 func perClientTokenBucketKind() *Kind {
+	return sharedBucketKind(TypePerClient, "one token bucket per client, rate and burst split by equal or weighted shares",
+		func(rateRPS, burst float64, weights []float64) Gate {
+			return NewPerClientTokenBucket(rateRPS, burst, weights)
+		})
+}
+
+// sharedBucketKind is the row of a gate that splits a (rate_rps, burst)
+// bucket between the clients by its shares option. The client buckets'
+// rates and bursts sum to (r, b) (and a work-conserving gate takes a global
+// token for every admission), so the aggregate obeys b + r*d.
+func sharedBucketKind(typ Type, model string, newGate func(rateRPS, burst float64, weights []float64) Gate) *Kind {
 	return &Kind{
-		Type:      TypePerClient,
-		Model:     "one token bucket per client, rate and burst split by equal or weighted shares",
+		Type:      typ,
+		Model:     model,
 		Params:    []Param{rateParam, burstParam},
 		Options:   []Option{sharesOption},
 		Size:      ParamBurst,
@@ -72,11 +81,9 @@ func perClientTokenBucketKind() *Kind {
 		PerClient: true,
 		Example:   Params{ParamRate: 100, ParamBurst: 100},
 		New: func(s *Spec, p Params, env Env) (Gate, error) {
-			return NewPerClientTokenBucket(p[ParamRate], p[ParamBurst], shareWeights(s, env.Weights)), nil
+			return newGate(p[ParamRate], p[ParamBurst], shareWeights(s, env.Weights)), nil
 		},
-		// The client buckets' rates and bursts sum to (r, b), so the aggregate
-		// obeys b + r*d.
-		Curve:   func(p Params) calculus.Curve { return calculus.Affine(calculus.PerMS(p[ParamRate]), p[ParamBurst]) },
+		Curve:   tokenBucketCurve,
 		Nominal: rateNominal,
 	}
 }

@@ -123,12 +123,11 @@ type Kind struct {
 
 // Param finds a parameter of the kind by name.
 func (k *Kind) Param(name string) (*Param, bool) {
-	for i := range k.Params {
-		if k.Params[i].Name == name {
-			return &k.Params[i], true
-		}
+	i := slices.IndexFunc(k.Params, func(p Param) bool { return p.Name == name })
+	if i < 0 {
+		return nil, false
 	}
-	return nil, false
+	return &k.Params[i], true
 }
 
 // ParamNames lists the kind's parameter names, outer sweep dimension first.
@@ -142,12 +141,11 @@ func (k *Kind) ParamNames() []string {
 
 // Option finds an option of the kind by name.
 func (k *Kind) Option(name string) (*Option, bool) {
-	for i := range k.Options {
-		if k.Options[i].Name == name {
-			return &k.Options[i], true
-		}
+	i := slices.IndexFunc(k.Options, func(o Option) bool { return o.Name == name })
+	if i < 0 {
+		return nil, false
 	}
-	return nil, false
+	return &k.Options[i], true
 }
 
 // Fields lists every JSON key a limiter object of this kind takes.
@@ -266,11 +264,24 @@ func TypeList() string {
 // AllParams lists every parameter of every registered type once, in
 // registry order: the parameter columns of results.csv.
 func AllParams() []Param {
-	var out []Param
+	return unique(func(k *Kind) []Param { return k.Params }, func(p Param) string { return p.Name })
+}
+
+// AllOptions lists every option of every registered type once, in registry
+// order.
+func AllOptions() []Option {
+	return unique(func(k *Kind) []Option { return k.Options }, func(o Option) string { return o.Name })
+}
+
+// unique gathers the rows' entries, the first of each name.
+func unique[T any](of func(*Kind) []T, name func(T) string) []T {
+	var out []T
+	seen := map[string]bool{}
 	for _, k := range Kinds() {
-		for _, p := range k.Params {
-			if !slices.ContainsFunc(out, func(q Param) bool { return q.Name == p.Name }) {
-				out = append(out, p)
+		for _, x := range of(k) {
+			if !seen[name(x)] {
+				seen[name(x)] = true
+				out = append(out, x)
 			}
 		}
 	}
@@ -295,20 +306,6 @@ func TypesWith(name string) []Type {
 			out = append(out, k.Type)
 		} else if _, ok := k.Option(name); ok {
 			out = append(out, k.Type)
-		}
-	}
-	return out
-}
-
-// AllOptions lists every option of every registered type once, in registry
-// order.
-func AllOptions() []Option {
-	var out []Option
-	for _, k := range Kinds() {
-		for _, o := range k.Options {
-			if !slices.ContainsFunc(out, func(q Option) bool { return q.Name == o.Name }) {
-				out = append(out, o)
-			}
 		}
 	}
 	return out

@@ -48,9 +48,14 @@ func tokenBucketKind() *Kind {
 		New: func(_ *Spec, p Params, _ Env) (Gate, error) {
 			return NewTokenBucket(p[ParamRate], p[ParamBurst]), nil
 		},
-		Curve:   func(p Params) calculus.Curve { return calculus.Affine(calculus.PerMS(p[ParamRate]), p[ParamBurst]) },
+		Curve:   tokenBucketCurve,
 		Nominal: rateNominal,
 	}
+}
+
+// tokenBucketCurve is a token bucket's arrival curve, b + r*d.
+func tokenBucketCurve(p Params) calculus.Curve {
+	return calculus.Affine(calculus.PerMS(p[ParamRate]), p[ParamBurst])
 }
 
 // rateNominal is what a rate promises about a window: rate × window.
