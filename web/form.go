@@ -62,7 +62,7 @@ type LimiterForm struct {
 
 // partFields lists the inputs each part type shows (the engine's accepted
 // fields; TestPartFieldsMatchEngine keeps them in step).
-var partFields = map[string][]string{
+var partFields = map[workload.PartType][]string{
 	workload.DemandCurve: {"client", "group", "weight", "segments"},
 	workload.Constant:    {"client", "group", "weight", "rate_rps", "start_ms", "end_ms"},
 	workload.Poisson:     {"client", "group", "weight", "rate_rps", "start_ms", "end_ms"},
@@ -82,7 +82,7 @@ func limiterFields(typ string) []string {
 }
 
 // Has reports whether a part type uses an input.
-func partHas(typ, name string) bool {
+func partHas(typ workload.PartType, name string) bool {
 	for _, f := range partFields[typ] {
 		if f == name {
 			return true
@@ -98,7 +98,7 @@ func DefaultForm() *SweepForm {
 		Name: "my sweep", Seed: "1", DurationMS: "10000",
 		Workers: "1", ServiceMS: "10", DeadlineMS: "200",
 		RollingWindowMS: "1000", FairnessWindowMS: "1000",
-		Parts: []PartForm{{Type: workload.Poisson, RateRPS: "90"}},
+		Parts: []PartForm{{Type: string(workload.Poisson), RateRPS: "90"}},
 		Limiters: []LimiterForm{
 			{Type: limiter.TypeTokenBucket, RateRPS: "100", Burst: "1, 2, 4, 8, 16, 32, 64"},
 		},
@@ -125,7 +125,7 @@ func FormFromConfig(cfg *experiments.Config) *SweepForm {
 		}
 	}
 	for _, p := range cfg.Workload.Parts {
-		pf := PartForm{Type: p.Type, Client: p.Client, Group: p.Group, Arrival: p.Arrival, CSV: p.CSV}
+		pf := PartForm{Type: string(p.Type), Client: p.Client, Group: p.Group, Arrival: string(p.Arrival), CSV: p.CSV}
 		if p.Clients != 0 {
 			pf.Clients = strconv.Itoa(p.Clients)
 		}
@@ -431,9 +431,9 @@ func (f *SweepForm) Document() ([]byte, *experiments.Config) {
 func (f *SweepForm) part(i int, pf PartForm) workload.Part {
 	key := func(name string) string { return fmt.Sprintf("parts.%d.%s", i, name) }
 	path := func(name string) string { return fmt.Sprintf("workload.parts[%d].%s", i, name) }
-	p := workload.Part{Type: strings.TrimSpace(pf.Type)}
+	p := workload.Part{Type: workload.PartType(strings.TrimSpace(pf.Type))}
 	if _, ok := partFields[p.Type]; !ok {
-		f.AddError(key("type"), path("type"), fmt.Sprintf("choose a part type (one of %s)", strings.Join(workload.PartTypes(), ", ")))
+		f.AddError(key("type"), path("type"), fmt.Sprintf("choose a part type (one of %s)", workload.TypeList()))
 		return p
 	}
 	has := func(name string) bool { return partHas(p.Type, name) }
@@ -461,7 +461,7 @@ func (f *SweepForm) part(i int, pf PartForm) workload.Part {
 		p.EndMS = &end
 	}
 	if has("arrival") {
-		p.Arrival = strings.TrimSpace(pf.Arrival)
+		p.Arrival = workload.Arrival(strings.TrimSpace(pf.Arrival))
 	}
 	if has("base_rps") {
 		p.BaseRPS = f.number(key("base_rps"), path("base_rps"), pf.BaseRPS)

@@ -183,7 +183,7 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 	action := sf.values["action"]
 	switch {
 	case action == "add-part":
-		f.Parts = append(f.Parts, PartForm{Type: workload.Constant, RateRPS: "50"})
+		f.Parts = append(f.Parts, PartForm{Type: string(workload.Constant), RateRPS: "50"})
 		s.homePage(w, r, http.StatusOK, d)
 		return
 	case action == "add-limiter":

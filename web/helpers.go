@@ -71,7 +71,7 @@ func partTypesFor(name string) string {
 	var out []string
 	for _, t := range workload.PartTypes() {
 		if partHas(t, name) {
-			out = append(out, t)
+			out = append(out, string(t))
 		}
 	}
 	return strings.Join(out, " ")
@@ -132,7 +132,7 @@ func sharesTypes() string {
 	return strings.Join(out, " ")
 }
 
-func partTypeLabel(t string) string {
+func partTypeLabel(t workload.PartType) string {
 	switch t {
 	case workload.DemandCurve:
 		return "demand curve (rate segments)"
@@ -149,11 +149,11 @@ func partTypeLabel(t string) string {
 	case workload.Trace:
 		return "trace replay (CSV)"
 	}
-	return t
+	return string(t)
 }
 
 func rateHint(typ string) string {
-	if typ == workload.Clients {
+	if workload.PartType(typ) == workload.Clients {
 		return "per client"
 	}
 	return ""
