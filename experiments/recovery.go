@@ -8,7 +8,7 @@ import (
 
 // Recovery after a flash crowd, measured on the 100 ms series windows.
 //
-// The crowd is the workload's first flash-crowd part; it runs from its
+// The crowd is the workload's first part with a Trigger (workload.Kind); it runs from its
 // start_ms to its end, start_ms + duration_ms (ramps included). Two
 // quantities describe the system over a trailing second, the 10 series
 // windows k-9 .. k (the second ending at 100*(k+1) ms):
@@ -75,25 +75,25 @@ func (s *Series) QueueMean(from, to int) float64 {
 	return float64(sum) / float64(to-from)
 }
 
-// FlashCrowd is the workload's first flash-crowd part, the crowd Recovery
-// is measured after, or nil.
-func FlashCrowd(w *workload.Spec) *workload.Part {
+// Trigger is the interval of the workload's first part that has one (a
+// flash crowd): Recovery is measured after it. ok=false without one.
+func Trigger(w *workload.Spec) (startMS, endMS float64, ok bool) {
 	for i := range w.Parts {
-		if w.Parts[i].Type == workload.FlashCrowd {
-			return &w.Parts[i]
+		if k := w.Parts[i].Kind(); k != nil && k.Trigger != nil {
+			startMS, endMS = k.Trigger(&w.Parts[i])
+			return startMS, endMS, true
 		}
 	}
-	return nil
+	return 0, 0, false
 }
 
 // measureRecovery computes the recovery of one point from its series, or
 // nil when the workload has no measurable flash crowd.
 func measureRecovery(w *workload.Spec, s *Series) *Recovery {
-	crowd := FlashCrowd(w)
-	if crowd == nil {
+	start, end, ok := Trigger(w)
+	if !ok {
 		return nil
 	}
-	start, end := crowd.StartMS, crowd.StartMS+crowd.DurationMS
 	windows := int(w.DurationMS / SeriesWindowMS) // whole arrival windows
 	pre := int(start / SeriesWindowMS)            // whole windows before the crowd
 	if pre < RecoveryWindows || end >= w.DurationMS {

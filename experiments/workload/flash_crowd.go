@@ -36,6 +36,7 @@ func flashCrowdKind() *Kind {
 			startField.with("start of the crowd", ""), crowdDurationField, rampField,
 			arrivalField.with("poisson: thinning at the peak rate; uniform or synchronized: paced at the instantaneous rate", string(ArrivalPoisson))},
 		Validate: validateFlashCrowd,
+		Trigger:  func(p *Part) (float64, float64) { return p.StartMS, p.StartMS + p.DurationMS },
 		Expected: func(p *Part, w float64) float64 {
 			return p.BaseRPS*w/1000 + p.BaseRPS*(p.Multiplier-1)*p.DurationMS/1000
 		},

@@ -88,6 +88,10 @@ type Kind struct {
 	// DeclareClients declares the part's clients in g in the order
 	// Generate does, without generating; nil declares g.PartClients(p).
 	DeclareClients func(g *Generator, p *Part)
+	// Trigger is the interval of overload the part makes, after which a
+	// run measures how long goodput takes to recover (flash crowds); nil for
+	// parts without one.
+	Trigger func(p *Part) (startMS, endMS float64)
 	// CountClients bounds the clients the part declares, before any is
 	// built; nil counts p.Clients, or 1 when that is 0.
 	CountClients func(p *Part) int
