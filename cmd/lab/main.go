@@ -22,6 +22,7 @@ import (
 	"syscall"
 
 	"github.com/ratelab/ratelab/experiments/limiter"
+	"github.com/ratelab/ratelab/experiments/workload"
 )
 
 // usageError is a mistake in the command line or the config: exit status 2.
@@ -95,6 +96,24 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	limiterHelp(w)
+	fmt.Fprintln(w)
+	partHelp(w)
+}
+
+// partHelp lists the workload part types a config's "workload.parts" take,
+// with their fields, from the engine's table.
+func partHelp(w io.Writer) {
+	fmt.Fprintln(w, "Workload part types (\"workload\": {\"parts\": [{\"type\": ..., fields}]}):")
+	for _, k := range workload.Kinds() {
+		fmt.Fprintf(w, "  %-26s %s\n", k.Type, k.Model)
+		for _, f := range k.Fields {
+			unit := string(f.Input)
+			if f.Unit != "" {
+				unit += ", " + f.Unit
+			}
+			fmt.Fprintf(w, "  %-26s   %s (%s): %s\n", "", f.Name, unit, f.Doc)
+		}
+	}
 }
 
 // limiterHelp lists the limiter types a config's "limiters" take, with
