@@ -1,13 +1,61 @@
-package web
+package form
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
 
+	"github.com/ratelab/ratelab/experiments/presets"
 	"github.com/ratelab/ratelab/experiments/workload"
 )
+
+// TestFormRoundTrip: every preset, put in the form and posted back, gives
+// the preset's own normalized config, so the form can express it exactly.
+func TestFormRoundTrip(t *testing.T) {
+	for _, p := range presets.All() {
+		cfg, err := presets.Config(p.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := FromConfig(cfg).Values()
+		fv := Values{}
+		for k := range v {
+			fv[k] = v.Get(k)
+		}
+		f := FromValues(fv)
+		_, got := f.Document()
+		if got == nil {
+			t.Errorf("preset %s: the form gives errors: %v", p.Name, f.Problems)
+			continue
+		}
+		if !bytes.Equal(got.JSON(), cfg.JSON()) {
+			t.Errorf("preset %s: form round trip changed the config:\n%s\nwant\n%s", p.Name, got.JSON(), cfg.JSON())
+		}
+	}
+}
+
+func TestFormKey(t *testing.T) {
+	for path, want := range map[string]string{
+		"workload.parts[2].segments[1].rate_rps": "parts.2.segments",
+		"workload.parts[0].rate_rps":             "parts.0.rate_rps",
+		"workload.duration_ms":                   "duration_ms",
+		"workload.parts":                         "parts",
+		"workload":                               "parts",
+		"limiters[0].burst[3]":                   "limiters.0.burst",
+		"limiters[1].name":                       "limiters.1.name",
+		"limiters":                               "limiters",
+		"server.workers":                         "server.workers",
+		"metrics.rolling_window_ms":              "metrics.rolling_window_ms",
+		"reports[0].columns[2].value":            "reports",
+		"seed":                                   "seed",
+	} {
+		if got := Key(path); got != want {
+			t.Errorf("Key(%q) = %q, want %q", path, got, want)
+		}
+	}
+}
 
 // TestPartFieldsMatchEngine keeps the form's per-type inputs in step with
 // the fields the engine accepts for each part type: every input the form
