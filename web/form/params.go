@@ -8,6 +8,7 @@ import (
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/experiments/workload"
+	"github.com/ratelab/ratelab/web/charts"
 )
 
 // What the form knows of the engine's part and limiter types, in one
@@ -137,14 +138,17 @@ var (
 )
 
 // paramInputs are a limiter row's parameter inputs in page order: the
-// parameter (the input's name), its label and unit.
-var paramInputs = []struct{ param, label, unit string }{
-	{limiter.ParamRate, "Rate", "req/s"},
-	{limiter.ParamBurst, "Burst", "requests"},
-	{limiter.ParamQueue, "Queue", "requests"},
-	{limiter.ParamLimit, "Limit", "requests"},
-	{limiter.ParamWindow, "Window", "ms"},
+// parameter (the input's name) and its label.
+var paramInputs = []struct{ param, label string }{
+	{limiter.ParamRate, "Rate"},
+	{limiter.ParamBurst, "Burst"},
+	{limiter.ParamQueue, "Queue"},
+	{limiter.ParamLimit, "Limit"},
+	{limiter.ParamWindow, "Window"},
 }
+
+// paramUnit is a parameter's unit, the same as on the run page's charts.
+func paramUnit(param string) string { return charts.ParamUnit(param) }
 
 // The choices of a limiter's shares.
 const (

@@ -1531,7 +1531,7 @@ func limiterRow(f *Sweep, i int, l Limiter) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		for _, in := range paramInputs {
-			templ_7745c5c3_Err = textInput(f, RowKey("limiters", i, in.param), in.label, l.param(in.param), in.unit, "", limiterTypesFor(in.param)).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = textInput(f, RowKey("limiters", i, in.param), in.label, l.param(in.param), paramUnit(in.param), "", limiterTypesFor(in.param)).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
