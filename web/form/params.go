@@ -47,22 +47,22 @@ func partTypesFor(name string) string {
 	return strings.Join(out, " ")
 }
 
+// partTypeLabels name the part types in the type menu.
+var partTypeLabels = map[string]string{
+	workload.DemandCurve: "demand curve (rate segments)",
+	workload.Constant:    "constant rate",
+	workload.Poisson:     "Poisson",
+	workload.Bursts:      "bursts",
+	workload.Clients:     "client group",
+	workload.FlashCrowd:  "flash crowd",
+	workload.Trace:       "trace replay (CSV)",
+}
+
+// partTypeLabel names a part type in the type menu (an unknown one by
+// itself).
 func partTypeLabel(t string) string {
-	switch t {
-	case workload.DemandCurve:
-		return "demand curve (rate segments)"
-	case workload.Constant:
-		return "constant rate"
-	case workload.Poisson:
-		return "Poisson"
-	case workload.Bursts:
-		return "bursts"
-	case workload.Clients:
-		return "client group"
-	case workload.FlashCrowd:
-		return "flash crowd"
-	case workload.Trace:
-		return "trace replay (CSV)"
+	if l, ok := partTypeLabels[t]; ok {
+		return l
 	}
 	return t
 }

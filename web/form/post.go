@@ -33,6 +33,17 @@ func (v Values) indices(prefix string) []int {
 	return slices.Sorted(maps.Keys(seen))
 }
 
+// eachRow calls read for the first max rows of prefix in numeric order,
+// with a getter of that row's values by input name.
+func (v Values) eachRow(prefix string, max int, read func(get func(name string) string)) {
+	for i, n := range v.indices(prefix) {
+		if i == max {
+			return
+		}
+		read(func(name string) string { return v[RowKey(prefix, n, name)] })
+	}
+}
+
 // FromValues reads a submitted form. Rows are renumbered 0..n-1 in the
 // order of their numbers, so gaps left by removed rows close up.
 func FromValues(v Values) *Sweep {
@@ -42,28 +53,20 @@ func FromValues(v Values) *Sweep {
 		RollingWindowMS: v["metrics.rolling_window_ms"], FairnessWindowMS: v["metrics.fairness_window_ms"],
 		Reports: v["reports"],
 	}
-	for i, n := range v.indices("parts") {
-		if i == maxParts {
-			break
-		}
-		g := func(name string) string { return v[RowKey("parts", n, name)] }
+	v.eachRow("parts", maxParts, func(g func(name string) string) {
 		f.Parts = append(f.Parts, Part{
 			Type: g("type"), Client: g("client"), Group: g("group"), Clients: g("clients"), Weight: g("weight"),
 			Segments: g("segments"), RateRPS: g("rate_rps"), StartMS: g("start_ms"), EndMS: g("end_ms"),
 			Arrival: g("arrival"), Bursts: g("bursts"), BaseRPS: g("base_rps"), Multiplier: g("multiplier"),
 			DurationMS: g("duration_ms"), RampMS: g("ramp_ms"), CSV: g("csv"),
 		})
-	}
-	for i, n := range v.indices("limiters") {
-		if i == maxLimiters {
-			break
-		}
-		g := func(name string) string { return v[RowKey("limiters", n, name)] }
+	})
+	v.eachRow("limiters", maxLimiters, func(g func(name string) string) {
 		f.Limiters = append(f.Limiters, Limiter{
 			Type: g("type"), Name: g("name"), RateRPS: g("rate_rps"), Burst: g("burst"), Queue: g("queue"),
 			Limit: g("limit"), WindowMS: g("window_ms"), Shares: g("shares"),
 		})
-	}
+	})
 	return f
 }
 
