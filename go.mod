@@ -7,7 +7,6 @@ require (
 	github.com/chromedp/cdproto v0.160.1
 	github.com/chromedp/chromedp v0.23.1
 	github.com/go-chi/chi/v5 v5.5.0
-	github.com/go-echarts/go-echarts/v2 v2.6.7
 	golang.org/x/net v0.61.0
 	golang.org/x/time v0.16.0
 	modernc.org/sqlite v1.62.0

@@ -1,10 +1,12 @@
-package web
+package form
 
 import (
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/ratelab/ratelab/web/format"
 )
 
 // maxListValues bounds one parameter list. The engine allows at most
@@ -41,27 +43,27 @@ func ParseValues(text string) ([]float64, error) {
 		hi, stepText, hasStep := strings.Cut(rest, "step")
 		a, err := parseNumber(lo)
 		if err != nil {
-			return nil, fmt.Errorf("range %q: start: %w", clipText(item, 40), err)
+			return nil, fmt.Errorf("range %q: start: %w", format.Clip(item, 40), err)
 		}
 		b, err := parseNumber(hi)
 		if err != nil {
-			return nil, fmt.Errorf("range %q: end: %w", clipText(item, 40), err)
+			return nil, fmt.Errorf("range %q: end: %w", format.Clip(item, 40), err)
 		}
 		step := 1.0
 		if hasStep {
 			if step, err = parseNumber(stepText); err != nil {
-				return nil, fmt.Errorf("range %q: step: %w", clipText(item, 40), err)
+				return nil, fmt.Errorf("range %q: step: %w", format.Clip(item, 40), err)
 			}
 		}
 		if step <= 0 {
-			return nil, fmt.Errorf("range %q: the step must be more than 0", clipText(item, 40))
+			return nil, fmt.Errorf("range %q: the step must be more than 0", format.Clip(item, 40))
 		}
 		if b < a {
-			return nil, fmt.Errorf("range %q: the end %s is below the start %s", clipText(item, 40), formatNum(b), formatNum(a))
+			return nil, fmt.Errorf("range %q: the end %s is below the start %s", format.Clip(item, 40), format.Num(b), format.Num(a))
 		}
 		n := rangeCount(a, b, step)
 		if n+float64(len(out)) > maxListValues {
-			return nil, fmt.Errorf("range %q has %.0f values; at most %d in one list", clipText(item, 40), n, maxListValues)
+			return nil, fmt.Errorf("range %q has %.0f values; at most %d in one list", format.Clip(item, 40), n, maxListValues)
 		}
 		out = appendRange(out, a, step, int(n))
 	}
@@ -91,7 +93,7 @@ func parseNumber(s string) (float64, error) {
 	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("%q is not a number", clipText(s, 40))
+		return 0, fmt.Errorf("%q is not a number", format.Clip(s, 40))
 	}
 	return v, nil
 }
@@ -106,12 +108,6 @@ func round12(v float64) float64 {
 	return r
 }
 
-// formatNum prints a number the shortest way that reads back exactly,
-// without exponent notation.
-func formatNum(v float64) string {
-	return strconv.FormatFloat(v, 'f', -1, 64)
-}
-
 // FormatValues prints a list so that ParseValues reads it back exactly: an
 // evenly spaced run of eight or more values as a range, other values one by
 // one.
@@ -119,15 +115,15 @@ func FormatValues(vs []float64) string {
 	var parts []string
 	for i := 0; i < len(vs); {
 		if j, step, ok := evenRun(vs, i); ok {
-			s := formatNum(vs[i]) + ".." + formatNum(vs[j-1])
+			s := format.Num(vs[i]) + ".." + format.Num(vs[j-1])
 			if step != 1 {
-				s += " step " + formatNum(step)
+				s += " step " + format.Num(step)
 			}
 			parts = append(parts, s)
 			i = j
 			continue
 		}
-		parts = append(parts, formatNum(vs[i]))
+		parts = append(parts, format.Num(vs[i]))
 		i++
 	}
 	return strings.Join(parts, ", ")
@@ -157,11 +153,4 @@ func evenRun(vs []float64, i int) (j int, step float64, ok bool) {
 		}
 	}
 	return 0, 0, false
-}
-
-func clipText(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
 }
