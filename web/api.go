@@ -79,9 +79,8 @@ func (s *Server) apiCreateRun(w http.ResponseWriter, r *http.Request) {
 	// as a new sweep.
 	var big field.List
 	for i, p := range cfg.Workload.Parts {
-		if len(p.CSV) > form.MaxTraceBytes {
-			big = append(big, field.Error{Path: fmt.Sprintf("workload.parts[%d].csv", i),
-				Msg: fmt.Sprintf("the trace is %s; the limit is %s", format.Bytes(len(p.CSV)), format.Bytes(form.MaxTraceBytes))})
+		if e, ok := form.CheckTraceSize(fmt.Sprintf("workload.parts[%d].csv", i), len(p.CSV)); !ok {
+			big = append(big, e)
 		}
 	}
 	if len(big) > 0 {

@@ -18,6 +18,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -100,6 +101,9 @@ func usage(w io.Writer) {
 	partHelp(w)
 }
 
+// num prints a number in its shortest decimal form, without exponent.
+func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
 // partHelp lists the workload part types a config's "workload.parts" take,
 // with their fields, from the engine's table.
 func partHelp(w io.Writer) {
@@ -125,9 +129,13 @@ func limiterHelp(w io.Writer) {
 		for _, p := range k.Params {
 			def := ""
 			if p.Default != 0 {
-				def = fmt.Sprintf(", default %g", p.Default)
+				def = ", default " + num(p.Default)
 			}
-			fmt.Fprintf(w, "  %-26s   %s (%s, %g to %g%s): %s\n", "", p.Name, p.Unit, p.Min, p.Max, def, p.Doc)
+			kind := "number"
+			if p.Integer {
+				kind = "whole number"
+			}
+			fmt.Fprintf(w, "  %-26s   %s (%s, %s, %s to %s%s): %s\n", "", p.Name, kind, p.Unit, num(p.Min), num(p.Max), def, p.Doc)
 		}
 		for _, o := range k.Options {
 			fmt.Fprintf(w, "  %-26s   %s (%s): %s\n", "", o.Name, strings.Join(o.Choices, " | "), o.Doc)

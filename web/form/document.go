@@ -222,8 +222,8 @@ func (f *Sweep) fieldValue(fd workload.Field, key, path, text string) (any, bool
 	case workload.InputLines:
 		return f.lines(fd, key, path, text)
 	case workload.InputCSV:
-		if len(text) > MaxTraceBytes {
-			f.AddError(key, path, fmt.Sprintf("the trace is %s; the limit is %s", format.Bytes(len(text)), format.Bytes(MaxTraceBytes)))
+		if e, ok := CheckTraceSize(path, len(text)); !ok {
+			f.AddError(key, e.Path, e.Msg)
 			return nil, false
 		}
 		return text, text != ""

@@ -6,6 +6,7 @@ package form
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -101,6 +102,16 @@ func FromConfig(cfg *experiments.Config) *Sweep {
 		f.Limiters = append(f.Limiters, limiterOf(l))
 	}
 	return f
+}
+
+// CheckTraceSize refuses a trace of n bytes past MaxTraceBytes at path:
+// the one size check of a trace, for the form and the API alike (every
+// run's config can then be edited in the form as a new sweep).
+func CheckTraceSize(path string, n int) (field.Error, bool) {
+	if n <= MaxTraceBytes {
+		return field.Error{}, true
+	}
+	return field.Error{Path: path, Msg: fmt.Sprintf("the trace is %s; the limit is %s", format.Bytes(n), format.Bytes(MaxTraceBytes))}, false
 }
 
 // AddError records a message for an input key (and the summary).
