@@ -4,10 +4,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
-	"sync"
 
 	"github.com/ratelab/ratelab/experiments/calculus"
+	"github.com/ratelab/ratelab/experiments/registry"
 )
 
 // Type names a kind of gate in a config ("token-bucket").
@@ -181,39 +180,17 @@ func builtinKinds() []*Kind {
 	}
 }
 
-var (
-	registryMu sync.RWMutex
-	registry   []*Kind // builtinKinds, then registered ones; built on first use
-)
+// kinds is the registry; builtinKinds fills it on first use.
+var kinds registry.Table[Type, *Kind]
 
-// table is the registry, built on first use (the rows' constructors look
-// types up in it, so it cannot be a package initializer). Callers hold
-// registryMu.
-func table() []*Kind {
-	if registry == nil {
-		registry = builtinKinds()
-	}
-	return registry
-}
+// Key is the row's type name.
+func (k *Kind) Key() Type { return k.Type }
 
 // Kinds lists the registered gate types.
-func Kinds() []*Kind {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	return slices.Clone(table())
-}
+func Kinds() []*Kind { return kinds.Rows(builtinKinds) }
 
 // Lookup finds a gate type's row.
-func Lookup(t Type) (*Kind, bool) {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	for _, k := range table() {
-		if k.Type == t {
-			return k, true
-		}
-	}
-	return nil, false
-}
+func Lookup(t Type) (*Kind, bool) { return kinds.Lookup(builtinKinds, t) }
 
 // Register adds a gate type to the registry (after the built-in ones) and
 // returns the function that removes it again. It is for tests and programs
@@ -221,45 +198,17 @@ func Lookup(t Type) (*Kind, bool) {
 // list. It panics on a type that is already registered or a row without a
 // constructor.
 func Register(k *Kind) (unregister func()) {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	if k.New == nil || k.Type == "" {
-		panic(fmt.Sprintf("limiter: register %q: a kind needs a type and New", k.Type))
+	if k.New == nil {
+		panic(fmt.Sprintf("limiter: register %q: a kind needs New", k.Type))
 	}
-	for _, r := range table() {
-		if r.Type == k.Type {
-			panic(fmt.Sprintf("limiter: %q is already registered", k.Type))
-		}
-	}
-	registry = append(registry, k)
-	return func() {
-		registryMu.Lock()
-		defer registryMu.Unlock()
-		registry = slices.DeleteFunc(registry, func(r *Kind) bool { return r == k })
-	}
+	return kinds.Register(builtinKinds, k)
 }
 
 // Types lists the registered type names in registry order.
-func Types() []Type {
-	ks := Kinds()
-	out := make([]Type, len(ks))
-	for i, k := range ks {
-		out[i] = k.Type
-	}
-	return out
-}
+func Types() []Type { return kinds.Keys(builtinKinds) }
 
 // TypeList is Types joined with commas, for messages.
-func TypeList() string {
-	var b strings.Builder
-	for i, t := range Types() {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(string(t))
-	}
-	return b.String()
-}
+func TypeList() string { return kinds.KeyList(builtinKinds) }
 
 // AllParams lists every parameter of every registered type once, in
 // registry order: the parameter columns of results.csv.

@@ -3,10 +3,9 @@ package workload
 import (
 	"fmt"
 	"slices"
-	"strings"
-	"sync"
 
 	"github.com/ratelab/ratelab/experiments/field"
+	"github.com/ratelab/ratelab/experiments/registry"
 )
 
 // PartType names a kind of workload part in a config ("demand-curve").
@@ -136,37 +135,17 @@ func builtinKinds() []*Kind {
 	}
 }
 
-var (
-	registryMu sync.Mutex
-	registry   []*Kind // builtinKinds, then registered ones; built on first use
-)
+// kinds is the registry; builtinKinds fills it on first use.
+var kinds registry.Table[PartType, *Kind]
 
-// table is the registry, built on first use. Callers hold registryMu.
-func table() []*Kind {
-	if registry == nil {
-		registry = builtinKinds()
-	}
-	return registry
-}
+// Key is the row's type name.
+func (k *Kind) Key() PartType { return k.Type }
 
 // Kinds lists the registered part types' rows, in registry order.
-func Kinds() []*Kind {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	return slices.Clone(table())
-}
+func Kinds() []*Kind { return kinds.Rows(builtinKinds) }
 
 // LookupKind finds a part type's row.
-func LookupKind(t PartType) (*Kind, bool) {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	for _, k := range table() {
-		if k.Type == t {
-			return k, true
-		}
-	}
-	return nil, false
-}
+func LookupKind(t PartType) (*Kind, bool) { return kinds.Lookup(builtinKinds, t) }
 
 // Register adds a part type to the registry (after the built-in ones) and
 // returns the function that removes it again. It is for tests and programs
@@ -175,45 +154,17 @@ func LookupKind(t PartType) (*Kind, bool) {
 // It panics on a type that is already registered or a row without a type
 // or Generate.
 func Register(k *Kind) (unregister func()) {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	if k.Type == "" || k.Generate == nil {
-		panic(fmt.Sprintf("workload: register %q: a kind needs a type and Generate", k.Type))
+	if k.Generate == nil {
+		panic(fmt.Sprintf("workload: register %q: a kind needs Generate", k.Type))
 	}
-	for _, r := range table() {
-		if r.Type == k.Type {
-			panic(fmt.Sprintf("workload: %q is already registered", k.Type))
-		}
-	}
-	registry = append(registry, k)
-	return func() {
-		registryMu.Lock()
-		defer registryMu.Unlock()
-		registry = slices.DeleteFunc(registry, func(r *Kind) bool { return r == k })
-	}
+	return kinds.Register(builtinKinds, k)
 }
 
 // PartTypes lists the registered part types in registry order.
-func PartTypes() []PartType {
-	ks := Kinds()
-	out := make([]PartType, len(ks))
-	for i, k := range ks {
-		out[i] = k.Type
-	}
-	return out
-}
+func PartTypes() []PartType { return kinds.Keys(builtinKinds) }
 
 // TypeList is PartTypes joined with commas, for messages.
-func TypeList() string {
-	var b strings.Builder
-	for i, t := range PartTypes() {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(string(t))
-	}
-	return b.String()
-}
+func TypeList() string { return kinds.KeyList(builtinKinds) }
 
 // AllFields lists every field of every registered part type once, in
 // registry order: the inputs of the form's part row.
