@@ -1,8 +1,7 @@
 package experiments
 
 import (
-	"math"
-
+	"github.com/ratelab/ratelab/experiments/metrics"
 	"github.com/ratelab/ratelab/experiments/workload"
 )
 
@@ -94,8 +93,8 @@ func measureRecovery(w *workload.Spec, s *Series) *Recovery {
 	if !ok {
 		return nil
 	}
-	windows := int(w.DurationMS / SeriesWindowMS) // whole arrival windows
-	pre := int(start / SeriesWindowMS)            // whole windows before the crowd
+	windows := int(metrics.WindowIndex(w.DurationMS, SeriesWindowMS)) // whole arrival windows
+	pre := int(metrics.WindowIndex(start, SeriesWindowMS))            // whole windows before the crowd
 	if pre < RecoveryWindows || end >= w.DurationMS {
 		return nil
 	}
@@ -103,7 +102,7 @@ func measureRecovery(w *workload.Spec, s *Series) *Recovery {
 	a0, q0 := s.AcceptRatio(0, pre), s.QueueMean(0, pre)
 	r.BaselineAcceptPct = 100 * a0
 	r.BaselineQueue = q0
-	first := max(int(math.Ceil(end/SeriesWindowMS))-1, RecoveryWindows-1)
+	first := max(int(metrics.WindowCount(end, SeriesWindowMS))-1, RecoveryWindows-1)
 	for k := first; k < windows; k++ {
 		from, to := k+1-RecoveryWindows, k+1
 		if s.AcceptRatio(from, to) >= (1-RecoveryTolerance)*a0 && s.QueueMean(from, to) <= (1+RecoveryTolerance)*q0 {

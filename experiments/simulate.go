@@ -44,7 +44,7 @@ func simulate(ctx context.Context, cfg *Config, a *workload.Arrivals, spec *limi
 
 	durationMS := cfg.Workload.DurationMS
 	serviceMS, deadlineMS := cfg.Server.ServiceMS, cfg.Server.DeadlineMS
-	windows := int(math.Ceil(durationMS / SeriesWindowMS))
+	windows := int(metrics.WindowCount(durationMS, SeriesWindowMS))
 	// Releases after the run extend the series. Bound them, so that a rate
 	// too small to ever release or a chain's slow stage is an error, not a
 	// runaway allocation: past the gate's known lag, a point may add its
@@ -64,6 +64,7 @@ func simulate(ctx context.Context, cfg *Config, a *workload.Arrivals, spec *limi
 	clients := make([]ClientResult, nc)
 	multi := nc > 1
 	fairWindow := cfg.Metrics.FairnessWindowMS
+	fairWindows := int(metrics.WindowCount(durationMS, fairWindow))
 	var jain []float64
 	if multi {
 		if cap(in.fairCounts) < nc {
@@ -71,7 +72,7 @@ func simulate(ctx context.Context, cfg *Config, a *workload.Arrivals, spec *limi
 		}
 		in.fairCounts = in.fairCounts[:nc]
 		clear(in.fairCounts)
-		jain = make([]float64, 0, int(math.Ceil(durationMS/fairWindow)))
+		jain = make([]float64, 0, fairWindows)
 	}
 	fairK := 0
 
@@ -91,7 +92,7 @@ func simulate(ctx context.Context, cfg *Config, a *workload.Arrivals, spec *limi
 			}
 		}
 		c := a.Client[i]
-		w := int(t / SeriesWindowMS)
+		w := int(metrics.WindowIndex(t, SeriesWindowMS))
 		s.Offered[w]++
 		clients[c].Offered++
 		release, ok := gate.Offer(t, c)
@@ -109,7 +110,7 @@ func simulate(ctx context.Context, cfg *Config, a *workload.Arrivals, spec *limi
 		}
 		clients[c].Admitted++
 		if multi {
-			if k := int(t / fairWindow); k != fairK {
+			if k := int(metrics.WindowIndex(t, fairWindow)); k != fairK {
 				for ; fairK < k; fairK++ {
 					jain = append(jain, metrics.Jain(in.fairCounts))
 					clear(in.fairCounts)
@@ -119,7 +120,7 @@ func simulate(ctx context.Context, cfg *Config, a *workload.Arrivals, spec *limi
 		}
 		start, finish := srv.Serve(release)
 		n := srv.Len()
-		rw := int(release / SeriesWindowMS)
+		rw := int(metrics.WindowIndex(release, SeriesWindowMS))
 		for rw >= len(s.Released) {
 			s.Released = append(s.Released, 0)
 			s.InSystemMax = append(s.InSystemMax, 0)
@@ -150,7 +151,7 @@ func simulate(ctx context.Context, cfg *Config, a *workload.Arrivals, spec *limi
 		}
 	}
 	if multi {
-		for ; fairK < int(math.Ceil(durationMS/fairWindow)); fairK++ {
+		for ; fairK < fairWindows; fairK++ {
 			jain = append(jain, metrics.Jain(in.fairCounts))
 			clear(in.fairCounts)
 		}
