@@ -18,8 +18,12 @@ import (
 // curve R = c/S, T = S. At each server the delay bound is the smallest
 // horizontal deviation over the known curves with rate r <= R; after it the
 // curves become their outputs (r, b + r*T). A leaky bucket holds a request at
-// most (queue-1)/rate; policers hold none. When no curve has r <= R at some
-// server the point is unbounded: Bounded is false and Note says why.
+// most (queue-1)/rate; policers hold none. A gate that holds requests
+// without being a pacer (Kind.Shaper false, a DelayBoundMS D > 0: the
+// library gates that wait) may bunch what it holds, so the curves of its
+// input pass it shifted by D, alpha(d + D), beside its own. When no curve has
+// r <= R at some server the point is unbounded: Bounded is false and Note
+// says why.
 //
 // Bounds, with the measured values beside them:
 //   - backlog: requests at the run's server (waiting or in service), seen
@@ -89,7 +93,7 @@ func gateHop(typ limiter.Type, p limiter.Params) pathHop {
 	c, ok := limiter.ArrivalCurve(typ, p)
 	d := limiter.GateDelayBoundMS(typ, p)
 	k, _ := limiter.Lookup(typ)
-	return pathHop{name: string(typ) + " " + limiter.FormatParams(typ, p), curve: c, hasCurve: ok, shaper: d > 0 || (k != nil && k.Shaper), delayMS: d}
+	return pathHop{name: string(typ) + " " + limiter.FormatParams(typ, p), curve: c, hasCurve: ok, shaper: k != nil && k.Shaper, delayMS: d}
 }
 
 func serverHop(s server.Spec) pathHop {
@@ -128,6 +132,18 @@ func shaped(curves []calculus.Curve, own calculus.Curve) []calculus.Curve {
 	return out
 }
 
+// delayed is what a gate that holds each request at most D ms passes on of
+// the curves known for its input: a release in a window [s, s+d] arrived in
+// [s-D, s+d], so each curve's affine envelope shifted by D, b + r*(d + D).
+func delayed(curves []calculus.Curve, delayMS float64) []calculus.Curve {
+	out := make([]calculus.Curve, len(curves))
+	for i, c := range curves {
+		e := c.Envelope()
+		out[i] = calculus.Affine(e.RatePerMS, e.BurstReq+e.RatePerMS*delayMS)
+	}
+	return out
+}
+
 // computeBounds walks the path; the measured values are filled by the caller.
 func computeBounds(hops []pathHop) Bounds {
 	last := hops[len(hops)-1]
@@ -141,6 +157,9 @@ func computeBounds(hops []pathHop) Bounds {
 		if !h.server {
 			if seenServer {
 				gateAfterServer = true
+			}
+			if h.delayMS > 0 && !h.shaper {
+				curves = delayed(curves, h.delayMS)
 			}
 			if h.hasCurve {
 				anyCurve = true

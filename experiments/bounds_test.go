@@ -54,9 +54,18 @@ func randomGate(rng *rand.Rand, typ limiter.Type, capRPS float64) limiter.Spec {
 		limit := math.Max(1, math.Floor(rate*window/1000))
 		s.SetValues(limiter.ParamLimit, limiter.Values{limit})
 		s.SetValues(limiter.ParamWindow, limiter.Values{window})
-	default: // token buckets: rate and burst
-		s.SetValues(limiter.ParamRate, limiter.Values{rate})
-		s.SetValues(limiter.ParamBurst, limiter.Values{size})
+	default: // token buckets, and any other gate: rate and burst where it takes them, else its example
+		k := s.Kind()
+		for _, q := range k.Params {
+			switch q.Name {
+			case limiter.ParamRate:
+				s.SetValues(q.Name, limiter.Values{min(rate, q.Max)})
+			case limiter.ParamBurst:
+				s.SetValues(q.Name, limiter.Values{size})
+			default:
+				s.SetValues(q.Name, limiter.Values{k.Example[q.Name]})
+			}
+		}
 	}
 	s.Normalize()
 	return s

@@ -175,6 +175,11 @@ func builtinKinds() []*Kind {
 		slidingWindowLogKind(),
 		perClientTokenBucketKind(),
 		hierarchicalTokenBucketKind(),
+		nginxLimitReqKind(),
+		envoyLocalRateLimitKind(),
+		guavaSmoothBurstyKind(),
+		guavaSmoothWarmingUpKind(),
+		resilience4jKind(),
 		chainKind(),
 		noneKind(),
 	}
