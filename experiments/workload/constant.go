@@ -22,29 +22,22 @@ func rateFields() []Field {
 }
 
 func constantKind() *Kind {
-	return &Kind{
-		Type:     Constant,
-		Label:    "constant rate",
-		Model:    "one client paced at rate_rps between start_ms and end_ms",
-		Fields:   rateFields(),
-		Validate: validateRate,
-		Expected: expectedRate,
-		Generate: func(g *Generator, p *Part) error {
-			start, end := p.span(g.WindowMS())
-			c := g.PartClients(p)[0]
-			g.StartRun()
-			g.Paced(start, end, p.RateRPS, c)
-			return nil
-		},
-		Describe: describeRate,
-	}
+	return rateKind(Constant, "constant rate", "one client paced at rate_rps between start_ms and end_ms",
+		func(g *Generator, start, end, rate float64, c int32) { g.Paced(start, end, rate, c) })
 }
 
 func poissonKind() *Kind {
+	return rateKind(Poisson, "Poisson", "one client sending Poisson arrivals of mean rate_rps between start_ms and end_ms",
+		func(g *Generator, start, end, rate float64, c int32) { g.Poisson(g.Rand(0), start, end, rate, c) })
+}
+
+// rateKind is the row of a one-client part at rate_rps over [start_ms,
+// end_ms); emit produces its arrivals.
+func rateKind(typ PartType, label, model string, emit func(g *Generator, start, end, rate float64, c int32)) *Kind {
 	return &Kind{
-		Type:     Poisson,
-		Label:    "Poisson",
-		Model:    "one client sending Poisson arrivals of mean rate_rps between start_ms and end_ms",
+		Type:     typ,
+		Label:    label,
+		Model:    model,
 		Fields:   rateFields(),
 		Validate: validateRate,
 		Expected: expectedRate,
@@ -52,7 +45,7 @@ func poissonKind() *Kind {
 			start, end := p.span(g.WindowMS())
 			c := g.PartClients(p)[0]
 			g.StartRun()
-			g.Poisson(g.Rand(0), start, end, p.RateRPS, c)
+			emit(g, start, end, p.RateRPS, c)
 			return nil
 		},
 		Describe: describeRate,
