@@ -54,9 +54,21 @@ func randomGate(rng *rand.Rand, typ limiter.Type, capRPS float64) limiter.Spec {
 		limit := math.Max(1, math.Floor(rate*window/1000))
 		s.SetValues(limiter.ParamLimit, limiter.Values{limit})
 		s.SetValues(limiter.ParamWindow, limiter.Values{window})
+	case limiter.TypeRedisRate: // rate per second, as PerSecond
+		s.SetValues(limiter.ParamLimit, limiter.Values{math.Max(1, math.Round(rate))})
+		s.SetValues(limiter.ParamBurst, limiter.Values{size})
 	default: // token buckets: rate and burst
 		s.SetValues(limiter.ParamRate, limiter.Values{rate})
 		s.SetValues(limiter.ParamBurst, limiter.Values{size})
+		switch typ {
+		case limiter.TypeDualTokenBucket: // peak twice the rate, peak burst 1
+			s.SetValues(limiter.ParamPeakRate, limiter.Values{2 * rate})
+		case limiter.TypeXTimeRate: // even sizes reserve, waiting up to 50 ms
+			if int(size)%2 == 0 {
+				s.SetOption("mode", limiter.XTimeRateReserve)
+				s.SetValues(limiter.ParamMaxWait, limiter.Values{50})
+			}
+		}
 	}
 	s.Normalize()
 	return s
