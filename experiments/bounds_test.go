@@ -54,6 +54,9 @@ func randomGate(rng *rand.Rand, typ limiter.Type, capRPS float64) limiter.Spec {
 		limit := math.Max(1, math.Floor(rate*window/1000))
 		s.SetValues(limiter.ParamLimit, limiter.Values{limit})
 		s.SetValues(limiter.ParamWindow, limiter.Values{window})
+	case limiter.TypeRedisRate: // rate per second, as PerSecond
+		s.SetValues(limiter.ParamLimit, limiter.Values{math.Max(1, math.Round(rate))})
+		s.SetValues(limiter.ParamBurst, limiter.Values{size})
 	default: // token buckets, and any other gate: rate and burst where it takes them, else its example
 		k := s.Kind()
 		for _, q := range k.Params {
@@ -64,6 +67,15 @@ func randomGate(rng *rand.Rand, typ limiter.Type, capRPS float64) limiter.Spec {
 				s.SetValues(q.Name, limiter.Values{size})
 			default:
 				s.SetValues(q.Name, limiter.Values{k.Example[q.Name]})
+			}
+		}
+		switch typ {
+		case limiter.TypeDualTokenBucket: // peak twice the rate, peak burst 1
+			s.SetValues(limiter.ParamPeakRate, limiter.Values{2 * rate})
+		case limiter.TypeXTimeRate: // even sizes reserve, waiting up to 50 ms
+			if int(size)%2 == 0 {
+				s.SetOption("mode", limiter.XTimeRateReserve)
+				s.SetValues(limiter.ParamMaxWait, limiter.Values{50})
 			}
 		}
 	}

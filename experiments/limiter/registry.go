@@ -25,6 +25,9 @@ type Param struct {
 	Max     float64 // largest allowed value
 	Default float64 // filled in when a config leaves it out; 0: required
 	Doc     string  // one line for help and the API docs
+	// RangeNote says where the range comes from when a library sets it
+	// ("redis_rate divides the period by the rate"); range errors end with it.
+	RangeNote string
 }
 
 // Check returns "" when v is an allowed value of the parameter, else what
@@ -33,10 +36,18 @@ func (p *Param) Check(v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "must be a finite number"
 	}
+	if p.Integer && v != math.Trunc(v) {
+		return "must be a whole number"
+	}
+	msg := p.checkRange(v)
+	if msg != "" && p.RangeNote != "" {
+		msg += ": " + p.RangeNote
+	}
+	return msg
+}
+
+func (p *Param) checkRange(v float64) string {
 	if p.Integer {
-		if v != math.Trunc(v) {
-			return "must be a whole number"
-		}
 		if v < p.Min {
 			return fmt.Sprintf("must be at least %g", p.Min)
 		}
@@ -175,6 +186,11 @@ func builtinKinds() []*Kind {
 		slidingWindowLogKind(),
 		perClientTokenBucketKind(),
 		hierarchicalTokenBucketKind(),
+		gcraKind(),
+		dualTokenBucketKind(),
+		xTimeRateKind(),
+		redisRateKind(),
+		uberRateLimitKind(),
 		nginxLimitReqKind(),
 		envoyLocalRateLimitKind(),
 		guavaSmoothBurstyKind(),
