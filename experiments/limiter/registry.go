@@ -28,6 +28,10 @@ type Param struct {
 	// RangeNote says where the range comes from when a library sets it
 	// ("redis_rate divides the period by the rate"); range errors end with it.
 	RangeNote string
+	// Column: results.csv has a column for the parameter in every run (the
+	// parameters of the textbook gates); another parameter gets its column
+	// only in the runs whose limiters take it.
+	Column bool
 }
 
 // Check returns "" when v is an allowed value of the parameter, else what

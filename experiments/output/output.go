@@ -153,12 +153,15 @@ func (w *csvWriter) cell(c *experiments.Column, p *experiments.Point) {
 // Results is results.csv: every scalar column, then share_pct_<group> per group.
 func Results(res *experiments.Result) []byte {
 	var w csvWriter
-	names := experiments.ColumnKeys()
+	cols := experiments.ResultColumns(res.Config)
+	var names []string
+	for _, c := range cols {
+		names = append(names, c.Key)
+	}
 	for _, g := range res.Groups {
 		names = append(names, "share_pct_"+g)
 	}
 	w.header(names...)
-	cols := experiments.Columns()
 	for i := range res.Points {
 		p := &res.Points[i]
 		for c := range cols {
