@@ -87,13 +87,15 @@ type pathHop struct {
 	hasCurve bool
 	shaper   bool
 	delayMS  float64
+	waits    bool // holds requests without a bound on the wait
 }
 
-func gateHop(typ limiter.Type, p limiter.Params) pathHop {
-	c, ok := limiter.ArrivalCurve(typ, p)
-	d := limiter.GateDelayBoundMS(typ, p)
-	k, _ := limiter.Lookup(typ)
-	return pathHop{name: string(typ) + " " + limiter.FormatParams(typ, p), curve: c, hasCurve: ok, shaper: k != nil && k.Shaper, delayMS: d}
+func gateHop(s *limiter.Spec, p limiter.Params, clients int) pathHop {
+	c, ok := limiter.ArrivalCurve(s, p, clients)
+	d, bounded := limiter.GateDelayBoundMS(s.Type, p)
+	k := s.Kind()
+	return pathHop{name: string(s.Type) + " " + limiter.FormatParams(s.Type, p), curve: c, hasCurve: ok,
+		shaper: k != nil && k.Shaper, delayMS: d, waits: !bounded}
 }
 
 func serverHop(s server.Spec) pathHop {
@@ -101,7 +103,7 @@ func serverHop(s server.Spec) pathHop {
 }
 
 // path lists the hops of a point, the run's server last.
-func path(cfg *Config, spec *limiter.Spec, p limiter.Params) []pathHop {
+func path(cfg *Config, spec *limiter.Spec, p limiter.Params, clients int) []pathHop {
 	var hops []pathHop
 	if spec.Kind().Compound() {
 		for j := range spec.Stages {
@@ -109,11 +111,11 @@ func path(cfg *Config, spec *limiter.Spec, p limiter.Params) []pathHop {
 			if st.IsServer() {
 				hops = append(hops, serverHop(st.ServerSpec()))
 			} else {
-				hops = append(hops, gateHop(st.Type, spec.StageParams(j, p)))
+				hops = append(hops, gateHop(&st.Spec, spec.StageParams(j, p), clients))
 			}
 		}
 	} else {
-		hops = append(hops, gateHop(spec.Type, p))
+		hops = append(hops, gateHop(spec, p, clients))
 	}
 	return append(hops, serverHop(cfg.Server))
 }
@@ -155,6 +157,11 @@ func computeBounds(hops []pathHop) Bounds {
 	chain := len(hops) > 2
 	for i, h := range hops {
 		if !h.server {
+			if h.waits {
+				b.Note = "unbounded gate delay (the gate never refuses)"
+				b.Hops = nil
+				return b
+			}
 			if seenServer {
 				gateAfterServer = true
 			}
@@ -239,8 +246,8 @@ func computeBounds(hops []pathHop) Bounds {
 // pointBounds computes the bounds of a point and puts the measurements
 // beside them. A gate with no arrival curve (none, admission) gets no
 // bounds, only a note saying so.
-func pointBounds(cfg *Config, spec *limiter.Spec, p limiter.Params, m *Metrics, gateMaxMS, endToEndMaxMS float64) *Bounds {
-	b := computeBounds(path(cfg, spec, p))
+func pointBounds(cfg *Config, spec *limiter.Spec, p limiter.Params, clients int, m *Metrics, gateMaxMS, endToEndMaxMS float64) *Bounds {
+	b := computeBounds(path(cfg, spec, p, clients))
 	if b.Note == "no arrival curve" {
 		b.Note = fmt.Sprintf("no arrival curve (%s)", spec.Type)
 	}

@@ -28,7 +28,10 @@ func boundTol(bound float64) float64 { return 1e-6 + 1e-9*math.Abs(bound) }
 func curveGates() []limiter.Type {
 	var out []limiter.Type
 	for _, t := range limiter.Types() {
-		if _, ok := limiter.ArrivalCurve(t, limiter.Params{limiter.ParamRate: 1, limiter.ParamBurst: 1, limiter.ParamQueue: 1, limiter.ParamLimit: 1, limiter.ParamWindow: 1}); ok {
+		if k, _ := limiter.Lookup(t); k.Waits {
+			continue // no bound to check: it may hold a request forever
+		}
+		if _, ok := limiter.ArrivalCurve(&limiter.Spec{Type: t}, limiter.Params{limiter.ParamRate: 1, limiter.ParamBurst: 1, limiter.ParamQueue: 1, limiter.ParamLimit: 1, limiter.ParamWindow: 1}, 1); ok {
 			out = append(out, t)
 		}
 	}

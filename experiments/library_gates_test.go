@@ -90,7 +90,7 @@ func TestLibraryGatesThatDelay(t *testing.T) {
 	if m := u.Metrics; m.Admitted != 60 || m.Rejected != 0 || m.GateDelay.Max != 290 {
 		t.Errorf("uber-ratelimit: admitted %d, rejected %d, longest gate delay %v ms; want 60, 0, 290", m.Admitted, m.Rejected, m.GateDelay.Max)
 	}
-	if b := u.Bounds; b == nil || b.Bounded || b.Note != "no arrival curve (uber-ratelimit)" {
+	if b := u.Bounds; b == nil || b.Bounded || b.Note != "unbounded gate delay (the gate never refuses)" {
 		t.Errorf("uber-ratelimit bounds: %+v", b)
 	}
 }

@@ -202,7 +202,7 @@ func simulate(ctx context.Context, cfg *Config, a *workload.Arrivals, spec *limi
 	}
 	m.Recovery = measureRecovery(&cfg.Workload, &s)
 	pt.Metrics = m
-	pt.Bounds = pointBounds(cfg, spec, params, &m, gateMax, endToEndMax)
+	pt.Bounds = pointBounds(cfg, spec, params, len(a.Clients), &m, gateMax, endToEndMax)
 	if keepReleases {
 		pt.OutputCurve = calculus.Empirical(in.releases, calculus.Grid(durationMS))
 	}

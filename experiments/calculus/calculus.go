@@ -85,6 +85,17 @@ func FixedWindow(n, l float64) Curve {
 	return Curve{Kind: KindStaircase, StepReq: n, PeriodMS: l, Steps0: 2}
 }
 
+// Times is the curve of n flows that each obey c: n*alpha(d), in the same
+// family (every amount scaled by n, the windows unchanged).
+func (c Curve) Times(n float64) Curve {
+	c.BurstReq *= n
+	c.RatePerMS *= n
+	c.PeakPerMS *= n
+	c.PeakBurstReq *= n
+	c.StepReq *= n
+	return c
+}
+
 // At is the largest number of requests the curve allows in a closed window
 // of length d >= 0.
 func (c Curve) At(d float64) float64 {

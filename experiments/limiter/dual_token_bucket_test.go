@@ -73,7 +73,7 @@ func TestDualTokenBucketStaysUnderBothCurves(t *testing.T) {
 		ts := releaseTimes(rs)
 		checkCurve(t, run, "dual: sustained", ts, r, b)
 		checkCurve(t, run, "dual: peak", ts, peak, pb)
-		curve, ok := limiter.ArrivalCurve(limiter.TypeDualTokenBucket, p)
+		curve, ok := limiter.ArrivalCurve(&limiter.Spec{Type: limiter.TypeDualTokenBucket}, p, 1)
 		if !ok || curve.Kind != calculus.KindDual {
 			t.Fatalf("curve %v", curve)
 		}

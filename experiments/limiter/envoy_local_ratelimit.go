@@ -1,6 +1,10 @@
 package limiter
 
-import "math"
+import (
+	"math"
+
+	"github.com/ratelab/ratelab/experiments/calculus"
+)
 
 // EnvoyLocalRateLimit is the token bucket of Envoy's local rate limit
 // filter (envoy.filters.http.local_ratelimit), exact to
@@ -33,11 +37,10 @@ import "math"
 // own bucket of the same settings filled by the same timer, the default
 // bucket not consumed (always_consume_default_token_bucket false).
 //
-// Curve: none (nil). One bucket's output obeys
-// (max_tokens + tokens_per_fill) + (tokens_per_fill/fill_interval)*d (a
-// window meets at most ceil(d/fill_interval) fires), but with descriptor
-// "client" every client has the full bucket, so the aggregate depends on
-// the number of clients, which the row's curve cannot see. A policer holds
+// Curve: one bucket's output obeys (max_tokens + tokens_per_fill) +
+// (tokens_per_fill/fill_interval)*d (a window meets at most
+// ceil(d/fill_interval) fires). With descriptor "client" every client has
+// the full bucket (Keyed), so n clients obey n times that. A policer holds
 // nothing: no DelayBoundMS. Nominal is tokens_per_fill per fill_interval
 // times the window (per client with descriptor "client").
 type EnvoyLocalRateLimit struct {
@@ -170,6 +173,12 @@ func envoyLocalRateLimitKind() *Kind {
 		New: func(s *Spec, p Params, env Env) (Gate, error) {
 			return NewEnvoyLocalRateLimit(p[ParamMaxTokens], p[ParamTokensPerFill], p[ParamFillIntervalMS],
 				s.Option(OptionEnvoyBucket) == "atomic", s.Option(OptionEnvoyDescriptor) == "client", len(env.Weights)), nil
+		},
+		Keyed: func(s *Spec) bool { return s.Option(OptionEnvoyDescriptor) == "client" },
+		// Per bucket: (max_tokens + tokens_per_fill) + (tokens_per_fill /
+		// fill_interval)*d, the interval read as whole ms.
+		Curve: func(p Params) calculus.Curve {
+			return calculus.Affine(p[ParamTokensPerFill]/math.Trunc(p[ParamFillIntervalMS]), p[ParamMaxTokens]+p[ParamTokensPerFill])
 		},
 		Nominal: func(p Params, windowMS float64) float64 {
 			return p[ParamTokensPerFill] * windowMS / math.Trunc(p[ParamFillIntervalMS])

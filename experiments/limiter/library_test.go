@@ -83,7 +83,7 @@ func missing(t *testing.T, what string) {
 // curve at every pair (brute force, as checkCurve for affine curves).
 func checkKindCurve(t *testing.T, run int, typ limiter.Type, p limiter.Params, ts []float64) {
 	t.Helper()
-	c, ok := limiter.ArrivalCurve(typ, p)
+	c, ok := limiter.ArrivalCurve(&limiter.Spec{Type: typ}, p, 1)
 	if !ok {
 		t.Fatalf("%s has no arrival curve", typ)
 	}

@@ -3,6 +3,8 @@ package limiter
 import (
 	"fmt"
 	"math"
+
+	"github.com/ratelab/ratelab/experiments/calculus"
 )
 
 // NginxLimitReq is nginx's limit_req, exact to
@@ -39,11 +41,10 @@ import (
 // drain (nginx does, and a dropped key that comes back starts empty again).
 // The zone is assumed large enough that no key is evicted for memory.
 //
-// Curve: none (nil). Per zone the output obeys
-// (burst+1) + rate*(d + 2 ms) (the ms clock costs up to 1 ms at each end of
-// a window; the property test checks it), but with key "client" every key has the full
-// rate and burst, so the aggregate depends on the number of clients, which
-// the row's curve cannot see. DelayBoundMS is
+// Curve: per key the output obeys (burst+1) + rate*(d + 2 ms) (the ms
+// clock costs up to 1 ms at each end of a window; the property test checks
+// it). With key "client" every key has the full rate and burst (Keyed), so
+// n clients obey n times that. DelayBoundMS is
 // (burst-delay)*1000*1000/rate whole ms: the longest timer of an admitted
 // request (0 when delay >= burst; it does not see nodelay, where nothing
 // waits, so it is loose there). Nominal is the truncated rate times the
@@ -218,6 +219,13 @@ func nginxLimitReqKind() *Kind {
 					p[ParamNginxDelay], p[ParamBurst])
 			}
 			return NewNginxLimitReq(p[ParamRate], p[ParamBurst], p[ParamNginxDelay], nodelay, perKey, len(env.Weights)), nil
+		},
+		Keyed: func(s *Spec) bool { return s.Option(OptionNginxKey) == "client" },
+		// Per key: (burst+1) + rate*(d + 2 ms), the ms clock costing up to
+		// 1 ms at each end of a window.
+		Curve: func(p Params) calculus.Curve {
+			r := calculus.PerMS(p[ParamRate])
+			return calculus.Affine(r, p[ParamBurst]+1+2*r)
 		},
 		DelayBoundMS: func(p Params) float64 {
 			excess := (int64(p[ParamBurst]) - int64(p[ParamNginxDelay])) * 1000

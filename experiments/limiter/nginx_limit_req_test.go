@@ -137,7 +137,7 @@ func TestNginxLimitReqSettings(t *testing.T) {
 		errs[1].Path != "limiters[0].burst" {
 		t.Errorf("rate 0, burst -1: %v", errs)
 	}
-	if d := limiter.GateDelayBoundMS(limiter.TypeNginxLimitReq, nginxParams(10, 5, 2)); d != 300 {
+	if d, _ := limiter.GateDelayBoundMS(limiter.TypeNginxLimitReq, nginxParams(10, 5, 2)); d != 300 {
 		t.Errorf("delay bound (5-2)*100 ms = %g", d)
 	}
 }
@@ -170,7 +170,7 @@ func TestNginxLimitReqZoneGuarantees(t *testing.T) {
 		}
 		g := libGate(t, limiter.TypeNginxLimitReq, p, opts, 1)
 		rs := offerAll(t, g, randomTimes(rng, 50+rng.IntN(250)), nil, nil)
-		bound := limiter.GateDelayBoundMS(limiter.TypeNginxLimitReq, p)
+		bound, _ := limiter.GateDelayBoundMS(limiter.TypeNginxLimitReq, p)
 		for _, r := range rs {
 			if held := r.release - r.t; held > bound || (nodelay && held != 0) {
 				t.Fatalf("run %d %v nodelay=%v: held %g ms, bound %g", run, p, nodelay, held, bound)
@@ -496,5 +496,27 @@ func TestNginxMatchesTheRealServer(t *testing.T) {
 	out, err := exec.Command(srv.bin, "-t", "-p", srv.dir, "-c", conf, "-e", filepath.Join(srv.dir, "bad.log")).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "invalid rate") {
 		t.Errorf("nginx -t with rate=0r/s: %v\n%s", err, out)
+	}
+}
+
+// A keyed gate's curve and nominal rate are per client: with key "client"
+// and 3 clients the aggregate is 3 times one key's (and 1 time with key
+// "zone").
+func TestKeyedCurveCountsClients(t *testing.T) {
+	p := limiter.Params{limiter.ParamRate: 10, limiter.ParamBurst: 4}
+	zone := &limiter.Spec{Type: limiter.TypeNginxLimitReq}
+	zone.Normalize()
+	perKey := &limiter.Spec{Type: limiter.TypeNginxLimitReq, Options: map[string]string{limiter.OptionNginxKey: "client"}}
+	perKey.Normalize()
+	one, _ := limiter.ArrivalCurve(zone, p, 3)
+	three, _ := limiter.ArrivalCurve(perKey, p, 3)
+	if one.At(1000) != 4+1+10*1.002 || three.At(1000) != 3*one.At(1000) {
+		t.Errorf("alpha(1 s): zone %g, per key ×3 %g", one.At(1000), three.At(1000))
+	}
+	if n1, _ := limiter.Nominal(zone, p, 3, 1000); n1 != 10 {
+		t.Errorf("zone nominal %g, want 10", n1)
+	}
+	if n3, _ := limiter.Nominal(perKey, p, 3, 1000); n3 != 30 {
+		t.Errorf("per-key nominal %g, want 30", n3)
 	}
 }

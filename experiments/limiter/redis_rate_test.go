@@ -182,7 +182,7 @@ func TestRedisRateRoundingAdmitsMore(t *testing.T) {
 	if textbook := 1000 + last; float64(admitted) <= textbook {
 		t.Errorf("admitted %d in [0, %g ms], within burst + rate*d = %g", admitted, last, textbook)
 	}
-	c, _ := limiter.ArrivalCurve(limiter.TypeRedisRate, p)
+	c, _ := limiter.ArrivalCurve(&limiter.Spec{Type: limiter.TypeRedisRate}, p, 1)
 	if a := c.At(last); float64(admitted) > a {
 		t.Errorf("admitted %d in %g ms, above the gate's curve %v = %g", admitted, last, c, a)
 	}
@@ -199,7 +199,7 @@ func TestRedisRateStaysUnderItsCurve(t *testing.T) {
 		p := limiter.Params{limiter.ParamLimit: float64(limit), limiter.ParamBurst: float64(burst), limiter.ParamPeriod: periodMS}
 		g := newGate(t, limiter.TypeRedisRate, p, nil, "", nil)
 		rs := offerAll(t, g, redisTimes(rng, limit, periodMS), nil, nil)
-		c, _ := limiter.ArrivalCurve(limiter.TypeRedisRate, p)
+		c, _ := limiter.ArrivalCurve(&limiter.Spec{Type: limiter.TypeRedisRate}, p, 1)
 		checkCurve(t, run, "redis-rate", releaseTimes(rs), c.RatePerMS*1000, c.BurstReq)
 	}
 }

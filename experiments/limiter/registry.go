@@ -117,6 +117,15 @@ type Kind struct {
 	// Example is a typical setting at about 100 requests/s: the decision
 	// benchmark's case and the form's first values.
 	Example Params
+	// Keyed reports whether, under the spec's options, the gate keeps a full
+	// bucket per client (nginx's key, Envoy's descriptor): Curve and Nominal
+	// then describe one client's requests, and the aggregate of n clients is
+	// n times them. nil: never keyed.
+	Keyed func(s *Spec) bool
+	// Waits reports that the gate holds requests with no bound on the wait
+	// (it never refuses): its output obeys Curve, but no delay bound
+	// exists, so a point through it has no end-to-end bound.
+	Waits bool
 	// New builds the gate of one point.
 	New func(s *Spec, p Params, env Env) (Gate, error)
 	// Curve is the arrival curve the gate's output obeys whatever its input

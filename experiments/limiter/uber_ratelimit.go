@@ -1,6 +1,10 @@
 package limiter
 
-import "math"
+import (
+	"math"
+
+	"github.com/ratelab/ratelab/experiments/calculus"
+)
 
 // UberRateLimit is go.uber.org/ratelimit (v0.3.1): ratelimit.New(limit,
 // ratelimit.Per(period_ms), ratelimit.WithSlack(slack)), the default
@@ -34,14 +38,11 @@ import "math"
 // waits perRequest. Slack builds up only while requests come less often
 // than perRequest.
 //
-// Its releases obey (slack+1) + d/perRequest in any window of d (the
-// tests check it), but Curve is nil: the wait has no bound (Take never
-// refuses, so the queue grows as long as requests come faster than the
-// rate), DelayBoundMS is nil for want of one, and the lab's bounds read a
-// gate with a curve and no delay bound as a policer that holds nothing,
-// which would promise end-to-end bounds this gate breaks. Its points are
-// reported without bounds, and it is no chain stage (a chain adds the
-// stages' delay bounds).
+// Its releases obey (slack+1) + d/perRequest in any window of d (Curve; the
+// tests check it), but the wait has no bound (Waits: Take never refuses, so
+// the queue grows as long as requests come faster than the rate). Its
+// points get no end-to-end bound (the note says why), and it is no chain
+// stage (a chain adds the stages' delay bounds).
 type UberRateLimit struct {
 	perRequest int64
 	maxSlack   int64
@@ -100,6 +101,12 @@ func uberRateLimitKind() *Kind {
 		New: func(_ *Spec, p Params, _ Env) (Gate, error) {
 			return NewUberRateLimit(int(p[ParamLimit]), p[ParamPeriod], int(p[ParamSlack])), nil
 		},
+		// (slack+1) + d/perRequest, perRequest = period/limit in whole ns.
+		Curve: func(p Params) calculus.Curve {
+			perRequestMS := math.Floor(p[ParamPeriod]*1e6/p[ParamLimit]) / 1e6
+			return calculus.Affine(1/perRequestMS, p[ParamSlack]+1)
+		},
+		Waits:   true,
 		Nominal: perPeriodNominal,
 	}
 }

@@ -208,7 +208,7 @@ func TestXTimeRateStaysUnderItsCurve(t *testing.T) {
 		p := limiter.Params{limiter.ParamRate: r, limiter.ParamBurst: float64(b), limiter.ParamMaxWait: maxWait}
 		g := newXTimeRate(t, mode, p)
 		rs := offerAll(t, g, xrateTimes(rng, r), nil, nil)
-		bound := limiter.GateDelayBoundMS(limiter.TypeXTimeRate, p)
+		bound, _ := limiter.GateDelayBoundMS(limiter.TypeXTimeRate, p)
 		for _, x := range rs {
 			if mode == limiter.XTimeRateAllow && x.release != x.t {
 				t.Fatalf("run %d: allow mode delayed a request from %g to %g", run, x.t, x.release)
@@ -217,7 +217,7 @@ func TestXTimeRateStaysUnderItsCurve(t *testing.T) {
 				t.Fatalf("run %d: waited %g ms, more than max_wait_ms %g", run, x.release-x.t, bound)
 			}
 		}
-		curve, _ := limiter.ArrivalCurve(limiter.TypeXTimeRate, p)
+		curve, _ := limiter.ArrivalCurve(&limiter.Spec{Type: limiter.TypeXTimeRate}, p, 1)
 		checkCurve(t, run, "x-time-rate "+mode, releaseTimes(rs), r, curve.BurstReq)
 	}
 }

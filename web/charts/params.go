@@ -18,9 +18,10 @@ func ParamUnit(param string) string {
 }
 
 // nominal is what a point's settings promise about any window of length
-// windowMS (its Kind's Nominal); ok=false for limiters that promise no rate.
-func nominal(p *experiments.Point, windowMS float64) (float64, bool) {
-	return limiter.Nominal(p.Type, p.Params, windowMS)
+// windowMS (its Kind's Nominal, for every client of a keyed gate); ok=false
+// for limiters that promise no rate.
+func nominal(res *experiments.Result, p *experiments.Point, windowMS float64) (float64, bool) {
+	return limiter.Nominal(&res.Config.Limiters[p.LimiterIndex], p.Params, len(res.Clients), windowMS)
 }
 
 // paramsOf lists the parameters of a point's limiter type (none for a

@@ -180,7 +180,7 @@ func downstreamSection(v *View) *Group {
 		o := v.newSweepChart(title,
 			"solid: measured; dashed: the nominal limit (rate × window, or limit per window)", "measured, and the nominal limit (rate × window, or limit per window)", fmt.Sprintf("releases (per %s ms)", format.Num(L)))
 		v.sweepLines(o, " measured", always(func(m *experiments.Metrics) float64 { return float64(m.RollingMax) }), solid)
-		v.sweepLines(o, " nominal", func(p *experiments.Point) (float64, bool) { return nominal(p, L) }, dashed)
+		v.sweepLines(o, " nominal", func(p *experiments.Point) (float64, bool) { return nominal(v.Res, p, L) }, dashed)
 		return o
 	})...)
 	return g
