@@ -186,6 +186,10 @@ func envoyFromBucket(_ *Point, b bucket) (*Export, error) {
 			num(b.rate), perFill, fill, num(float64(perFill)*1000/float64(fill))))
 	}
 	e.Notes = append(e.Notes, envoyNotes(perFill, fill)...)
+	if perFill > b.burst {
+		e.Notes = append(e.Notes, fmt.Sprintf("tokens_per_fill %d is more than max_tokens %d (no whole fill of 50 ms or more holds fewer): an Envoy with the timer bucket loses the excess at each fill and passes at most %d every %d ms.",
+			perFill, b.burst, b.burst, fill))
+	}
 	e.Rerun = envoyRerun(b.burst, perFill, float64(fill))
 	return e, nil
 }

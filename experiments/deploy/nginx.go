@@ -146,9 +146,13 @@ func nginxFromBucket(_ *Point, b bucket) (*Export, error) {
 			"nginx counts the excess beyond a key's first request: burst=%d nodelay lets %s through back to back and answers 503 past them.",
 			s.burst, count(b.burst, "request")))
 	} else {
+		delay := ""
+		if s.delay > 0 {
+			delay = fmt.Sprintf("with delay=%d, ", s.delay)
+		}
 		e.Notes = append(e.Notes, fmt.Sprintf(
-			"nginx counts the excess beyond a key's first request: with delay=%d, %s through at once and the next %d wait their turn, paced at the rate; past them nginx answers 503.",
-			s.delay, count(b.burst, "request goes"), b.queue))
+			"nginx counts the excess beyond a key's first request: %s%s through at once and the next %d wait their turn, paced at the rate; past them nginx answers 503.",
+			delay, count(b.burst, "request goes"), b.queue))
 	}
 	e.Notes = append(e.Notes, "nginx reads a whole-millisecond clock, counts the excess in thousandths and drops keys idle for 60 s: rerun with the nginx-limit-req gate to see what the deployed setting does.")
 	return e, nil
