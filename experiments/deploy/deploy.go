@@ -153,7 +153,8 @@ func (f *Format) Export(pt *Point) (*Export, error) {
 		return nil, &NotExpressible{Format: f.Name, Type: pt.Spec.Type,
 			Reason: fmt.Sprintf("%s expresses %s", f.Label, typeList(f.Types()))}
 	}
-	spec := *pt.Spec
+	spec := *pt.Spec // a copy: normalizing must not touch the caller's config
+	spec.Params, spec.Options = maps.Clone(pt.Spec.Params), maps.Clone(pt.Spec.Options)
 	spec.Normalize() // options at their defaults
 	norm := &Point{Spec: &spec, Params: pt.Params}
 	e, err := f.From[i].Export(norm)

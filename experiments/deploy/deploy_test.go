@@ -95,6 +95,23 @@ func exports(t *testing.T, format string) []*deploy.Export {
 	return out
 }
 
+// TestExportLeavesThePointAlone: a spec without its options set is
+// exported with the defaults, and stays without them.
+func TestExportLeavesThePointAlone(t *testing.T) {
+	s := &limiter.Spec{Type: limiter.TypeNginxLimitReq}
+	p := limiter.Params{"rate_rps": 5, "burst": 4, "delay": 0}
+	for name, v := range p {
+		s.SetValues(name, limiter.Values{v})
+	}
+	e, err := deploy.Render("nginx", &deploy.Point{Spec: s, Params: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(e.Text, "limit_req zone=ratelab burst=4;") || len(s.Options) != 0 {
+		t.Errorf("text %q, options left %v", e.Text, s.Options)
+	}
+}
+
 func TestFormatsTable(t *testing.T) {
 	names := map[string]bool{}
 	for _, f := range deploy.Formats() {
