@@ -46,6 +46,9 @@ type Config struct {
 	Metrics     MetricsSpec    `json:"metrics"`
 	Limiters    []limiter.Spec `json:"limiters"`
 	Reports     []Report       `json:"reports,omitempty"`
+	// Objectives are the targets a point must meet (see Objective and
+	// experiments/decide); none by default.
+	Objectives []Objective `json:"objectives,omitempty"`
 }
 
 // MetricsSpec sets the measuring windows.

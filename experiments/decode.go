@@ -32,6 +32,7 @@ func DecodeConfig(data []byte) (*Config, error) {
 		Metrics     json.RawMessage `json:"metrics"`
 		Limiters    json.RawMessage `json:"limiters"`
 		Reports     json.RawMessage `json:"reports"`
+		Objectives  json.RawMessage `json:"objectives"`
 	}
 	if errs := strict(data, &shell, ""); errs != nil {
 		return nil, errs
@@ -76,6 +77,19 @@ func DecodeConfig(data []byte) (*Config, error) {
 	errs = append(errs, e...)
 	if len(shell.Reports) > 0 {
 		errs = append(errs, strict(shell.Reports, &cfg.Reports, "reports")...)
+	}
+	if len(shell.Objectives) > 0 {
+		var objs []json.RawMessage
+		if e := strict(shell.Objectives, &objs, "objectives"); e != nil {
+			errs = append(errs, e...)
+		}
+		for i, raw := range objs {
+			var o Objective
+			if e := strict(raw, &o, field.Index("objectives", i)); e != nil {
+				errs = append(errs, e...)
+			}
+			cfg.Objectives = append(cfg.Objectives, o)
+		}
 	}
 	if len(errs) > 0 {
 		return nil, errs

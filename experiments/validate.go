@@ -51,6 +51,7 @@ func (c *Config) Validate() error {
 			points += l.Count()
 		}
 	}
+	errs = append(errs, c.validateObjectives()...)
 	if len(errs) > 0 {
 		return errs
 	}

@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/decide"
 )
 
 // File is one output: its name and bytes.
@@ -150,7 +151,10 @@ func (w *csvWriter) cell(c *experiments.Column, p *experiments.Point) {
 	}
 }
 
-// Results is results.csv: every scalar column, then share_pct_<group> per group.
+// Results is results.csv: every scalar column, then share_pct_<group> per
+// group, then, when the config has objectives, a column per objective
+// (Objective.Column: pass_<metric>_<le|ge|lt|gt>_<value>) and meets_all,
+// each true or false (see package decide).
 func Results(res *experiments.Result) []byte {
 	var w csvWriter
 	cols := experiments.ResultColumns(res.Config)
@@ -161,6 +165,13 @@ func Results(res *experiments.Result) []byte {
 	for _, g := range res.Groups {
 		names = append(names, "share_pct_"+g)
 	}
+	answer := decide.Decide(res)
+	if answer != nil {
+		for _, o := range answer.Objectives {
+			names = append(names, o.Column())
+		}
+		names = append(names, "meets_all")
+	}
 	w.header(names...)
 	for i := range res.Points {
 		p := &res.Points[i]
@@ -169,6 +180,13 @@ func Results(res *experiments.Result) []byte {
 		}
 		for g := range res.Groups {
 			w.num(experiments.Fixed1, p.Metrics.GroupSharePct[g])
+		}
+		if answer != nil {
+			v := &answer.Verdicts[i]
+			for _, c := range v.Checks {
+				w.text(strconv.FormatBool(c.Pass))
+			}
+			w.text(strconv.FormatBool(v.MeetsAll))
 		}
 		w.end()
 	}

@@ -1,0 +1,151 @@
+package decide
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/limiter"
+)
+
+// point is a token-bucket (or none) point with the metrics the tests read.
+type point struct {
+	li          int
+	rate, burst float64
+	goodput     float64
+	p99         int
+	reject      float64
+}
+
+func result(objs []experiments.Objective, specs []limiter.Spec, pts []point) *experiments.Result {
+	res := &experiments.Result{Config: &experiments.Config{Limiters: specs, Objectives: objs}}
+	for i, p := range pts {
+		params := limiter.Params{}
+		if specs[p.li].Type == limiter.TypeTokenBucket {
+			params = limiter.Params{"rate_rps": p.rate, "burst": p.burst}
+		}
+		res.Points = append(res.Points, experiments.Point{
+			Index: i, LimiterIndex: p.li, Limiter: specs[p.li].Label(), Type: specs[p.li].Type, Params: params,
+			Metrics: experiments.Metrics{GoodputRPS: p.goodput, Sojourn: experiments.Delays{P99: p.p99}, RejectPct: p.reject},
+		})
+	}
+	return res
+}
+
+var tb = limiter.Spec{Type: limiter.TypeTokenBucket, Name: "tb"}
+var none = limiter.Spec{Type: limiter.TypeNone, Name: "open"}
+
+func TestRecommendationHighestGoodputAmongFeasible(t *testing.T) {
+	objs := []experiments.Objective{{Metric: "sojourn_p99_ms", Op: "<=", Value: 200}, {Metric: "reject_pct", Op: "<=", Value: 10}}
+	res := result(objs, []limiter.Spec{tb}, []point{
+		{rate: 100, burst: 10, goodput: 90, p99: 50, reject: 9},
+		{rate: 100, burst: 50, goodput: 99, p99: 180, reject: 1},   // feasible, best
+		{rate: 100, burst: 200, goodput: 100, p99: 400, reject: 0}, // infeasible: p99
+	})
+	a := Decide(res)
+	ch := a.Choices[0]
+	if ch.Point != 1 || ch.Feasible != 2 {
+		t.Fatalf("point %d feasible %d, want 1 and 2", ch.Point, ch.Feasible)
+	}
+	// slacks: p99 (200-180)/200 = 0.1; reject (10-1)/10 = 0.9: p99 binds.
+	if ch.Binding == nil || ch.Binding.Objective.Metric != "sojourn_p99_ms" || !near(ch.Binding.Slack, 0.1) {
+		t.Fatalf("binding %+v", ch.Binding)
+	}
+	if !a.Verdicts[1].MeetsAll || a.Verdicts[2].MeetsAll {
+		t.Fatalf("verdicts %+v", a.Verdicts)
+	}
+}
+
+func TestTiesGoToTheSmallestSizeThenRate(t *testing.T) {
+	objs := []experiments.Objective{{Metric: "goodput_rps", Op: ">=", Value: 50}}
+	res := result(objs, []limiter.Spec{tb}, []point{
+		{rate: 200, burst: 40, goodput: 80},
+		{rate: 200, burst: 20, goodput: 80},
+		{rate: 100, burst: 20, goodput: 80},
+		{rate: 100, burst: 40, goodput: 80},
+	})
+	if got := Decide(res).Choices[0].Point; got != 2 {
+		t.Fatalf("tie went to point %d, want 2 (burst 20, then rate 100)", got)
+	}
+}
+
+func TestNothingFeasibleGivesTheClosestAndItsMisses(t *testing.T) {
+	objs := []experiments.Objective{{Metric: "sojourn_p99_ms", Op: "<", Value: 100}, {Metric: "reject_pct", Op: "<=", Value: 5}}
+	res := result(objs, []limiter.Spec{tb}, []point{
+		{rate: 100, burst: 10, goodput: 90, p99: 150, reject: 4},  // violation 0.5
+		{rate: 100, burst: 20, goodput: 95, p99: 100, reject: 6},  // strict: 100 fails; violation 0 + 0.2
+		{rate: 100, burst: 30, goodput: 99, p99: 300, reject: 10}, // 2 + 1
+	})
+	ch := Decide(res).Choices[0]
+	if ch.Feasible != 0 || ch.Point != 1 || ch.Binding != nil {
+		t.Fatalf("choice %+v", ch)
+	}
+	if len(ch.Misses) != 2 || ch.Misses[0].Objective.Metric != "sojourn_p99_ms" || ch.Misses[1].Objective.Metric != "reject_pct" {
+		t.Fatalf("misses %+v", ch.Misses)
+	}
+}
+
+func TestLimiterWithoutParameters(t *testing.T) {
+	objs := []experiments.Objective{{Metric: "reject_pct", Op: "<=", Value: 1}, {Metric: "burst", Op: "<=", Value: 10}}
+	res := result(objs, []limiter.Spec{tb, none}, []point{
+		{li: 0, rate: 100, burst: 10, goodput: 90},
+		{li: 1, goodput: 120},
+	})
+	a := Decide(res)
+	if len(a.Choices) != 2 || a.Choices[1].Point != 1 {
+		t.Fatalf("choices %+v", a.Choices)
+	}
+	// none has no burst: the objective on it cannot pass, and is missing.
+	ch := a.Choices[1]
+	if ch.Feasible != 0 || len(ch.Misses) != 1 || ch.Misses[0].HasValue {
+		t.Fatalf("none's choice %+v", ch)
+	}
+	if a.Choices[0].Feasible != 1 {
+		t.Fatalf("token bucket's choice %+v", a.Choices[0])
+	}
+}
+
+func TestNoObjectivesNoAnswer(t *testing.T) {
+	if Decide(result(nil, []limiter.Spec{tb}, []point{{}})) != nil {
+		t.Fatal("an answer without objectives")
+	}
+}
+
+func TestObjectivesDecodeAndValidate(t *testing.T) {
+	base := `{"version":1,"seed":1,"workload":{"duration_ms":1000,"parts":[{"type":"constant","rate_rps":10}]},"limiters":[{"type":"none"}],`
+	cfg, err := experiments.DecodeConfig([]byte(base + `"objectives":[{"metric":"sojourn_p99_ms","op":"<=","value":200}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Objectives[0].Column(); got != "pass_sojourn_p99_ms_le_200" {
+		t.Fatalf("column %q", got)
+	}
+	for doc, want := range map[string]string{
+		`"objectives":[{"metric":"nope","op":"<=","value":1}]}`:                                                 "objectives[0].metric: unknown metric \"nope\" (one of ",
+		`"objectives":[{"metric":"reject_pct","op":"==","value":1}]}`:                                           "objectives[0].op: unknown op",
+		`"objectives":[{"metric":"reject_pct","op":"<","value":1,"x":2}]}`:                                      "objectives[0].x: is not a known field",
+		`"objectives":[{"metric":"reject_pct","op":"<","value":"a"}]}`:                                          "objectives[0].value: must be a number",
+		`"objectives":[{"metric":"reject_pct","op":"<","value":1},{"metric":"reject_pct","op":"<","value":1}]}`: "objectives[1]: objectives[0] is the same",
+	} {
+		_, err := experiments.DecodeConfig([]byte(base + doc))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want %q", doc, err, want)
+		}
+	}
+}
+
+func TestParseObjectives(t *testing.T) {
+	objs, errs := experiments.ParseObjectives("sojourn_p99_ms <= 200\n\n# comment\njain_index>=0.95\n")
+	if len(errs) != 0 || len(objs) != 2 || objs[1] != (experiments.Objective{Metric: "jain_index", Op: ">=", Value: 0.95}) {
+		t.Fatalf("%+v %v", objs, errs)
+	}
+	if got := experiments.FormatObjectives(objs); got != "sojourn_p99_ms <= 200\njain_index >= 0.95\n" {
+		t.Fatalf("format %q", got)
+	}
+	_, errs = experiments.ParseObjectives("reject_pct 5\nreject_pct < x")
+	if len(errs) != 2 || errs[0].Path != "objectives[0]" || errs[1].Path != "objectives[1].value" {
+		t.Fatalf("errors %v", errs)
+	}
+}
+
+func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
