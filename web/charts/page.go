@@ -16,13 +16,16 @@ type Page struct {
 	// Bounds is the network-calculus section, nil for a run stored
 	// without bounds.
 	Bounds *Bounds
+	// Answer is the recommendation for the config's objectives, nil
+	// without objectives.
+	Answer *Answer
 }
 
 // NewPage builds the run page's view of a result; chosen is the point
 // whose time series it shows (< 0: a default, see NewView).
 func NewPage(res *experiments.Result, chosen int, runID string) *Page {
 	v := NewView(res, chosen)
-	return &Page{View: v, Groups: v.Groups(), Table: newTable(v, runID), Bounds: newBounds(v, runID)}
+	return &Page{View: v, Groups: v.Groups(), Table: newTable(v, runID), Bounds: newBounds(v, runID), Answer: newAnswer(res, runID)}
 }
 
 // sections are the chart sections above the results table, in page order;

@@ -1,0 +1,95 @@
+package charts
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/decide"
+	"github.com/ratelab/ratelab/experiments/limiter"
+)
+
+// Answer is the top of the run page for a config with objectives: per
+// limiter, the setting the engine's rule (experiments/decide) recommends,
+// or the closest point when none meets every objective.
+type Answer struct {
+	Objectives []string // "sojourn_p99_ms <= 200"
+	Rows       []AnswerRow
+}
+
+// AnswerRow is one limiter's answer, every number printed.
+type AnswerRow struct {
+	Limiter  string
+	Point    int
+	Link     string // the run page showing the point's time series
+	Setting  string // "rate_rps=100 burst=20", empty for a gate without parameters
+	Goodput  string // "95.0 req/s"
+	Feasible bool
+	// Count is "3 of 15 points meet every objective".
+	Count string
+	// Binding is the binding objective and its margin, for a recommendation.
+	Binding string
+	// Misses are what the closest point fails, for no recommendation.
+	Misses []string
+	// Guarantee is the network-calculus bound beside the measurement:
+	// "bound 210.0 ms, measured 200.0 ms (arrival to finish)".
+	Guarantee string
+}
+
+// newAnswer prints the engine's answer; nil without objectives.
+func newAnswer(res *experiments.Result, runID string) *Answer {
+	a := decide.Decide(res)
+	if a == nil {
+		return nil
+	}
+	out := &Answer{}
+	for _, o := range a.Objectives {
+		out.Objectives = append(out.Objectives, o.String())
+	}
+	for _, ch := range a.Choices {
+		p := &res.Points[ch.Point]
+		row := AnswerRow{
+			Limiter:  ch.Limiter,
+			Point:    ch.Point,
+			Link:     fmt.Sprintf("/runs/%s?point=%d#timeline", runID, ch.Point),
+			Goodput:  metricText("goodput_rps", p.Metrics.GoodputRPS) + " req/s",
+			Feasible: ch.Feasible > 0,
+			Count:    fmt.Sprintf("%d of %d points meet every objective", ch.Feasible, ch.Points),
+		}
+		if len(p.Params) > 0 {
+			row.Setting = limiter.FormatParams(p.Type, p.Params)
+		}
+		if b := ch.Binding; b != nil {
+			row.Binding = fmt.Sprintf("%s binds: measured %s, %s of the target to spare", b.Objective, metricText(b.Objective.Metric, b.Measured), percent(b.Slack))
+		}
+		for _, m := range ch.Misses {
+			if !m.HasValue {
+				row.Misses = append(row.Misses, fmt.Sprintf("%s: no value at this point", m.Objective))
+				continue
+			}
+			row.Misses = append(row.Misses, fmt.Sprintf("%s: measured %s, %s past the target", m.Objective, metricText(m.Objective.Metric, m.Measured), percent(-m.Slack)))
+		}
+		g := decide.GuaranteeOf(p)
+		if g.Bounded {
+			row.Guarantee = fmt.Sprintf("bound %s ms, measured %s ms (arrival to finish)", metricText("end_to_end_bound_ms", g.BoundMS), metricText("end_to_end_max_ms", g.MeasuredMS))
+		} else {
+			row.Guarantee = "no network-calculus bound: " + strings.TrimSpace(g.Note)
+		}
+		out.Rows = append(out.Rows, row)
+	}
+	return out
+}
+
+// metricText prints a value in its results.csv format.
+func metricText(key string, v float64) string {
+	f := experiments.Fixed1
+	if c := experiments.ColumnByKey(key); c != nil {
+		f = c.Format
+	}
+	return string(experiments.AppendValue(nil, f, v))
+}
+
+// percent prints a relative slack as a percentage of the target.
+func percent(x float64) string {
+	return string(experiments.AppendValue(nil, experiments.Fixed1, x*100)) + "%"
+}
