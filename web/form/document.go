@@ -60,6 +60,11 @@ func (f *Sweep) Document() ([]byte, *experiments.Config) {
 			f.AddError("reports", "reports", "must be a JSON list of reports: "+strings.TrimPrefix(err.Error(), "json: "))
 		}
 	}
+	objs, objErrs := experiments.ParseObjectives(f.Objectives)
+	for _, e := range objErrs {
+		f.AddError("objectives", e.Path, e.Msg)
+	}
+	cfg.Objectives = objs
 	unparsed := map[string]bool{}
 	for k := range f.Errors {
 		unparsed[k] = true

@@ -27,13 +27,14 @@ const (
 
 // Sweep is the new-sweep form as typed. Keys of inputs (and of Errors)
 // are "name", "seed", "duration_ms", "server.workers",
-// "metrics.rolling_window_ms", "reports", "parts.<i>.<field>" and
+// "metrics.rolling_window_ms", "reports", "objectives", "parts.<i>.<field>" and
 // "limiters.<i>.<field>".
 type Sweep struct {
 	Name, Description, Seed, DurationMS string
 	Workers, ServiceMS, DeadlineMS      string
 	RollingWindowMS, FairnessWindowMS   string
 	Reports                             string // JSON list of extra CSV reports (a preset's), or empty
+	Objectives                          string // objectives, "metric op value" a line (experiments.ParseObjectives)
 	Parts                               []Part
 	Limiters                            []Limiter
 
@@ -90,6 +91,7 @@ func FromConfig(cfg *experiments.Config) *Sweep {
 		RollingWindowMS:  format.Num(cfg.Metrics.RollingWindowMS),
 		FairnessWindowMS: format.Num(cfg.Metrics.FairnessWindowMS),
 	}
+	f.Objectives = experiments.FormatObjectives(cfg.Objectives)
 	if len(cfg.Reports) > 0 {
 		b, err := json.MarshalIndent(cfg.Reports, "", "  ")
 		if err == nil {

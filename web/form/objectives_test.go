@@ -1,0 +1,48 @@
+package form
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/presets"
+)
+
+// TestFormObjectives: the objectives text area becomes the config's
+// objectives and back; a bad line or an unknown metric lands beside it.
+func TestFormObjectives(t *testing.T) {
+	cfg, err := presets.Config("delay-budget")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := FromConfig(cfg)
+	f.Objectives = "sojourn_p99_ms <= 200\n\ndownstream_peak_rps<=150\njain_index >= 0.95\n"
+	_, got := f.Document()
+	if got == nil {
+		t.Fatalf("errors: %v", f.Problems)
+	}
+	want := []experiments.Objective{{Metric: "sojourn_p99_ms", Op: "<=", Value: 200}, {Metric: "downstream_peak_rps", Op: "<=", Value: 150}, {Metric: "jain_index", Op: ">=", Value: 0.95}}
+	if len(got.Objectives) != 3 || got.Objectives[0] != want[0] || got.Objectives[1] != want[1] || got.Objectives[2] != want[2] {
+		t.Fatalf("objectives %+v", got.Objectives)
+	}
+	if back := FromConfig(got).Objectives; back != "sojourn_p99_ms <= 200\ndownstream_peak_rps <= 150\njain_index >= 0.95\n" {
+		t.Fatalf("back in the form: %q", back)
+	}
+
+	for text, msg := range map[string]string{
+		"reject_pct 5":                 "write metric op value",
+		"reject_pct <= five":           "is not a number",
+		"nope <= 5":                    `unknown metric "nope" (one of `,
+		"reject_pct <= 5\nlimiter < 3": `unknown metric "limiter"`,
+	} {
+		f := FromConfig(cfg)
+		f.Objectives = text
+		if _, got := f.Document(); got != nil {
+			t.Errorf("%q: no error", text)
+			continue
+		}
+		if errs := f.Err("objectives"); len(errs) == 0 || !strings.Contains(strings.Join(errs, "|"), msg) {
+			t.Errorf("%q: errors %v, want %q", text, errs, msg)
+		}
+	}
+}
