@@ -34,7 +34,7 @@ func TestAnswerPanel(t *testing.T) {
 	if j := strings.Index(body, `id="results"`); j < i {
 		t.Fatalf("the answer is not above the results table")
 	}
-	answer := body[i:strings.Index(body[i:], "</section>")+i]
+	answer := body[i : strings.Index(body[i:], "</section>")+i]
 	for _, want := range []string{
 		`data-point="1"`, "recommended:", "rate_rps=40 burst=2", "admitted_rps &lt;= 45 binds",
 		"1 of 3 points meet every objective",
@@ -44,6 +44,9 @@ func TestAnswerPanel(t *testing.T) {
 		if !strings.Contains(answer, want) {
 			t.Errorf("answer lacks %q:\n%s", want, answer)
 		}
+	}
+	if !strings.Contains(body, `id="chart-pareto"`) || !strings.Contains(body, "meets every objective") {
+		t.Errorf("no Pareto chart with the feasible points")
 	}
 	csv := l.get("/runs/" + id + "/files/results.csv").Body.String()
 	if !strings.Contains(strings.SplitN(csv, "\n", 2)[0], ",pass_reject_pct_le_30,pass_admitted_rps_le_45,meets_all") {

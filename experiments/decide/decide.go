@@ -257,3 +257,73 @@ func GuaranteeOf(p *experiments.Point) Guarantee {
 	}
 	return Guarantee{Bounded: true, BoundMS: b.EndToEndBoundMS, MeasuredMS: b.EndToEndMaxMS}
 }
+
+// Front is the Pareto front of points over two columns: the indexes of
+// the points no other point beats on both (at least as good on each,
+// better on one), ordered by x. xLower and yLower say whether less is
+// better. Points without a value of either column are left out.
+func Front(pts []experiments.Point, xKey string, xLower bool, yKey string, yLower bool) []int {
+	xc, yc := experiments.ColumnByKey(xKey), experiments.ColumnByKey(yKey)
+	if xc == nil || yc == nil || xc.Value == nil || yc.Value == nil {
+		return nil
+	}
+	type xy struct {
+		i    int
+		x, y float64
+	}
+	var all []xy
+	for i := range pts {
+		x, okx := xc.Value(&pts[i])
+		y, oky := yc.Value(&pts[i])
+		if okx && oky {
+			if !xLower {
+				x = -x
+			}
+			if !yLower {
+				y = -y
+			}
+			all = append(all, xy{i, x, y})
+		}
+	}
+	var out []int
+	for _, a := range all {
+		beaten := false
+		for _, b := range all {
+			if b.x <= a.x && b.y <= a.y && (b.x < a.x || b.y < a.y) {
+				beaten = true
+				break
+			}
+		}
+		if !beaten {
+			out = append(out, a.i)
+		}
+	}
+	slices.SortStableFunc(out, func(i, j int) int {
+		xi, _ := xc.Value(&pts[i])
+		xj, _ := xc.Value(&pts[j])
+		switch {
+		case xi < xj:
+			return -1
+		case xi > xj:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// LowerIsBetter says which way a column is better for a Pareto chart: the
+// way the objectives on it point (an upper bound: lower is better), else
+// lower for every column but goodput, admitted rate and Jain's index.
+func LowerIsBetter(objs []experiments.Objective, key string) bool {
+	for _, o := range objs {
+		if o.Metric == key {
+			return o.Upper()
+		}
+	}
+	switch key {
+	case "goodput_rps", "admitted_rps", "on_time", "admitted", "jain_index", "utilization_pct":
+		return false
+	}
+	return true
+}

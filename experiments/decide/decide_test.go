@@ -149,3 +149,21 @@ func TestParseObjectives(t *testing.T) {
 }
 
 func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
+
+func TestFront(t *testing.T) {
+	res := result(nil, []limiter.Spec{tb}, []point{
+		{goodput: 90, p99: 50},
+		{goodput: 95, p99: 100},
+		{goodput: 94, p99: 120}, // beaten by point 1
+		{goodput: 99, p99: 400},
+		{goodput: 99, p99: 500}, // beaten by point 3
+	})
+	got := Front(res.Points, "sojourn_p99_ms", true, "goodput_rps", false)
+	if len(got) != 3 || got[0] != 0 || got[1] != 1 || got[2] != 3 {
+		t.Fatalf("front %v, want [0 1 3]", got)
+	}
+	if !LowerIsBetter(nil, "sojourn_p99_ms") || LowerIsBetter(nil, "goodput_rps") ||
+		LowerIsBetter([]experiments.Objective{{Metric: "rolling_max", Op: ">=", Value: 1}}, "rolling_max") {
+		t.Fatal("LowerIsBetter")
+	}
+}

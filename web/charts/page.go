@@ -37,6 +37,7 @@ var sections = []func(v *View) *Group{
 	fairnessSection,
 	timeSection,
 	recoverySection,
+	paretoSection,
 }
 
 // Groups builds every section that has something to show.

@@ -1,0 +1,96 @@
+package charts
+
+import (
+	"fmt"
+
+	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/decide"
+)
+
+// Pareto chart's default columns: goodput (up) against p99 sojourn (across).
+const (
+	paretoX = "sojourn_p99_ms"
+	paretoY = "goodput_rps"
+)
+
+// paretoSection plots every point on two results columns, the Pareto front
+// (experiments/decide.Front) as a line and the points meeting every
+// objective marked. The columns are goodput_rps against sojourn_p99_ms,
+// or, when the config has objectives, against the first objective's
+// column other than goodput_rps. Nil with fewer than two points.
+func paretoSection(v *View) *Group {
+	res := v.Res
+	if len(res.Points) < 2 {
+		return nil
+	}
+	objs := res.Config.Objectives
+	xKey := paretoX
+	for _, o := range objs {
+		if o.Metric != paretoY {
+			xKey = o.Metric
+			break
+		}
+	}
+	xLower, yLower := decide.LowerIsBetter(objs, xKey), decide.LowerIsBetter(objs, paretoY)
+	xc, yc := experiments.ColumnByKey(xKey), experiments.ColumnByKey(paretoY)
+	if xc == nil || yc == nil {
+		return nil
+	}
+	front := decide.Front(res.Points, xKey, xLower, paretoY, yLower)
+	var answer *decide.Answer
+	if len(objs) > 0 {
+		answer = decide.Decide(res)
+	}
+	better := func(lower bool) string {
+		if lower {
+			return "lower is better"
+		}
+		return "higher is better"
+	}
+	sub := fmt.Sprintf("%s: %s; %s: %s", columnLabel(xKey), better(xLower), columnLabel(paretoY), better(yLower))
+	o := newChart("Pareto front: "+columnLabel(paretoY)+" against "+columnLabel(xKey), sub, columnLabel(paretoY), Grid{Left: "70", Top: "70", Right: "30", Bottom: "95"})
+	o.XAxis = []XAxis{{Type: "value", Name: columnLabel(xKey), NameLocation: "middle", NameGap: 28, Scale: true}}
+	o.Tooltip = Tooltip{Show: boolPtr(true), Trigger: "item"}
+	item := func(i int) (Item, bool) {
+		x, okx := xc.Value(&res.Points[i])
+		y, oky := yc.Value(&res.Points[i])
+		return xy(x, y), okx && oky
+	}
+	var all, feasible, line []Item
+	for i := range res.Points {
+		it, ok := item(i)
+		if !ok {
+			continue
+		}
+		all = append(all, it)
+		if answer != nil && answer.Verdicts[i].MeetsAll {
+			feasible = append(feasible, it)
+		}
+	}
+	for _, i := range front {
+		it, _ := item(i)
+		line = append(line, it)
+	}
+	o.add("every point", "scatter", all, colored(referenceColor), func(s *Series) { s.Symbol, s.SymbolSize = "circle", 6 })
+	if answer != nil {
+		o.add("meets every objective", "scatter", feasible, colored("#16a34a"), func(s *Series) { s.Symbol, s.SymbolSize = "diamond", 12 })
+	}
+	o.addLine("Pareto front", line, solid, colored("#2563eb"), dots)
+	intro := "Every point of the sweep on two results columns; the line joins the points no other point beats on both"
+	if answer != nil {
+		intro += "; the diamonds meet every objective"
+	}
+	g := &Group{ID: "pareto", Title: "Pareto front", Intro: intro + "."}
+	g.Charts = []Chart{chart("chart-pareto", o.Title.Text, o)}
+	return g
+}
+
+// columnLabel is a results column's label in the results table, else its key.
+func columnLabel(key string) string {
+	for _, c := range tableColumns {
+		if c.key == key {
+			return c.label
+		}
+	}
+	return key
+}
