@@ -17,11 +17,16 @@ func ParamUnit(param string) string {
 	return ""
 }
 
-// nominal is what a point's settings promise about any window of length
-// windowMS (its Kind's Nominal, for every client of a keyed gate); ok=false
-// for limiters that promise no rate.
-func nominal(res *experiments.Result, p *experiments.Point, windowMS float64) (float64, bool) {
-	return limiter.Nominal(&res.Config.Limiters[p.LimiterIndex], p.Params, len(res.Clients), windowMS)
+// gateBound is the gate's own bound on its releases in any window of
+// length windowMS: its arrival curve there, alpha(windowMS)
+// (limiter.ArrivalCurve, every client of a keyed gate); ok=false for a
+// gate without an arrival curve.
+func gateBound(res *experiments.Result, p *experiments.Point, windowMS float64) (float64, bool) {
+	c, ok := limiter.ArrivalCurve(&res.Config.Limiters[p.LimiterIndex], p.Params, len(res.Clients))
+	if !ok {
+		return 0, false
+	}
+	return c.At(windowMS), true
 }
 
 // paramsOf lists the parameters of a point's limiter type (none for a

@@ -162,7 +162,7 @@ func delaySection(v *View) *Group {
 
 // downstreamSection is what the service sees: the peak release rate
 // against its capacity, and the most releases in any rolling window
-// against the limiter's nominal promise.
+// against the gate's own bound there, its arrival curve at the window.
 func downstreamSection(v *View) *Group {
 	cfg := v.Res.Config
 	g := &Group{ID: "downstream", Title: "What the service sees",
@@ -178,9 +178,9 @@ func downstreamSection(v *View) *Group {
 	L := cfg.Metrics.RollingWindowMS
 	g.Charts = append(g.Charts, v.sweepCharts("chart-rolling", fmt.Sprintf("Most releases in any %s ms", format.Num(L)), func(v *View, title string) *Option {
 		o := v.newSweepChart(title,
-			"solid: measured; dashed: the nominal limit (rate × window, or limit per window)", "measured, and the nominal limit (rate × window, or limit per window)", fmt.Sprintf("releases (per %s ms)", format.Num(L)))
+			fmt.Sprintf("solid: measured; dashed: the gate's bound, its arrival curve at %s ms", format.Num(L)), fmt.Sprintf("measured, and the gate's bound (its arrival curve at %s ms)", format.Num(L)), fmt.Sprintf("releases (per %s ms)", format.Num(L)))
 		v.sweepLines(o, " measured", always(func(m *experiments.Metrics) float64 { return float64(m.RollingMax) }), solid)
-		v.sweepLines(o, " nominal", func(p *experiments.Point) (float64, bool) { return nominal(v.Res, p, L) }, dashed)
+		v.sweepLines(o, " bound α(L)", func(p *experiments.Point) (float64, bool) { return gateBound(v.Res, p, L) }, dashed)
 		return o
 	})...)
 	return g

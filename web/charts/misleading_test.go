@@ -1,0 +1,54 @@
+package charts
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// chartSeries finds a chart by id among a view's sections and decodes its
+// series.
+func chartSeries(t *testing.T, v *View, id string) []struct {
+	Name      string
+	Data      []struct{ Value []float64 }
+	LineStyle *struct{ Type string }
+} {
+	t.Helper()
+	for _, g := range v.Groups() {
+		for _, c := range g.Charts {
+			if c.ID != id {
+				continue
+			}
+			var o struct {
+				Series []struct {
+					Name      string
+					Data      []struct{ Value []float64 }
+					LineStyle *struct{ Type string }
+				}
+			}
+			if err := json.Unmarshal([]byte(c.Option), &o); err != nil {
+				t.Fatal(err)
+			}
+			return o.Series
+		}
+	}
+	t.Fatalf("no chart %s", id)
+	return nil
+}
+
+// TestRollingBoundIsTheArrivalCurve: a token bucket of 100 req/s and burst
+// b releases at most 100 + b in any 1000 ms, not rate × window = 100.
+func TestRollingBoundIsTheArrivalCurve(t *testing.T) {
+	res := runDoc(t, `{"version":1,"seed":1,"workload":{"duration_ms":3000,"parts":[{"type":"constant","rate_rps":150}]},
+		"limiters":[{"type":"token-bucket","rate_rps":100,"burst":[10,20]}]}`)
+	for _, s := range chartSeries(t, NewView(res, -1), "chart-rolling") {
+		if !strings.Contains(s.Name, "bound") {
+			continue
+		}
+		if len(s.Data) != 2 || s.Data[0].Value[1] != 110 || s.Data[1].Value[1] != 120 {
+			t.Fatalf("bound %+v, want 110 and 120", s.Data)
+		}
+		return
+	}
+	t.Fatal("no bound line")
+}
