@@ -188,9 +188,15 @@ func ColumnKeys() []string {
 	return keys
 }
 
-// SweptColumn prints a point's swept parameter in its own format.
+// SweptColumn prints a point's swept parameter in its own format: an
+// empty cell for a limiter without parameters (none), which sweeps nothing.
 func SweptColumn() Column {
-	return Column{Key: "swept", Value: func(p *Point) (float64, bool) { return p.SweptValue(), true }}
+	return Column{Key: "swept", Value: func(p *Point) (float64, bool) {
+		if _, ok := p.Params[p.Swept]; p.Swept == "" || !ok {
+			return 0, false
+		}
+		return p.SweptValue(), true
+	}}
 }
 
 // FormatFor is the format of a parameter's values.

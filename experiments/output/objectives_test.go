@@ -37,3 +37,26 @@ func TestResultsObjectiveColumns(t *testing.T) {
 		}
 	}
 }
+
+// TestSweptOfNoneIsEmpty: a limiter without parameters sweeps nothing, so
+// a points report's swept cell is empty for it, not 0.0.
+func TestSweptOfNoneIsEmpty(t *testing.T) {
+	cfg, err := experiments.DecodeConfig([]byte(`{"version":1,"seed":1,
+	 "workload":{"duration_ms":1000,"parts":[{"type":"constant","rate_rps":50}]},
+	 "limiters":[{"type":"token-bucket","rate_rps":40,"burst":[2,4]},{"type":"none"}],
+	 "reports":[{"type":"points","file":"p.csv","columns":[{"header":"limiter","value":"limiter"},{"header":"x","value":"swept"}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := output.Report(res, &cfg.Reports[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(data), "limiter,x\ntoken-bucket,2\ntoken-bucket,4\nnone,\n"; got != want {
+		t.Fatalf("report\n%s\nwant\n%s", got, want)
+	}
+}

@@ -249,11 +249,16 @@ func Report(res *experiments.Result, r *experiments.Report) ([]byte, error) {
 	w.end()
 	switch r.Type {
 	case experiments.ReportPoints:
+		swept := experiments.SweptColumn()
 		for i := range res.Points {
 			p := &res.Points[i]
 			for _, c := range r.Columns {
-				if c.Value == "swept" {
-					w.num(experiments.FormatFor(p.Swept), p.SweptValue())
+				if c.Value == "swept" { // empty for a limiter without parameters
+					if v, ok := swept.Value(p); ok {
+						w.num(experiments.FormatFor(p.Swept), v)
+					} else {
+						w.empty()
+					}
 					continue
 				}
 				w.cell(experiments.ColumnByKey(c.Value), p)

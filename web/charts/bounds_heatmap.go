@@ -24,7 +24,7 @@ type heatMeasure struct {
 
 var heatMeasures = []heatMeasure{
 	{"goodput", "goodput (req/s)", func(p *experiments.Point) float64 { return p.Metrics.GoodputRPS }, heatGoodHigh},
-	{"sojourn", "p99 sojourn (ms)", func(p *experiments.Point) float64 { return float64(p.Metrics.Sojourn.P99) }, heatBadHigh},
+	{"sojourn", "p99 time in system (ms)", func(p *experiments.Point) float64 { return float64(p.Metrics.Sojourn.P99) }, heatBadHigh},
 }
 
 // heatmapGroup draws each limiter that sweeps two parameters as heatmaps

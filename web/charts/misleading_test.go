@@ -52,3 +52,17 @@ func TestRollingBoundIsTheArrivalCurve(t *testing.T) {
 	}
 	t.Fatal("no bound line")
 }
+
+// TestNoneSweepsNothing: the results table's swept cell of a limiter
+// without parameters is empty.
+func TestNoneSweepsNothing(t *testing.T) {
+	res := runDoc(t, `{"version":1,"seed":1,"workload":{"duration_ms":1000,"parts":[{"type":"constant","rate_rps":50}]},
+		"limiters":[{"type":"token-bucket","rate_rps":40,"burst":[2,4]},{"type":"none"}]}`)
+	tb := newTable(NewView(res, -1), "r")
+	if got := tb.Rows[2].Cells[1]; got != "" {
+		t.Fatalf("none's swept cell %q, want empty", got)
+	}
+	if got := tb.Rows[0].Cells[1]; got != "burst = 2" {
+		t.Fatalf("token bucket's swept cell %q", got)
+	}
+}

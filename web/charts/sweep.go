@@ -152,7 +152,7 @@ func delaySection(v *View) *Group {
 
 	dl := fmt.Sprintf("arrival to finish; dotted: the deadline (%s ms)", format.Num(v.Res.Config.Server.DeadlineMS))
 	g.Charts = append(g.Charts, v.sweepCharts("chart-sojourn", "p99 time in system", func(v *View, title string) *Option {
-		o := v.newSweepChart(title, dl, dl, "p99 sojourn (ms)")
+		o := v.newSweepChart(title, dl, dl, "p99 time in system (ms)")
 		v.sweepLines(o, "", always(func(m *experiments.Metrics) float64 { return float64(m.Sojourn.P99) }), solid)
 		v.flat(o, "deadline", v.Res.Config.Server.DeadlineMS)
 		return o

@@ -36,7 +36,7 @@ var tableColumns = []struct{ key, label string }{
 	{"served_late_pct", "served late (%)"},
 	{"gate_delay_p99_ms", "gate delay p99 (ms)"},
 	{"server_wait_p99_ms", "server wait p99 (ms)"},
-	{"sojourn_p99_ms", "sojourn p99 (ms)"},
+	{"sojourn_p99_ms", "time in system p99, arrival to finish (ms)"},
 	{"downstream_peak_rps", "downstream peak (req/s)"},
 	{"rolling_max", "rolling max (requests)"},
 	{"utilization_pct", "utilization (%)"},
@@ -63,8 +63,8 @@ func newTable(v *View, runID string) Table {
 	}
 	for i := range v.Res.Points {
 		p := &v.Res.Points[i]
-		swept := "—"
-		if p.Swept != "" {
+		swept := "" // a limiter without parameters sweeps nothing
+		if _, ok := p.Params[p.Swept]; p.Swept != "" && ok {
 			swept = fmt.Sprintf("%s = %s", p.Swept, format.Num(p.SweptValue()))
 		}
 		name := p.Limiter
