@@ -66,3 +66,42 @@ func TestNoneSweepsNothing(t *testing.T) {
 		t.Fatalf("token bucket's swept cell %q", got)
 	}
 }
+
+// TestLegendIconsShowTheLineType: the legend of a chart of lines has items
+// wide and low enough that echarts' line icon (the series' own line type,
+// its symbol in the middle at 0.8 × the height) shows the dashes; a chart
+// with scatters keeps echarts' sizes.
+func TestLegendIconsShowTheLineType(t *testing.T) {
+	res := runDoc(t, `{"version":1,"seed":1,"workload":{"duration_ms":1000,"parts":[{"type":"constant","rate_rps":50}]},
+		"limiters":[{"type":"token-bucket","rate_rps":40,"burst":[2,4]}]}`)
+	seen := 0
+	for _, g := range NewView(res, -1).Groups() {
+		for _, c := range g.Charts {
+			var o struct {
+				Legend struct{ ItemWidth, ItemHeight int }
+				Series []struct {
+					Type      string
+					LineStyle struct{ Type string }
+				}
+			}
+			if err := json.Unmarshal([]byte(c.Option), &o); err != nil {
+				t.Fatal(err)
+			}
+			switch c.ID {
+			case "chart-reject-late":
+				seen++
+				if o.Legend.ItemWidth != 30 || o.Legend.ItemHeight != 4 || o.Series[0].LineStyle.Type != "solid" || o.Series[1].LineStyle.Type != "dashed" {
+					t.Errorf("%s: legend %+v, series %+v", c.ID, o.Legend, o.Series)
+				}
+			case "chart-pareto":
+				seen++
+				if o.Legend.ItemWidth != 0 {
+					t.Errorf("%s: a chart with scatters sized its legend %+v", c.ID, o.Legend)
+				}
+			}
+		}
+	}
+	if seen != 2 {
+		t.Fatalf("saw %d of the two charts", seen)
+	}
+}

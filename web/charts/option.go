@@ -36,6 +36,10 @@ type Legend struct {
 	Type   string `json:"type,omitempty"`
 	Show   *bool  `json:"show,omitempty"`
 	Bottom string `json:"bottom,omitempty"`
+	// ItemWidth and ItemHeight size each item's icon in pixels (0: echarts'
+	// 25 × 14).
+	ItemWidth  int `json:"itemWidth,omitempty"`
+	ItemHeight int `json:"itemHeight,omitempty"`
 }
 
 // Toolbox is echarts' toolbox; the lab's is empty (no buttons).
