@@ -369,3 +369,15 @@ func TestPageCacheBound(t *testing.T) {
 		t.Errorf("%d pages kept past the per-page bound", n)
 	}
 }
+
+func TestETagMatch(t *testing.T) {
+	const tag = `"abc"`
+	for _, c := range []struct {
+		header string
+		want   bool
+	}{{`"abc"`, true}, {`W/"abc"`, true}, {`"x", "abc"`, true}, {`"x","abc" `, true}, {`*`, true}, {``, false}, {`"abcd"`, false}, {`abc`, false}} {
+		if got := etagMatch(c.header, tag); got != c.want {
+			t.Errorf("If-None-Match %q: %v, want %v", c.header, got, c.want)
+		}
+	}
+}

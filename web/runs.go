@@ -190,15 +190,35 @@ func (s *Server) renderFinished(r *http.Request, id string, chosen int) (*pageEn
 	return &pageEntry{body: body, etag: etagOf(body), stamp: runStamp(run), cacheable: cacheable}, nil
 }
 
-// servePage sends a rendered page with its ETag; a request whose
-// If-None-Match has it gets 304 Not Modified. Browsers revalidate on
+// servePage sends a rendered page with its ETag; a GET or HEAD whose
+// If-None-Match names it gets 304 Not Modified. Browsers revalidate on
 // every view (no-cache), so a deleted run is never shown from their cache.
 func (s *Server) servePage(w http.ResponseWriter, r *http.Request, e *pageEntry) {
 	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("ETag", e.etag)
-	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(e.body))
+	if etagMatch(r.Header.Get("If-None-Match"), e.etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Length", strconv.Itoa(len(e.body)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(e.body)
+}
+
+// etagMatch reports whether an If-None-Match header names etag (weak
+// comparison, as RFC 9110 wants for If-None-Match) or is "*".
+func etagMatch(header, etag string) bool {
+	for header != "" {
+		var tag string
+		tag, header, _ = strings.Cut(header, ",")
+		tag = strings.TrimSpace(tag)
+		if tag == "*" || strings.TrimPrefix(tag, "W/") == etag {
+			return true
+		}
+	}
+	return false
 }
 
 // runFile sends one output file, byte for byte as stored, read from the
