@@ -252,3 +252,14 @@ func (s *Server) apiExport(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, out)
 }
+
+// deployFormatKey is the ?format= a run page's deploy section shows, as a
+// page-cache key: a known format's name, else "" (the section's default).
+func deployFormatKey(name string) string {
+	for _, f := range deploy.Formats() {
+		if f.Name == name {
+			return name
+		}
+	}
+	return ""
+}

@@ -20,6 +20,8 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/a-h/templ"
 
@@ -31,10 +33,16 @@ import (
 const (
 	// MaxAPIBytes bounds a config document posted to /api/runs.
 	MaxAPIBytes = 32 << 20
-	// RetryAfterSeconds is what a 429 asks the client to wait.
+	// RetryAfterSeconds is what a 429 (queue full) or a 503 (heavy-request
+	// limit full) asks the client to wait.
 	RetryAfterSeconds = 5
 	// PageSize is how many runs /runs lists per page.
 	PageSize = 25
+	// DefaultHeavyLimit, DefaultHeavyWait and DefaultPageCacheBytes are
+	// the defaults of Options.HeavyLimit, HeavyWait and PageCacheBytes.
+	DefaultHeavyLimit     = 16
+	DefaultHeavyWait      = 5 * time.Second
+	DefaultPageCacheBytes = 64 << 20
 )
 
 // Server serves the lab. Create it with New; it is an http.Handler.
@@ -45,6 +53,10 @@ type Server struct {
 	handler http.Handler
 	// done ends long-lived responses (event streams) at shutdown.
 	done <-chan struct{}
+	// heavy bounds the heavy requests served at once (heavy.go).
+	heavy *gate
+	// pages holds finished runs' rendered pages (pagecache.go).
+	pages *pageCache
 }
 
 // Options configure a Server.
@@ -54,6 +66,16 @@ type Options struct {
 	// Done, when closed, ends open event streams so a graceful shutdown
 	// does not wait for them.
 	Done <-chan struct{}
+	// HeavyLimit is how many heavy requests (sweep submissions, downloads,
+	// renders of a done run's page) are served at once (default
+	// DefaultHeavyLimit). One more waits up to HeavyWait (default
+	// DefaultHeavyWait; negative: not at all) for a place, then gets 503
+	// with Retry-After.
+	HeavyLimit int
+	HeavyWait  time.Duration
+	// PageCacheBytes bounds the finished runs' pages kept rendered
+	// (default DefaultPageCacheBytes; negative: no cache).
+	PageCacheBytes int
 }
 
 // New returns the lab's handler over a store and a started runner.
@@ -62,6 +84,17 @@ func New(st *storage.Store, rn *runner.Runner, opt Options) *Server {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	if opt.HeavyLimit <= 0 {
+		opt.HeavyLimit = DefaultHeavyLimit
+	}
+	if opt.HeavyWait == 0 {
+		opt.HeavyWait = DefaultHeavyWait
+	}
+	if opt.PageCacheBytes == 0 {
+		opt.PageCacheBytes = DefaultPageCacheBytes
+	}
+	s.heavy = newGate(opt.HeavyLimit, opt.HeavyWait)
+	s.pages = newPageCache(opt.PageCacheBytes)
 	s.handler = s.routes()
 	return s
 }
@@ -95,6 +128,19 @@ func (s *Server) internalError(w http.ResponseWriter, r *http.Request, what stri
 		return
 	}
 	s.errorPage(w, r, http.StatusInternalServerError, "Something failed", what+": "+err.Error())
+}
+
+// overloaded answers a request that found the heavy-request limit full:
+// 503 with Retry-After, the error page, or for /api/* the API's error
+// answer.
+func (s *Server) overloaded(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Retry-After", strconv.Itoa(RetryAfterSeconds))
+	const msg = "The lab is serving as many heavy requests (sweep submissions, downloads, result pages) as it takes at once; try again in a few seconds."
+	if strings.HasPrefix(r.URL.Path, "/api/") {
+		apiError(w, http.StatusServiceUnavailable, msg)
+		return
+	}
+	s.errorPage(w, r, http.StatusServiceUnavailable, "The lab is busy", msg)
 }
 
 // writeJSON writes v as indented JSON with a status.

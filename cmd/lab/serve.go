@@ -33,6 +33,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	workers := fs.Int("workers", 1, "sweeps run at once")
 	queue := fs.Int("queue", 16, "sweeps waiting at most; more get 429")
 	engineWorkers := fs.Int("engine-workers", 0, "points of one sweep run at once (0 = all cores); never changes the output")
+	heavy := fs.Int("heavy", web.DefaultHeavyLimit, "heavy requests (submissions, downloads, result page renders) served at once; more wait up to 5 s, then get 503")
+	pageCacheMB := fs.Int("page-cache-mb", web.DefaultPageCacheBytes>>20, "MiB of finished runs' rendered pages kept in memory (0: none)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: lab serve [--addr 127.0.0.1:8080] [--db ./ratelab.db]")
 		fmt.Fprintln(stderr, "Starts the web lab: define sweeps in the browser, watch them run, compare them, share permalinks.")
@@ -44,8 +46,15 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
-	if *workers < 1 || *queue < 1 {
-		return usagef("--workers and --queue must be at least 1")
+	if *workers < 1 || *queue < 1 || *heavy < 1 {
+		return usagef("--workers, --queue and --heavy must be at least 1")
+	}
+	if *pageCacheMB < 0 {
+		return usagef("--page-cache-mb must not be negative")
+	}
+	pageCache := *pageCacheMB << 20
+	if pageCache == 0 {
+		pageCache = -1 // web.Options: no cache
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 
@@ -71,7 +80,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	done := make(chan struct{})
 	srv := &http.Server{
-		Handler:           web.New(st, rn, web.Options{Logger: log, Done: done}),
+		Handler:           web.New(st, rn, web.Options{Logger: log, Done: done, HeavyLimit: *heavy, PageCacheBytes: pageCache}),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,
