@@ -194,8 +194,11 @@ func (s *Server) rerunExport(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if e.Rerun == nil {
-		s.errorPage(w, r, http.StatusUnprocessableEntity, "Nothing to rerun",
-			"This point already is the library's gate at the deployed setting: its results show what the deployment does.")
+		msg := "This point already is the library's gate at the deployed setting: its results show what the deployment does."
+		if !e.Exact {
+			msg = "No gate of the lab reproduces this deployment; the notes say how it differs from the point."
+		}
+		s.errorPage(w, r, http.StatusUnprocessableEntity, "Nothing to rerun", msg)
 		return
 	}
 	next, err := deploy.RerunConfig(cfg, e)
