@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"math"
@@ -503,31 +504,45 @@ func (d *docReader) string(dst []byte, key bool) ([]byte, error) {
 		return &DocumentError{TooLarge: true, Errors: field.List{{Path: d.path(), Msg: fmt.Sprintf("is longer than %s, the limit of one string", sizeText(int64(limit)))}}}
 	}
 	for {
-		// Take the plain bytes buffered at once.
+		// Take the bytes buffered at once: plain ones, and escapes of
+		// one character (a trace has a \n every few bytes).
 		buf, err := d.buffered()
 		if err != nil {
 			return dst, d.readErr(err)
 		}
-		if len(buf) > 0 {
-			i := 0
-			for i < len(buf) && buf[i] >= 0x20 && buf[i] != '"' && buf[i] != '\\' {
+		i := 0
+		for i < len(buf) {
+			if c := buf[i]; c >= 0x20 && c != '"' && c != '\\' {
 				i++
+			} else if c == '\\' && i+1 < len(buf) && shortEscape[buf[i+1]] != 0 {
+				i += 2
+			} else {
+				break
 			}
-			if d.n+int64(i) > d.max {
-				return dst, d.tooLarge()
-			}
-			if limit > 0 && len(dst)-start+i > limit {
-				return dst, tooLong()
-			}
-			if cap(dst)-len(dst) < i {
-				// Double: append grows a large slice by a quarter, and a
-				// long string would be copied many times over.
-				dst = append(make([]byte, 0, 2*cap(dst)+i), dst...)
-			}
-			dst = append(dst, buf[:i]...)
-			_, _ = d.r.Discard(i)
-			d.n += int64(i)
 		}
+		if cap(dst)-len(dst) < i {
+			// Double: append grows a large slice by a quarter, and a long
+			// string would be copied many times over.
+			dst = append(make([]byte, 0, 2*cap(dst)+i), dst...)
+		}
+		for run := buf[:i]; len(run) > 0; {
+			j := bytes.IndexByte(run, '\\')
+			if j < 0 {
+				dst = append(dst, run...)
+				break
+			}
+			dst = append(dst, run[:j]...)
+			dst = append(dst, shortEscape[run[j+1]])
+			run = run[j+2:]
+		}
+		if d.n+int64(i) > d.max {
+			return dst, d.tooLarge()
+		}
+		if limit > 0 && len(dst)-start > limit {
+			return dst, tooLong()
+		}
+		_, _ = d.r.Discard(i)
+		d.n += int64(i)
 		c, err := d.next()
 		if err != nil {
 			return dst, err
@@ -560,6 +575,10 @@ func (d *docReader) string(dst []byte, key bool) ([]byte, error) {
 		}
 	}
 }
+
+// shortEscape maps the byte after a backslash to what it stands for (0:
+// not an escape of one character).
+var shortEscape = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
 func (d *docReader) escape(dst []byte, bad *bool) ([]byte, error) {
 	c, err := d.next()
