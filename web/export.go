@@ -242,18 +242,18 @@ func (s *Server) apiExport(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
 	run, err := s.getRun(r, id)
 	if errors.Is(err, storage.ErrNotFound) {
-		apiError(w, http.StatusNotFound, fmt.Sprintf("no run %q", format.Clip(id, 40)))
+		problem(w, r, http.StatusNotFound, fmt.Sprintf("no run %q", format.Clip(id, 40)), nil)
 		return
 	}
 	if err != nil {
 		s.log.Error("api: read run", "run", id, "err", err)
-		apiError(w, http.StatusInternalServerError, "read the run: "+err.Error())
+		problem(w, r, http.StatusInternalServerError, "read the run: "+err.Error(), nil)
 		return
 	}
 	q := r.URL.Query()
 	cfg, e, xerr := s.exportRequest(r, run, q.Get("point"), q.Get("format"))
 	if xerr != nil {
-		writeJSON(w, xerr.status, APIErrors{Errors: field.List{{Path: xerr.path, Msg: xerr.msg}}})
+		problem(w, r, xerr.status, xerr.msg, field.List{{Path: xerr.path, Msg: xerr.msg}})
 		return
 	}
 	point, _ := strconv.Atoi(q.Get("point"))

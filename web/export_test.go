@@ -135,7 +135,7 @@ func TestDeploySection(t *testing.T) {
 		if want.status == http.StatusOK {
 			continue
 		}
-		var e APIErrors
+		var e APIProblem
 		if err := json.Unmarshal(w.Body.Bytes(), &e); err != nil || len(e.Errors) != 1 || e.Errors[0].Path != want.field || e.Errors[0].Msg == "" {
 			t.Errorf("GET %s: errors %s, want one with path %q", path, w.Body.String(), want.field)
 		}

@@ -70,21 +70,26 @@ func (s *Server) runNotFound(w http.ResponseWriter, r *http.Request, id string) 
 }
 
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
-	page, err := strconv.Atoi(r.URL.Query().Get("page"))
-	if err != nil || page < 1 {
-		page = 1
+	page, status, notice := 1, http.StatusOK, ""
+	if q := r.URL.Query().Get("page"); q != "" {
+		n, err := strconv.Atoi(q)
+		if err != nil || n < 1 {
+			status, notice = http.StatusBadRequest, fmt.Sprintf("?page=%s is not a page: give a whole number from 1 (the newest runs).", format.Clip(q, 20))
+		} else {
+			page = n
+		}
 	}
-	runs, total, err := s.store.List(r.Context(), PageSize, (page-1)*PageSize)
+	// No list has a billion pages: the offset stays far from overflow.
+	runs, total, err := s.store.List(r.Context(), PageSize, (min(page, 1e9)-1)*PageSize)
 	if err != nil {
 		s.internalError(w, r, "list runs", err)
 		return
 	}
 	last := max(1, (total+PageSize-1)/PageSize)
-	status := http.StatusOK
 	if page > last {
-		status = http.StatusNotFound
+		status = http.StatusNotFound // the page says it is past the end
 	}
-	s.render(w, r, status, RunsPage(RunsData{Runs: runs, Total: total, Page: page, Last: last}))
+	s.render(w, r, status, RunsPage(RunsData{Runs: runs, Total: total, Page: page, Last: last, Notice: notice}))
 }
 
 // runPage is a run's permalink. A finished run's page comes from the page

@@ -20,7 +20,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/a-h/templ"
@@ -57,6 +56,10 @@ type Server struct {
 	heavy *gate
 	// pages holds finished runs' rendered pages (pagecache.go).
 	pages *pageCache
+	// hosts are the Host header values served (nil: any).
+	hosts *hostPolicy
+	// bodies is the budget of large request bodies read at once.
+	bodies *bodyGate
 }
 
 // Options configure a Server.
@@ -76,11 +79,19 @@ type Options struct {
 	// PageCacheBytes bounds the finished runs' pages kept rendered
 	// (default DefaultPageCacheBytes; negative: no cache).
 	PageCacheBytes int
+	// Listen is the address the server listens on ("127.0.0.1:8080").
+	// With it, only requests for localhost, 127.0.0.1 or [::1] on its port
+	// (or for the address itself, or for AllowedHosts) are served; others
+	// get 421 Misdirected Request, which defeats DNS rebinding. Without it
+	// (a handler mounted in a test) the Host header is not checked.
+	Listen string
+	// AllowedHosts are more names to serve, as ParseHosts reads them.
+	AllowedHosts []string
 }
 
 // New returns the lab's handler over a store and a started runner.
 func New(st *storage.Store, rn *runner.Runner, opt Options) *Server {
-	s := &Server{store: st, runner: rn, log: opt.Logger, done: opt.Done}
+	s := &Server{store: st, runner: rn, log: opt.Logger, done: opt.Done, bodies: newBodyGate(BodyBudget)}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -95,6 +106,13 @@ func New(st *storage.Store, rn *runner.Runner, opt Options) *Server {
 	}
 	s.heavy = newGate(opt.HeavyLimit, opt.HeavyWait)
 	s.pages = newPageCache(opt.PageCacheBytes)
+	if opt.Listen != "" {
+		hosts, err := newHostPolicy(opt.Listen, opt.AllowedHosts)
+		if err != nil {
+			panic("web.New: " + err.Error()) // the caller's listener gave the address
+		}
+		s.hosts = hosts
+	}
 	s.handler = s.routes()
 	return s
 }
@@ -136,18 +154,16 @@ func (s *Server) internalError(w http.ResponseWriter, r *http.Request, what stri
 func (s *Server) overloaded(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Retry-After", strconv.Itoa(RetryAfterSeconds))
 	const msg = "The lab is serving as many heavy requests (sweep submissions, downloads, result pages) as it takes at once; try again in a few seconds."
-	if strings.HasPrefix(r.URL.Path, "/api/") {
-		apiError(w, http.StatusServiceUnavailable, msg)
-		return
-	}
-	s.errorPage(w, r, http.StatusServiceUnavailable, "The lab is busy", msg)
+	s.fail(w, r, http.StatusServiceUnavailable, "The lab is busy", msg)
 }
 
 // writeJSON writes v as indented JSON with a status.
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		http.Error(w, `{"errors":[{"path":"","message":"encode response"}]}`, http.StatusInternalServerError)
+		w.Header().Set("Content-Type", ProblemType)
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = w.Write([]byte(`{"type":"about:blank","title":"Internal Server Error","status":500,"detail":"encode the response","errors":[{"path":"","message":"encode the response"}]}` + "\n"))
 		return
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -156,14 +172,16 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // submitStatus is the HTTP status that answers an error of runner.Submit:
-// 429 when the queue is full (with Retry-After), 503 when the runner is
-// closed (the lab is shutting down), else 500.
+// 429 when the queue is full, 503 when the runner is closed (the lab is
+// shutting down; a restarted one takes the sweep), both with Retry-After;
+// else 500.
 func submitStatus(w http.ResponseWriter, err error) int {
 	switch {
 	case errors.Is(err, runner.ErrQueueFull):
 		w.Header().Set("Retry-After", strconv.Itoa(RetryAfterSeconds))
 		return http.StatusTooManyRequests
 	case errors.Is(err, runner.ErrClosed):
+		w.Header().Set("Retry-After", strconv.Itoa(RetryAfterSeconds))
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
