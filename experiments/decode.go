@@ -1,11 +1,13 @@
 package experiments
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"strings"
 
@@ -14,13 +16,58 @@ import (
 	"github.com/ratelab/ratelab/experiments/workload"
 )
 
-// DecodeConfig reads a config document strictly: unknown fields, fields that
-// do not belong to a part's or limiter's type, and trailing data are errors.
-// The result is normalized and validated; errors are a field.List naming
-// each bad field.
+// DecodeConfig reads a config document held in memory; see ReadConfig.
 func DecodeConfig(data []byte) (*Config, error) {
-	if len(data) > MaxConfigBytes {
-		return nil, field.List{{Msg: fmt.Sprintf("config is %d bytes; the limit is %d", len(data), MaxConfigBytes)}}
+	return ReadConfig(bytes.NewReader(data), Limits{})
+}
+
+// Limits bound what ReadConfig reads.
+type Limits struct {
+	// MaxBytes bounds the document (0: MaxConfigBytes).
+	MaxBytes int64
+	// MaxString bounds one string of it, in decoded bytes (0: no bound
+	// but MaxBytes). A trace's CSV is the only long string of a config.
+	MaxString int
+}
+
+// ReadConfig reads a config document from r as a stream, strictly: a key
+// given twice in one object, text that is not UTF-8, unknown fields,
+// fields that do not belong to a part's or limiter's type, numbers beyond
+// float64, and trailing data are errors. The document is never held whole:
+// each workload part and limiter is decoded as soon as it is read. The
+// result is normalized and validated.
+//
+// Errors: a *DocumentError when the input is not JSON text or is past a
+// limit (TooLarge), a *ReadError when r fails, else a field.List naming
+// each bad field. field.Errors gives the list of any of them.
+func ReadConfig(r io.Reader, lim Limits) (*Config, error) {
+	if lim.MaxBytes <= 0 {
+		lim.MaxBytes = MaxConfigBytes
+	}
+	var parts []workload.Part
+	var specs []limiter.Spec
+	var partErrs, limiterErrs field.List
+	d := &docReader{r: bufio.NewReaderSize(r, 64<<10), max: lim.MaxBytes, maxString: lim.MaxString}
+	d.sink = func(list sinkList, i int, raw []byte) {
+		switch list {
+		case partsSink:
+			if len(partErrs) < maxErrorsKept {
+				v, e := decodeOne[workload.Part](raw, field.Index("workload.parts", i), workload.CheckFields)
+				if len(v) == 1 && d.hasTrace {
+					v[0].CSV = d.trace
+				}
+				parts, partErrs = append(parts, v...), append(partErrs, e...)
+			}
+		case limitersSink:
+			if len(limiterErrs) < maxErrorsKept {
+				v, e := decodeOne[limiter.Spec](raw, field.Index("limiters", i), limiter.CheckFields)
+				specs, limiterErrs = append(specs, v...), append(limiterErrs, e...)
+			}
+		}
+	}
+	var skeleton []byte
+	if err := d.document(&skeleton); err != nil {
+		return nil, err
 	}
 	var shell struct {
 		Version     int             `json:"version"`
@@ -34,7 +81,7 @@ func DecodeConfig(data []byte) (*Config, error) {
 		Reports     json.RawMessage `json:"reports"`
 		Objectives  json.RawMessage `json:"objectives"`
 	}
-	if errs := strict(data, &shell, ""); errs != nil {
+	if errs := strict(skeleton, &shell, ""); errs != nil {
 		return nil, errs
 	}
 	var errs field.List
@@ -54,10 +101,10 @@ func DecodeConfig(data []byte) (*Config, error) {
 		if e := strict(shell.Workload, &w, "workload"); e != nil {
 			errs = append(errs, e...)
 		} else {
+			// The parts were decoded as they were read (w.Parts is empty).
 			cfg.Workload.DurationMS = w.DurationMS
-			var e field.List
-			cfg.Workload.Parts, e = decodeTyped[workload.Part](w.Parts, "workload.parts", workload.CheckFields)
-			errs = append(errs, e...)
+			cfg.Workload.Parts = parts
+			errs = append(errs, partErrs...)
 		}
 	}
 	if len(shell.Server) > 0 {
@@ -71,10 +118,10 @@ func DecodeConfig(data []byte) (*Config, error) {
 		errs.Add("limiters", "is required: at least one limiter")
 	} else if e := strict(shell.Limiters, &limiters, "limiters"); e != nil {
 		errs = append(errs, e...)
+	} else {
+		cfg.Limiters = specs
+		errs = append(errs, limiterErrs...)
 	}
-	var e field.List
-	cfg.Limiters, e = decodeTyped[limiter.Spec](limiters, "limiters", limiter.CheckFields)
-	errs = append(errs, e...)
 	if len(shell.Reports) > 0 {
 		errs = append(errs, strict(shell.Reports, &cfg.Reports, "reports")...)
 	}
@@ -92,35 +139,27 @@ func DecodeConfig(data []byte) (*Config, error) {
 		}
 	}
 	if len(errs) > 0 {
-		return nil, errs
+		return nil, errorsKept(errs)
 	}
 	cfg.Normalize()
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return nil, errorsKept(field.Errors(err))
 	}
 	return cfg, nil
 }
 
-// decodeTyped decodes a list of typed objects (workload parts, limiters):
-// check refuses the keys an object's type does not take, then each object is
-// decoded strictly under its path (base[i]).
-func decodeTyped[T any](raws []json.RawMessage, base string, check func(path string, raw json.RawMessage) field.List) ([]T, field.List) {
-	var out []T
-	var errs field.List
-	for i, raw := range raws {
-		path := field.Index(base, i)
-		if e := check(path, raw); e != nil {
-			errs = append(errs, e...)
-			continue
-		}
-		var v T
-		if e := strict(raw, &v, path); e != nil {
-			errs = append(errs, e...)
-			continue
-		}
-		out = append(out, v)
+// decodeOne decodes one typed object (a workload part, a limiter) at path:
+// check refuses the keys its type does not take, then it is decoded
+// strictly.
+func decodeOne[T any](raw []byte, path string, check func(path string, raw json.RawMessage) field.List) ([]T, field.List) {
+	if e := check(path, raw); e != nil {
+		return nil, e
 	}
-	return out, errs
+	var v T
+	if e := strict(raw, &v, path); e != nil {
+		return nil, e
+	}
+	return []T{v}, nil
 }
 
 // strict decodes one JSON value into dst, refusing unknown fields and
@@ -146,11 +185,7 @@ func strict(data []byte, dst any, path string) field.List {
 		if typeErr.Field != "" {
 			p = field.Join(path, typeErr.Field)
 		}
-		what := kindName(typeErr.Type.Kind().String())
-		if typeErr.Type == reflect.TypeFor[limiter.Values]() {
-			what = "a number or a list of numbers"
-		}
-		errs.Add(p, "must be %s, not %s", what, typeErr.Value)
+		errs.Add(p, "must be %s, not %s", typeName(typeErr.Type), valueName(typeErr.Value))
 	case errors.As(err, &syntaxErr):
 		errs.Add(path, "is not valid JSON at byte %d: %v", syntaxErr.Offset, syntaxErr)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
@@ -166,16 +201,52 @@ func strict(data []byte, dst any, path string) field.List {
 	return errs
 }
 
-func kindName(k string) string {
-	switch k {
-	case "float64", "int", "uint64", "int64":
+// typeName says what a Go type of the config takes, with its range when
+// the type alone bounds it.
+func typeName(t reflect.Type) string {
+	if t == reflect.TypeFor[limiter.Values]() {
+		return "a number or a list of numbers"
+	}
+	switch t.Kind() {
+	case reflect.Float64, reflect.Float32:
 		return "a number"
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return fmt.Sprintf("a whole number from 0 to %d", uint64(math.MaxUint64)>>(64-t.Bits()))
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "a whole number"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.String:
+		return "a string"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Pointer:
+		return typeName(t.Elem())
+	}
+	return t.Kind().String()
+}
+
+// valueName names the JSON value encoding/json could not store: "-1" for
+// a number it read, "a string" for a kind.
+func valueName(v string) string {
+	if n, ok := strings.CutPrefix(v, "number "); ok {
+		return n
+	}
+	switch v {
 	case "string":
 		return "a string"
-	case "slice":
+	case "bool":
+		return "true or false"
+	case "array":
 		return "a list"
-	case "struct", "map":
+	case "object":
 		return "an object"
+	case "number":
+		return "a number"
+	case "nothing":
+		return "nothing"
 	}
-	return k
+	return v
 }

@@ -49,16 +49,29 @@ func loadMigrations(fsys fs.FS) ([]migration, error) {
 }
 
 // migrate applies every embedded migration above the database's
-// user_version, each in its own write transaction together with the new
-// user_version, and returns how many it applied. The version is read again
+// user_version, each in its own write transaction together with its Go
+// step (goSteps) and the new user_version, and returns how many it
+// applied. The version is read again
 // inside each transaction, so two processes opening one file at once apply
 // each migration exactly once. A database newer than this program is an
 // error.
 func migrate(ctx context.Context, db *sql.DB) (int, error) {
-	return migrateFS(ctx, db, migrations.FS)
+	return migrateFS(ctx, db, migrations.FS, goSteps())
 }
 
-func migrateFS(ctx context.Context, db *sql.DB, fsys fs.FS) (int, error) {
+// step is the part of a migration written in Go: it runs inside the
+// migration's transaction, right after its SQL file.
+type step func(ctx context.Context, tx *sql.Tx) error
+
+// goSteps lists the migrations that have a step in Go, by version: work
+// SQL does badly, such as reading every stored file once.
+func goSteps() map[int]step {
+	return map[int]step{
+		2: chunkFiles, // 0002_file_chunks.sql
+	}
+}
+
+func migrateFS(ctx context.Context, db *sql.DB, fsys fs.FS, steps map[int]step) (int, error) {
 	ms, err := loadMigrations(fsys)
 	if err != nil {
 		return 0, fmt.Errorf("load migrations: %w", err)
@@ -69,7 +82,7 @@ func migrateFS(ctx context.Context, db *sql.DB, fsys fs.FS) (int, error) {
 	}
 	applied := 0
 	for _, m := range ms {
-		ok, err := applyMigration(ctx, db, m, latest)
+		ok, err := applyMigration(ctx, db, m, steps[m.version], latest)
 		if err != nil {
 			return applied, err
 		}
@@ -80,7 +93,7 @@ func migrateFS(ctx context.Context, db *sql.DB, fsys fs.FS) (int, error) {
 	return applied, nil
 }
 
-func applyMigration(ctx context.Context, db *sql.DB, m migration, latest int) (bool, error) {
+func applyMigration(ctx context.Context, db *sql.DB, m migration, goStep step, latest int) (bool, error) {
 	tx, err := db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (DSN _txlock)
 	if err != nil {
 		return false, fmt.Errorf("migration %s: %w", m.name, err)
@@ -99,6 +112,11 @@ func applyMigration(ctx context.Context, db *sql.DB, m migration, latest int) (b
 	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 		return false, fmt.Errorf("migration %s: %w", m.name, err)
 	}
+	if goStep != nil {
+		if err := goStep(ctx, tx); err != nil {
+			return false, fmt.Errorf("migration %s (its Go step): %w", m.name, err)
+		}
+	}
 	// PRAGMA takes no bound parameters; m.version is an int.
 	if _, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(m.version)); err != nil {
 		return false, fmt.Errorf("migration %s: set user_version: %w", m.name, err)
@@ -107,4 +125,54 @@ func applyMigration(ctx context.Context, db *sql.DB, m migration, latest int) (b
 		return false, fmt.Errorf("migration %s: commit: %w", m.name, err)
 	}
 	return true, nil
+}
+
+// chunkFiles is the Go step of migration 2: it splits every file stored
+// under version 1 (whole, in files.data) into file_chunks, one file in
+// memory at a time, checks the chunks add up to each file's size, and
+// drops files.data.
+func chunkFiles(ctx context.Context, tx *sql.Tx) error {
+	type key struct{ runID, name string }
+	var keys []key
+	rows, err := tx.QueryContext(ctx, "SELECT run_id, name FROM files ORDER BY run_id, ord")
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var k key
+		if err := rows.Scan(&k.runID, &k.name); err != nil {
+			rows.Close()
+			return err
+		}
+		keys = append(keys, k)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	ins, err := tx.PrepareContext(ctx, "INSERT INTO file_chunks (run_id, name, seq, data) VALUES (?, ?, ?, ?)")
+	if err != nil {
+		return err
+	}
+	defer ins.Close()
+	for _, k := range keys {
+		var (
+			data []byte
+			size int
+		)
+		if err := tx.QueryRowContext(ctx, "SELECT data, bytes FROM files WHERE run_id = ? AND name = ?", k.runID, k.name).Scan(&data, &size); err != nil {
+			return fmt.Errorf("run %s file %s: %w", k.runID, k.name, err)
+		}
+		if len(data) != size {
+			return fmt.Errorf("run %s file %s: %d bytes stored, its row says %d", k.runID, k.name, len(data), size)
+		}
+		for seq := 0; seq*ChunkBytes < len(data); seq++ {
+			chunk := data[seq*ChunkBytes : min((seq+1)*ChunkBytes, len(data))]
+			if _, err := ins.ExecContext(ctx, k.runID, k.name, seq, chunk); err != nil {
+				return fmt.Errorf("run %s file %s chunk %d: %w", k.runID, k.name, seq, err)
+			}
+		}
+	}
+	_, err = tx.ExecContext(ctx, "ALTER TABLE files DROP COLUMN data")
+	return err
 }

@@ -26,6 +26,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/ratelab/ratelab/experiments"
@@ -118,7 +119,7 @@ type File struct {
 	Name   string
 	SHA256 string // hex
 	Bytes  int
-	Data   []byte // nil from Files; the bytes from File
+	Data   []byte // nil from Files and OpenFile; the bytes from File
 }
 
 // Store is the lab database. It is safe for concurrent use.
@@ -130,6 +131,8 @@ type Store struct {
 	// writers of this process queue here instead (and give up when their
 	// context ends). The busy timeout still covers other processes.
 	write chan struct{}
+	// deletions counts the runs Delete removed (Deletions).
+	deletions atomic.Uint64
 }
 
 // DSN is the driver data source name Open uses for path: WAL journal with
@@ -138,10 +141,13 @@ type Store struct {
 // write transactions that take the write lock at BEGIN (so two writers
 // queue instead of deadlocking into SQLITE_BUSY).
 func DSN(path string) string {
-	// The name is a SQLite URI: escape the characters that end or escape
-	// its path.
-	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
-	return "file:" + esc + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_txlock=immediate"
+	return uri(path) + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_txlock=immediate"
+}
+
+// uri is path as a SQLite URI without parameters: it escapes the
+// characters that end or escape its path.
+func uri(path string) string {
+	return "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
 }
 
 // Open opens (creating if needed) the database at path and applies any
@@ -299,6 +305,99 @@ func (s *Store) Get(ctx context.Context, id string) (*Run, error) {
 	return &r, nil
 }
 
+// Head returns the run without its config (Config is nil), or
+// ErrNotFound: one small row, for requests that may need no more.
+func (s *Store) Head(ctx context.Context, id string) (*Run, error) {
+	var r Run
+	row := s.db.QueryRowContext(ctx, "SELECT "+runColumns+" FROM runs WHERE id = ?", id)
+	if err := scanRun(row, &r); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("run %s: %w", id, ErrNotFound)
+		}
+		return nil, fmt.Errorf("get run %s: %w", id, err)
+	}
+	return &r, nil
+}
+
+// Delete removes a run with its points and files (runs that re-ran it keep
+// their results and lose the link), or is ErrNotFound. A queued or running
+// run is deleted too; its sweep then fails to store its results.
+func (s *Store) Delete(ctx context.Context, id string) error {
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, "DELETE FROM runs WHERE id = ?", id)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return ErrNotFound
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("delete run %s: %w", id, err)
+	}
+	s.deletions.Add(1)
+	return nil
+}
+
+// Deletions is how many runs this Store has deleted. A finished run
+// changes only when it, or the run it re-ran, is deleted, so a copy of
+// finished runs' data (such as a rendered page) stays good while this
+// count stays the same, unless another process deletes runs in the same
+// file.
+func (s *Store) Deletions() uint64 { return s.deletions.Load() }
+
+// Backup writes a consistent copy of the whole database to path (VACUUM
+// INTO: one read transaction, so it runs beside readers and writers, of
+// this process or another, and sees every commit before it began). path
+// is a file name (not a URI) that must not exist, or be an empty file;
+// the copy is compact (no free pages) and opens with Open.
+func (s *Store) Backup(ctx context.Context, path string) error {
+	if path == "" {
+		return errors.New("backup: empty path")
+	}
+	if _, err := s.db.ExecContext(ctx, "VACUUM INTO ?", path); err != nil {
+		return fmt.Errorf("backup to %s: %w", path, err)
+	}
+	return nil
+}
+
+// Backup copies the database at path, which must exist and may be in use
+// by a running lab, to dest as Store.Backup does, without applying
+// migrations to either, then checks the copy (PRAGMA quick_check) and
+// returns how many runs it holds.
+func Backup(ctx context.Context, path, dest string) (runs int, err error) {
+	if path == "" {
+		return 0, errors.New("backup: empty database path")
+	}
+	db, err := sql.Open("sqlite", DSN(path)+"&mode=rw") // rw: never create it
+	if err != nil {
+		return 0, fmt.Errorf("open %s: %w", path, err)
+	}
+	defer db.Close()
+	if err := (&Store{db: db}).Backup(ctx, dest); err != nil {
+		return 0, err
+	}
+	cp, err := sql.Open("sqlite", uri(dest)+"?mode=ro")
+	if err != nil {
+		return 0, fmt.Errorf("open the copy %s: %w", dest, err)
+	}
+	defer cp.Close()
+	var check string
+	if err := cp.QueryRowContext(ctx, "PRAGMA quick_check").Scan(&check); err != nil {
+		return 0, fmt.Errorf("check the copy %s: %w", dest, err)
+	}
+	if check != "ok" {
+		return 0, fmt.Errorf("check the copy %s: %s", dest, check)
+	}
+	if err := cp.QueryRowContext(ctx, "SELECT count(*) FROM runs").Scan(&runs); err != nil {
+		return 0, fmt.Errorf("count the copy's runs: %w", err)
+	}
+	return runs, nil
+}
+
 // List returns up to limit runs (newest first) after skipping offset, and
 // how many runs there are in all. Config is not loaded. limit <= 0 means 50.
 func (s *Store) List(ctx context.Context, limit, offset int) ([]Run, int, error) {
@@ -416,8 +515,8 @@ func (s *Store) MarkInterrupted(ctx context.Context) (int, error) {
 // Complete stores a run's results and ends it as done, in one transaction:
 // every point (as JSON, with its series as a compact blob), the run-level
 // result (arrivals, clients, groups, ...), and every file's bytes and sha256
-// in the order given (output.Files order: manifest.json last). The run must
-// be queued or running (else ErrFinished).
+// in the order given (output.Files order: manifest.json last), in chunks of
+// ChunkBytes. The run must be queued or running (else ErrFinished).
 func (s *Store) Complete(ctx context.Context, id string, res *experiments.Result, files []output.File) error {
 	// Encode everything before taking the write lock, so the transaction
 	// holds it only for the inserts.
@@ -467,19 +566,8 @@ func (s *Store) Complete(ctx context.Context, id string, res *experiments.Result
 				return fmt.Errorf("point %d: %w", i, err)
 			}
 		}
-		fst, err := tx.PrepareContext(ctx, "INSERT INTO files (run_id, ord, name, sha256, bytes, data) VALUES (?, ?, ?, ?, ?, ?)")
-		if err != nil {
+		if err := insertFiles(ctx, tx, id, files, sums); err != nil {
 			return err
-		}
-		defer fst.Close()
-		for i, f := range files {
-			data := f.Data
-			if data == nil {
-				data = []byte{} // NOT NULL: an empty file is zero bytes
-			}
-			if _, err := fst.ExecContext(ctx, id, i, f.Name, sums[i], len(f.Data), data); err != nil {
-				return fmt.Errorf("file %s: %w", f.Name, err)
-			}
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE runs SET status = ?, error = '', finished_at = ?, points_done = ?, points_total = ?, result = ?
 			WHERE id = ?`, StatusDone, time.Now().UTC().UnixNano(), len(res.Points), len(res.Points), string(head), id)
@@ -562,55 +650,6 @@ func (s *Store) result(ctx context.Context, id string) (*experiments.Result, err
 		return nil, err
 	}
 	return res, nil
-}
-
-// Files lists a run's output files in manifest order, without their bytes
-// (Data is nil). A run with no files yet gives an empty list; an unknown run
-// is ErrNotFound.
-func (s *Store) Files(ctx context.Context, id string) ([]File, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT name, sha256, bytes FROM files WHERE run_id = ? ORDER BY ord", id)
-	if err != nil {
-		return nil, fmt.Errorf("files of run %s: %w", id, err)
-	}
-	defer rows.Close()
-	files := []File{}
-	for rows.Next() {
-		var f File
-		if err := rows.Scan(&f.Name, &f.SHA256, &f.Bytes); err != nil {
-			return nil, fmt.Errorf("files of run %s: %w", id, err)
-		}
-		files = append(files, f)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("files of run %s: %w", id, err)
-	}
-	if len(files) == 0 {
-		var n int
-		if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM runs WHERE id = ?", id).Scan(&n); err != nil {
-			return nil, fmt.Errorf("files of run %s: %w", id, err)
-		}
-		if n == 0 {
-			return nil, fmt.Errorf("run %s: %w", id, ErrNotFound)
-		}
-	}
-	return files, nil
-}
-
-// File returns one output file of a run with its bytes, or ErrNotFound.
-func (s *Store) File(ctx context.Context, id, name string) (*File, error) {
-	f := File{Name: name}
-	err := s.db.QueryRowContext(ctx, "SELECT sha256, bytes, data FROM files WHERE run_id = ? AND name = ?", id, name).
-		Scan(&f.SHA256, &f.Bytes, &f.Data)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("run %s file %s: %w", id, name, ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("run %s file %s: %w", id, name, err)
-	}
-	if f.Data == nil {
-		f.Data = []byte{}
-	}
-	return &f, nil
 }
 
 // tx runs fn in a write transaction (BEGIN IMMEDIATE via the DSN), one at

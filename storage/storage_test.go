@@ -141,14 +141,14 @@ func TestMigrationsApplyInOrderOnce(t *testing.T) {
 		"0002_b.sql": {Data: []byte("INSERT INTO t VALUES (2);")},
 		"0001_a.sql": {Data: []byte("CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1);")},
 	}
-	if n, err := migrateFS(t.Context(), db, fs); err != nil || n != 2 {
+	if n, err := migrateFS(t.Context(), db, fs, nil); err != nil || n != 2 {
 		t.Fatalf("first migrate: %d, %v", n, err)
 	}
-	if n, err := migrateFS(t.Context(), db, fs); err != nil || n != 0 {
+	if n, err := migrateFS(t.Context(), db, fs, nil); err != nil || n != 0 {
 		t.Fatalf("second migrate: %d, %v", n, err)
 	}
 	fs["0003_c.sql"] = &fstest.MapFile{Data: []byte("INSERT INTO t VALUES (3);")}
-	if n, err := migrateFS(t.Context(), db, fs); err != nil || n != 1 {
+	if n, err := migrateFS(t.Context(), db, fs, nil); err != nil || n != 1 {
 		t.Fatalf("third migrate: %d, %v", n, err)
 	}
 	var sum, count int
@@ -161,7 +161,7 @@ func TestMigrationsApplyInOrderOnce(t *testing.T) {
 
 	// A failing migration leaves neither its changes nor a new version.
 	fs["0004_bad.sql"] = &fstest.MapFile{Data: []byte("INSERT INTO t VALUES (4); INSERT INTO nosuch VALUES (1);")}
-	if _, err := migrateFS(t.Context(), db, fs); err == nil {
+	if _, err := migrateFS(t.Context(), db, fs, nil); err == nil {
 		t.Fatal("bad migration: no error")
 	}
 	var v int
@@ -174,7 +174,7 @@ func TestMigrationsApplyInOrderOnce(t *testing.T) {
 	// A database newer than the program is refused.
 	delete(fs, "0004_bad.sql")
 	delete(fs, "0003_c.sql")
-	if _, err := migrateFS(t.Context(), db, fs); err == nil {
+	if _, err := migrateFS(t.Context(), db, fs, nil); err == nil {
 		t.Error("database newer than the migrations: no error")
 	}
 

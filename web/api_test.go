@@ -15,8 +15,11 @@ import (
 func TestAPI(t *testing.T) {
 	l := newLab(t, true, 4)
 	w := l.postJSON("/api/runs", []byte(`{"version":1,"workload":{"duration_ms":1000,"parts":[{"type":"constant","rate_rps":50}]},"limiters":[{"type":"token-bucket","rate_rps":10,"burst":[0]}]}`))
-	var e APIErrors
-	if w.Code != http.StatusBadRequest || json.Unmarshal(w.Body.Bytes(), &e) != nil || len(e.Errors) == 0 || e.Errors[0].Path != "limiters[0].burst" {
+	// A well-formed document that is no config that can run is 422
+	// (Unprocessable Content, RFC 9110 15.5.21); 400 is left to bodies
+	// that are not JSON text.
+	var e APIProblem
+	if w.Code != http.StatusUnprocessableEntity || json.Unmarshal(w.Body.Bytes(), &e) != nil || len(e.Errors) == 0 || e.Errors[0].Path != "limiters[0].burst" {
 		t.Errorf("bad config: %d %s", w.Code, w.Body)
 	}
 	if w := l.postJSON("/api/runs", []byte(`{`)); w.Code != http.StatusBadRequest {

@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -129,7 +131,11 @@ func (b *browserLog) snapshot() (requests, errors []string) {
 func TestBrowserEndToEnd(t *testing.T) {
 	exe := chromium(t)
 	l := newLab(t, true, 4)
-	ts := httptest.NewServer(l.srv)
+	// The Host is checked as lab serve checks it: the browser's
+	// 127.0.0.1:port is served.
+	ts := httptest.NewUnstartedServer(nil)
+	ts.Config.Handler = New(l.store, l.runner, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Listen: ts.Listener.Addr().String()})
+	ts.Start()
 	t.Cleanup(ts.Close)
 	downloads := t.TempDir()
 	ctx := newBrowser(t, exe, 240*time.Second)

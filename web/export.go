@@ -11,6 +11,7 @@ import (
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/deploy"
+	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/storage"
 	"github.com/ratelab/ratelab/web/format"
@@ -117,26 +118,35 @@ func reasonOf(err error) string {
 	return err.Error()
 }
 
+// exportError is what is wrong with an export request: the status, the
+// query field at fault ("point" or "format", "" when neither) and the
+// message.
+type exportError struct {
+	status int
+	path   string
+	msg    string
+}
+
 // exportRequest reads ?point=N&format=F of a stored run: its config, the
-// point and the export, or the status and message of what is wrong.
-func (s *Server) exportRequest(r *http.Request, run *storage.Run, pointArg, formatArg string) (*experiments.Config, *deploy.Export, int, string) {
+// point and the export, or what is wrong.
+func (s *Server) exportRequest(r *http.Request, run *storage.Run, pointArg, formatArg string) (*experiments.Config, *deploy.Export, *exportError) {
 	cfg, err := experiments.DecodeConfig(run.Config)
 	if err != nil {
-		return nil, nil, http.StatusUnprocessableEntity, "the stored config no longer decodes: " + err.Error()
+		return nil, nil, &exportError{http.StatusUnprocessableEntity, "", "the stored config no longer decodes: " + err.Error()}
 	}
 	point, err := strconv.Atoi(pointArg)
 	if err != nil {
-		return nil, nil, http.StatusBadRequest, fmt.Sprintf("point %q: give a point's index, a row of results.csv from 0", format.Clip(pointArg, 40))
+		return nil, nil, &exportError{http.StatusBadRequest, "point", fmt.Sprintf("point %q: give a point's index, a row of results.csv from 0", format.Clip(pointArg, 40))}
 	}
 	pt, err := deploy.PointOf(cfg, point)
 	if err != nil {
-		return nil, nil, http.StatusBadRequest, err.Error()
+		return nil, nil, &exportError{http.StatusBadRequest, "point", err.Error()}
 	}
 	e, err := deploy.Render(formatArg, pt)
 	var ne *deploy.NotExpressible
 	switch {
 	case errors.Is(err, deploy.ErrUnknownFormat):
-		return nil, nil, http.StatusBadRequest, err.Error()
+		return nil, nil, &exportError{http.StatusBadRequest, "format", err.Error()}
 	case errors.As(err, &ne):
 		var can []string
 		for _, a := range deploy.Availability(pt) {
@@ -144,11 +154,11 @@ func (s *Server) exportRequest(r *http.Request, run *storage.Run, pointArg, form
 				can = append(can, a.Format.Name)
 			}
 		}
-		return nil, nil, http.StatusUnprocessableEntity, fmt.Sprintf("%v (formats that deploy this point: %v)", err, can)
+		return nil, nil, &exportError{http.StatusUnprocessableEntity, "format", fmt.Sprintf("%v (formats that deploy this point: %v)", err, can)}
 	case err != nil:
-		return nil, nil, http.StatusInternalServerError, err.Error()
+		return nil, nil, &exportError{http.StatusInternalServerError, "", err.Error()}
 	}
-	return cfg, e, http.StatusOK, ""
+	return cfg, e, nil
 }
 
 // runExport sends a point's export as a file.
@@ -158,9 +168,9 @@ func (s *Server) runExport(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	_, e, status, msg := s.exportRequest(r, run, q.Get("point"), q.Get("format"))
-	if status != http.StatusOK {
-		s.errorPage(w, r, status, "Cannot export", msg)
+	_, e, xerr := s.exportRequest(r, run, q.Get("point"), q.Get("format"))
+	if xerr != nil {
+		s.errorPage(w, r, xerr.status, "Cannot export", xerr.msg)
 		return
 	}
 	h := w.Header()
@@ -178,14 +188,17 @@ func (s *Server) rerunExport(w http.ResponseWriter, r *http.Request) {
 	if run == nil {
 		return
 	}
-	cfg, e, status, msg := s.exportRequest(r, run, r.PostFormValue("point"), r.PostFormValue("format"))
-	if status != http.StatusOK {
-		s.errorPage(w, r, status, "Cannot rerun", msg)
+	cfg, e, xerr := s.exportRequest(r, run, r.PostFormValue("point"), r.PostFormValue("format"))
+	if xerr != nil {
+		s.errorPage(w, r, xerr.status, "Cannot rerun", xerr.msg)
 		return
 	}
 	if e.Rerun == nil {
-		s.errorPage(w, r, http.StatusUnprocessableEntity, "Nothing to rerun",
-			"This point already is the library's gate at the deployed setting: its results show what the deployment does.")
+		msg := "This point already is the library's gate at the deployed setting: its results show what the deployment does."
+		if !e.Exact {
+			msg = "No gate of the lab reproduces this deployment; the notes say how it differs from the point."
+		}
+		s.errorPage(w, r, http.StatusUnprocessableEntity, "Nothing to rerun", msg)
 		return
 	}
 	next, err := deploy.RerunConfig(cfg, e)
@@ -229,18 +242,18 @@ func (s *Server) apiExport(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
 	run, err := s.getRun(r, id)
 	if errors.Is(err, storage.ErrNotFound) {
-		apiError(w, http.StatusNotFound, fmt.Sprintf("no run %q", format.Clip(id, 40)))
+		problem(w, r, http.StatusNotFound, fmt.Sprintf("no run %q", format.Clip(id, 40)), nil)
 		return
 	}
 	if err != nil {
 		s.log.Error("api: read run", "run", id, "err", err)
-		apiError(w, http.StatusInternalServerError, "read the run: "+err.Error())
+		problem(w, r, http.StatusInternalServerError, "read the run: "+err.Error(), nil)
 		return
 	}
 	q := r.URL.Query()
-	cfg, e, status, msg := s.exportRequest(r, run, q.Get("point"), q.Get("format"))
-	if status != http.StatusOK {
-		apiError(w, status, msg)
+	cfg, e, xerr := s.exportRequest(r, run, q.Get("point"), q.Get("format"))
+	if xerr != nil {
+		problem(w, r, xerr.status, xerr.msg, field.List{{Path: xerr.path, Msg: xerr.msg}})
 		return
 	}
 	point, _ := strconv.Atoi(q.Get("point"))
@@ -251,4 +264,15 @@ func (s *Server) apiExport(w http.ResponseWriter, r *http.Request) {
 		out.Notes = []string{}
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// deployFormatKey is the ?format= a run page's deploy section shows, as a
+// page-cache key: a known format's name, else "" (the section's default).
+func deployFormatKey(name string) string {
+	for _, f := range deploy.Formats() {
+		if f.Name == name {
+			return name
+		}
+	}
+	return ""
 }

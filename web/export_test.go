@@ -115,16 +115,29 @@ func TestDeploySection(t *testing.T) {
 	if mw := got.Rerun.ValuesOf("max_wait_ms"); len(mw) != 1 || mw[0] != 5 {
 		t.Errorf("rerun max_wait_ms %v", mw)
 	}
-	for path, status := range map[string]int{
-		"/api/runs/" + id + "/export?point=2&format=nginx":       http.StatusOK,
-		"/api/runs/" + id + "/export?point=9&format=nginx":       http.StatusBadRequest,
-		"/api/runs/" + id + "/export?point=x&format=nginx":       http.StatusBadRequest,
-		"/api/runs/" + id + "/export?point=1&format=yaml":        http.StatusBadRequest,
-		"/api/runs/" + id + "/export?point=3&format=nginx":       http.StatusUnprocessableEntity,
-		"/api/runs/zzzzzzzzzzzzzzzz/export?point=1&format=nginx": http.StatusNotFound,
+	for path, want := range map[string]struct {
+		status int
+		field  string // the error's path
+	}{
+		"/api/runs/" + id + "/export?point=2&format=nginx":       {http.StatusOK, ""},
+		"/api/runs/" + id + "/export?point=9&format=nginx":       {http.StatusBadRequest, "point"},
+		"/api/runs/" + id + "/export?point=x&format=nginx":       {http.StatusBadRequest, "point"},
+		"/api/runs/" + id + "/export?format=nginx":               {http.StatusBadRequest, "point"},
+		"/api/runs/" + id + "/export?point=1&format=yaml":        {http.StatusBadRequest, "format"},
+		"/api/runs/" + id + "/export?point=1":                    {http.StatusBadRequest, "format"},
+		"/api/runs/" + id + "/export?point=3&format=nginx":       {http.StatusUnprocessableEntity, "format"},
+		"/api/runs/zzzzzzzzzzzzzzzz/export?point=1&format=nginx": {http.StatusNotFound, ""},
 	} {
-		if w := l.get(path); w.Code != status {
-			t.Errorf("GET %s: %d, want %d: %s", path, w.Code, status, w.Body.String())
+		w := l.get(path)
+		if w.Code != want.status {
+			t.Errorf("GET %s: %d, want %d: %s", path, w.Code, want.status, w.Body.String())
+		}
+		if want.status == http.StatusOK {
+			continue
+		}
+		var e APIProblem
+		if err := json.Unmarshal(w.Body.Bytes(), &e); err != nil || len(e.Errors) != 1 || e.Errors[0].Path != want.field || e.Errors[0].Msg == "" {
+			t.Errorf("GET %s: errors %s, want one with path %q", path, w.Body.String(), want.field)
 		}
 	}
 

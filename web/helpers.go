@@ -37,6 +37,23 @@ func joinLimiters(ls []string) string { return strings.Join(ls, ", ") }
 
 func pageURL(page int) string { return "/runs?page=" + strconv.Itoa(page) }
 
+func runsCount(n int) string {
+	switch n {
+	case 0:
+		return "no runs"
+	case 1:
+		return "the 1 run"
+	}
+	return "the " + strconv.Itoa(n) + " runs"
+}
+
+func pagesCount(n int) string {
+	if n == 1 {
+		return "1 page"
+	}
+	return strconv.Itoa(n) + " pages"
+}
+
 // dash shows a missing bound.
 func dash(s string) string {
 	if s == "" {

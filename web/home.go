@@ -68,6 +68,11 @@ func (s *Server) homePage(w http.ResponseWriter, r *http.Request, status int, d 
 // errors beside their fields (422, or 413 for a trace past the limit); a
 // full queue gives 429 with Retry-After and the form as typed.
 func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
+	release := s.admitBody(w, r, form.MaxFormBytes, formWeight)
+	if release == nil {
+		return
+	}
+	defer release()
 	post := form.Read(w, r)
 	d := HomeData{Form: post.Form}
 	if post.ReadErr != nil {

@@ -30,6 +30,7 @@ const seedSweepSHA256 = "d29c75e9eaa020ba6192686883d30a6366ab7640534847a20d55e33
 
 type lab struct {
 	t      *testing.T
+	path   string // the database file
 	store  *storage.Store
 	runner *runner.Runner
 	srv    *Server
@@ -40,8 +41,15 @@ type lab struct {
 // full, runs that stay queued).
 func newLab(t *testing.T, start bool, queue int) *lab {
 	t.Helper()
+	return newLabWith(t, start, queue, Options{})
+}
+
+// newLabWith is newLab with Options (Logger and Done are set here).
+func newLabWith(t *testing.T, start bool, queue int, opt Options) *lab {
+	t.Helper()
 	ctx := context.Background()
-	st, err := storage.Open(ctx, filepath.Join(t.TempDir(), "lab.db"))
+	path := filepath.Join(t.TempDir(), "lab.db")
+	st, err := storage.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +70,8 @@ func newLab(t *testing.T, start bool, queue int) *lab {
 			t.Errorf("close store: %v", err)
 		}
 	})
-	return &lab{t: t, store: st, runner: rn, srv: New(st, rn, Options{Logger: log, Done: done})}
+	opt.Logger, opt.Done = log, done
+	return &lab{t: t, path: path, store: st, runner: rn, srv: New(st, rn, opt)}
 }
 
 func (l *lab) do(req *http.Request) *httptest.ResponseRecorder {

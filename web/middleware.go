@@ -73,6 +73,10 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 					panic(v)
 				}
 				s.log.Error("panic", "path", r.URL.Path, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+				if isAPI(r) {
+					problem(w, r, http.StatusInternalServerError, "internal error: the request failed on the server's side", nil)
+					return
+				}
 				http.Error(w, "internal error", http.StatusInternalServerError)
 			}
 		}()

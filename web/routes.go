@@ -1,7 +1,9 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
@@ -18,28 +20,37 @@ var navLinks = []NavLink{{Href: "/calculus", Label: "Calculus"}}
 // routes is the lab's whole URL space, in one place.
 func (s *Server) routes() http.Handler {
 	r := chi.NewRouter()
+	r.Use(s.recoverPanics, s.logRequests, securityHeaders)
+	if s.hosts != nil {
+		r.Use(s.checkHost) // a Host not served gets 421 (DNS rebinding)
+	}
 	// State-changing requests from other origins are refused (403).
-	r.Use(s.recoverPanics, s.logRequests, securityHeaders, http.NewCrossOriginProtection().Handler)
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.fail(w, r, http.StatusForbidden, "Cross-origin request refused",
+			r.Method+" "+r.URL.Path+" came from a page of another origin: the lab takes state-changing requests only from its own pages or from clients that send no Origin or Sec-Fetch-Site header")
+	}))
+	r.Use(cop.Handler)
 	// HEAD is GET without the body: curl -I on a download shows its size
 	// and X-Checksum-Sha256.
 	r.Use(middleware.GetHead)
 
-	r.Get("/", s.home)                          // new-sweep form + recent runs
-	r.Post("/runs", s.createRun)                // the form posts here
-	r.Get("/runs", s.listRuns)                  // every run, paged
-	r.Get("/runs/{id}", s.runPage)              // permalink
-	r.Get("/runs/{id}/events", s.runEvents)     // live progress (SSE)
-	r.Get("/runs/{id}/files/{name}", s.runFile) // downloads
-	r.Post("/runs/{id}/cancel", s.cancelRun)    // cancel a queued or running sweep
-	r.Post("/runs/{id}/rerun", s.rerunRun)      // run the stored config again
-	r.Post("/api/runs", s.apiCreateRun)         // JSON API: submit a config document
-	r.Get("/api/runs/{id}", s.apiGetRun)        // JSON API: status, progress, manifest
-	r.Get("/api/types", s.apiTypes)             // JSON API: the limiter and workload part types
-	r.Get("/calculus", s.calculusPage)          // the network-calculus calculator
-	r.Get("/calculus/check", s.calculusCheck)   // its answer as a sweep to run
-	r.Get("/calculus/edit/{id}", s.editRun)     // a stored run's config document, to edit and run
-	r.Post("/calculus/run", s.runDocument)      // run a config document from the editor
-	r.Handle("/static/*", staticFiles())        // echarts, CSS, app.js
+	r.Get("/", s.home)                                          // new-sweep form + recent runs
+	r.Post("/runs", s.heavyRequest(s.createRun))                // the form posts here (heavy: heavy.go)
+	r.Get("/runs", s.listRuns)                                  // every run, paged
+	r.Get("/runs/{id}", s.runPage)                              // permalink (finished: cached, pagecache.go)
+	r.Get("/runs/{id}/events", s.runEvents)                     // live progress (SSE)
+	r.Get("/runs/{id}/files/{name}", s.heavyRequest(s.runFile)) // downloads, streamed
+	r.Post("/runs/{id}/cancel", s.cancelRun)                    // cancel a queued or running sweep
+	r.Post("/runs/{id}/rerun", s.heavyRequest(s.rerunRun))      // run the stored config again
+	r.Post("/api/runs", s.heavyRequest(s.apiCreateRun))         // JSON API: submit a config document
+	r.Get("/api/runs/{id}", s.apiGetRun)                        // JSON API: status, progress, manifest
+	r.Get("/api/types", s.apiTypes)                             // JSON API: the limiter and workload part types
+	r.Get("/calculus", s.calculusPage)                          // the network-calculus calculator
+	r.Get("/calculus/check", s.calculusCheck)                   // its answer as a sweep to run
+	r.Get("/calculus/edit/{id}", s.editRun)                     // a stored run's config document, to edit and run
+	r.Post("/calculus/run", s.heavyRequest(s.runDocument))      // run a config document from the editor
+	r.Handle("/static/*", staticFiles())                        // echarts, CSS, app.js
 	r.Get("/favicon.ico", http.NotFound)
 
 	// "Deploy this setting": a point as the config that deploys it.
@@ -47,13 +58,31 @@ func (s *Server) routes() http.Handler {
 	r.Post("/runs/{id}/export/rerun", s.rerunExport) // the config plus the deployed setting's gate, as a new run
 	r.Get("/api/runs/{id}/export", s.apiExport)      // JSON API: text, notes, rerun
 
-	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		s.errorPage(w, r, http.StatusNotFound, "Not found", "There is no page at "+r.URL.Path+".")
+	r.NotFound(func(w http.ResponseWriter, req *http.Request) {
+		s.fail(w, req, http.StatusNotFound, "Not found", "There is no page at "+req.URL.Path+".")
 	})
-	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		s.errorPage(w, r, http.StatusMethodNotAllowed, "Method not allowed", r.Method+" is not allowed on "+r.URL.Path+".")
+	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
+		allow := allowed(r, req.URL.Path)
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		s.fail(w, req, http.StatusMethodNotAllowed, "Method not allowed",
+			fmt.Sprintf("%s is not allowed on %s: it takes %s.", req.Method, req.URL.Path, strings.Join(allow, ", ")))
 	})
 	return r
+}
+
+// allowed lists the methods a path takes (HEAD wherever GET is).
+func allowed(r *chi.Mux, path string) []string {
+	var out []string
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		probe := m
+		if m == http.MethodHead {
+			probe = http.MethodGet
+		}
+		if r.Match(chi.NewRouteContext(), probe, path) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 func staticFiles() http.Handler {

@@ -1,12 +1,16 @@
 package web
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"mime"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -28,11 +32,31 @@ func (s *Server) getRun(r *http.Request, id string) (*storage.Run, error) {
 
 // runOr404 reads the {id} run or answers 404 (or 500).
 func (s *Server) runOr404(w http.ResponseWriter, r *http.Request) *storage.Run {
+	return s.findRun(w, r, s.store.Get)
+}
+
+// headOr404 is runOr404 without the run's config (Run.Config is nil).
+func (s *Server) headOr404(w http.ResponseWriter, r *http.Request) *storage.Run {
+	return s.findRun(w, r, s.store.Head)
+}
+
+func (s *Server) findRun(w http.ResponseWriter, r *http.Request, read func(context.Context, string) (*storage.Run, error)) *storage.Run {
 	id := chi.URLParam(r, "id")
-	run, err := s.getRun(r, id)
+	var (
+		run *storage.Run
+		err error
+	)
+	if storage.ValidID(id) {
+		run, err = read(r.Context(), id)
+	} else {
+		err = storage.ErrNotFound
+	}
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
-		s.errorPage(w, r, http.StatusNotFound, "No such run", fmt.Sprintf("There is no run %q. Runs are listed at /runs.", format.Clip(id, 40)))
+		if storage.ValidID(id) {
+			s.pages.drop(id) // a deleted run's pages go at once
+		}
+		s.runNotFound(w, r, id)
 		return nil
 	case err != nil:
 		s.internalError(w, r, "read the run", err)
@@ -41,49 +65,177 @@ func (s *Server) runOr404(w http.ResponseWriter, r *http.Request) *storage.Run {
 	return run
 }
 
+func (s *Server) runNotFound(w http.ResponseWriter, r *http.Request, id string) {
+	s.errorPage(w, r, http.StatusNotFound, "No such run", fmt.Sprintf("There is no run %q. Runs are listed at /runs.", format.Clip(id, 40)))
+}
+
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
-	page, err := strconv.Atoi(r.URL.Query().Get("page"))
-	if err != nil || page < 1 {
-		page = 1
+	page, status, notice := 1, http.StatusOK, ""
+	if q := r.URL.Query().Get("page"); q != "" {
+		n, err := strconv.Atoi(q)
+		if err != nil || n < 1 {
+			status, notice = http.StatusBadRequest, fmt.Sprintf("?page=%s is not a page: give a whole number from 1 (the newest runs).", format.Clip(q, 20))
+		} else {
+			page = n
+		}
 	}
-	runs, total, err := s.store.List(r.Context(), PageSize, (page-1)*PageSize)
+	// No list has a billion pages: the offset stays far from overflow.
+	runs, total, err := s.store.List(r.Context(), PageSize, (min(page, 1e9)-1)*PageSize)
 	if err != nil {
 		s.internalError(w, r, "list runs", err)
 		return
 	}
 	last := max(1, (total+PageSize-1)/PageSize)
-	status := http.StatusOK
 	if page > last {
-		status = http.StatusNotFound
+		status = http.StatusNotFound // the page says it is past the end
 	}
-	s.render(w, r, status, RunsPage(RunsData{Runs: runs, Total: total, Page: page, Last: last}))
+	s.render(w, r, status, RunsPage(RunsData{Runs: runs, Total: total, Page: page, Last: last, Notice: notice}))
 }
 
+// runPage is a run's permalink. A finished run's page comes from the page
+// cache (pagecache.go), rendered once and revalidated by ETag; a queued
+// or running run's page is rendered on every request.
 func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
-	run := s.runOr404(w, r)
+	chosen := -1 // the default point
+	if p, err := strconv.Atoi(r.URL.Query().Get("point")); err == nil && p >= 0 {
+		chosen = p
+	}
+	// Checked a moment ago, and no run deleted since: no database at all.
+	gen, now := s.store.Deletions(), time.Now()
+	key := pageKey{id: chi.URLParam(r, "id"), point: chosen, format: deployFormatKey(r.URL.Query().Get("format")), engine: experiments.EngineVersion}
+	if e := s.pages.fresh(key, gen, now); e != nil {
+		s.servePage(w, r, e)
+		return
+	}
+	run := s.headOr404(w, r)
 	if run == nil {
 		return
 	}
-	chosen := -1
-	if p, err := strconv.Atoi(r.URL.Query().Get("point")); err == nil {
-		chosen = p
+	if chosen >= run.PointsTotal {
+		chosen = -1
 	}
-	d, err := s.runPageData(r, run, chosen)
-	if err != nil {
-		s.internalError(w, r, "read the run's results", err)
+	if !storage.Final(run.Status) {
+		full := s.runOr404(w, r)
+		if full == nil {
+			return
+		}
+		d, err := s.runPageData(r, full, chosen)
+		if err != nil {
+			s.internalError(w, r, "read the run's results", err)
+			return
+		}
+		s.render(w, r, http.StatusOK, RunPage(d))
 		return
 	}
-	s.render(w, r, http.StatusOK, RunPage(d))
+	key.point = chosen
+	if e := s.pages.get(key); e != nil {
+		if e.stamp == runStamp(run) {
+			s.pages.confirm(e, gen, now)
+			s.servePage(w, r, e)
+			return
+		}
+		s.pages.remove(e)
+	}
+	e, err := s.pages.do(r.Context(), key, func() (*pageEntry, error) {
+		e, err := s.renderFinished(r, run.ID, chosen)
+		if e != nil {
+			e.gen, e.checked = gen, now // read before the render began
+		}
+		return e, err
+	})
+	switch {
+	case errors.Is(err, errBusy):
+		s.overloaded(w, r)
+	case errors.Is(err, storage.ErrNotFound):
+		s.runNotFound(w, r, run.ID)
+	case err != nil:
+		s.internalError(w, r, "render the run's page", err)
+	default:
+		s.servePage(w, r, e)
+	}
 }
 
-// runFile sends one output file, byte for byte as stored.
+// renderFinished renders a finished run's page for the page cache. The
+// render of a done run (its whole result in memory) is a heavy request.
+// It runs to its end even if the request that started it goes away,
+// since other requests may wait for it.
+func (s *Server) renderFinished(r *http.Request, id string, chosen int) (*pageEntry, error) {
+	ctx := context.WithoutCancel(r.Context())
+	run, err := s.store.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if run.Status == storage.StatusDone {
+		if !s.heavy.enter(ctx) {
+			return nil, errBusy
+		}
+		defer s.heavy.leave()
+	}
+	cacheable := storage.Final(run.Status)
+	if run.RerunOf != "" {
+		// The comparison with the original changes until it finishes.
+		orig, err := s.store.Head(ctx, run.RerunOf)
+		switch {
+		case errors.Is(err, storage.ErrNotFound):
+		case err != nil:
+			return nil, err
+		case !storage.Final(orig.Status):
+			cacheable = false
+		}
+	}
+	d, err := s.runPageData(r.WithContext(ctx), run, chosen)
+	if err != nil {
+		return nil, fmt.Errorf("read the run's results: %w", err)
+	}
+	var buf bytes.Buffer
+	if err := RunPage(d).Render(ctx, &buf); err != nil {
+		return nil, err
+	}
+	body := buf.Bytes()
+	return &pageEntry{body: body, etag: etagOf(body), stamp: runStamp(run), cacheable: cacheable}, nil
+}
+
+// servePage sends a rendered page with its ETag; a GET or HEAD whose
+// If-None-Match names it gets 304 Not Modified. Browsers revalidate on
+// every view (no-cache), so a deleted run is never shown from their cache.
+func (s *Server) servePage(w http.ResponseWriter, r *http.Request, e *pageEntry) {
+	h := w.Header()
+	h.Set("Cache-Control", "no-cache")
+	h.Set("ETag", e.etag)
+	if etagMatch(r.Header.Get("If-None-Match"), e.etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Length", strconv.Itoa(len(e.body)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(e.body)
+}
+
+// etagMatch reports whether an If-None-Match header names etag (weak
+// comparison, as RFC 9110 wants for If-None-Match) or is "*".
+func etagMatch(header, etag string) bool {
+	for header != "" {
+		var tag string
+		tag, header, _ = strings.Cut(header, ",")
+		tag = strings.TrimSpace(tag)
+		if tag == "*" || strings.TrimPrefix(tag, "W/") == etag {
+			return true
+		}
+	}
+	return false
+}
+
+// runFile sends one output file, byte for byte as stored, read from the
+// store a chunk at a time (storage.ChunkBytes), so a download holds one
+// chunk in memory however large the file.
 func (s *Server) runFile(w http.ResponseWriter, r *http.Request) {
-	run := s.runOr404(w, r)
+	run := s.headOr404(w, r)
 	if run == nil {
 		return
 	}
 	name := chi.URLParam(r, "name")
-	f, err := s.store.File(r.Context(), run.ID, name)
+	f, err := s.store.OpenFile(r.Context(), run.ID, name)
 	if errors.Is(err, storage.ErrNotFound) {
 		s.errorPage(w, r, http.StatusNotFound, "No such file", fmt.Sprintf("Run %s has no file %q (yet).", run.ID, format.Clip(name, 80)))
 		return
@@ -99,10 +251,17 @@ func (s *Server) runFile(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Type", ctype)
 	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": f.Name}))
-	h.Set("Content-Length", strconv.Itoa(len(f.Data)))
+	h.Set("Content-Length", strconv.Itoa(f.Bytes))
 	h.Set("X-Checksum-Sha256", f.SHA256)
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(f.Data)
+	if r.Method == http.MethodHead {
+		return
+	}
+	// Past the headers an error can only cut the body short, which the
+	// client sees against Content-Length.
+	if _, err := io.Copy(w, f); err != nil && r.Context().Err() == nil {
+		s.log.Warn("download ended early", "run", run.ID, "file", f.Name, "err", err)
+	}
 }
 
 func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {

@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/a-h/templ"
 
@@ -31,10 +32,16 @@ import (
 const (
 	// MaxAPIBytes bounds a config document posted to /api/runs.
 	MaxAPIBytes = 32 << 20
-	// RetryAfterSeconds is what a 429 asks the client to wait.
+	// RetryAfterSeconds is what a 429 (queue full) or a 503 (heavy-request
+	// limit full) asks the client to wait.
 	RetryAfterSeconds = 5
 	// PageSize is how many runs /runs lists per page.
 	PageSize = 25
+	// DefaultHeavyLimit, DefaultHeavyWait and DefaultPageCacheBytes are
+	// the defaults of Options.HeavyLimit, HeavyWait and PageCacheBytes.
+	DefaultHeavyLimit     = 16
+	DefaultHeavyWait      = 5 * time.Second
+	DefaultPageCacheBytes = 64 << 20
 )
 
 // Server serves the lab. Create it with New; it is an http.Handler.
@@ -45,6 +52,14 @@ type Server struct {
 	handler http.Handler
 	// done ends long-lived responses (event streams) at shutdown.
 	done <-chan struct{}
+	// heavy bounds the heavy requests served at once (heavy.go).
+	heavy *gate
+	// pages holds finished runs' rendered pages (pagecache.go).
+	pages *pageCache
+	// hosts are the Host header values served (nil: any).
+	hosts *hostPolicy
+	// bodies is the budget of large request bodies read at once.
+	bodies *bodyGate
 }
 
 // Options configure a Server.
@@ -54,13 +69,49 @@ type Options struct {
 	// Done, when closed, ends open event streams so a graceful shutdown
 	// does not wait for them.
 	Done <-chan struct{}
+	// HeavyLimit is how many heavy requests (sweep submissions, downloads,
+	// renders of a done run's page) are served at once (default
+	// DefaultHeavyLimit). One more waits up to HeavyWait (default
+	// DefaultHeavyWait; negative: not at all) for a place, then gets 503
+	// with Retry-After.
+	HeavyLimit int
+	HeavyWait  time.Duration
+	// PageCacheBytes bounds the finished runs' pages kept rendered
+	// (default DefaultPageCacheBytes; negative: no cache).
+	PageCacheBytes int
+	// Listen is the address the server listens on ("127.0.0.1:8080").
+	// With it, only requests for localhost, 127.0.0.1 or [::1] on its port
+	// (or for the address itself, or for AllowedHosts) are served; others
+	// get 421 Misdirected Request, which defeats DNS rebinding. Without it
+	// (a handler mounted in a test) the Host header is not checked.
+	Listen string
+	// AllowedHosts are more names to serve, as ParseHosts reads them.
+	AllowedHosts []string
 }
 
 // New returns the lab's handler over a store and a started runner.
 func New(st *storage.Store, rn *runner.Runner, opt Options) *Server {
-	s := &Server{store: st, runner: rn, log: opt.Logger, done: opt.Done}
+	s := &Server{store: st, runner: rn, log: opt.Logger, done: opt.Done, bodies: newBodyGate(BodyBudget)}
 	if s.log == nil {
 		s.log = slog.Default()
+	}
+	if opt.HeavyLimit <= 0 {
+		opt.HeavyLimit = DefaultHeavyLimit
+	}
+	if opt.HeavyWait == 0 {
+		opt.HeavyWait = DefaultHeavyWait
+	}
+	if opt.PageCacheBytes == 0 {
+		opt.PageCacheBytes = DefaultPageCacheBytes
+	}
+	s.heavy = newGate(opt.HeavyLimit, opt.HeavyWait)
+	s.pages = newPageCache(opt.PageCacheBytes)
+	if opt.Listen != "" {
+		hosts, err := newHostPolicy(opt.Listen, opt.AllowedHosts)
+		if err != nil {
+			panic("web.New: " + err.Error()) // the caller's listener gave the address
+		}
+		s.hosts = hosts
 	}
 	s.handler = s.routes()
 	return s
@@ -97,11 +148,22 @@ func (s *Server) internalError(w http.ResponseWriter, r *http.Request, what stri
 	s.errorPage(w, r, http.StatusInternalServerError, "Something failed", what+": "+err.Error())
 }
 
+// overloaded answers a request that found the heavy-request limit full:
+// 503 with Retry-After, the error page, or for /api/* the API's error
+// answer.
+func (s *Server) overloaded(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Retry-After", strconv.Itoa(RetryAfterSeconds))
+	const msg = "The lab is serving as many heavy requests (sweep submissions, downloads, result pages) as it takes at once; try again in a few seconds."
+	s.fail(w, r, http.StatusServiceUnavailable, "The lab is busy", msg)
+}
+
 // writeJSON writes v as indented JSON with a status.
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		http.Error(w, `{"errors":[{"path":"","message":"encode response"}]}`, http.StatusInternalServerError)
+		w.Header().Set("Content-Type", ProblemType)
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = w.Write([]byte(`{"type":"about:blank","title":"Internal Server Error","status":500,"detail":"encode the response","errors":[{"path":"","message":"encode the response"}]}` + "\n"))
 		return
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -110,14 +172,16 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // submitStatus is the HTTP status that answers an error of runner.Submit:
-// 429 when the queue is full (with Retry-After), 503 when the runner is
-// closed (the lab is shutting down), else 500.
+// 429 when the queue is full, 503 when the runner is closed (the lab is
+// shutting down; a restarted one takes the sweep), both with Retry-After;
+// else 500.
 func submitStatus(w http.ResponseWriter, err error) int {
 	switch {
 	case errors.Is(err, runner.ErrQueueFull):
 		w.Header().Set("Retry-After", strconv.Itoa(RetryAfterSeconds))
 		return http.StatusTooManyRequests
 	case errors.Is(err, runner.ErrClosed):
+		w.Header().Set("Retry-After", strconv.Itoa(RetryAfterSeconds))
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError

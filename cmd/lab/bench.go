@@ -5,10 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
 	"slices"
 	"testing"
 	"time"
+
+	"golang.org/x/time/rate"
 
 	"github.com/ratelab/ratelab/experiments/limiter"
 )
@@ -65,33 +68,69 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		var setupErr error
-		admitted, decisions := 0, 0
-		res := testing.Benchmark(func(b *testing.B) {
-			r, err := c.NewReplay()
-			if err != nil {
-				setupErr = err
-				b.SkipNow()
-			}
-			b.ReportAllocs()
-			admitted, decisions = 0, b.N
-			b.ResetTimer()
-			for range b.N {
-				if r.Step() {
-					admitted++
+		steps := []struct {
+			name string
+			step func(*limiter.DecisionReplay) func() bool
+		}{{c.Name, func(r *limiter.DecisionReplay) func() bool { return r.Step }}}
+		if ref := xTimeRateReference(c); ref != nil {
+			steps = append(steps, struct {
+				name string
+				step func(*limiter.DecisionReplay) func() bool
+			}{xTimeRateReferenceName, ref})
+		}
+		for _, st := range steps {
+			var setupErr error
+			admitted, decisions := 0, 0
+			res := testing.Benchmark(func(b *testing.B) {
+				r, err := c.NewReplay()
+				if err != nil {
+					setupErr = err
+					b.SkipNow()
 				}
+				step := st.step(r)
+				b.ReportAllocs()
+				admitted, decisions = 0, b.N
+				b.ResetTimer()
+				for range b.N {
+					if step() {
+						admitted++
+					}
+				}
+			})
+			if setupErr != nil {
+				return setupErr
 			}
-		})
-		if setupErr != nil {
-			return setupErr
+			if res.N == 0 {
+				return fmt.Errorf("%s: the benchmark did not run", st.name)
+			}
+			fmt.Fprintf(stdout, row, st.name, fmt.Sprint(c.Clients),
+				fmt.Sprintf("%.1f", float64(res.T.Nanoseconds())/float64(res.N)),
+				fmt.Sprint(res.AllocsPerOp()), fmt.Sprint(res.AllocedBytesPerOp()),
+				fmt.Sprintf("%.1f%%", 100*float64(admitted)/float64(max(decisions, 1))))
 		}
-		if res.N == 0 {
-			return fmt.Errorf("%s: the benchmark did not run", c.Name)
-		}
-		fmt.Fprintf(stdout, row, c.Name, fmt.Sprint(c.Clients),
-			fmt.Sprintf("%.1f", float64(res.T.Nanoseconds())/float64(res.N)),
-			fmt.Sprint(res.AllocsPerOp()), fmt.Sprint(res.AllocedBytesPerOp()),
-			fmt.Sprintf("%.1f%%", 100*float64(admitted)/float64(max(decisions, 1))))
 	}
 	return nil
+}
+
+// xTimeRateReferenceName labels the real library's row.
+const xTimeRateReferenceName = "  golang.org/x/time/rate AllowN"
+
+// xTimeRateReference is, for the x-time-rate case in allow mode, the real
+// golang.org/x/time/rate Limiter at the case's rate and burst deciding the
+// same stream with AllowN (an arrival at t ms read at floor(t*1e6) ns
+// after a fixed origin, as the gate reads it): the library's own cost per
+// decision beside the gate's. nil for every other case. The library lives
+// here, not in the engine, which imports only the standard library.
+func xTimeRateReference(c limiter.DecisionCase) func(*limiter.DecisionReplay) func() bool {
+	if c.Spec.Type != limiter.TypeXTimeRate || c.Spec.Option("mode") == limiter.XTimeRateReserve {
+		return nil
+	}
+	return func(r *limiter.DecisionReplay) func() bool {
+		lim := rate.NewLimiter(rate.Limit(c.Params[limiter.ParamRate]), int(c.Params[limiter.ParamBurst]))
+		origin := time.Unix(1_700_000_000, 0)
+		return func() bool {
+			t, _ := r.Next()
+			return lim.AllowN(origin.Add(time.Duration(math.Floor(t*1e6))), 1)
+		}
+	}
 }

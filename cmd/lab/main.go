@@ -6,6 +6,7 @@
 //	lab presets [NAME]
 //	lab bench [-benchtime D] [LIMITER ...]
 //	lab export --run-dir DIR --point N --format FORMAT
+//	lab backup [--db ./ratelab.db] FILE
 //
 // Exit status: 0 on success, 2 on a usage or config error (the message on
 // stderr), 1 on any other failure.
@@ -49,6 +50,7 @@ func commands() []command {
 		{"presets", "list the preset sweeps, or print one preset's config", cmdPresets},
 		{"bench", "measure each limiter's decision cost (ns and allocations per decision)", cmdBench},
 		{"export", "print the config that deploys one point (nginx, Envoy, Go, Guava, Resilience4j, Traefik)", cmdExport},
+		{"backup", "write a consistent copy of the lab's database, also while it serves", cmdBackup},
 	}
 }
 

@@ -33,8 +33,11 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	workers := fs.Int("workers", 1, "sweeps run at once")
 	queue := fs.Int("queue", 16, "sweeps waiting at most; more get 429")
 	engineWorkers := fs.Int("engine-workers", 0, "points of one sweep run at once (0 = all cores); never changes the output")
+	heavy := fs.Int("heavy", web.DefaultHeavyLimit, "heavy requests (submissions, downloads, result page renders) served at once; more wait up to 5 s, then get 503")
+	pageCacheMB := fs.Int("page-cache-mb", web.DefaultPageCacheBytes>>20, "MiB of finished runs' rendered pages kept in memory (0: none)")
+	allowedHosts := fs.String("allowed-hosts", "", "more `NAMES` to serve, comma-separated (\"lab.example.org\" on any port, \"lab.example.org:8443\"): besides them only localhost, 127.0.0.1 and [::1] on the lab's port are served, other Host headers get 421")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: lab serve [--addr 127.0.0.1:8080] [--db ./ratelab.db]")
+		fmt.Fprintln(stderr, "usage: lab serve [--addr 127.0.0.1:8080] [--db ./ratelab.db] [--allowed-hosts NAMES]")
 		fmt.Fprintln(stderr, "Starts the web lab: define sweeps in the browser, watch them run, compare them, share permalinks.")
 		fs.PrintDefaults()
 	}
@@ -44,8 +47,19 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
-	if *workers < 1 || *queue < 1 {
-		return usagef("--workers and --queue must be at least 1")
+	if *workers < 1 || *queue < 1 || *heavy < 1 {
+		return usagef("--workers, --queue and --heavy must be at least 1")
+	}
+	if *pageCacheMB < 0 {
+		return usagef("--page-cache-mb must not be negative")
+	}
+	pageCache := *pageCacheMB << 20
+	if pageCache == 0 {
+		pageCache = -1 // web.Options: no cache
+	}
+	hosts, err := web.ParseHosts(*allowedHosts)
+	if err != nil {
+		return usagef("--allowed-hosts: %v", err)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 
@@ -71,7 +85,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	done := make(chan struct{})
 	srv := &http.Server{
-		Handler:           web.New(st, rn, web.Options{Logger: log, Done: done}),
+		Handler:           web.New(st, rn, web.Options{Logger: log, Done: done, HeavyLimit: *heavy, PageCacheBytes: pageCache, Listen: ln.Addr().String(), AllowedHosts: hosts}),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,
@@ -83,6 +97,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		url = fmt.Sprintf("http://localhost:%d", tcp.Port)
 	}
 	fmt.Fprintf(stdout, "ratelab is running at %s (database %s); Ctrl-C stops it\n", url, *dbPath)
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && len(hosts) == 0 {
+		log.Warn("listening beyond loopback: only the Host names localhost, 127.0.0.1 and [::1] (and the address listened on) are served; name others with --allowed-hosts", "addr", ln.Addr().String())
+	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 

@@ -35,12 +35,13 @@ func (s *syncBuffer) String() string {
 
 // startServe runs lab serve on a free port and returns its URL and a stop
 // function that shuts it down as SIGINT would and returns its error.
-func startServe(t *testing.T, db string) (string, func() error) {
+func startServe(t *testing.T, db string, flags ...string) (string, func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var stdout, stderr syncBuffer
 	done := make(chan error, 1)
-	go func() { done <- cmdServe(ctx, []string{"--addr", "127.0.0.1:0", "--db", db}, &stdout, &stderr) }()
+	args := append([]string{"--addr", "127.0.0.1:0", "--db", db}, flags...)
+	go func() { done <- cmdServe(ctx, args, &stdout, &stderr) }()
 	re := regexp.MustCompile(`running at (http://\S+)`)
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if m := re.FindStringSubmatch(stdout.String()); m != nil {
@@ -140,5 +141,41 @@ func TestServeRestart(t *testing.T) {
 	page.Body.Close()
 	if page.StatusCode != http.StatusOK || !bytes.Contains(body, []byte(`id="chart-goodput"`)) {
 		t.Errorf("permalink after restart: %d", page.StatusCode)
+	}
+}
+
+// TestServeHosts: lab serve answers the loopback names on its port and the
+// names of --allowed-hosts; another Host (a rebinding name that resolves
+// to 127.0.0.1) gets 421. A malformed --allowed-hosts is a usage error.
+func TestServeHosts(t *testing.T) {
+	url, stop := startServe(t, filepath.Join(t.TempDir(), "lab.db"), "--allowed-hosts", "lab.example.org")
+	defer func() {
+		if err := stop(); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	}()
+	port := url[strings.LastIndex(url, ":")+1:]
+	for host, want := range map[string]int{
+		"localhost:" + port: http.StatusOK, "127.0.0.1:" + port: http.StatusOK, "lab.example.org": http.StatusOK,
+		"evil.example:" + port: http.StatusMisdirectedRequest, "localhost:1": http.StatusMisdirectedRequest,
+	} {
+		req, err := http.NewRequest(http.MethodGet, "http://127.0.0.1:"+port+"/api/types", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Host %s: %d, want %d", host, resp.StatusCode, want)
+		}
+	}
+	var stderr syncBuffer
+	err := cmdServe(context.Background(), []string{"--addr", "127.0.0.1:0", "--allowed-hosts", "evil example"}, io.Discard, &stderr)
+	if _, ok := err.(usageError); !ok || !strings.Contains(err.Error(), "--allowed-hosts") {
+		t.Errorf("bad --allowed-hosts: %v", err)
 	}
 }

@@ -37,13 +37,18 @@ func nginxFormat() *Format {
 		File:    "ratelab-limit-req.conf",
 		Doc:     "limit_req_zone in the http block, limit_req in the http, server or location block to limit",
 		Comment: "# ",
-		From: append([]From{{Type: limiter.TypeNginxLimitReq, Export: nginxFromNginx}},
+		From: append([]From{{Type: limiter.TypeNginxLimitReq, Export: nginxFromNginx},
+			{Type: limiter.TypeDualTokenBucket, Export: nginxFromDual}},
 			bucketFrom(nginxFromBucket, limiter.TypeNginxLimitReq)...),
 	}
 }
 
-// nginxZone names the zone the export declares.
-const nginxZone = "ratelab"
+// nginxZone names the zone the export declares; a dual token bucket's
+// peak bucket is the zone nginxPeakZone.
+const (
+	nginxZone     = "ratelab"
+	nginxPeakZone = "ratelab_peak"
+)
 
 // nginxSetting is one limit_req_zone and limit_req.
 type nginxSetting struct {
@@ -156,4 +161,61 @@ func nginxFromBucket(_ *Point, b bucket) (*Export, error) {
 	}
 	e.Notes = append(e.Notes, "nginx reads a whole-millisecond clock, counts the excess in thousandths and drops keys idle for 60 s: rerun with the nginx-limit-req gate to see what the deployed setting does.")
 	return e, nil
+}
+
+// nginxFromDual writes a dual token bucket as two limit_req zones, each
+// with nodelay: the sustained bucket (rate, burst) in zone ratelab, the
+// peak bucket (peak_rps, peak_burst) in zone ratelab_peak, both under the
+// same constant key.
+//
+// Several limit_req directives in one block. ngx_http_limit_req_handler
+// (src/http/modules/ngx_http_limit_req_module.c) looks the request up in
+// each zone in order: every zone but the last only computes the key's
+// excess (ngx_http_limit_req_lookup with account 0: it holds the node and
+// changes neither its excess nor its time); the first zone whose excess
+// would pass its burst stops the loop, the zones looked up before it only
+// drop their hold, and the request is refused (503). Only when every zone
+// passes does the last one store its excess (account 1) and
+// ngx_http_limit_req_account store the excess of the others. So a request
+// is charged to both zones or to neither: the dual token bucket's "a
+// token from each, or none". With nodelay in both, none waits.
+func nginxFromDual(pt *Point) (*Export, error) {
+	zones := []struct {
+		name  string
+		rate  float64
+		burst int64
+	}{
+		{nginxZone, pt.Params[limiter.ParamRate], int64(pt.Params[limiter.ParamBurst])},
+		{nginxPeakZone, pt.Params[limiter.ParamPeakRate], int64(pt.Params[limiter.ParamPeakBurst])},
+	}
+	var b strings.Builder
+	var notes []string
+	b.WriteString("# In the http {} block:\n")
+	for _, z := range zones {
+		text, deployed := nginxRate(z.rate)
+		fmt.Fprintf(&b, "limit_req_zone %s zone=%s:10m rate=%s;\n", nginxZone, z.name, text)
+		if deployed != z.rate {
+			notes = append(notes, fmt.Sprintf("nginx takes whole requests per second or per minute: %s requests/s (zone %s) is written rate=%s (%s requests/s).",
+				num(z.rate), z.name, text, num(deployed)))
+		}
+		if held := float64(thousandths(deployed)) / 1000; held != deployed {
+			notes = append(notes, fmt.Sprintf("nginx holds the rate in whole thousandths of a request per second, truncated: rate=%s (zone %s) runs at %s requests/s.",
+				text, z.name, num(held)))
+		}
+	}
+	b.WriteString("# Both in the same http {}, server {} or location {} block to limit:\n")
+	for _, z := range zones {
+		fmt.Fprintf(&b, "limit_req zone=%s", z.name)
+		if z.burst > 1 {
+			fmt.Fprintf(&b, " burst=%d", z.burst-1)
+		}
+		b.WriteString(" nodelay;\n")
+	}
+	notes = append(notes,
+		fmt.Sprintf("Zone %s is the sustained bucket (%s back to back) and zone %s the peak bucket (%s back to back): nginx counts the excess beyond a key's first request, so burst=N nodelay is a bucket of N+1.",
+			nginxZone, count(zones[0].burst, "request"), nginxPeakZone, count(zones[1].burst, "request")),
+		"With several limit_req in one block nginx checks every zone before it charges any: a request refused by one zone is charged to none, and a request that passes is charged to both (ngx_http_limit_req_module.c: the lookup of every zone but the last stores nothing; the excess is stored only once all pass). That is the dual token bucket's a token from each, or none.",
+		fmt.Sprintf("The key is the constant %q in both zones: one state for every request, as the point has.", nginxZone),
+		"nginx reads a whole-millisecond clock, counts the excess in thousandths and drops keys idle for 60 s; the lab has no gate of two nginx zones to rerun (a chain of two nginx-limit-req gates would charge the first zone for requests the second refuses, which nginx does not).")
+	return &Export{Text: b.String(), Notes: notes}, nil
 }

@@ -146,14 +146,30 @@ func readNginx(pt *Point) (bucket, error) {
 	r := float64(thousandths(pt.Params[limiter.ParamRate])) / 1000
 	bb, d := int64(pt.Params[limiter.ParamBurst]), int64(pt.Params[limiter.ParamNginxDelay])
 	out := bucket{rate: r, perClient: pt.Spec.Option(limiter.OptionNginxKey) == "client"}
-	if pt.Spec.Option(limiter.OptionNodelay) == "on" || d >= bb {
+	var note string
+	switch nodelay := pt.Spec.Option(limiter.OptionNodelay) == "on"; {
+	case nodelay || d >= bb:
 		out.burst = bb + 1
-	} else {
+		how := "nodelay"
+		if !nodelay {
+			how = fmt.Sprintf("delay=%d", d)
+		}
+		note = fmt.Sprintf("burst=%d %s is read as a bucket of %d: all pass at once, none wait.", bb, how, bb+1)
+	default:
 		out.burst, out.queue = d+1, bb-d
 		out.maxWaitMS = float64(bb-d) * 1000 / r
+		how := "without nodelay or delay"
+		if d > 0 {
+			how = fmt.Sprintf("delay=%d", d)
+		}
+		more := fmt.Sprintf("%d more requests that wait their turn", bb-d)
+		if bb-d == 1 {
+			more = "1 more request that waits its turn"
+		}
+		note = fmt.Sprintf("burst=%d %s is read as a bucket of %d (passing at once) and %s, paced at the rate.",
+			bb, how, d+1, more)
 	}
-	out.notes = append(out.notes, fmt.Sprintf(
-		"nginx's burst counts the excess beyond a key's first request: burst=%d is read as a bucket of %d.", bb, bb+1))
+	out.notes = append(out.notes, "nginx's burst counts the excess beyond a key's first request: "+note)
 	return out, nil
 }
 

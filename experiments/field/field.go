@@ -4,6 +4,7 @@
 package field
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -57,17 +58,19 @@ func Join(path, name string) string {
 // Index returns path[i].
 func Index(path string, i int) string { return fmt.Sprintf("%s[%d]", path, i) }
 
-// Errors extracts the field errors of err: a List, a single Error, or a
-// plain error reported without a path.
+// Errors extracts the field errors of err: a List or a single Error,
+// also wrapped (errors.As), or a plain error reported without a path.
 func Errors(err error) List {
-	switch e := err.(type) {
-	case nil:
+	if err == nil {
 		return nil
-	case List:
-		return e
-	case Error:
-		return List{e}
-	default:
-		return List{{Msg: err.Error()}}
 	}
+	var l List
+	if errors.As(err, &l) {
+		return l
+	}
+	var e Error
+	if errors.As(err, &e) {
+		return List{e}
+	}
+	return List{{Msg: err.Error()}}
 }

@@ -105,13 +105,21 @@ func (c *DecisionCase) NewReplay() (*DecisionReplay, error) {
 
 // Step makes one decision and reports whether the gate admitted.
 func (r *DecisionReplay) Step() bool {
-	release, ok := r.gate.Offer(r.t[r.i]+r.offMS, r.c[r.i])
+	release, ok := r.gate.Offer(r.Next())
 	if ok && r.onAdmit != nil {
 		r.onAdmit(release)
 	}
+	return ok
+}
+
+// Next returns the stream's next arrival (ms, client) and moves past it
+// without offering it to the gate: a caller outside the engine times a
+// library's own limiter on the same stream with it.
+func (r *DecisionReplay) Next() (float64, int32) {
+	t, c := r.t[r.i]+r.offMS, r.c[r.i]
 	if r.i++; r.i == len(r.t) {
 		r.i = 0
 		r.offMS += r.spanMS
 	}
-	return ok
+	return t, c
 }

@@ -137,7 +137,7 @@ func TestNginxLimitReqSettings(t *testing.T) {
 		errs[1].Path != "limiters[0].burst" {
 		t.Errorf("rate 0, burst -1: %v", errs)
 	}
-	if d, _ := limiter.GateDelayBoundMS(limiter.TypeNginxLimitReq, nginxParams(10, 5, 2)); d != 300 {
+	if d, _ := limiter.GateDelayBoundMS(&limiter.Spec{Type: limiter.TypeNginxLimitReq}, nginxParams(10, 5, 2)); d != 300 {
 		t.Errorf("delay bound (5-2)*100 ms = %g", d)
 	}
 }
@@ -170,7 +170,7 @@ func TestNginxLimitReqZoneGuarantees(t *testing.T) {
 		}
 		g := libGate(t, limiter.TypeNginxLimitReq, p, opts, 1)
 		rs := offerAll(t, g, randomTimes(rng, 50+rng.IntN(250)), nil, nil)
-		bound, _ := limiter.GateDelayBoundMS(limiter.TypeNginxLimitReq, p)
+		bound, _ := limiter.GateDelayBoundMS(&limiter.Spec{Type: limiter.TypeNginxLimitReq, Options: opts}, p)
 		for _, r := range rs {
 			if held := r.release - r.t; held > bound || (nodelay && held != 0) {
 				t.Fatalf("run %d %v nodelay=%v: held %g ms, bound %g", run, p, nodelay, held, bound)
@@ -227,8 +227,9 @@ func findNginx(t *testing.T) string {
 	return ""
 }
 
-// nginxConfig is the test server's configuration: every zone at 5r/s
-// (200 ms intervals), one location per variant, and /ready unlimited.
+// nginxConfig is the test server's configuration: every zone but timed
+// (1r/s) at 5r/s (200 ms intervals), one location per variant, and /ready
+// unlimited.
 const nginxConfig = `daemon off;
 master_process off;
 worker_processes 1;
@@ -248,6 +249,7 @@ http {
   limit_req_zone $binary_remote_addr zone=delay2:1m rate=5r/s;
   limit_req_zone $arg_key zone=perkey:1m rate=5r/s;
   limit_req_zone $arg_key zone=perkeywait:1m rate=5r/s;
+  limit_req_zone $arg_key zone=timed:1m rate=1r/s;
   server {
     listen 127.0.0.1:%[2]d;
     root %[1]s/html;
@@ -256,6 +258,7 @@ http {
     location /delay2/ { limit_req zone=delay2 burst=4 delay=2; }
     location /perkey/ { limit_req zone=perkey burst=2 nodelay; }
     location /perkeywait/ { limit_req zone=perkeywait burst=2; }
+    location /timed/ { limit_req zone=timed burst=2 nodelay; }
   }
 }
 `
@@ -272,7 +275,7 @@ func startNginx(t *testing.T) *nginxServer {
 	if err := os.WriteFile(filepath.Join(dir, "html", "ready"), []byte("ready\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, loc := range []string{"delay0", "nodelay", "delay2", "perkey", "perkeywait"} {
+	for _, loc := range []string{"delay0", "nodelay", "delay2", "perkey", "perkeywait", "timed"} {
 		if err := os.MkdirAll(filepath.Join(dir, "html", loc), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -496,6 +499,80 @@ func TestNginxMatchesTheRealServer(t *testing.T) {
 	out, err := exec.Command(srv.bin, "-t", "-p", srv.dir, "-c", conf, "-e", filepath.Join(srv.dir, "bad.log")).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "invalid rate") {
 		t.Errorf("nginx -t with rate=0r/s: %v\n%s", err, out)
+	}
+}
+
+// TestNginxDrainMatchesTheRealServer sends a timed stream to a real nginx
+// (limit_req rate=1r/s burst=2 nodelay: 1 thousandth of excess drains per
+// ms) and compares each answer with the gate's decision for the same
+// request. Planned: three pass at 0 ms (excess 0, 1000, 2000) and the
+// fourth is refused; at 500 ms the excess would be 2000 - 500 + 1000 =
+// 2500 (refused, nothing stored); at 1500 ms 2000 - 1500 + 1000 = 1500
+// (passes); at 1750 ms 1500 - 250 + 1000 = 2250 (refused); at 2500 ms
+// 1500 - 1000 + 1000 = 1500 (passes). Every planned decision has at least
+// 250 ms of margin, and the gate is also fed the times the requests were
+// actually sent, so a late send on a loaded machine is the gate's too:
+// only statuses, in order, are compared, never a time.
+func TestNginxDrainMatchesTheRealServer(t *testing.T) {
+	srv := startNginx(t)
+	plan := []struct {
+		atMS  float64
+		count int
+	}{{0, 4}, {500, 1}, {1500, 1}, {1750, 1}, {2500, 1}}
+	want := []int{200, 200, 200, 503, 503, 200, 503, 200}
+	newGate := func() limiter.Gate { return libGate(t, limiter.TypeNginxLimitReq, nginxParams(1, 2, 0), nodelayOn, 1) }
+	decide := func(g limiter.Gate, atMS float64) int {
+		if _, ok := g.Offer(1000+atMS, 0); ok {
+			return 200
+		}
+		return 503
+	}
+
+	g := newGate()
+	var planned []int
+	for _, step := range plan {
+		for range step.count {
+			planned = append(planned, decide(g, step.atMS))
+		}
+	}
+	if !slices.Equal(planned, want) {
+		t.Fatalf("the gate answers %v on the plan, want %v (the test's own arithmetic)", planned, want)
+	}
+
+	path := fmt.Sprintf("/timed/ok?key=drain-%d", time.Now().UnixNano()) // a fresh key
+	g = newGate()
+	var got, gate []int
+	var sentMS []float64
+	start := time.Now()
+	for _, step := range plan {
+		time.Sleep(time.Until(start.Add(time.Duration(step.atMS * float64(time.Millisecond)))))
+		at := math.Floor(float64(time.Since(start).Microseconds()) / 1000) // whole ms, as nginx reads
+		sentMS = append(sentMS, at)
+		for range step.count {
+			gate = append(gate, decide(g, at))
+		}
+		if step.count == 1 {
+			st, _, err := srv.get(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, st)
+			continue
+		}
+		paths := make([]string, step.count)
+		for i := range paths {
+			paths[i] = path
+		}
+		sts, _, err := srv.burst(paths)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(sts) // simultaneous: the 503 ranks last, as the gate's
+		got = append(got, sts...)
+	}
+	t.Logf("sent at %v ms: nginx %v, gate %v (planned %v)", sentMS, got, gate, planned)
+	if !slices.Equal(got, gate) {
+		t.Errorf("nginx answered %v to the stream sent at %v ms; the gate %v", got, sentMS, gate)
 	}
 }
 

@@ -6,7 +6,9 @@
 //
 // CSV conventions: comma separated, a header row, "\n" line ends and a final
 // newline; counts as plain integers, rates, percentages and delays as %.1f,
-// Jain's index as %.4f; rows in point order.
+// Jain's index as %.4f; rows in point order. A text cell that would start a
+// spreadsheet formula (=, +, -, @, tab, carriage return) starts with an
+// apostrophe instead, as OWASP recommends against CSV injection.
 package output
 
 import (
@@ -97,8 +99,19 @@ type csvWriter struct {
 	col int
 }
 
+// formulaStart holds the first characters that make a spreadsheet read a
+// cell as a formula (OWASP, CSV injection).
+const formulaStart = "=+-@\t\r"
+
+// text writes a text cell: one that would start a formula gets a leading
+// apostrophe, so a spreadsheet shows it as text (a limiter or client named
+// =HYPERLINK(...) or @SUM(...) stays a name); numbers are written by num
+// and int and never change.
 func (w *csvWriter) text(s string) {
 	w.sep()
+	if s != "" && strings.IndexByte(formulaStart, s[0]) >= 0 {
+		s = "'" + s
+	}
 	if strings.ContainsAny(s, ",\"\n\r") {
 		w.b = append(w.b, '"')
 		w.b = append(w.b, strings.ReplaceAll(s, `"`, `""`)...)

@@ -59,3 +59,29 @@ func TestRedisRateRoundingPreset(t *testing.T) {
 		t.Errorf("#24's schedule: admitted %d, want 15", admitted)
 	}
 }
+
+// The numbers resilience4j-cycle-boundary's description states: bursts of
+// 100 at 990 and 1010 ms.
+func TestResilience4jCycleBoundaryPreset(t *testing.T) {
+	res := runPreset(t, "resilience4j-cycle-boundary")
+	if res.Arrivals != 200 {
+		t.Errorf("arrivals = %d, want 200 (two bursts of 100)", res.Arrivals)
+	}
+	for label, want := range map[string][4]int{ // admitted, rolling max, released in [900, 1000), in [1000, 1100)
+		string(limiter.TypeResilience4j):        {200, 200, 100, 100},
+		string(limiter.TypeEnvoyLocalRateLimit): {200, 200, 100, 100},
+		string(limiter.TypeFixedWindow):         {200, 200, 100, 100},
+		string(limiter.TypeSlidingLog):          {100, 100, 100, 0},
+	} {
+		p := point(t, res, label)
+		m := p.Metrics
+		got := [4]int{m.Admitted, m.RollingMax, releasedIn(p, 900, 1000), releasedIn(p, 1000, 1100)}
+		if got != want {
+			t.Errorf("%s: admitted %d, rolling max %d, released %d in [900, 1000) and %d in [1000, 1100) ms; the description says %v",
+				label, got[0], got[1], got[2], got[3], want)
+		}
+		if m.GateDelay.Max != 0 {
+			t.Errorf("%s: gate delay max %d ms, want 0 (timeout 0: pass or refuse at once)", label, m.GateDelay.Max)
+		}
+	}
+}

@@ -11,8 +11,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/experiments/workload"
 	"github.com/ratelab/ratelab/web/format"
@@ -115,9 +117,13 @@ type Post struct {
 	// tooLarge maps the key of each field or upload past MaxTraceBytes
 	// (a trace's by its text's key, "parts.<n>.<field>") to its message.
 	tooLarge map[string]string
-	// partRows are the post's part row numbers, in order: the form
-	// renumbers them 0..n-1.
-	partRows []int
+	// invalid maps the key of each value that is not UTF-8 text to its
+	// message (the form shows the value with U+FFFD in place of the bad
+	// bytes, and refuses it).
+	invalid map[string]string
+	// partRows and limiterRows are the post's row numbers, in order: the
+	// form renumbers them 0..n-1.
+	partRows, limiterRows []int
 }
 
 // traceKey matches the key of a part's text field ("parts.2.csv") or of
@@ -151,10 +157,18 @@ func isTraceField(name string) bool {
 // An uploaded trace replaces the pasted text of its part.
 func Read(w http.ResponseWriter, r *http.Request) *Post {
 	v, files, tooBig, err := readValues(w, r)
-	p := &Post{ReadErr: err, tooLarge: map[string]string{}}
+	p := &Post{ReadErr: err, tooLarge: map[string]string{}, invalid: map[string]string{}}
 	for key, data := range files {
 		if row, name, ok := traceText(key); ok && strings.HasSuffix(key, "_file") {
 			v[RowKey("parts", row, name)] = string(data)
+		}
+	}
+	for key, val := range v {
+		if !utf8.ValidString(val) {
+			v[key] = strings.ToValidUTF8(val, "\uFFFD")
+			if utf8.ValidString(key) {
+				p.invalid[key] = "is not valid UTF-8 text: the bad bytes are shown as \uFFFD; type or upload the text again in UTF-8"
+			}
 		}
 	}
 	for _, key := range tooBig {
@@ -169,7 +183,7 @@ func Read(w http.ResponseWriter, r *http.Request) *Post {
 			v[textKey] = "" // keep the row even when its text was the big part
 		}
 	}
-	p.partRows = v.indices("parts")
+	p.partRows, p.limiterRows = v.indices("parts"), v.indices("limiters")
 	p.Form, p.Action = FromValues(v), v["action"]
 	return p
 }
@@ -271,5 +285,37 @@ func (p *Post) Config() (cfg *experiments.Config, tooLarge bool) {
 		f.AddError(key, path, msg)
 		cfg = nil
 	}
+	for _, posted := range slices.Sorted(maps.Keys(p.invalid)) {
+		key, path, ok := p.rowKey(posted)
+		if !ok {
+			continue
+		}
+		f.dropErrors(key)
+		f.AddError(key, path, p.invalid[posted])
+		cfg = nil
+	}
 	return cfg, len(p.tooLarge) > 0
+}
+
+var rowKeyOf = regexp.MustCompile(`^(parts|limiters)\.(\d{1,4})\.(.+)$`)
+
+// rowKey maps a posted key to the form's key (rows renumbered 0..n-1) and
+// the config path of its value; ok is false for a row the form dropped.
+func (p *Post) rowKey(key string) (string, string, bool) {
+	m := rowKeyOf.FindStringSubmatch(key)
+	if m == nil {
+		if key == "duration_ms" {
+			return key, "workload.duration_ms", true
+		}
+		return key, key, true
+	}
+	rows, max, base := p.partRows, maxParts, "workload.parts"
+	if m[1] == "limiters" {
+		rows, max, base = p.limiterRows, maxLimiters, "limiters"
+	}
+	i := slices.Index(rows, atoi(m[2]))
+	if i < 0 || i >= max {
+		return "", "", false
+	}
+	return RowKey(m[1], i, m[3]), field.Join(field.Index(base, i), m[3]), true
 }
