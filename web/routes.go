@@ -43,6 +43,8 @@ func (s *Server) routes() http.Handler {
 	r.Get("/runs/{id}/files/{name}", s.heavyRequest(s.runFile)) // downloads, streamed
 	r.Post("/runs/{id}/cancel", s.cancelRun)                    // cancel a queued or running sweep
 	r.Post("/runs/{id}/rerun", s.heavyRequest(s.rerunRun))      // run the stored config again
+	r.Get("/runs/{id}/delete", s.deleteConfirm)                 // asks before deleting (delete.go)
+	r.Post("/runs/{id}/delete", s.deleteRun)                    // deletes a finished run, confirmed
 	r.Post("/api/runs", s.heavyRequest(s.apiCreateRun))         // JSON API: submit a config document
 	r.Get("/api/runs/{id}", s.apiGetRun)                        // JSON API: status, progress, manifest
 	r.Get("/api/types", s.apiTypes)                             // JSON API: the limiter and workload part types

@@ -89,7 +89,7 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	if page > last {
 		status = http.StatusNotFound // the page says it is past the end
 	}
-	s.render(w, r, status, RunsPage(RunsData{Runs: runs, Total: total, Page: page, Last: last, Notice: notice}))
+	s.render(w, r, status, RunsPage(RunsData{Runs: runs, Total: total, Page: page, Last: last, Notice: notice, Deleted: format.Clip(r.URL.Query().Get("deleted"), 200)}))
 }
 
 // runPage is a run's permalink. A finished run's page comes from the page
