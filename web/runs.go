@@ -79,17 +79,24 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 			page = n
 		}
 	}
+	query, bad := runsQuery(r.URL.Query()) // sort and filter: runs_query.go
 	// No list has a billion pages: the offset stays far from overflow.
-	runs, total, err := s.store.List(r.Context(), PageSize, (min(page, 1e9)-1)*PageSize)
+	runs, total, err := s.store.ListBy(r.Context(), query, PageSize, (min(page, 1e9)-1)*PageSize)
+	if errors.Is(err, storage.ErrBadQuery) {
+		bad, err = strings.TrimPrefix(err.Error(), storage.ErrBadQuery.Error()+": ")+".", nil
+	}
 	if err != nil {
 		s.internalError(w, r, "list runs", err)
 		return
+	}
+	if bad != "" {
+		status, notice = http.StatusBadRequest, "The list cannot be shown so: "+bad
 	}
 	last := max(1, (total+PageSize-1)/PageSize)
 	if page > last {
 		status = http.StatusNotFound // the page says it is past the end
 	}
-	s.render(w, r, status, RunsPage(RunsData{Runs: runs, Total: total, Page: page, Last: last, Notice: notice, Deleted: format.Clip(r.URL.Query().Get("deleted"), 200)}))
+	s.render(w, r, status, RunsPage(RunsData{Runs: runs, Total: total, Page: page, Last: last, Notice: notice, Query: query, Deleted: format.Clip(r.URL.Query().Get("deleted"), 200)}))
 }
 
 // runPage is a run's permalink. A finished run's page comes from the page
