@@ -18,8 +18,12 @@ import (
 // curve R = c/S, T = S. At each server the delay bound is the smallest
 // horizontal deviation over the known curves with rate r <= R; after it the
 // curves become their outputs (r, b + r*T). A leaky bucket holds a request at
-// most (queue-1)/rate; policers hold none. When no curve has r <= R at some
-// server the point is unbounded: Bounded is false and Note says why.
+// most (queue-1)/rate; policers hold none. A gate that holds requests
+// without being a pacer (Kind.Shaper false, a DelayBoundMS D > 0: the
+// library gates that wait) may bunch what it holds, so the curves of its
+// input pass it shifted by D, alpha(d + D), beside its own. When no curve has
+// r <= R at some server the point is unbounded: Bounded is false and Note
+// says why.
 //
 // Bounds, with the measured values beside them:
 //   - backlog: requests at the run's server (waiting or in service), seen
@@ -83,13 +87,15 @@ type pathHop struct {
 	hasCurve bool
 	shaper   bool
 	delayMS  float64
+	waits    bool // holds requests without a bound on the wait
 }
 
-func gateHop(typ limiter.Type, p limiter.Params) pathHop {
-	c, ok := limiter.ArrivalCurve(typ, p)
-	d := limiter.GateDelayBoundMS(typ, p)
-	k, _ := limiter.Lookup(typ)
-	return pathHop{name: string(typ) + " " + limiter.FormatParams(typ, p), curve: c, hasCurve: ok, shaper: d > 0 || (k != nil && k.Shaper), delayMS: d}
+func gateHop(s *limiter.Spec, p limiter.Params, clients int) pathHop {
+	c, ok := limiter.ArrivalCurve(s, p, clients)
+	d, bounded := limiter.GateDelayBoundMS(s.Type, p)
+	k := s.Kind()
+	return pathHop{name: string(s.Type) + " " + limiter.FormatParams(s.Type, p), curve: c, hasCurve: ok,
+		shaper: k != nil && k.Shaper, delayMS: d, waits: !bounded}
 }
 
 func serverHop(s server.Spec) pathHop {
@@ -97,7 +103,7 @@ func serverHop(s server.Spec) pathHop {
 }
 
 // path lists the hops of a point, the run's server last.
-func path(cfg *Config, spec *limiter.Spec, p limiter.Params) []pathHop {
+func path(cfg *Config, spec *limiter.Spec, p limiter.Params, clients int) []pathHop {
 	var hops []pathHop
 	if spec.Kind().Compound() {
 		for j := range spec.Stages {
@@ -105,11 +111,11 @@ func path(cfg *Config, spec *limiter.Spec, p limiter.Params) []pathHop {
 			if st.IsServer() {
 				hops = append(hops, serverHop(st.ServerSpec()))
 			} else {
-				hops = append(hops, gateHop(st.Type, spec.StageParams(j, p)))
+				hops = append(hops, gateHop(&st.Spec, spec.StageParams(j, p), clients))
 			}
 		}
 	} else {
-		hops = append(hops, gateHop(spec.Type, p))
+		hops = append(hops, gateHop(spec, p, clients))
 	}
 	return append(hops, serverHop(cfg.Server))
 }
@@ -128,6 +134,18 @@ func shaped(curves []calculus.Curve, own calculus.Curve) []calculus.Curve {
 	return out
 }
 
+// delayed is what a gate that holds each request at most D ms passes on of
+// the curves known for its input: a release in a window [s, s+d] arrived in
+// [s-D, s+d], so each curve's affine envelope shifted by D, b + r*(d + D).
+func delayed(curves []calculus.Curve, delayMS float64) []calculus.Curve {
+	out := make([]calculus.Curve, len(curves))
+	for i, c := range curves {
+		e := c.Envelope()
+		out[i] = calculus.Affine(e.RatePerMS, e.BurstReq+e.RatePerMS*delayMS)
+	}
+	return out
+}
+
 // computeBounds walks the path; the measured values are filled by the caller.
 func computeBounds(hops []pathHop) Bounds {
 	last := hops[len(hops)-1]
@@ -139,8 +157,16 @@ func computeBounds(hops []pathHop) Bounds {
 	chain := len(hops) > 2
 	for i, h := range hops {
 		if !h.server {
+			if h.waits {
+				b.Note = "unbounded gate delay (the gate never refuses)"
+				b.Hops = nil
+				return b
+			}
 			if seenServer {
 				gateAfterServer = true
+			}
+			if h.delayMS > 0 && !h.shaper {
+				curves = delayed(curves, h.delayMS)
 			}
 			if h.hasCurve {
 				anyCurve = true
@@ -220,8 +246,8 @@ func computeBounds(hops []pathHop) Bounds {
 // pointBounds computes the bounds of a point and puts the measurements
 // beside them. A gate with no arrival curve (none, admission) gets no
 // bounds, only a note saying so.
-func pointBounds(cfg *Config, spec *limiter.Spec, p limiter.Params, m *Metrics, gateMaxMS, endToEndMaxMS float64) *Bounds {
-	b := computeBounds(path(cfg, spec, p))
+func pointBounds(cfg *Config, spec *limiter.Spec, p limiter.Params, clients int, m *Metrics, gateMaxMS, endToEndMaxMS float64) *Bounds {
+	b := computeBounds(path(cfg, spec, p, clients))
 	if b.Note == "no arrival curve" {
 		b.Note = fmt.Sprintf("no arrival curve (%s)", spec.Type)
 	}

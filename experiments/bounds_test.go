@@ -28,7 +28,10 @@ func boundTol(bound float64) float64 { return 1e-6 + 1e-9*math.Abs(bound) }
 func curveGates() []limiter.Type {
 	var out []limiter.Type
 	for _, t := range limiter.Types() {
-		if _, ok := limiter.ArrivalCurve(t, limiter.Params{limiter.ParamRate: 1, limiter.ParamBurst: 1, limiter.ParamQueue: 1, limiter.ParamLimit: 1, limiter.ParamWindow: 1}); ok {
+		if k, _ := limiter.Lookup(t); k.Waits {
+			continue // no bound to check: it may hold a request forever
+		}
+		if _, ok := limiter.ArrivalCurve(&limiter.Spec{Type: t}, limiter.Params{limiter.ParamRate: 1, limiter.ParamBurst: 1, limiter.ParamQueue: 1, limiter.ParamLimit: 1, limiter.ParamWindow: 1}, 1); ok {
 			out = append(out, t)
 		}
 	}
@@ -54,9 +57,30 @@ func randomGate(rng *rand.Rand, typ limiter.Type, capRPS float64) limiter.Spec {
 		limit := math.Max(1, math.Floor(rate*window/1000))
 		s.SetValues(limiter.ParamLimit, limiter.Values{limit})
 		s.SetValues(limiter.ParamWindow, limiter.Values{window})
-	default: // token buckets: rate and burst
-		s.SetValues(limiter.ParamRate, limiter.Values{rate})
+	case limiter.TypeRedisRate: // rate per second, as PerSecond
+		s.SetValues(limiter.ParamLimit, limiter.Values{math.Max(1, math.Round(rate))})
 		s.SetValues(limiter.ParamBurst, limiter.Values{size})
+	default: // token buckets, and any other gate: rate and burst where it takes them, else its example
+		k := s.Kind()
+		for _, q := range k.Params {
+			switch q.Name {
+			case limiter.ParamRate:
+				s.SetValues(q.Name, limiter.Values{min(rate, q.Max)})
+			case limiter.ParamBurst:
+				s.SetValues(q.Name, limiter.Values{size})
+			default:
+				s.SetValues(q.Name, limiter.Values{k.Example[q.Name]})
+			}
+		}
+		switch typ {
+		case limiter.TypeDualTokenBucket: // peak twice the rate, peak burst 1
+			s.SetValues(limiter.ParamPeakRate, limiter.Values{2 * rate})
+		case limiter.TypeXTimeRate: // even sizes reserve, waiting up to 50 ms
+			if int(size)%2 == 0 {
+				s.SetOption("mode", limiter.XTimeRateReserve)
+				s.SetValues(limiter.ParamMaxWait, limiter.Values{50})
+			}
+		}
 	}
 	s.Normalize()
 	return s

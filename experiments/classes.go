@@ -223,3 +223,13 @@ func (c *Config) validateClasses() field.List {
 	}
 	return errs
 }
+
+// SuccessPct is the share of the class's arrivals in window k served within
+// the deadline: 100 success / offered, 100 when it had none.
+func (c *ClassSeries) SuccessPct(k int) float64 {
+	offered := At(c.Offered, k)
+	if offered == 0 {
+		return 100
+	}
+	return 100.0 * float64(At(c.Success, k)) / float64(offered)
+}

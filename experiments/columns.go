@@ -60,14 +60,39 @@ func bound(key string, f Format, get func(b *Bounds) float64) Column {
 	}}
 }
 
-// Columns are the scalar columns of results.csv, in order: the point, its
+// Columns are every scalar column a point has, in order: the point, its
 // limiter, a column per limiter parameter of the registry (limiter.AllParams),
-// then the metrics; group share columns (share_pct_<group>) follow them, one
-// per workload group.
-func Columns() []Column {
+// then the metrics. A report or a chart picks one by its key.
+func Columns() []Column { return columns(func(limiter.Param) bool { return true }) }
+
+// ResultColumns are the scalar columns of cfg's results.csv, in order: the
+// columns of the parameters every run has (Param.Column) and of the others
+// that a limiter of the sweep takes (or a stage of a chain), among Columns.
+// Group share columns (share_pct_<group>) follow them, one per workload
+// group.
+func ResultColumns(cfg *Config) []Column {
+	used := map[string]bool{}
+	var mark func(s *limiter.Spec)
+	mark = func(s *limiter.Spec) {
+		for name := range s.Params {
+			used[name] = true
+		}
+		for j := range s.Stages {
+			mark(&s.Stages[j].Spec)
+		}
+	}
+	for i := range cfg.Limiters {
+		mark(&cfg.Limiters[i])
+	}
+	return withSeedColumns(cfg, columns(func(q limiter.Param) bool { return q.Column || used[q.Name] }))
+}
+
+func columns(keep func(limiter.Param) bool) []Column {
 	cols := slices.Clone(headColumns)
 	for _, q := range limiter.AllParams() {
-		cols = append(cols, param(q))
+		if keep(q) {
+			cols = append(cols, param(q))
+		}
 	}
 	return append(cols, metricColumns...)
 }

@@ -8,7 +8,7 @@ import (
 // The columns of a point beyond Columns: the names of its server and load
 // (with servers or loads), the queue model's outcomes, per class results
 // (with classes) and the SLO (with one). results.csv has them only when the
-// config has what they measure (ResultColumns), so a config without them
+// config has what they measure (withSeedColumns), so a config without them
 // writes the same file as before; a "points" report picks them by key.
 
 // variantColumns name the point's server and load.
@@ -79,12 +79,11 @@ var sloColumn = Column{Key: "slo_met", Format: Text, Label: func(p *Point) strin
 	return "no"
 }}
 
-// ResultColumns are the scalar columns of results.csv for cfg: Columns,
-// with the server and load names after the type (with servers or loads),
-// then the queue model's outcomes (when a point runs it), the per class
-// values (with classes) and slo_met (with an SLO).
-func ResultColumns(cfg *Config) []Column {
-	cols := Columns()
+// withSeedColumns adds to results.csv's columns (ResultColumns) those of
+// the config's seed-lab models: the server and load names after the type
+// (with servers or loads), then the queue model's outcomes (when a point
+// runs it), the per class values (with classes) and slo_met (with an SLO).
+func withSeedColumns(cfg *Config, cols []Column) []Column {
 	if len(cfg.Servers) > 0 || len(cfg.Loads) > 0 {
 		at := 3 // after point, limiter, type
 		var vc []Column

@@ -70,8 +70,8 @@ func TestEveryPartAndLimiterType(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Points) != len(cfg.Points()) || len(res.Points) != 22 {
-		t.Fatalf("%d points, want 22", len(res.Points))
+	if len(res.Points) != len(cfg.Points()) || len(res.Points) != 39 {
+		t.Fatalf("%d points, want 39", len(res.Points))
 	}
 	for _, p := range res.Points {
 		m := p.Metrics

@@ -1,14 +1,13 @@
 package experiments
 
 import (
-	"math"
-
+	"github.com/ratelab/ratelab/experiments/metrics"
 	"github.com/ratelab/ratelab/experiments/workload"
 )
 
 // Recovery after a flash crowd, measured on the 100 ms series windows.
 //
-// The crowd is the workload's first flash-crowd part; it runs from its
+// The crowd is the workload's first part with a Trigger (workload.Kind); it runs from its
 // start_ms to its end, start_ms + duration_ms (ramps included). Two
 // quantities describe the system over a trailing second, the 10 series
 // windows k-9 .. k (the second ending at 100*(k+1) ms):
@@ -75,27 +74,27 @@ func (s *Series) QueueMean(from, to int) float64 {
 	return float64(sum) / float64(to-from)
 }
 
-// FlashCrowd is the workload's first flash-crowd part, the crowd Recovery
-// is measured after, or nil.
-func FlashCrowd(w *workload.Spec) *workload.Part {
+// Trigger is the interval of the workload's first part that has one (a
+// flash crowd): Recovery is measured after it. ok=false without one.
+func Trigger(w *workload.Spec) (startMS, endMS float64, ok bool) {
 	for i := range w.Parts {
-		if w.Parts[i].Type == workload.FlashCrowd {
-			return &w.Parts[i]
+		if k := w.Parts[i].Kind(); k != nil && k.Trigger != nil {
+			startMS, endMS = k.Trigger(&w.Parts[i])
+			return startMS, endMS, true
 		}
 	}
-	return nil
+	return 0, 0, false
 }
 
 // measureRecovery computes the recovery of one point from its series, or
 // nil when the workload has no measurable flash crowd.
 func measureRecovery(w *workload.Spec, s *Series) *Recovery {
-	crowd := FlashCrowd(w)
-	if crowd == nil {
+	start, end, ok := Trigger(w)
+	if !ok {
 		return nil
 	}
-	start, end := crowd.StartMS, crowd.StartMS+crowd.DurationMS
-	windows := int(w.DurationMS / SeriesWindowMS) // whole arrival windows
-	pre := int(start / SeriesWindowMS)            // whole windows before the crowd
+	windows := int(metrics.WindowIndex(w.DurationMS, SeriesWindowMS)) // whole arrival windows
+	pre := int(metrics.WindowIndex(start, SeriesWindowMS))            // whole windows before the crowd
 	if pre < RecoveryWindows || end >= w.DurationMS {
 		return nil
 	}
@@ -103,7 +102,7 @@ func measureRecovery(w *workload.Spec, s *Series) *Recovery {
 	a0, q0 := s.AcceptRatio(0, pre), s.QueueMean(0, pre)
 	r.BaselineAcceptPct = 100 * a0
 	r.BaselineQueue = q0
-	first := max(int(math.Ceil(end/SeriesWindowMS))-1, RecoveryWindows-1)
+	first := max(int(metrics.WindowCount(end, SeriesWindowMS))-1, RecoveryWindows-1)
 	for k := first; k < windows; k++ {
 		from, to := k+1-RecoveryWindows, k+1
 		if s.AcceptRatio(from, to) >= (1-RecoveryTolerance)*a0 && s.QueueMean(from, to) <= (1+RecoveryTolerance)*q0 {

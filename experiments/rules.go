@@ -84,6 +84,25 @@ func (c *Config) Rule(path string) string {
 	return ""
 }
 
+// RawRule is the value of the rule at path as given ("" when left out).
+func (c *Config) RawRule(path string) string {
+	for _, r := range Rules() {
+		if r.Path == path {
+			return *r.get(c)
+		}
+	}
+	return ""
+}
+
+// SetRule sets the rule at path ("" leaves it to its default).
+func (c *Config) SetRule(path, v string) {
+	for _, r := range Rules() {
+		if r.Path == path {
+			*r.get(c) = v
+		}
+	}
+}
+
 func (c *Config) validateRules() field.List {
 	var errs field.List
 	for _, r := range Rules() {

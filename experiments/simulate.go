@@ -45,7 +45,7 @@ func simulate(ctx context.Context, cfg *Config, a *workload.Arrivals, spec *limi
 
 	durationMS := cfg.Workload.DurationMS
 	serviceMS, deadlineMS := cfg.Server.ServiceMS, cfg.Server.DeadlineMS
-	windows := int(math.Ceil(durationMS / SeriesWindowMS))
+	windows := int(metrics.WindowCount(durationMS, SeriesWindowMS))
 	// Releases after the run extend the series. Bound them, so that a rate
 	// too small to ever release or a chain's slow stage is an error, not a
 	// runaway allocation: past the gate's known lag, a point may add its
@@ -65,6 +65,7 @@ func simulate(ctx context.Context, cfg *Config, a *workload.Arrivals, spec *limi
 	clients := make([]ClientResult, nc)
 	multi := nc > 1
 	fairWindow := cfg.Metrics.FairnessWindowMS
+	fairWindows := int(metrics.WindowCount(durationMS, fairWindow))
 	var jain []float64
 	if multi {
 		if cap(in.fairCounts) < nc {
@@ -72,7 +73,7 @@ func simulate(ctx context.Context, cfg *Config, a *workload.Arrivals, spec *limi
 		}
 		in.fairCounts = in.fairCounts[:nc]
 		clear(in.fairCounts)
-		jain = make([]float64, 0, int(math.Ceil(durationMS/fairWindow)))
+		jain = make([]float64, 0, fairWindows)
 	}
 	fairK := 0
 
@@ -92,7 +93,7 @@ func simulate(ctx context.Context, cfg *Config, a *workload.Arrivals, spec *limi
 			}
 		}
 		c := a.Client[i]
-		w := int(t / SeriesWindowMS)
+		w := int(metrics.WindowIndex(t, SeriesWindowMS))
 		s.Offered[w]++
 		clients[c].Offered++
 		release, ok := gate.Offer(t, c)
@@ -110,7 +111,7 @@ func simulate(ctx context.Context, cfg *Config, a *workload.Arrivals, spec *limi
 		}
 		clients[c].Admitted++
 		if multi {
-			if k := int(t / fairWindow); k != fairK {
+			if k := int(metrics.WindowIndex(t, fairWindow)); k != fairK {
 				for ; fairK < k; fairK++ {
 					jain = append(jain, metrics.Jain(in.fairCounts))
 					clear(in.fairCounts)
@@ -120,7 +121,7 @@ func simulate(ctx context.Context, cfg *Config, a *workload.Arrivals, spec *limi
 		}
 		start, finish := srv.Serve(release)
 		n := srv.Len()
-		rw := int(release / SeriesWindowMS)
+		rw := int(metrics.WindowIndex(release, SeriesWindowMS))
 		for rw >= len(s.Released) {
 			s.Released = append(s.Released, 0)
 			s.InSystemMax = append(s.InSystemMax, 0)
@@ -151,7 +152,7 @@ func simulate(ctx context.Context, cfg *Config, a *workload.Arrivals, spec *limi
 		}
 	}
 	if multi {
-		for ; fairK < int(math.Ceil(durationMS/fairWindow)); fairK++ {
+		for ; fairK < fairWindows; fairK++ {
 			jain = append(jain, metrics.Jain(in.fairCounts))
 			clear(in.fairCounts)
 		}
@@ -202,7 +203,7 @@ func simulate(ctx context.Context, cfg *Config, a *workload.Arrivals, spec *limi
 	}
 	m.Recovery = measureRecovery(&cfg.Workload, &s)
 	pt.Metrics = m
-	pt.Bounds = pointBounds(cfg, spec, params, &m, gateMax, endToEndMax)
+	pt.Bounds = pointBounds(cfg, spec, params, len(a.Clients), &m, gateMax, endToEndMax)
 	if keepReleases {
 		pt.OutputCurve = calculus.Empirical(in.releases, calculus.Grid(durationMS))
 	}

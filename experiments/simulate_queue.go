@@ -103,7 +103,8 @@ func (r *queueRun) Served(id int32, release, start, finish float64) {
 	r.lastFinish = finish
 	// The p99 of the requests finishing in each window (by finish time),
 	// all of them: the hangover is the server's, whoever sent the work.
-	if w := int(finish / SeriesWindowMS); w < r.maxFinishWindows {
+	// (For 100 ms windows the exact index is the seed's trunc(finish / 100.0).)
+	if w := int(metrics.WindowIndex(finish, SeriesWindowMS)); w < r.maxFinishWindows {
 		if w != r.finishWindow {
 			r.flushFinishes()
 			r.finishWindow = w
@@ -132,7 +133,7 @@ func (r *queueRun) Served(id int32, release, start, finish float64) {
 		r.bufs.classSojourn[k].Record(sojourn)
 		if onTime {
 			r.classOK[k]++
-			r.s.Classes[k].Success[int(t/SeriesWindowMS)]++
+			r.s.Classes[k].Success[int(metrics.WindowIndex(t, SeriesWindowMS))]++
 		}
 	}
 }
@@ -170,7 +171,7 @@ func (r *queueRun) flushFinishes() {
 func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, classes []uint8, spec *limiter.Spec, params limiter.Params, in *instruments, pt *Point) error {
 	durationMS := cfg.Workload.DurationMS
 	serviceMS, deadlineMS := cfg.Server.ServiceMS, cfg.Server.DeadlineMS
-	windows := int(math.Ceil(durationMS / SeriesWindowMS))
+	windows := int(metrics.WindowCount(durationMS, SeriesWindowMS))
 	s := Series{
 		Offered:     make([]int32, windows),
 		Rejected:    make([]int32, windows),
@@ -233,6 +234,7 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 	clients := make([]ClientResult, nc)
 	multi := nc > 1
 	fairWindow := cfg.Metrics.FairnessWindowMS
+	fairWindows := int(metrics.WindowCount(durationMS, fairWindow))
 	var jain []float64
 	if multi {
 		if cap(in.fairCounts) < nc {
@@ -240,7 +242,7 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 		}
 		in.fairCounts = in.fairCounts[:nc]
 		clear(in.fairCounts)
-		jain = make([]float64, 0, int(math.Ceil(durationMS/fairWindow)))
+		jain = make([]float64, 0, fairWindows)
 	}
 	fairK := 0
 
@@ -261,7 +263,7 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 		}
 		scored := t <= r.scoreEnd
 		c := a.Client[i]
-		w := int(t / SeriesWindowMS)
+		w := int(metrics.WindowIndex(t, SeriesWindowMS))
 		s.Offered[w]++
 		if scored {
 			arrivals++
@@ -289,7 +291,7 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 			gateMax = max(gateMax, release-t)
 		}
 		if multi && scored {
-			if k := int(t / fairWindow); k != fairK {
+			if k := int(metrics.WindowIndex(t, fairWindow)); k != fairK {
 				for ; fairK < k; fairK++ {
 					jain = append(jain, metrics.Jain(in.fairCounts))
 					clear(in.fairCounts)
@@ -303,7 +305,7 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 		}
 		srv.Offer(int32(i), class, t, release)
 		n := srv.InSystem(release)
-		rw := int(release / SeriesWindowMS)
+		rw := int(metrics.WindowIndex(release, SeriesWindowMS))
 		for rw >= len(s.Released) {
 			s.Released = append(s.Released, 0)
 			s.InSystemMax = append(s.InSystemMax, 0)
@@ -326,7 +328,7 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 		return fmt.Errorf("the queue server finished requests out of order") // cannot happen: fixed service
 	}
 	if multi {
-		for ; fairK < int(math.Ceil(durationMS/fairWindow)); fairK++ {
+		for ; fairK < fairWindows; fairK++ {
 			jain = append(jain, metrics.Jain(in.fairCounts))
 			clear(in.fairCounts)
 		}
@@ -406,7 +408,7 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 	m.Recovery = measureRecovery(&cfg.Workload, &s)
 	pt.Metrics = m
 	if cfg.Server.Option(server.OptDiscipline) == server.FIFO {
-		pt.Bounds = pointBounds(cfg, spec, params, &m, gateMax, r.endToEndMax)
+		pt.Bounds = pointBounds(cfg, spec, params, len(a.Clients), &m, gateMax, r.endToEndMax)
 	}
 	if keepReleases {
 		pt.OutputCurve = calculus.Empirical(in.releases, calculus.Grid(durationMS))

@@ -6,15 +6,15 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/field"
-	"github.com/ratelab/ratelab/runner"
 	"github.com/ratelab/ratelab/storage"
+	"github.com/ratelab/ratelab/web/form"
+	"github.com/ratelab/ratelab/web/format"
 )
 
 // APIRun is a run as GET /api/runs/{id} returns it. Manifest is the run's
@@ -75,13 +75,12 @@ func (s *Server) apiCreateRun(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, APIErrors{Errors: field.Errors(err)})
 		return
 	}
-	// A trace has the form's limit here too: a larger one was accepted,
-	// and its run could then not be edited as a new sweep.
+	// A trace has the form's limit here too, so every run can be edited
+	// as a new sweep.
 	var big field.List
 	for i, p := range cfg.Workload.Parts {
-		if len(p.CSV) > MaxTraceBytes {
-			big = append(big, field.Error{Path: fmt.Sprintf("workload.parts[%d].csv", i),
-				Msg: fmt.Sprintf("the trace is %s; the limit is %s", byteSize(len(p.CSV)), byteSize(MaxTraceBytes))})
+		if e, ok := form.CheckTraceSize(fmt.Sprintf("workload.parts[%d].csv", i), len(p.CSV)); !ok {
+			big = append(big, e)
 		}
 	}
 	if len(big) > 0 {
@@ -89,17 +88,16 @@ func (s *Server) apiCreateRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	run, err := s.runner.Submit(r.Context(), cfg, cfg.Name, "")
-	switch {
-	case errors.Is(err, runner.ErrQueueFull):
-		w.Header().Set("Retry-After", strconv.Itoa(RetryAfterSeconds))
-		apiError(w, http.StatusTooManyRequests, "the queue of waiting sweeps is full; retry later")
-		return
-	case errors.Is(err, runner.ErrClosed):
-		apiError(w, http.StatusServiceUnavailable, "the lab is shutting down")
-		return
-	case err != nil:
-		s.log.Error("api: queue the sweep", "err", err)
-		apiError(w, http.StatusInternalServerError, "queue the sweep: "+err.Error())
+	if err != nil {
+		switch status := submitStatus(w, err); status {
+		case http.StatusTooManyRequests:
+			apiError(w, status, "the queue of waiting sweeps is full; retry later")
+		case http.StatusServiceUnavailable:
+			apiError(w, status, "the lab is shutting down")
+		default:
+			s.log.Error("api: queue the sweep", "err", err)
+			apiError(w, status, "queue the sweep: "+err.Error())
+		}
 		return
 	}
 	w.Header().Set("Location", "/api/runs/"+run.ID)
@@ -118,7 +116,7 @@ func (s *Server) apiGetRun(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
 	run, err := s.getRun(r, id)
 	if errors.Is(err, storage.ErrNotFound) {
-		apiError(w, http.StatusNotFound, fmt.Sprintf("no run %q", clipText(id, 40)))
+		apiError(w, http.StatusNotFound, fmt.Sprintf("no run %q", format.Clip(id, 40)))
 		return
 	}
 	if err != nil {

@@ -9,32 +9,20 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/go-chi/chi/v5"
-
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/calculus"
 	"github.com/ratelab/ratelab/experiments/limiter"
-	"github.com/ratelab/ratelab/experiments/workload"
-	"github.com/ratelab/ratelab/runner"
+	"github.com/ratelab/ratelab/experiments/presets"
+	"github.com/ratelab/ratelab/web/form"
+	"github.com/ratelab/ratelab/web/format"
 )
 
-// The calculator page (/calculus) and its checks by simulation; the run
-// page's bounds section is in calculus_run.go.
-func init() {
-	extraRoutes = append(extraRoutes, func(s *Server, r chi.Router) {
-		r.Get("/calculus", s.calculusPage)           // the calculator
-		r.Get("/calculus/check", s.calculusCheck)    // its answer as a sweep to run
-		r.Post("/calculus/run", s.calculusRun)       // run a chain check (the form has no chains)
-		r.Get("/calculus/edit/{id}", s.calculusEdit) // a stored run's config as JSON, to edit and run
-	})
-	navLinks = append(navLinks, NavLink{Href: "/calculus", Label: "Calculus"})
-}
+// The calculator page (/calculus): a token bucket's delay and backlog
+// bounds through one rate-latency server and through a chain of them, and
+// the sweeps that check them by simulation (package presets builds those).
 
-// Limits of the calculator.
-const (
-	maxCalcHops     = limiter.MaxStages
-	calcCheckWindow = 5000 // ms of simulated traffic in a check
-)
+// maxCalcHops bounds the calculator's chain: a chain limiter's stages.
+const maxCalcHops = limiter.MaxStages
 
 // CalcForm is the calculator's input as typed (query parameters), with
 // errors per input.
@@ -106,7 +94,7 @@ func (f *CalcForm) num(key, text string, min, max float64, whole bool) float64 {
 	case err != nil || math.IsNaN(v) || math.IsInf(v, 0):
 		f.fail(key, "must be a number")
 	case v < min || v > max:
-		f.fail(key, fmt.Sprintf("must be between %s and %s", formatNum(min), formatNum(max)))
+		f.fail(key, fmt.Sprintf("must be between %s and %s", format.Num(min), format.Num(max)))
 	case whole && v != math.Trunc(v):
 		f.fail(key, "must be a whole number")
 	default:
@@ -155,7 +143,7 @@ func parseHops(text string) ([]CalcHop, error) {
 			return nil, fmt.Errorf("line %d: workers must be a whole number from 1 to 100000", i+1)
 		}
 		if err2 != nil {
-			return nil, fmt.Errorf("line %d: service_ms %q is not a number", i+1, clipText(strings.TrimSpace(fs[1]), 40))
+			return nil, fmt.Errorf("line %d: service_ms %q is not a number", i+1, format.Clip(strings.TrimSpace(fs[1]), 40))
 		}
 		if !(s > 0 && s <= 3_600_000) {
 			return nil, fmt.Errorf("line %d: service_ms must be more than 0 and at most 3600000", i+1)
@@ -181,7 +169,7 @@ func calculate(f CalcForm) *CalcPage {
 	r := fm.num("rate_rps", f.RateRPS, 1e-6, 1e9, false)
 	b := fm.num("burst", f.Burst, 1, 1e7, false)
 	// The chain is optional: with no servers listed the page answers for
-	// the single server only (an empty list used to fail the whole page).
+	// the single server only.
 	var hops []CalcHop
 	if strings.TrimSpace(f.Hops) != "" {
 		var err error
@@ -203,7 +191,7 @@ func calculate(f CalcForm) *CalcPage {
 		case s.MaxBurstWhole < 1:
 			s.CheckNote = "No check: the budget leaves no room for even one request (D <= T + 1/R)."
 		case c < 1 || math.Abs(c-math.Round(c)) > 1e-9:
-			s.CheckNote = fmt.Sprintf("No check: the lab's server is c workers of S ms (R = c/S, T = S), so R*T/1000 = %s must be a whole number of workers.", formatNum(c))
+			s.CheckNote = fmt.Sprintf("No check: the lab's server is c workers of S ms (R = c/S, T = S), so R*T/1000 = %s must be a whole number of workers.", format.Num(c))
 		default:
 			s.Workers = int(math.Round(c))
 			s.CheckURL = "/calculus/check?mode=single&" + f.query()
@@ -250,93 +238,19 @@ func (s *Server) calculusPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, status, CalculusPage(p))
 }
 
-// checkWorkload is the traffic of a check, built to reach the bound:
-// four rounds of an idle gap (the bucket refills), an instantaneous burst
-// of 3b requests (a full bucket passes b at once), then 700 ms of steady
-// overload at 1.2 r (the bucket stays empty and passes its rate r).
-func checkWorkload(rateRPS float64, burst int) workload.Spec {
-	spec := workload.Spec{DurationMS: calcCheckWindow}
-	var bursts []workload.Burst
-	for _, at := range []float64{0, 1500, 3000, 4500} {
-		end := math.Min(at+700, calcCheckWindow)
-		bursts = append(bursts, workload.Burst{AtMS: at, Count: 3 * burst})
-		spec.Parts = append(spec.Parts, workload.Part{Type: workload.Constant, Client: "steady", RateRPS: math.Round(rateRPS*12) / 10, StartMS: at, EndMS: &end})
-	}
-	spec.Parts = append(spec.Parts, workload.Part{Type: workload.Bursts, Client: "bursty", Bursts: bursts})
-	return spec
+// check is the sweep that checks a single server's answer.
+func (s *CalcSingle) check() *experiments.Config {
+	return presets.SingleServerCheck(presets.SingleServer{ServerRPS: s.R, LatencyMS: s.T, BudgetMS: s.D, RateRPS: s.Rate,
+		MaxBurst: s.MaxBurst, Burst: s.MaxBurstWhole, Workers: s.Workers})
 }
 
-// uniqueWhole lists positive whole values in order without repeats.
-func uniqueWhole(vs ...float64) limiter.Values {
-	var out limiter.Values
-	for _, v := range vs {
-		v = math.Max(1, math.Floor(v))
-		if len(out) == 0 || out[len(out)-1] < v {
-			out = append(out, v)
-		}
+// check is the sweep that checks a chain's answer.
+func (ch *CalcChain) check() *experiments.Config {
+	t := presets.Tandem{RateRPS: ch.Rate, Burst: ch.Burst, BudgetMS: ch.D, ConcatenatedMS: ch.ConcatenatedMS, PerHopSumMS: ch.PerHopSumMS}
+	for _, h := range ch.Hops {
+		t.Hops = append(t.Hops, presets.Hop{Workers: h.Workers, ServiceMS: h.ServiceMS})
 	}
-	return out
-}
-
-// singleCheck is the sweep that checks a burst b for a budget D: a token
-// bucket at three rates up to r and bursts around b, into the lab server
-// with R = c/S, T = S, deadline D. The run page then shows each point's
-// bound beside its measurement, and the rate × burst heatmap outlines where
-// the bound meets the deadline.
-func singleCheck(s *CalcSingle) *experiments.Config {
-	b := float64(s.MaxBurstWhole)
-	rates := limiter.Values{}
-	for _, x := range []float64{s.Rate / 2, s.Rate * 3 / 4, s.Rate} {
-		x = math.Round(x*10) / 10
-		if x > 0 && (len(rates) == 0 || rates[len(rates)-1] < x) {
-			rates = append(rates, x)
-		}
-	}
-	cfg := &experiments.Config{
-		Version: experiments.Version,
-		Name:    fmt.Sprintf("calculus check: burst %d for %s ms at %s req/s", s.MaxBurstWhole, formatNum(s.D), formatNum(s.R)),
-		Description: fmt.Sprintf("From the calculator: a server of R = %s req/s, T = %s ms and a budget of D = %s ms allow a burst of b = R*(D - T) = %s. "+
-			"The token bucket sweeps bursts around %d at rates up to %s req/s; the bound T + b/R should meet the deadline up to burst %d, and no measurement may exceed its bound.",
-			formatNum(s.R), formatNum(s.T), formatNum(s.D), formatNum(s.MaxBurst), s.MaxBurstWhole, formatNum(s.Rate), s.MaxBurstWhole),
-		Seed:     1,
-		Workload: checkWorkload(s.Rate, s.MaxBurstWhole),
-		Limiters: []limiter.Spec{{Type: limiter.TypeTokenBucket, RateRPS: rates, Burst: uniqueWhole(b/4, b/2, b, b*3/2, b*2)}},
-	}
-	cfg.Server.Workers, cfg.Server.ServiceMS, cfg.Server.DeadlineMS = s.Workers, s.T, s.D
-	cfg.Normalize()
-	return cfg
-}
-
-// chainCheck runs the token bucket (r, b/2..2b) through the chain: every
-// hop but the last is a server stage, the last is the run's server.
-func chainCheck(ch *CalcChain) *experiments.Config {
-	rate, burst, deadline := ch.Rate, ch.Burst, ch.D
-	var stages []limiter.Stage
-	b := math.Max(1, math.Floor(burst))
-	stages = append(stages, limiter.Stage{Spec: limiter.Spec{Type: limiter.TypeTokenBucket, RateRPS: limiter.Values{rate}, Burst: uniqueWhole(b/2, b, b*2)}})
-	for _, h := range ch.Hops[:len(ch.Hops)-1] {
-		stages = append(stages, limiter.Stage{Spec: limiter.Spec{Type: limiter.StageServer}, Workers: h.Workers, ServiceMS: h.ServiceMS})
-	}
-	last := ch.Hops[len(ch.Hops)-1]
-	cfg := &experiments.Config{
-		Version: experiments.Version,
-		Name:    fmt.Sprintf("calculus check: tandem of %d servers", len(ch.Hops)),
-		Description: fmt.Sprintf("From the calculator: a token bucket (%s req/s, burst %s) through %d servers in series. "+
-			"Concatenated bound (pay the burst once) %s ms against the sum of per-hop bounds %s ms; the run shows the measured end-to-end maximum beside both.",
-			formatNum(rate), formatNum(b), len(ch.Hops), formatNum(ch.ConcatenatedMS), formatNum(ch.PerHopSumMS)),
-		Seed:     1,
-		Workload: checkWorkload(rate, int(b)),
-		Limiters: []limiter.Spec{{Type: limiter.TypeChain, Name: "tandem", Stages: stages}},
-	}
-	cfg.Server.Workers, cfg.Server.ServiceMS, cfg.Server.DeadlineMS = last.Workers, last.ServiceMS, deadline
-	cfg.Normalize()
-	return cfg
-}
-
-// ChainCheckPage shows a chain check's config before it runs.
-type ChainCheckPage struct {
-	Title, Intro string
-	Back, Config string
+	return presets.TandemCheck(t)
 }
 
 // calculusCheck turns an answer into a sweep: a single server's check fills
@@ -353,25 +267,25 @@ func (s *Server) calculusCheck(w http.ResponseWriter, r *http.Request) {
 			s.errorPage(w, r, http.StatusUnprocessableEntity, "Nothing to check", "The calculator has no burst to check for this input. "+checkNote(p))
 			return
 		}
-		cfg := singleCheck(p.Single)
+		cfg := p.Single.check()
 		if err := cfg.Validate(); err != nil {
 			s.errorPage(w, r, http.StatusUnprocessableEntity, "This check cannot run", err.Error())
 			return
 		}
-		s.homePage(w, r, http.StatusOK, HomeData{Form: FormFromConfig(cfg),
+		s.homePage(w, r, http.StatusOK, HomeData{Form: form.FromConfig(cfg),
 			Notice: fmt.Sprintf("Filled from the calculator: bursts around %d into R = %s req/s, T = %s ms, deadline %s ms. Press Run to check the bound by simulation.",
-				p.Single.MaxBurstWhole, formatNum(p.Single.R), formatNum(p.Single.T), formatNum(p.Single.D))})
+				p.Single.MaxBurstWhole, format.Num(p.Single.R), format.Num(p.Single.T), format.Num(p.Single.D))})
 	case "chain":
 		if p.Chain == nil || p.Chain.CheckURL == "" {
 			s.errorPage(w, r, http.StatusUnprocessableEntity, "Nothing to check", "The chain has no bound for this input (check the servers and r <= every R).")
 			return
 		}
-		cfg := chainCheck(p.Chain)
+		cfg := p.Chain.check()
 		if err := cfg.Validate(); err != nil {
 			s.errorPage(w, r, http.StatusUnprocessableEntity, "This check cannot run", err.Error())
 			return
 		}
-		s.render(w, r, http.StatusOK, ChainCheck(ChainCheckPage{Title: "Check the chain by simulation", Back: back, Config: string(cfg.JSON()),
+		s.render(w, r, http.StatusOK, Editor(EditorPage{Title: "Check the chain by simulation", Back: back, Config: string(cfg.JSON()),
 			Intro: "The new-sweep form has no chains yet, so here is the sweep as a config document (the same JSON lab run --config and POST /api/runs take). A chain's stages run in order; its last hop is the run's server."}))
 	default:
 		s.errorPage(w, r, http.StatusBadRequest, "Unknown check", "mode must be single or chain.")
@@ -385,58 +299,5 @@ func checkNote(p *CalcPage) string {
 	return ""
 }
 
-// calculusEdit shows a stored run's config document in the JSON editor of
-// the chain check: the new-sweep form cannot express chains.
-func (s *Server) calculusEdit(w http.ResponseWriter, r *http.Request) {
-	run := s.runOr404(w, r)
-	if run == nil {
-		return
-	}
-	s.render(w, r, http.StatusOK, ChainCheck(ChainCheckPage{Title: "Edit " + runName(*run) + " as a config document", Back: "/runs/" + run.ID, Config: string(run.Config),
-		Intro: "The new-sweep form cannot express chains: edit the document (the same JSON lab run --config and POST /api/runs take) and run it as a new sweep."}))
-}
-
-// calculusRun queues a config document posted from the chain check page.
-func (s *Server) calculusRun(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, MaxAPIBytes)
-	if err := r.ParseForm(); err != nil {
-		s.errorPage(w, r, http.StatusBadRequest, "The form could not be read", err.Error())
-		return
-	}
-	cfg, err := experiments.DecodeConfig([]byte(r.PostForm.Get("config")))
-	if err != nil {
-		s.errorPage(w, r, http.StatusUnprocessableEntity, "This config cannot run", err.Error())
-		return
-	}
-	run, err := s.runner.Submit(r.Context(), cfg, cfg.Name, "")
-	if err != nil {
-		if errors.Is(err, runner.ErrQueueFull) {
-			w.Header().Set("Retry-After", strconv.Itoa(RetryAfterSeconds))
-			s.errorPage(w, r, http.StatusTooManyRequests, "The lab is busy", fmt.Sprintf("The queue of waiting sweeps is full: go back and try again in %d seconds.", RetryAfterSeconds))
-			return
-		}
-		s.internalError(w, r, "queue the chain check", err)
-		return
-	}
-	http.Redirect(w, r, "/runs/"+run.ID, http.StatusSeeOther)
-}
-
 // round3 rounds for display (3 decimals).
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
-
-// dash shows a missing bound.
-func dash(s string) string {
-	if s == "" {
-		return "—"
-	}
-	return s
-}
-
-// hopsText lists a chain's per-hop bounds for a tooltip.
-func hopsText(hops []experiments.HopBound) string {
-	var parts []string
-	for _, h := range hops {
-		parts = append(parts, fmt.Sprintf("%s: %s ms", h.Hop, fmt1(h.BoundMS)))
-	}
-	return strings.Join(parts, "; ")
-}

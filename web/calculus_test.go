@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"encoding/json"
 	"html"
 	"math"
 	"net/http"
@@ -12,8 +11,10 @@ import (
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
-	"github.com/ratelab/ratelab/experiments/presets"
+	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/storage"
+	"github.com/ratelab/ratelab/web/form"
+	"github.com/ratelab/ratelab/web/format"
 )
 
 func TestCalculate(t *testing.T) {
@@ -49,6 +50,24 @@ func TestCalculate(t *testing.T) {
 	}
 }
 
+// TestCalculusHops: the chain of servers is optional (an empty list failed
+// the whole page with 422 although the single-server answer needs none),
+// and a service time that is not a number says so.
+func TestCalculusHops(t *testing.T) {
+	l := newLab(t, false, 4)
+	w := l.get("/calculus?server_rps=100&latency_ms=10&budget_ms=210&rate_rps=80&burst=20&hops=")
+	if w.Code != http.StatusOK {
+		t.Errorf("empty chain: %d, want 200", w.Code)
+	}
+	if body := w.Body.String(); !strings.Contains(body, "b = R·(D − T) = 20") || strings.Contains(body, "at least one server") {
+		t.Error("empty chain: no single-server answer, or an error for the optional chain")
+	}
+	w = l.get("/calculus?server_rps=100&latency_ms=10&budget_ms=210&rate_rps=80&burst=20&hops=2,x")
+	if w.Code != http.StatusUnprocessableEntity || !strings.Contains(w.Body.String(), htmlEscape(`service_ms "x" is not a number`)) {
+		t.Errorf("hops 2,x: %d, no not-a-number message", w.Code)
+	}
+}
+
 // TestCalculusInBrowserFlow walks the pages as a user would: the
 // calculator, its single-server check (the new-sweep form, filled), the
 // chain check (its config, run), and the run page's bounds.
@@ -57,7 +76,7 @@ func TestCalculusInBrowserFlow(t *testing.T) {
 	w := l.get("/calculus")
 	body := w.Body.String()
 	if w.Code != http.StatusOK || !strings.Contains(body, "b = R·(D − T) = 20") || !strings.Contains(body, "218 ms") {
-		t.Fatalf("/calculus: %d\n%s", w.Code, clipText(body, 3000))
+		t.Fatalf("/calculus: %d\n%s", w.Code, format.Clip(body, 3000))
 	}
 	checkScripts(t, "/calculus", body)
 	if w := l.get("/calculus?server_rps=x&latency_ms=10&budget_ms=1&rate_rps=1&burst=1&hops=1,1"); w.Code != http.StatusUnprocessableEntity || !strings.Contains(w.Body.String(), "must be a number") {
@@ -71,8 +90,8 @@ func TestCalculusInBrowserFlow(t *testing.T) {
 		t.Fatalf("single check: %d", w.Code)
 	}
 	single := calculate(q).Single
-	cfg := singleCheck(single)
-	v := formValuesOf(FormFromConfig(cfg))
+	cfg := single.check()
+	v := formValuesOf(form.FromConfig(cfg))
 	id := runIDFrom(t, l.postForm("/runs", v))
 	if run := l.wait(id); run.Status != storage.StatusDone {
 		t.Fatalf("check run: %s %s", run.Status, run.Error)
@@ -86,7 +105,7 @@ func TestCalculusInBrowserFlow(t *testing.T) {
 		if b == nil || !b.Bounded || b.SojournMaxMS > b.SojournBoundMS || b.EndToEndMaxMS > b.EndToEndBoundMS {
 			t.Errorf("point %d: bounds %+v", p.Index, b)
 		}
-		if p.Params.Burst == 20 && p.Params.RateRPS == 80 && b.SojournBoundMS != 210 {
+		if p.Params[limiter.ParamBurst] == 20 && p.Params[limiter.ParamRate] == 80 && b.SojournBoundMS != 210 {
 			t.Errorf("burst 20: sojourn bound %g, want 210", b.SojournBoundMS)
 		}
 	}
@@ -131,64 +150,5 @@ func TestCalculusInBrowserFlow(t *testing.T) {
 	}
 	if w := l.postForm("/calculus/run", url.Values{"config": {`{"version":1}`}}); w.Code != http.StatusUnprocessableEntity {
 		t.Errorf("bad config: %d", w.Code)
-	}
-}
-
-// TestBoundsViewTokenVsLeaky: the issue's example on the run page, and
-// every arrival-curve option is valid JSON.
-func TestBoundsViewTokenVsLeaky(t *testing.T) {
-	cfg, err := presets.Config("token-vs-leaky")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bv := newBoundsView(NewResultView(res, -1), "x")
-	found := false
-	for _, r := range bv.Rows {
-		if r.Limiter == "token-bucket" && strings.Contains(r.Swept, "burst=20") {
-			found = true
-			if r.Sojourn != "200.0" || r.SojournBound != "210.0" || r.SojournRatio != "0.9524" || r.BacklogBound != "21.0" {
-				t.Errorf("token bucket burst 20 row: %+v", r)
-			}
-		}
-	}
-	if !found {
-		t.Fatal("no token-bucket burst=20 row")
-	}
-	for _, g := range bv.Groups {
-		for _, c := range g.Charts {
-			var o map[string]any
-			if err := json.Unmarshal([]byte(c.Option), &o); err != nil {
-				t.Errorf("%s: %v", c.ID, err)
-			}
-		}
-	}
-	if len(bv.Groups) == 0 || bv.Groups[0].ID != "arrival-curves" || len(bv.Groups[0].Charts) != 2 {
-		t.Errorf("want the arrival curves of both limiters at the chosen step")
-	}
-}
-
-// TestArrivalCurvesSkippedAreExplained: above MaxCurveArrivals the engine
-// keeps no curves, and the page says so instead of dropping the section.
-func TestArrivalCurvesSkippedAreExplained(t *testing.T) {
-	cfg, err := presets.Config("token-vs-leaky")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if g := arrivalCurveGroup(NewResultView(res, -1)); g == nil || len(g.Charts) == 0 {
-		t.Fatalf("a small run has arrival-curve charts: %+v", g)
-	}
-	res.ArrivalCurves = nil
-	res.Arrivals = experiments.MaxCurveArrivals + 1
-	g := arrivalCurveGroup(NewResultView(res, -1))
-	if g == nil || len(g.Charts) != 0 || !strings.Contains(g.Intro, "Not computed for this run") {
-		t.Fatalf("skipped curves: %+v, want an explanation and no charts", g)
 	}
 }

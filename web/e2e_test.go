@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -19,6 +20,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/ratelab/ratelab/web/form"
 )
 
 // findChromium returns the Chromium binary: $RATELAB_CHROMIUM, Debian's
@@ -36,6 +38,43 @@ func findChromium() string {
 		}
 	}
 	return ""
+}
+
+// chromium is the Chromium binary of a browser test. The test skips when
+// Chromium is missing (or with -short), unless RATELAB_E2E=1 (CI), where
+// it fails.
+func chromium(t *testing.T) string {
+	t.Helper()
+	required := os.Getenv("RATELAB_E2E") == "1"
+	exe := findChromium()
+	if exe == "" {
+		if required {
+			t.Fatal("RATELAB_E2E=1 but no Chromium: install it (apt-get install -y chromium) or set RATELAB_CHROMIUM")
+		}
+		t.Skip("no Chromium found; set RATELAB_E2E=1 to make this test required")
+	}
+	if testing.Short() && !required {
+		t.Skip("-short")
+	}
+	return exe
+}
+
+// newBrowser starts headless Chromium with a 1440×1000 window for one test
+// of at most timeout; it ends with the test.
+func newBrowser(t *testing.T, exe string, timeout time.Duration) context.Context {
+	t.Helper()
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-default-apps", true), chromedp.Flag("no-default-browser-check", true),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1440, 1000))
+	t.Cleanup(cancelAlloc)
+	ctx, cancelTab := chromedp.NewContext(allocCtx)
+	t.Cleanup(cancelTab)
+	ctx, cancelTime := context.WithTimeout(ctx, timeout)
+	t.Cleanup(cancelTime)
+	return ctx
 }
 
 // browserLog collects what the page did: every request URL and every
@@ -88,34 +127,12 @@ func (b *browserLog) snapshot() (requests, errors []string) {
 // RATELAB_SCREENSHOT=PATH saves the run page's screenshot there (the README's
 // docs/run-page.png).
 func TestBrowserEndToEnd(t *testing.T) {
-	required := os.Getenv("RATELAB_E2E") == "1"
-	exe := findChromium()
-	if exe == "" {
-		if required {
-			t.Fatal("RATELAB_E2E=1 but no Chromium: install it (apt-get install -y chromium) or set RATELAB_CHROMIUM")
-		}
-		t.Skip("no Chromium found; set RATELAB_E2E=1 to make this test required")
-	}
-	if testing.Short() && !required {
-		t.Skip("-short")
-	}
-
+	exe := chromium(t)
 	l := newLab(t, true, 4)
 	ts := httptest.NewServer(l.srv)
-	defer ts.Close()
+	t.Cleanup(ts.Close)
 	downloads := t.TempDir()
-
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-default-apps", true), chromedp.Flag("no-default-browser-check", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1440, 1000))
-	defer cancelAlloc()
-	ctx, cancelTab := chromedp.NewContext(allocCtx)
-	defer cancelTab()
-	ctx, cancelTime := context.WithTimeout(ctx, 240*time.Second)
-	defer cancelTime()
+	ctx := newBrowser(t, exe, 240*time.Second)
 
 	if err := chromedp.Do(ctx); err != nil {
 		t.Fatalf("start Chromium %s: %v", exe, err)
@@ -278,5 +295,49 @@ func TestBrowserEndToEnd(t *testing.T) {
 	}
 	if !strings.HasPrefix(ts.URL, "http://127.0.0.1:") {
 		t.Errorf("test server at %s", ts.URL)
+	}
+}
+
+// TestBrowserRecentRunsFit: the recent-runs sidebar stays inside its card
+// with a cancelled run, a run of three limiters and a long unbroken name.
+// With the full "2006-01-02 15:04:05" time and a 12rem limiters line its
+// table ran past the card's right edge and cut the status badges.
+func TestBrowserRecentRunsFit(t *testing.T) {
+	exe := chromium(t)
+	l := newLab(t, false, 8)
+	three := formValuesOf(form.Default())
+	three.Set("name", "token-vs-leaky-vs-sliding-window-counter")
+	three.Set("limiters.1.type", "leaky-bucket")
+	three.Set("limiters.1.rate_rps", "100")
+	three.Set("limiters.1.queue", "4")
+	three.Set("limiters.2.type", "sliding-window-counter")
+	three.Set("limiters.2.limit", "100")
+	three.Set("limiters.2.window_ms", "1000")
+	runIDFrom(t, l.postForm("/runs", three))
+	id := runIDFrom(t, l.postForm("/runs", formValuesOf(form.Default())))
+	if w := l.postForm("/runs/"+id+"/cancel", nil); w.Code != http.StatusSeeOther {
+		t.Fatalf("cancel: %d", w.Code)
+	}
+	ts := httptest.NewServer(l.srv)
+	t.Cleanup(ts.Close)
+
+	ctx := newBrowser(t, exe, 60*time.Second)
+	if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(chromedp.CSS("aside.recent table"))); err != nil {
+		t.Fatal(err)
+	}
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {
+		const card = document.querySelector('aside.recent').getBoundingClientRect();
+		const out = [];
+		for (const el of document.querySelectorAll('aside.recent table, aside.recent .badge, aside.recent td')) {
+			const r = el.getBoundingClientRect();
+			if (r.right > card.right + 0.5) out.push(el.tagName + '.' + el.className + ' ' + el.textContent.trim().slice(0, 30) + ' right ' + r.right + ' > card ' + card.right);
+		}
+		return out.join('\n');
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(got) != "" {
+		t.Errorf("recent runs overflow their card:\n%s", got)
 	}
 }

@@ -9,17 +9,19 @@ import (
 	"github.com/ratelab/ratelab/static"
 )
 
-// extraRoutes are added by other files of this package (a page of their
-// own): each gets the router after the lab's routes are in place.
-var extraRoutes []func(s *Server, r chi.Router)
+// NavLink is an entry of the top bar.
+type NavLink struct{ Href, Label string }
+
+// navLinks are the top bar's entries after "New sweep" and "All runs".
+var navLinks = []NavLink{{Href: "/calculus", Label: "Calculus"}}
 
 // routes is the lab's whole URL space, in one place.
 func (s *Server) routes() http.Handler {
 	r := chi.NewRouter()
 	// State-changing requests from other origins are refused (403).
 	r.Use(s.recoverPanics, s.logRequests, securityHeaders, http.NewCrossOriginProtection().Handler)
-	// HEAD is GET without the body (curl -I on a download shows its size
-	// and X-Checksum-Sha256); chi answered it 405.
+	// HEAD is GET without the body: curl -I on a download shows its size
+	// and X-Checksum-Sha256.
 	r.Use(middleware.GetHead)
 
 	r.Get("/", s.home)                          // new-sweep form + recent runs
@@ -32,12 +34,14 @@ func (s *Server) routes() http.Handler {
 	r.Post("/runs/{id}/rerun", s.rerunRun)      // run the stored config again
 	r.Post("/api/runs", s.apiCreateRun)         // JSON API: submit a config document
 	r.Get("/api/runs/{id}", s.apiGetRun)        // JSON API: status, progress, manifest
+	r.Get("/api/types", s.apiTypes)             // JSON API: the limiter and workload part types
+	r.Get("/calculus", s.calculusPage)          // the network-calculus calculator
+	r.Get("/calculus/check", s.calculusCheck)   // its answer as a sweep to run
+	r.Get("/calculus/edit/{id}", s.editRun)     // a stored run's config document, to edit and run
+	r.Post("/calculus/run", s.runDocument)      // run a config document from the editor
 	r.Handle("/static/*", staticFiles())        // echarts, CSS, app.js
 	r.Get("/favicon.ico", http.NotFound)
 
-	for _, add := range extraRoutes {
-		add(s, r)
-	}
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, r, http.StatusNotFound, "Not found", "There is no page at "+r.URL.Path+".")
 	})

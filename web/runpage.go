@@ -4,11 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/ratelab/ratelab/experiments"
-	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/storage"
+	"github.com/ratelab/ratelab/web/charts"
+	"github.com/ratelab/ratelab/web/form"
+	"github.com/ratelab/ratelab/web/format"
 )
 
 // maxConfigShown bounds the config document printed on the run page.
@@ -20,41 +21,19 @@ type RunPageData struct {
 	ConfigJSON string
 	Summary    *ConfigSummary // nil when the stored config no longer decodes
 	Files      []storage.File
-	View       *ResultView // nil until the run is done
-	Groups     []*ChartGroup
-	Table      ResultsTable
+	Result     *charts.Page  // the charts and tables; nil until the run is done
 	Compare    *RerunCompare // nil unless the run re-runs another
 	Notice     string
 	Chain      bool // a chain limiter: edited as a document, not in the form
 }
 
-// ConfigSummary is the config in a few readable lines.
-type ConfigSummary struct {
-	Description string
-	Items       []KeyValue
-	Limiters    []string
-}
-
-// KeyValue is one line of a summary.
-type KeyValue struct{ Key, Value string }
-
-// ResultsTable is the results table: headers with units and formatted cells.
-type ResultsTable struct {
-	Header []TableHeader
-	Rows   []TableRow
-}
-
-// TableHeader is one column of the results table.
-type TableHeader struct {
-	Key, Label string
-	Num        bool
-}
-
-// TableRow is one point.
-type TableRow struct {
-	Cells  []string
-	Link   string // the run page showing this point's time series
-	Chosen bool
+// editURL is where a run's config is edited: the form, or the config
+// document editor for chains.
+func (d *RunPageData) editURL() string {
+	if d.Chain {
+		return "/calculus/edit/" + d.Run.ID
+	}
+	return "/?from=" + d.Run.ID
 }
 
 // RerunCompare is the reproducibility check of a re-run: each file's sha256
@@ -84,16 +63,17 @@ type FileCompare struct {
 	Match                 bool
 }
 
+// runPageData builds the whole run page of a run; chosen is the point
+// whose time series it shows (< 0: the default).
 func (s *Server) runPageData(r *http.Request, run *storage.Run, chosen int) (*RunPageData, error) {
 	ctx := r.Context()
 	d := &RunPageData{Run: run, ConfigJSON: string(run.Config)}
 	if len(d.ConfigJSON) > maxConfigShown {
-		// A large trace: show the start; manifest.json holds all of it.
-		d.ConfigJSON = d.ConfigJSON[:maxConfigShown] + fmt.Sprintf("\n… (%s in all; the whole document is in manifest.json)", byteSize(len(run.Config)))
+		d.ConfigJSON = d.ConfigJSON[:maxConfigShown] + fmt.Sprintf("\n… (%s in all; the whole document is in manifest.json)", format.Bytes(len(run.Config)))
 	}
 	if cfg, err := experiments.DecodeConfig(run.Config); err == nil {
 		d.Summary = summarize(cfg)
-		d.Chain = hasChain(cfg)
+		d.Chain = form.HasChain(cfg)
 	} else {
 		d.Notice = "The stored config no longer decodes with this engine: " + err.Error()
 	}
@@ -112,14 +92,11 @@ func (s *Server) runPageData(r *http.Request, run *storage.Run, chosen int) (*Ru
 	if err != nil {
 		return nil, fmt.Errorf("result of run %s: %w", run.ID, err)
 	}
-	d.View = NewResultView(res, chosen)
+	d.Result = charts.NewPage(res, chosen, run.ID)
 	if res.Arrivals == 0 {
-		// Flat zero charts said nothing about why.
 		d.Notice = fmt.Sprintf("The workload produced no arrivals in its %s ms arrival window, so every measure below is 0: lengthen the window or raise the rates.",
-			formatNum(res.Config.Workload.DurationMS))
+			format.Num(res.Config.Workload.DurationMS))
 	}
-	d.Groups = d.View.Groups()
-	d.Table = buildResultsTable(d.View, run.ID)
 	if run.RerunOf != "" {
 		d.Compare, err = s.compareFiles(r, run.RerunOf, files)
 		if err != nil {
@@ -130,6 +107,8 @@ func (s *Server) runPageData(r *http.Request, run *storage.Run, chosen int) (*Ru
 	return d, nil
 }
 
+// compareFiles is the reproducibility check of a re-run's files against
+// the original run's.
 func (s *Server) compareFiles(r *http.Request, originalID string, files []storage.File) (*RerunCompare, error) {
 	c := &RerunCompare{OriginalID: originalID}
 	orig, err := s.store.Get(r.Context(), originalID)
@@ -172,98 +151,7 @@ func (s *Server) compareFiles(r *http.Request, originalID string, files []storag
 	return c, nil
 }
 
-func summarize(cfg *experiments.Config) *ConfigSummary {
-	sum := &ConfigSummary{Description: cfg.Description}
-	add := func(k, v string) { sum.Items = append(sum.Items, KeyValue{k, v}) }
-	add("Arrival window", formatNum(cfg.Workload.DurationMS)+" ms")
-	add("Seed", fmt.Sprint(cfg.Seed))
-	var parts []string
-	for _, p := range cfg.Workload.Parts {
-		parts = append(parts, p.String())
-	}
-	add("Workload", strings.Join(parts, "; "))
-	add("Server", fmt.Sprintf("%d worker(s), %s ms service (capacity %s req/s), deadline %s ms",
-		cfg.Server.Workers, formatNum(cfg.Server.ServiceMS), formatNum(cfg.Server.RateRPS()), formatNum(cfg.Server.DeadlineMS)))
-	add("Windows", fmt.Sprintf("rolling %s ms, fairness %s ms", formatNum(cfg.Metrics.RollingWindowMS), formatNum(cfg.Metrics.FairnessWindowMS)))
-	add("Points", fmt.Sprint(len(cfg.Points())))
-	for _, l := range cfg.Limiters {
-		var ps []string
-		for _, p := range limiter.ParamsOf(l.Type) {
-			ps = append(ps, fmt.Sprintf("%s = %s %s", p, FormatValues(*l.ValuesOf(p)), paramUnit(p)))
-		}
-		label := l.Label()
-		if l.Name != "" && l.Name != l.Type {
-			label += " (" + l.Type + ")"
-		}
-		if l.Shares != "" && limiter.HasShares(l.Type) {
-			ps = append(ps, "shares "+l.Shares)
-		}
-		if len(ps) > 0 {
-			label += ": " + strings.Join(ps, "; ")
-		}
-		sum.Limiters = append(sum.Limiters, label)
-	}
-	return sum
-}
-
-// tableColumns are the results table's columns after limiter and swept
-// value: results.csv keys with their labels and units.
-var tableColumns = []struct{ key, label string }{
-	{"offered_rps", "offered (req/s)"},
-	{"goodput_rps", "goodput (req/s)"},
-	{"reject_pct", "rejected (%)"},
-	{"served_late_pct", "served late (%)"},
-	{"gate_delay_p99_ms", "gate delay p99 (ms)"},
-	{"server_wait_p99_ms", "server wait p99 (ms)"},
-	{"sojourn_p99_ms", "sojourn p99 (ms)"},
-	{"downstream_peak_rps", "downstream peak (req/s)"},
-	{"rolling_max", "rolling max (requests)"},
-	{"utilization_pct", "utilization (%)"},
-	{"jain_index", "Jain's index"},
-}
-
-func buildResultsTable(v *ResultView, runID string) ResultsTable {
-	multi := len(v.Res.Clients) > 1
-	t := ResultsTable{Header: []TableHeader{{Key: "limiter", Label: "limiter"}, {Key: "swept", Label: "swept value"}}}
-	var cols []*experiments.Column
-	for _, c := range tableColumns {
-		if c.key == "jain_index" && !multi {
-			continue
-		}
-		col := experiments.ColumnByKey(c.key)
-		if col == nil {
-			continue
-		}
-		cols = append(cols, col)
-		t.Header = append(t.Header, TableHeader{Key: c.key, Label: c.label, Num: true})
-	}
-	for i := range v.Res.Points {
-		p := &v.Res.Points[i]
-		swept := "—"
-		if p.Swept != "" {
-			swept = fmt.Sprintf("%s = %s", p.Swept, formatNum(p.SweptValue()))
-		}
-		// The sweep line's name carries the limiter's other swept
-		// parameters ("token-bucket (rate_rps=50)"): with the bare limiter
-		// name, rows of a two-parameter sweep looked alike.
-		name := p.Limiter
-		if li := v.lineOf(p); li >= 0 {
-			name = v.Lines[li].Name
-		}
-		row := TableRow{Cells: []string{name, swept}, Link: fmt.Sprintf("/runs/%s?point=%d#timeline", runID, i), Chosen: i == v.Chosen}
-		for _, col := range cols {
-			val, ok := col.Value(p)
-			cell := ""
-			if ok {
-				cell = string(experiments.AppendValue(nil, col.Format, val))
-			}
-			row.Cells = append(row.Cells, cell)
-		}
-		t.Rows = append(t.Rows, row)
-	}
-	return t
-}
-
+// shortSHA shortens a sha256 for the downloads table.
 func shortSHA(h string) string {
 	if len(h) > 16 {
 		return h[:16] + "…"

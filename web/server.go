@@ -1,12 +1,15 @@
 // Package web is ratelab's browser lab: a chi router serving templ pages
 // (the new-sweep form, the run list, each run's permalink with its charts
-// and downloads), Server-Sent Events for live progress, and a JSON API.
-// Sweeps are stored by package storage and run by package runner; the page
-// never computes a number itself, it shows what the engine measured.
+// and downloads, the network-calculus calculator and the config document
+// editor), Server-Sent Events for live progress, and a JSON API. Sweeps
+// are stored by package storage and run by package runner; the page never
+// computes a number itself, it shows what the engine measured.
 //
-// Charts are built with go-echarts (charts.go) and travel as option JSON in
-// data attributes; static/app.js draws them. The pages carry no inline
-// script, and the Content-Security-Policy forbids any.
+// The server, its routes and one handler file per page live here; package
+// web/form is the new-sweep form, package web/charts turns a stored result
+// into the run page's charts and tables. Charts travel as echarts option
+// JSON in data attributes; static/app.js draws them. The pages carry no
+// inline script, and the Content-Security-Policy forbids any.
 package web
 
 import (
@@ -16,6 +19,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 
 	"github.com/a-h/templ"
 
@@ -103,4 +107,18 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
 	_, _ = w.Write(append(b, '\n'))
+}
+
+// submitStatus is the HTTP status that answers an error of runner.Submit:
+// 429 when the queue is full (with Retry-After), 503 when the runner is
+// closed (the lab is shutting down), else 500.
+func submitStatus(w http.ResponseWriter, err error) int {
+	switch {
+	case errors.Is(err, runner.ErrQueueFull):
+		w.Header().Set("Retry-After", strconv.Itoa(RetryAfterSeconds))
+		return http.StatusTooManyRequests
+	case errors.Is(err, runner.ErrClosed):
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
 }

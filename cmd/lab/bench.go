@@ -37,7 +37,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		for _, name := range fs.Args() {
 			n := len(picked)
 			for _, c := range cases {
-				if c.Name == name || c.Spec.Type == name {
+				if c.Name == name || string(c.Spec.Type) == name {
 					picked = append(picked, c)
 				}
 			}

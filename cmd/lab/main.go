@@ -18,10 +18,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/ratelab/ratelab/experiments/limiter"
+	"github.com/ratelab/ratelab/experiments/workload"
 )
 
 // usageError is a mistake in the command line or the config: exit status 2.
@@ -95,6 +97,27 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	limiterHelp(w)
+	fmt.Fprintln(w)
+	partHelp(w)
+}
+
+// num prints a number in its shortest decimal form, without exponent.
+func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// partHelp lists the workload part types a config's "workload.parts" take,
+// with their fields, from the engine's table.
+func partHelp(w io.Writer) {
+	fmt.Fprintln(w, "Workload part types (\"workload\": {\"parts\": [{\"type\": ..., fields}]}):")
+	for _, k := range workload.Kinds() {
+		fmt.Fprintf(w, "  %-26s %s\n", k.Type, k.Model)
+		for _, f := range k.Fields {
+			unit := string(f.Input)
+			if f.Unit != "" {
+				unit += ", " + f.Unit
+			}
+			fmt.Fprintf(w, "  %-26s   %s (%s): %s\n", "", f.Name, unit, f.Doc)
+		}
+	}
 }
 
 // limiterHelp lists the limiter types a config's "limiters" take, with
@@ -106,9 +129,13 @@ func limiterHelp(w io.Writer) {
 		for _, p := range k.Params {
 			def := ""
 			if p.Default != 0 {
-				def = fmt.Sprintf(", default %g", p.Default)
+				def = ", default " + num(p.Default)
 			}
-			fmt.Fprintf(w, "  %-26s   %s (%s, %g to %g%s): %s\n", "", p.Name, p.Unit, p.Min, p.Max, def, p.Doc)
+			kind := "number"
+			if p.Integer {
+				kind = "whole number"
+			}
+			fmt.Fprintf(w, "  %-26s   %s (%s, %s, %s to %s%s): %s\n", "", p.Name, kind, p.Unit, num(p.Min), num(p.Max), def, p.Doc)
 		}
 		for _, o := range k.Options {
 			fmt.Fprintf(w, "  %-26s   %s (%s): %s\n", "", o.Name, strings.Join(o.Choices, " | "), o.Doc)

@@ -33,8 +33,10 @@ const (
 	// KindAffine is the token bucket (r, b): alpha(d) = b + r*d. A paced
 	// shaper at rate r is the affine curve with b = 1.
 	KindAffine = "affine"
-	// KindDual is the dual bucket with peak rate M: min(b + r*d, M*d); at
-	// d = 0 it is min(b, 1) (one request at an instant is always allowed).
+	// KindDual is the dual bucket: a sustained bucket (r, b) and a peak
+	// bucket (M, p), min(b + r*d, p + M*d). Requests are whole, so the peak
+	// bucket holds at least one (p >= 1, the TSpec's maximum packet size of
+	// RFC 2212): two requests 1/M apart fill a closed window of 1/M.
 	KindDual = "dual"
 	// KindStaircase is Step*(floor(d/Period) + Steps0): the sliding log of N
 	// per L (Step N, Steps0 1) and the fixed window (Step N, Steps0 2: two
@@ -50,8 +52,9 @@ type Curve struct {
 	BurstReq float64 `json:"burst_req,omitempty"`
 	// RatePerMS is r, the long-run rate (affine, dual).
 	RatePerMS float64 `json:"rate_per_ms,omitempty"`
-	// PeakPerMS is M (dual).
-	PeakPerMS float64 `json:"peak_per_ms,omitempty"`
+	// PeakPerMS is M and PeakBurstReq is p (dual).
+	PeakPerMS    float64 `json:"peak_per_ms,omitempty"`
+	PeakBurstReq float64 `json:"peak_burst_req,omitempty"`
 	// StepReq, PeriodMS and Steps0 define a staircase.
 	StepReq  float64 `json:"step_req,omitempty"`
 	PeriodMS float64 `json:"period_ms,omitempty"`
@@ -64,9 +67,10 @@ func Affine(r, b float64) Curve { return Curve{Kind: KindAffine, RatePerMS: r, B
 // Shaper is a leaky bucket emitting one request per 1/r ms: 1 + r*d.
 func Shaper(r float64) Curve { return Affine(r, 1) }
 
-// Dual is the dual bucket min(b + r*d, M*d) with peak M >= r.
-func Dual(r, b, m float64) Curve {
-	return Curve{Kind: KindDual, RatePerMS: r, BurstReq: b, PeakPerMS: m}
+// Dual is the dual bucket min(b + r*d, p + M*d): sustained rate r and
+// burst b, peak rate M and peak burst p (usually M >= r and p <= b).
+func Dual(r, b, m, p float64) Curve {
+	return Curve{Kind: KindDual, RatePerMS: r, BurstReq: b, PeakPerMS: m, PeakBurstReq: p}
 }
 
 // SlidingLog is N requests per window of L ms counted exactly: at most N in
@@ -81,6 +85,17 @@ func FixedWindow(n, l float64) Curve {
 	return Curve{Kind: KindStaircase, StepReq: n, PeriodMS: l, Steps0: 2}
 }
 
+// Times is the curve of n flows that each obey c: n*alpha(d), in the same
+// family (every amount scaled by n, the windows unchanged).
+func (c Curve) Times(n float64) Curve {
+	c.BurstReq *= n
+	c.RatePerMS *= n
+	c.PeakPerMS *= n
+	c.PeakBurstReq *= n
+	c.StepReq *= n
+	return c
+}
+
 // At is the largest number of requests the curve allows in a closed window
 // of length d >= 0.
 func (c Curve) At(d float64) float64 {
@@ -88,7 +103,7 @@ func (c Curve) At(d float64) float64 {
 	case KindAffine:
 		return c.BurstReq + c.RatePerMS*d
 	case KindDual:
-		return math.Min(c.BurstReq+c.RatePerMS*d, math.Max(1, c.PeakPerMS*d))
+		return math.Min(c.BurstReq+c.RatePerMS*d, c.PeakBurstReq+c.PeakPerMS*d)
 	case KindStaircase:
 		return c.StepReq * (math.Floor(d/c.PeriodMS) + float64(c.Steps0))
 	}
@@ -110,10 +125,14 @@ func (c Curve) Rate() float64 {
 func (c Curve) Burst() float64 { return c.At(0) }
 
 // Envelope is the tightest affine curve above c (the same curve for affine;
-// b + r*d for the dual bucket; Step*Steps0 + rate*d for a staircase).
+// for the dual bucket its line of the smaller rate, usually b + r*d;
+// Step*Steps0 + rate*d for a staircase).
 func (c Curve) Envelope() Curve {
 	switch c.Kind {
-	case KindDual:
+	case KindDual: // the piece with the smaller rate
+		if c.PeakPerMS < c.RatePerMS || (c.PeakPerMS == c.RatePerMS && c.PeakBurstReq < c.BurstReq) {
+			return Affine(c.PeakPerMS, c.PeakBurstReq)
+		}
 		return Affine(c.RatePerMS, c.BurstReq)
 	case KindStaircase:
 		return Affine(c.Rate(), c.StepReq*float64(c.Steps0))
@@ -128,11 +147,9 @@ func (c Curve) corners(upTo float64) []float64 {
 	ds := []float64{0}
 	switch c.Kind {
 	case KindDual:
-		if c.PeakPerMS > c.RatePerMS {
-			ds = append(ds, c.BurstReq/(c.PeakPerMS-c.RatePerMS))
-		}
-		if c.PeakPerMS > 0 {
-			ds = append(ds, 1/c.PeakPerMS) // where M*d passes 1
+		// where the two lines cross, if they do at some d > 0
+		if x := (c.BurstReq - c.PeakBurstReq) / (c.PeakPerMS - c.RatePerMS); x > 0 && !math.IsInf(x, 0) {
+			ds = append(ds, x)
 		}
 	case KindStaircase:
 		for k := 1.0; (k-1)*c.PeriodMS <= upTo; k++ {
@@ -148,7 +165,7 @@ func (c Curve) String() string {
 	case KindAffine:
 		return fmt.Sprintf("%g + %g*d", c.BurstReq, c.RatePerMS)
 	case KindDual:
-		return fmt.Sprintf("min(%g + %g*d, %g*d)", c.BurstReq, c.RatePerMS, c.PeakPerMS)
+		return fmt.Sprintf("min(%g + %g*d, %g + %g*d)", c.BurstReq, c.RatePerMS, c.PeakBurstReq, c.PeakPerMS)
 	case KindStaircase:
 		return fmt.Sprintf("%g*(floor(d/%g) + %d)", c.StepReq, c.PeriodMS, c.Steps0)
 	}

@@ -55,7 +55,7 @@ func TestDeviationsMatchBruteForce(t *testing.T) {
 			a = calculus.Affine(rng.Float64()*b.RatePerMS, 1+float64(rng.IntN(50)))
 		case 1:
 			r := rng.Float64() * b.RatePerMS
-			a = calculus.Dual(r, 1+float64(rng.IntN(50)), r+rng.Float64()*2)
+			a = calculus.Dual(r, 1+float64(rng.IntN(50)), r+rng.Float64()*2, 1)
 		case 2:
 			l := 1 + rng.Float64()*50
 			a = calculus.SlidingLog(float64(1+rng.IntN(int(math.Max(1, b.RatePerMS*l)))), l)

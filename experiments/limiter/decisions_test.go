@@ -35,7 +35,8 @@ func BenchmarkDecision(b *testing.B) {
 
 // Every gate of the decision benchmark decides without allocating, and
 // each policer both admits and rejects on the stream (so the benchmark
-// measures both paths).
+// measures both paths); the gates that never refuse (none, and
+// uber-ratelimit, which makes every request wait its turn) admit all.
 func TestDecisionCasesAdmitAndRejectWithoutAllocating(t *testing.T) {
 	for _, c := range limiter.DecisionCases() {
 		r := replay(t, c)
@@ -48,7 +49,11 @@ func TestDecisionCasesAdmitAndRejectWithoutAllocating(t *testing.T) {
 		if allocs != 0 {
 			t.Errorf("%s: %g allocations per decision, want 0", c.Name, allocs)
 		}
-		if c.Spec.Type != limiter.TypeNone && (admitted == 0 || admitted == 100_001) {
+		if neverRefuses := c.Spec.Type == limiter.TypeNone || c.Spec.Type == limiter.TypeUberRateLimit; neverRefuses {
+			if admitted != 100_001 {
+				t.Errorf("%s: admitted %d of 100001 decisions: it never refuses", c.Name, admitted)
+			}
+		} else if admitted == 0 || admitted == 100_001 {
 			t.Errorf("%s: admitted %d of 100001 decisions: the stream should both admit and reject", c.Name, admitted)
 		}
 	}

@@ -1,14 +1,15 @@
 package limiter
 
 import (
-	"math"
-
 	"github.com/ratelab/ratelab/experiments/calculus"
+	"github.com/ratelab/ratelab/experiments/metrics"
 )
 
 // FixedWindow counts admissions in aligned windows [k*window, (k+1)*window)
 // and rejects once limit is reached; the count resets at each boundary.
 // Two full windows back to back admit up to 2*limit in one window length.
+// The window of an arrival is decided exactly (see metrics.WindowIndex), so
+// no window admits more than limit.
 type FixedWindow struct {
 	limit    int
 	windowMS float64
@@ -23,7 +24,7 @@ func NewFixedWindow(limit int, windowMS float64) *FixedWindow {
 
 // Offer admits while the current window has room.
 func (w *FixedWindow) Offer(t float64, _ int32) (float64, bool) {
-	if k := math.Floor(t / w.windowMS); k != w.current {
+	if k := metrics.WindowIndex(t, w.windowMS); k != w.current {
 		w.current, w.count = k, 0
 	}
 	if w.count >= w.limit {

@@ -1,5 +1,10 @@
 package limiter
 
+import (
+	"math"
+	"math/big"
+)
+
 // HierarchicalTokenBucket is a work-conserving per-client limiter: a global
 // token bucket (rate, burst) caps the aggregate, and one token bucket per
 // client (rate and burst split by equal or weighted shares, as in
@@ -39,140 +44,271 @@ package limiter
 // demand get equal parts of the surplus; unequal borrowers get it in
 // proportion to their excess demand (not max-min fair).
 //
-// sum(C_i) is kept exactly, without visiting every client: non-full client
-// buckets grow linearly, so their sum is a value plus a rate times the
-// elapsed time, and a min-heap of the times at which they become full moves
-// them to the full set when their refill stops. A decision costs O(log n)
-// for n clients and allocates nothing.
+// Every bucket is decided in exact arithmetic on the float64 values, as in
+// PerClientTokenBucket: a bucket is kept as the time it was last full and
+// the tokens taken since, so its content is a linear function of t with
+// no rounding (see shareSign). The own-share test is the per-client
+// bucket's, so the client buckets hold exactly what the equal-share (or
+// weighted) per-client bucket would on the same arrivals, and a client
+// that bucket would admit is admitted. It does not consult G: with shares
+// that sum exactly to rate and burst (equal shares, or weights whose
+// float64 sum is exact) the invariant makes G >= C_i >= 1.
+//
+// The borrowing test compares G - 1 with sum(C_i) exactly, without
+// visiting every client. Scaled by 1000*W (W the sum of the weights),
+//
+//	sum(C_i) = 1000*burst*sum(w_i) - 1000*W*K + rate*(t*P - Q)
+//
+// where K, P and Q sum the tokens taken, w_i and w_i*a_i over the clients
+// whose bucket is not full. The limiter keeps K exactly and P and Q as
+// double-float sums with a bound on their error, and a min-heap of the
+// times at which the buckets fill up takes clients out of the sums when
+// their refill stops. A float64 filter with a proved error bound decides;
+// a value within the bound (a tie, as when whole-millisecond arrivals meet
+// a whole number of tokens) is decided by summing every client's bucket
+// in math/big. A decision costs O(log n) for n clients, O(n) on a tie, and
+// allocates nothing once the exact path has made its scratch numbers.
 type HierarchicalTokenBucket struct {
-	// global bucket
-	refillPerMS, burst, tokens, lastMS float64
+	rateRPS, burst, total float64 // total is W, the float64 sum of the weights
 
-	// client buckets; tok and last are valid while the client is not full
-	cRefill, cBurst, cTok, cLast, fullAt []float64
-	pos                                  []int32 // heap position, -1 when full
-	heap                                 []int32 // non-full clients by fullAt
+	// the global bucket: full at gAnchor, gTaken tokens taken since
+	gAnchor, gTaken, lastMS float64
 
-	// sum of client buckets = fullSum + partSum at aggMS
-	burstSum float64 // sum of cBurst, for an exact reset when all are full
-	fullSum  float64 // sum of cBurst over full clients
-	partSum  float64 // sum of tokens over non-full clients, at aggMS
-	partRate float64 // sum of cRefill over non-full clients
-	aggMS    float64
+	// client buckets, kept as in PerClientTokenBucket
+	weight, anchor, taken []float64
+	enough                []bool
+	perToken              []float64 // ms to refill one token, for fullAt
+	fullAt                []float64 // when a bucket in the heap fills up (rounded)
+	pos                   []int32   // heap position, -1 when full
+	heap                  []int32   // clients whose bucket is not full, by fullAt
+
+	// sums over the clients in the heap
+	partTaken float64    // K: tokens taken, a whole number
+	partW     ddSum      // P: weights
+	partWA    ddSum      // Q: weight times anchor
+	fullShare float64    // the sum of the burst shares, for Reserved
+	corr      *big.Float // 1000*burst*(W - sum(w_i)) when not 0
+	corrErr   float64    // a bound on |corr|
+
+	exact *exactScratch // made on the first tie
 }
+
+// ddSum is a running sum kept as the unevaluated pair hi + lo; err bounds
+// its distance from the exact sum of what was added.
+type ddSum struct{ hi, lo, err float64 }
+
+func (s *ddSum) add(x float64) {
+	hi, e := twoSum(s.hi, x)
+	lo := s.lo + e
+	s.err += unit * math.Abs(lo)
+	s.hi, s.lo = twoSum(hi, lo)
+}
+
+func (s *ddSum) addProd(a, b float64) {
+	p, e := twoProd(a, b)
+	s.add(p)
+	s.add(e)
+}
+
+func (s *ddSum) value() float64 { return s.hi + s.lo }
+
+// exactPrec is enough bits for every sum and product of the exact path to
+// be exact: a difference of float64 values spans at most 2100 bits, and
+// the path multiplies it by two float64 values and sums over the clients.
+const exactPrec = 4096
+
+type exactScratch struct{ acc, x, y big.Float }
 
 // NewHierarchicalTokenBucket returns a limiter of rate (requests/s) and
 // burst in all, split between clients by weights (one per client; all
 // equal for equal shares). All buckets start full.
 func NewHierarchicalTokenBucket(rateRPS, burst float64, weights []float64) *HierarchicalTokenBucket {
 	n := len(weights)
-	total := 0.0
-	for _, w := range weights {
-		total += w
-	}
+	total, enough := shares(burst, weights)
 	b := &HierarchicalTokenBucket{
-		refillPerMS: rateRPS / 1000,
-		burst:       burst,
-		tokens:      burst,
-		cRefill:     make([]float64, n),
-		cBurst:      make([]float64, n),
-		cTok:        make([]float64, n),
-		cLast:       make([]float64, n),
-		fullAt:      make([]float64, n),
-		pos:         make([]int32, n),
-		heap:        make([]int32, 0, n),
+		rateRPS: rateRPS, burst: burst, total: total,
+		weight:   append([]float64(nil), weights...),
+		anchor:   make([]float64, n),
+		taken:    make([]float64, n),
+		enough:   enough,
+		perToken: make([]float64, n),
+		fullAt:   make([]float64, n),
+		pos:      make([]int32, n),
+		heap:     make([]int32, 0, n),
 	}
+	sum := new(big.Float).SetPrec(exactPrec)
 	for i, w := range weights {
-		share := w / total
-		b.cRefill[i] = rateRPS * share / 1000
-		b.cBurst[i] = burst * share
-		b.cTok[i] = b.cBurst[i]
+		b.perToken[i] = 1000 * total / (rateRPS * w)
 		b.pos[i] = -1
-		b.burstSum += b.cBurst[i]
+		b.fullShare += burst * w / total
+		sum.Add(sum, new(big.Float).SetFloat64(w))
 	}
-	b.fullSum = b.burstSum
+	if d := new(big.Float).SetPrec(exactPrec).SetFloat64(total); d.Cmp(sum) != 0 {
+		d.Sub(d, sum)
+		d.Mul(d, new(big.Float).SetFloat64(burst))
+		d.Mul(d, new(big.Float).SetFloat64(1000))
+		b.corr = d
+		c, _ := d.Float64()
+		b.corrErr = 2 * math.Abs(c)
+	}
 	return b
 }
 
 // Offer admits from the client's own share, else from the global surplus.
 func (b *HierarchicalTokenBucket) Offer(t float64, client int32) (float64, bool) {
-	b.advance(t)
-	b.tokens = min(b.burst, b.tokens+(t-b.lastMS)*b.refillPerMS)
 	b.lastMS = t
-	if b.tokens < 1 {
-		return 0, false
+	for len(b.heap) > 0 && b.fullAt[b.heap[0]] <= t {
+		b.remove(b.heap[0])
 	}
-	if b.own(client, t) >= 1 {
-		b.take(client, t)
-		b.tokens--
+	if b.gTaken > 0 && shareSign(t, b.gAnchor, b.rateRPS, 1, 0, b.gTaken, 1) >= 0 {
+		b.gTaken = 0 // the global bucket is full again
+	}
+	if b.gTaken == 0 {
+		b.gAnchor = t
+	}
+	c := client
+	k := b.taken[c]
+	own := b.enough[c]
+	if k > 0 {
+		var full bool
+		own, full = shareTest(t, b.anchor[c], b.rateRPS, b.weight[c], b.burst, k, b.total)
+		if full {
+			k = 0 // filled up again: start over from full
+		}
+	}
+	if own {
+		switch {
+		case k == 0: // a full bucket: it enters the sums
+			if b.pos[c] >= 0 {
+				b.remove(c) // it filled up before its rounded fill time
+			}
+			b.anchor[c], b.taken[c] = t, 1
+			b.insert(c)
+		case b.pos[c] < 0: // its rounded fill time passed a hair early
+			b.taken[c] = k + 1
+			b.insert(c)
+		default:
+			b.taken[c] = k + 1
+			b.partTaken++
+			b.fullAt[c] = b.anchor[c] + (k+1)*b.perToken[c]
+			b.down(int(b.pos[c]))
+		}
+		b.gTaken++
 		return t, true
 	}
-	if b.tokens-1 >= b.fullSum+b.partSum {
-		b.tokens--
+	if b.surplus(t) {
+		b.gTaken++
 		return t, true
 	}
 	return 0, false
 }
 
-// Reserved is the sum of the client buckets after the last decision.
-func (b *HierarchicalTokenBucket) Reserved() float64 { return b.fullSum + b.partSum }
-
-// Tokens is the global bucket's content after the last decision.
-func (b *HierarchicalTokenBucket) Tokens() float64 { return b.tokens }
-
-// own is client c's bucket at t (after advance(t)).
-func (b *HierarchicalTokenBucket) own(c int32, t float64) float64 {
-	if b.pos[c] < 0 {
-		return b.cBurst[c]
+// surplus reports whether G - 1 >= sum(C_i) at t, exactly.
+func (b *HierarchicalTokenBucket) surplus(t float64) bool {
+	// x approximates 1000*W*(G - 1 - sum(C_i)) =
+	//   corr - 1000*W*(gTaken + 1 - K) + rate*(W*(t - gAnchor) - (t*P - Q)).
+	// Its error: t1 and t2 carry two roundings each, t*P - Q three and
+	// the errors of P and Q, the last three operations one each, all
+	// within 8u of the terms' magnitudes; a heap whose rounded fill times
+	// sort a client on the wrong side of t adds at most rate*w_i*5u*t per
+	// client, 8u*rate*W*t in all; corr is left out within corrErr.
+	D := 1000 * b.total
+	p, q := b.partW.value(), b.partWA.value()
+	t1 := (b.gTaken + 1 - b.partTaken) * D
+	t2 := b.total * (t - b.gAnchor)
+	x := b.rateRPS*(t2-(t*p-q)) - t1
+	errB := 8*unit*(math.Abs(t1)+b.rateRPS*(math.Abs(t2)+t*math.Abs(p)+math.Abs(q)+b.total*t)) +
+		b.rateRPS*(t*b.partW.err+b.partWA.err) + b.corrErr + tiny
+	switch {
+	case x > errB:
+		return true
+	case x < -errB:
+		return false
 	}
-	return min(b.cBurst[c], b.cTok[c]+(t-b.cLast[c])*b.cRefill[c])
+	return b.exactSurplus(t) >= 0
 }
 
-// advance moves the aggregate to t, turning clients whose bucket filled up
-// by t into full ones, in order of the time they filled.
-func (b *HierarchicalTokenBucket) advance(t float64) {
-	for len(b.heap) > 0 {
-		c := b.heap[0]
-		ft := b.fullAt[c]
-		if ft > t {
-			break
-		}
-		if ft > b.aggMS {
-			b.partSum += b.partRate * (ft - b.aggMS)
-			b.aggMS = ft
-		}
-		b.partSum -= b.cBurst[c]
-		b.partRate -= b.cRefill[c]
-		b.fullSum += b.cBurst[c]
-		b.pop()
+// exactSurplus is the sign of G - 1 - sum(C_i) at t in exact arithmetic,
+// from every client's bucket.
+func (b *HierarchicalTokenBucket) exactSurplus(t float64) int {
+	if b.exact == nil {
+		b.exact = new(exactScratch)
+		b.exact.acc.SetPrec(exactPrec)
+		b.exact.x.SetPrec(exactPrec)
+		b.exact.y.SetPrec(exactPrec)
 	}
-	if len(b.heap) == 0 {
-		// Every client is full: reset the sums exactly, so rounding
-		// never accumulates across busy periods.
-		b.partSum, b.partRate, b.fullSum = 0, 0, b.burstSum
-	} else if t > b.aggMS {
-		b.partSum += b.partRate * (t - b.aggMS)
+	acc, x, y := &b.exact.acc, &b.exact.x, &b.exact.y
+	acc.SetInt64(0)
+	taken := 0.0
+	for i, k := range b.taken {
+		if k == 0 || shareSign(t, b.anchor[i], b.rateRPS, b.weight[i], 0, k, b.total) >= 0 {
+			continue // full
+		}
+		taken += k
+		x.SetFloat64(t)
+		x.Sub(x, y.SetFloat64(b.anchor[i]))
+		x.Mul(x, y.SetFloat64(b.weight[i]))
+		acc.Add(acc, x)
 	}
-	b.aggMS = t
+	// corr - 1000*W*(gTaken + 1 - K) + rate*(W*(t - gAnchor) - sum(w_i*(t - a_i)))
+	x.SetFloat64(t)
+	x.Sub(x, y.SetFloat64(b.gAnchor))
+	x.Mul(x, y.SetFloat64(b.total))
+	x.Sub(x, acc)
+	x.Mul(x, y.SetFloat64(b.rateRPS))
+	y.SetFloat64(b.total)
+	y.Mul(y, acc.SetInt64(1000))
+	y.Mul(y, acc.SetFloat64(b.gTaken+1-taken))
+	x.Sub(x, y)
+	if b.corr != nil {
+		x.Add(x, b.corr)
+	}
+	return x.Sign()
 }
 
-// take removes one token from client c's bucket at t (after advance(t)).
-func (b *HierarchicalTokenBucket) take(c int32, t float64) {
-	if b.pos[c] < 0 {
-		b.fullSum -= b.cBurst[c]
-		b.cTok[c] = b.cBurst[c] - 1
-		b.cLast[c] = t
-		b.partSum += b.cTok[c]
-		b.partRate += b.cRefill[c]
-		b.fullAt[c] = t + 1/b.cRefill[c]
-		b.push(c)
-		return
+// Reserved is the sum of the client buckets after the last decision
+// (rounded).
+func (b *HierarchicalTokenBucket) Reserved() float64 {
+	t := b.lastMS
+	return b.fullShare - b.partTaken + b.rateRPS*(t*b.partW.value()-b.partWA.value())/(1000*b.total)
+}
+
+// Tokens is the global bucket's content after the last decision (rounded).
+func (b *HierarchicalTokenBucket) Tokens() float64 {
+	if b.gTaken == 0 {
+		return b.burst
 	}
-	b.cTok[c] = b.own(c, t) - 1
-	b.cLast[c] = t
-	b.partSum--
-	b.fullAt[c] = t + (b.cBurst[c]-b.cTok[c])/b.cRefill[c]
-	b.down(int(b.pos[c]))
+	return min(b.burst, b.burst-b.gTaken+(b.lastMS-b.gAnchor)*b.rateRPS/1000)
+}
+
+// insert adds client c, whose bucket is not full, to the sums and the heap.
+func (b *HierarchicalTokenBucket) insert(c int32) {
+	w, a, k := b.weight[c], b.anchor[c], b.taken[c]
+	b.partTaken += k
+	b.partW.add(w)
+	b.partWA.addProd(w, a)
+	b.fullAt[c] = a + k*b.perToken[c]
+	b.push(c)
+}
+
+// remove takes client c out of the sums and the heap; an empty heap
+// resets the sums to exact zeros, so no rounding outlives a busy period.
+func (b *HierarchicalTokenBucket) remove(c int32) {
+	w, a := b.weight[c], b.anchor[c]
+	b.partTaken -= b.taken[c]
+	b.partW.add(-w)
+	b.partWA.addProd(-w, a)
+	i, last := int(b.pos[c]), len(b.heap)-1
+	b.swap(i, last)
+	b.pos[c] = -1
+	b.heap = b.heap[:last]
+	if i < last {
+		b.down(i)
+		b.up(i)
+	}
+	if last == 0 {
+		b.partTaken, b.partW, b.partWA = 0, ddSum{}, ddSum{}
+	}
 }
 
 // less orders the heap by fill time, then client index (a total order).
@@ -194,6 +330,10 @@ func (b *HierarchicalTokenBucket) push(c int32) {
 	b.heap = append(b.heap, c) // within the capacity n: no allocation
 	i := len(b.heap) - 1
 	b.pos[c] = int32(i)
+	b.up(i)
+}
+
+func (b *HierarchicalTokenBucket) up(i int) {
 	for i > 0 {
 		p := (i - 1) / 2
 		if !b.less(i, p) {
@@ -201,16 +341,6 @@ func (b *HierarchicalTokenBucket) push(c int32) {
 		}
 		b.swap(i, p)
 		i = p
-	}
-}
-
-func (b *HierarchicalTokenBucket) pop() {
-	last := len(b.heap) - 1
-	b.swap(0, last)
-	b.pos[b.heap[last]] = -1
-	b.heap = b.heap[:last]
-	if last > 0 {
-		b.down(0)
 	}
 }
 

@@ -101,40 +101,45 @@ func TestHierarchicalTokenBucketGuaranteesShares(t *testing.T) {
 	}
 }
 
-// shares mirrors the client buckets of the model: rate*w/W and burst*w/W,
-// initially full, a token taken only by an own-share admission.
-type shares struct{ refillPerMS, burst, tokens, last []float64 }
+// shares mirrors the client buckets of the model in exact arithmetic:
+// rate*w/W and burst*w/W (W the float64 sum of the weights), initially
+// full, a token taken only by an own-share admission. tokens, last, rate
+// and burst are the buckets' values rounded, for sum.
+type shares struct {
+	buckets                   []*ratBucket
+	tokens, last, rate, burst []float64
+}
 
 func newShares(rateRPS, burst float64, weights []float64) *shares {
-	total := 0.0
-	for _, w := range weights {
-		total += w
-	}
-	s := &shares{}
-	for _, w := range weights {
-		share := w / total // the limiters' rounding order
-		s.refillPerMS = append(s.refillPerMS, rateRPS*share/1000)
-		s.burst = append(s.burst, burst*share)
-		s.tokens = append(s.tokens, burst*share)
-		s.last = append(s.last, 0)
+	s := &shares{buckets: newHTBModel(rateRPS, burst, weights).clients}
+	for _, b := range s.buckets {
+		r, _ := b.rate.Float64()
+		f, _ := b.burst.Float64()
+		s.rate, s.burst = append(s.rate, r), append(s.burst, f)
+		s.tokens, s.last = append(s.tokens, f), append(s.last, 0)
 	}
 	return s
 }
 
 // has refills client c's bucket to t and reports whether it holds a token.
 func (s *shares) has(c int32, t float64) bool {
-	s.tokens[c] = math.Min(s.burst[c], s.tokens[c]+(t-s.last[c])*s.refillPerMS[c])
+	ok := s.buckets[c].refill(t)
+	s.tokens[c], _ = s.buckets[c].tokens.Float64()
 	s.last[c] = t
-	return s.tokens[c] >= 1
+	return ok
 }
 
-func (s *shares) take(c int32) { s.tokens[c]-- }
+func (s *shares) take(c int32) {
+	s.buckets[c].take()
+	s.tokens[c], _ = s.buckets[c].tokens.Float64()
+}
 
-// sum is the content of all client buckets at t, by brute force.
+// sum is the content of all client buckets at t, by brute force (in
+// float64: it is compared within a tolerance).
 func (s *shares) sum(t float64) float64 {
 	total := 0.0
-	for c := range s.tokens {
-		total += math.Min(s.burst[c], s.tokens[c]+(t-s.last[c])*s.refillPerMS[c])
+	for c := range s.buckets {
+		total += math.Min(s.burst[c], s.tokens[c]+(t-s.last[c])*s.rate[c])
 	}
 	return total
 }

@@ -263,13 +263,13 @@ func TestFixedWindowRollingMaxAtMostTwiceTheLimit(t *testing.T) {
 		limit := 1 + rng.IntN(10)
 		window := []float64{10, 100, 1000, 1 + float64(rng.IntN(300))}[rng.IntN(4)]
 		g := newGate(t, limiter.TypeFixedWindow, limiter.Params{limiter.ParamLimit: float64(limit), limiter.ParamWindow: window}, nil, "", nil)
-		count := map[float64]int{}
+		count := map[int64]int{}
 		var admitted []float64
 		for _, at := range randomTimes(rng, 50+rng.IntN(250)) {
-			k := math.Floor(at / window)
+			k := exactWindow(at, window)
 			_, ok := g.Offer(at, 0)
 			if want := count[k] < limit; ok != want {
-				t.Fatalf("run %d: at %g, window %g holds %d of %d: ok = %v, want %v", run, at, k, count[k], limit, ok, want)
+				t.Fatalf("run %d: at %g, window %d holds %d of %d: ok = %v, want %v", run, at, k, count[k], limit, ok, want)
 			}
 			if ok {
 				count[k]++
@@ -293,14 +293,14 @@ func TestSlidingWindowCounterBounds(t *testing.T) {
 		limit := 1 + rng.IntN(10)
 		window := []float64{10, 100, 1000, 1 + float64(rng.IntN(300))}[rng.IntN(4)]
 		g := newGate(t, limiter.TypeSlidingCounter, limiter.Params{limiter.ParamLimit: float64(limit), limiter.ParamWindow: window}, nil, "", nil)
-		count := map[float64]int{}
+		count := map[int64]int{}
 		var admitted []float64
 		for _, at := range randomTimes(rng, 50+rng.IntN(250)) {
 			if _, ok := g.Offer(at, 0); ok {
-				k := math.Floor(at / window)
+				k := exactWindow(at, window)
 				count[k]++
 				if count[k] > limit {
-					t.Fatalf("run %d: %d admissions in aligned window %g, limit %d", run, count[k], k, limit)
+					t.Fatalf("run %d: %d admissions in aligned window %d, limit %d", run, count[k], k, limit)
 				}
 				admitted = append(admitted, at)
 			}

@@ -4,10 +4,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
-	"sync"
 
 	"github.com/ratelab/ratelab/experiments/calculus"
+	"github.com/ratelab/ratelab/experiments/registry"
 )
 
 // Type names a kind of gate in a config ("token-bucket").
@@ -26,6 +25,13 @@ type Param struct {
 	Max     float64 // largest allowed value
 	Default float64 // filled in when a config leaves it out; 0: required
 	Doc     string  // one line for help and the API docs
+	// RangeNote says where the range comes from when a library sets it
+	// ("redis_rate divides the period by the rate"); range errors end with it.
+	RangeNote string
+	// Column: results.csv has a column for the parameter in every run (the
+	// parameters of the textbook gates); another parameter gets its column
+	// only in the runs whose limiters take it.
+	Column bool
 }
 
 // Check returns "" when v is an allowed value of the parameter, else what
@@ -34,10 +40,18 @@ func (p *Param) Check(v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "must be a finite number"
 	}
+	if p.Integer && v != math.Trunc(v) {
+		return "must be a whole number"
+	}
+	msg := p.checkRange(v)
+	if msg != "" && p.RangeNote != "" {
+		msg += ": " + p.RangeNote
+	}
+	return msg
+}
+
+func (p *Param) checkRange(v float64) string {
 	if p.Integer {
-		if v != math.Trunc(v) {
-			return "must be a whole number"
-		}
 		if v < p.Min {
 			return fmt.Sprintf("must be at least %g", p.Min)
 		}
@@ -103,6 +117,15 @@ type Kind struct {
 	// Example is a typical setting at about 100 requests/s: the decision
 	// benchmark's case and the form's first values.
 	Example Params
+	// Keyed reports whether, under the spec's options, the gate keeps a full
+	// bucket per client (nginx's key, Envoy's descriptor): Curve and Nominal
+	// then describe one client's requests, and the aggregate of n clients is
+	// n times them. nil: never keyed.
+	Keyed func(s *Spec) bool
+	// Waits reports that the gate holds requests with no bound on the wait
+	// (it never refuses): its output obeys Curve, but no delay bound
+	// exists, so a point through it has no end-to-end bound.
+	Waits bool
 	// New builds the gate of one point.
 	New func(s *Spec, p Params, env Env) (Gate, error)
 	// Curve is the arrival curve the gate's output obeys whatever its input
@@ -176,44 +199,32 @@ func builtinKinds() []*Kind {
 		slidingWindowLogKind(),
 		perClientTokenBucketKind(),
 		hierarchicalTokenBucketKind(),
+		gcraKind(),
+		dualTokenBucketKind(),
+		xTimeRateKind(),
+		redisRateKind(),
+		uberRateLimitKind(),
+		nginxLimitReqKind(),
+		envoyLocalRateLimitKind(),
+		guavaSmoothBurstyKind(),
+		guavaSmoothWarmingUpKind(),
+		resilience4jKind(),
 		chainKind(),
 		noneKind(),
 	}
 }
 
-var (
-	registryMu sync.RWMutex
-	registry   []*Kind // builtinKinds, then registered ones; built on first use
-)
+// kinds is the registry; builtinKinds fills it on first use.
+var kinds registry.Table[Type, *Kind]
 
-// table is the registry, built on first use (the rows' constructors look
-// types up in it, so it cannot be a package initializer). Callers hold
-// registryMu.
-func table() []*Kind {
-	if registry == nil {
-		registry = builtinKinds()
-	}
-	return registry
-}
+// Key is the row's type name.
+func (k *Kind) Key() Type { return k.Type }
 
 // Kinds lists the registered gate types.
-func Kinds() []*Kind {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	return slices.Clone(table())
-}
+func Kinds() []*Kind { return kinds.Rows(builtinKinds) }
 
 // Lookup finds a gate type's row.
-func Lookup(t Type) (*Kind, bool) {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	for _, k := range table() {
-		if k.Type == t {
-			return k, true
-		}
-	}
-	return nil, false
-}
+func Lookup(t Type) (*Kind, bool) { return kinds.Lookup(builtinKinds, t) }
 
 // Register adds a gate type to the registry (after the built-in ones) and
 // returns the function that removes it again. It is for tests and programs
@@ -221,45 +232,17 @@ func Lookup(t Type) (*Kind, bool) {
 // list. It panics on a type that is already registered or a row without a
 // constructor.
 func Register(k *Kind) (unregister func()) {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	if k.New == nil || k.Type == "" {
-		panic(fmt.Sprintf("limiter: register %q: a kind needs a type and New", k.Type))
+	if k.New == nil {
+		panic(fmt.Sprintf("limiter: register %q: a kind needs New", k.Type))
 	}
-	for _, r := range table() {
-		if r.Type == k.Type {
-			panic(fmt.Sprintf("limiter: %q is already registered", k.Type))
-		}
-	}
-	registry = append(registry, k)
-	return func() {
-		registryMu.Lock()
-		defer registryMu.Unlock()
-		registry = slices.DeleteFunc(registry, func(r *Kind) bool { return r == k })
-	}
+	return kinds.Register(builtinKinds, k)
 }
 
 // Types lists the registered type names in registry order.
-func Types() []Type {
-	ks := Kinds()
-	out := make([]Type, len(ks))
-	for i, k := range ks {
-		out[i] = k.Type
-	}
-	return out
-}
+func Types() []Type { return kinds.Keys(builtinKinds) }
 
 // TypeList is Types joined with commas, for messages.
-func TypeList() string {
-	var b strings.Builder
-	for i, t := range Types() {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(string(t))
-	}
-	return b.String()
-}
+func TypeList() string { return kinds.KeyList(builtinKinds) }
 
 // AllParams lists every parameter of every registered type once, in
 // registry order: the parameter columns of results.csv.

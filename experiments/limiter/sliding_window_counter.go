@@ -4,13 +4,16 @@ import (
 	"math"
 
 	"github.com/ratelab/ratelab/experiments/calculus"
+	"github.com/ratelab/ratelab/experiments/metrics"
 )
 
 // SlidingWindowCounter approximates a sliding window from two aligned
 // counters: estimate = prev * (1 - elapsed/window) + curr, where elapsed is
 // the time since the current aligned window began; it admits while
 // estimate < limit. It keeps two numbers, not a log, and can admit slightly
-// more than limit in a rolling window.
+// more than limit in a rolling window. The aligned window of an arrival is
+// decided exactly (see metrics.WindowIndex), and elapsed is t - k*window
+// rounded once, never below 0.
 type SlidingWindowCounter struct {
 	limit      float64
 	windowMS   float64
@@ -25,7 +28,7 @@ func NewSlidingWindowCounter(limit int, windowMS float64) *SlidingWindowCounter 
 
 // Offer rolls the counters to t's window and admits under the estimate.
 func (w *SlidingWindowCounter) Offer(t float64, _ int32) (float64, bool) {
-	k := math.Floor(t / w.windowMS)
+	k := metrics.WindowIndex(t, w.windowMS)
 	switch {
 	case k == w.current+1:
 		w.prev, w.curr = w.curr, 0
@@ -33,7 +36,7 @@ func (w *SlidingWindowCounter) Offer(t float64, _ int32) (float64, bool) {
 		w.prev, w.curr = 0, 0
 	}
 	w.current = k
-	elapsed := t - k*w.windowMS
+	elapsed := math.FMA(-k, w.windowMS, t)
 	if w.prev*(1-elapsed/w.windowMS)+w.curr >= w.limit {
 		return 0, false
 	}

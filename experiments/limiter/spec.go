@@ -39,15 +39,15 @@ const (
 
 // The parameters the built-in gates share.
 var (
-	rateParam = Param{Name: ParamRate, Label: "Rate", Unit: "req/s", Units: "requests/s",
+	rateParam = Param{Name: ParamRate, Column: true, Label: "Rate", Unit: "req/s", Units: "requests/s",
 		Min: MinRateRPS, Max: MaxRateRPS, Doc: "tokens (or releases) per second"}
-	burstParam = Param{Name: ParamBurst, Label: "Burst", Unit: "requests", Integer: true,
+	burstParam = Param{Name: ParamBurst, Column: true, Label: "Burst", Unit: "requests", Integer: true,
 		Min: 1, Max: MaxSize, Doc: "bucket size: requests admitted back to back"}
-	queueParam = Param{Name: ParamQueue, Label: "Queue", Unit: "requests", Integer: true,
+	queueParam = Param{Name: ParamQueue, Column: true, Label: "Queue", Unit: "requests", Integer: true,
 		Min: 1, Max: MaxSize, Doc: "requests waiting for their release, at most"}
-	limitParam = Param{Name: ParamLimit, Label: "Limit", Unit: "requests", Integer: true,
+	limitParam = Param{Name: ParamLimit, Column: true, Label: "Limit", Unit: "requests", Integer: true,
 		Min: 1, Max: MaxSize, Doc: "requests per window (or in the system)"}
-	windowParam = Param{Name: ParamWindow, Label: "Window", Unit: "ms",
+	windowParam = Param{Name: ParamWindow, Column: true, Label: "Window", Unit: "ms",
 		Min: MinWindowMS, Max: MaxWindowMS, Default: DefaultWindow, Doc: "window length"}
 )
 
@@ -565,35 +565,50 @@ func presentParams(p Params) []string {
 	return out
 }
 
-// ArrivalCurve is the arrival curve of a gate's output whatever its input,
-// or ok=false for a gate without one (see Kind.Curve).
-func ArrivalCurve(typ Type, p Params) (c calculus.Curve, ok bool) {
-	k, found := Lookup(typ)
-	if !found || k.Curve == nil {
+// ArrivalCurve is the arrival curve of the output of a spec's gate at
+// point p whatever its input, with clients clients sharing it (a keyed
+// gate's curve times the clients), or ok=false for a gate without one (see
+// Kind.Curve).
+func ArrivalCurve(s *Spec, p Params, clients int) (c calculus.Curve, ok bool) {
+	k := s.Kind()
+	if k == nil || k.Curve == nil {
 		return calculus.Curve{}, false
 	}
-	return k.Curve(p), true
+	return k.Curve(p).Times(s.keys(clients)), true
+}
+
+// keys is how many copies of its Curve and Nominal a spec's gate runs: the
+// clients when it is keyed, else 1.
+func (s *Spec) keys(clients int) float64 {
+	if k := s.Kind(); k != nil && k.Keyed != nil && k.Keyed(s) && clients > 1 {
+		return float64(clients)
+	}
+	return 1
 }
 
 // GateDelayBoundMS bounds the time a gate holds a request before release
-// (0 for policers; see Kind.DelayBoundMS).
-func GateDelayBoundMS(typ Type, p Params) float64 {
+// (0 for policers; see Kind.DelayBoundMS); ok=false when the gate waits
+// without a bound (Kind.Waits).
+func GateDelayBoundMS(typ Type, p Params) (float64, bool) {
 	k, found := Lookup(typ)
-	if !found || k.DelayBoundMS == nil {
-		return 0
+	if !found {
+		return 0, true
 	}
-	return k.DelayBoundMS(p)
+	if k.DelayBoundMS == nil {
+		return 0, !k.Waits
+	}
+	return k.DelayBoundMS(p), true
 }
 
 // Nominal is what a point's settings promise about the releases in any
-// window of windowMS, or ok=false for a gate that promises no rate (see
-// Kind.Nominal).
-func Nominal(typ Type, p Params, windowMS float64) (float64, bool) {
-	k, found := Lookup(typ)
-	if !found || k.Nominal == nil {
+// window of windowMS, with clients clients sharing the gate, or ok=false
+// for a gate that promises no rate (see Kind.Nominal).
+func Nominal(s *Spec, p Params, clients int, windowMS float64) (float64, bool) {
+	k := s.Kind()
+	if k == nil || k.Nominal == nil {
 		return 0, false
 	}
-	return k.Nominal(p, windowMS), true
+	return k.Nominal(p, windowMS) * s.keys(clients), true
 }
 
 // LagMS is the longest the spec's points hold a request before releasing

@@ -89,25 +89,6 @@ func Jain(x []float64) float64 {
 	return s * s / (float64(len(x)) * s2)
 }
 
-// Apart reports whether b - a >= d in exact arithmetic on the float64
-// values (finite a, b, d): whether a time a lies outside a window of length
-// d ending at b. Neither b - a >= d nor a + d <= b nor a <= b - d says so
-// when the subtraction or addition rounds (148.8 and 182.1 are less than
-// 33.3 apart, yet 182.1 - 148.8 rounds to 33.3), and a window count that
-// rounds can show N+1 for an exact limit of N.
-func Apart(a, b, d float64) bool {
-	s := b - a
-	if s != d {
-		// The rounding error of s is at most half the gap to the next
-		// float64, so it cannot carry b - a across d.
-		return s > d
-	}
-	// s == d: b - a is exactly s + e (TwoSum); the error e decides.
-	bv := s - b
-	e := (b - (s - bv)) + (-a - bv)
-	return e >= 0
-}
-
 // Rolling finds the largest number of events in any window [x, x+L) over a
 // non-decreasing stream of event times, exactly: the best window starts at
 // an event, so it keeps the events of the last L ms in a ring. An event at

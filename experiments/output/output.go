@@ -300,14 +300,14 @@ func Report(res *experiments.Result, r *experiments.Report) ([]byte, error) {
 				case "sojourn_p99_ms":
 					w.num(experiments.Fixed1, float64(experiments.At(pts[j].Series.SojournP99, k)))
 				case "class_offered_rps", "class_success_pct":
-					var offered, success int32
-					if cs := pts[j].Series.Classes; classes[j] >= 0 && classes[j] < len(cs) {
-						offered, success = experiments.At(cs[classes[j]].Offered, k), experiments.At(cs[classes[j]].Success, k)
+					var cs experiments.ClassSeries
+					if all := pts[j].Series.Classes; classes[j] >= 0 && classes[j] < len(all) {
+						cs = all[classes[j]]
 					}
 					if c.Value == "class_offered_rps" {
-						w.num(experiments.Fixed1, float64(offered)*scale)
+						w.num(experiments.Fixed1, float64(experiments.At(cs.Offered, k))*scale)
 					} else {
-						w.num(experiments.Fixed1, successPct(success, offered))
+						w.num(experiments.Fixed1, cs.SuccessPct(k))
 					}
 				}
 			}
@@ -348,12 +348,4 @@ func seriesWindows(cfg *experiments.Config) int {
 		windows++
 	}
 	return max(windows, 0)
-}
-
-// successPct is 100 success / offered, 100 when nothing was offered.
-func successPct(success, offered int32) float64 {
-	if offered == 0 {
-		return 100
-	}
-	return 100.0 * float64(success) / float64(offered)
 }

@@ -89,7 +89,11 @@ func parse(t *testing.T, name string, data []byte) [][]string {
 func TestResultsCSV(t *testing.T) {
 	res, m, _ := files(t)
 	rows := parse(t, "results.csv", m["results.csv"])
-	want := append(experiments.ColumnKeys(), "share_pct_g")
+	var want []string
+	for _, c := range experiments.ResultColumns(res.Config) {
+		want = append(want, c.Key)
+	}
+	want = append(want, "share_pct_g")
 	if !slices.Equal(rows[0], want) {
 		t.Fatalf("header %v, want %v", rows[0], want)
 	}

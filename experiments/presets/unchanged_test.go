@@ -9,7 +9,7 @@ import (
 
 // presetOutputs pins every output but manifest.json (which names the Go
 // toolchain) of the presets that existed before the seed presets, as the
-// engine wrote them at EngineVersion 1.0.1: the seed lab's models and rules
+// engine wrote them at EngineVersion 1.0.2: the seed lab's models and rules
 // are options, and a config that does not name them writes the same bytes.
 // A change that moves one of these is a change of the engine's numbers:
 // bump EngineVersion and update the table.
@@ -23,9 +23,13 @@ var presetOutputs = map[string]string{
 	"flash-crowd/results.csv":                 "9093be2881fe1df6a19be3f380eb12ba12797f888f64e3325490cba38610a223",
 	"flash-crowd/series.csv":                  "3640e6cf7ba7d2f9050cc74a5c4a79f3347215dea93a056021b5df8608091fb4",
 	"flash-crowd/clients.csv":                 "e07c005128f4a2085338646e24138c36134e867a27747a57f5d8d35d1340f35c",
+	"guava-warming-up-half-rate/results.csv":  "2d3db19a54ff1720250563f062c2c690f70891cbf068420cdbcee36eaa47fb97",
+	"guava-warming-up-half-rate/series.csv":   "aef445751aa0d2401a39debb3e62b09afd798eb9b2d72627cde826246ea26689",
 	"heterogeneous/results.csv":               "30bb47386f55612b54183d3b7993bf9609fd1547af08a3d7652de8cd33494197",
 	"heterogeneous/series.csv":                "ad2a35087b03915648f8db2dbd2b8a78b8d4d8dc931907c4da678d472437319b",
 	"heterogeneous/clients.csv":               "468c8ea0af6a35fdb35a2d883a45f4cb56914a28d87ebf144b928ea8b54242e1",
+	"nginx-burst-503/results.csv":             "bb0b4e42beb10ada95e8cffc3481b12135eb95fde42e65e75de09039c8f740d6",
+	"nginx-burst-503/series.csv":              "1c39622a2443b47588ae84fd5b266638545af6e98cfcb70b20b6a13c1bcf64c4",
 	"poisson-100/results.csv":                 "dd9406370666f4809deb8c4c8c37658727f441fc815935ecf4acf712976fb0f5",
 	"poisson-100/series.csv":                  "cd5d64e7c06511d1ee678fbb3fb51df8ea04a1509aa4d04ce9c5231ac1ec4b37",
 	"poisson-100/clients.csv":                 "91b2cc122f623263e59e97a2c5fbd5050a9eb308b10e736fea3517899b2b5a2d",
@@ -35,6 +39,8 @@ var presetOutputs = map[string]string{
 	"poisson-80/results.csv":                  "208a06aed67a8471ec5b56069a0bb039c2efe6483beb25ccb1b7f10482f3c2fd",
 	"poisson-80/series.csv":                   "edc58d8e7155598b99cd56ca2854bfe3060e96ab1263e22e7b7051f51bf3d9bc",
 	"poisson-80/clients.csv":                  "2ab012f8390be114c397cd17500f8f6240ebf4fa3d04b71437415eefae0b2968",
+	"redis-rate-rounding/results.csv":         "b742107d466e60212782d39e02433f696450aef56337be34d34c63d14ef05168",
+	"redis-rate-rounding/series.csv":          "be1688797b02d7306d796ac09e38002b3349166e0c8d9deee0368e9dad5d39d0",
 	"synchronized/results.csv":                "f4f8859081449f8737d7a5643a468b5c597cbd750ddc24122b5e396c7225c2df",
 	"synchronized/series.csv":                 "f8cb0c57307cf8ccf8dfe97a2af2b5f204faf584b935ea4dbd76306170f31602",
 	"synchronized/clients.csv":                "3bc850db755b2eb64d5e954ff69da426b3f062489f9ffe022f0e71272fe8b076",
@@ -48,6 +54,8 @@ var presetOutputs = map[string]string{
 	"weighted-tiers/results.csv":              "29f540b53955aa72baed43df842ad39bdb15d66308674fd39afe15ef58fd7217",
 	"weighted-tiers/series.csv":               "bb1edfae8e17c937b48f4a9737551dcd302fba315e10ff8587a806c15212bfd0",
 	"weighted-tiers/clients.csv":              "52ee6ed47f32a2ad75138fc68d31a9750c08da789b054a7e21d4dcbf84e801ae",
+	"x-time-rate-burst/results.csv":           "4daecc891c69114229c975ab9a57241c4a6e9f4d9d1b138deaf3bab8df8488d3",
+	"x-time-rate-burst/series.csv":            "0e7be391d8b3fd9988daaa943c54a669236545f5e550aebef025dfc35719d4a3",
 }
 
 func TestPresetOutputsUnchanged(t *testing.T) {

@@ -150,7 +150,7 @@ const MaxBound = 10_000_000
 func (s *Spec) validateOptions(path string) field.List {
 	var errs field.List
 	for _, o := range Options() {
-		v := s.rawOption(o.Name)
+		v := s.RawOption(o.Name)
 		if v == "" {
 			continue
 		}
@@ -178,7 +178,8 @@ func (s *Spec) validateOptions(path string) field.List {
 	return errs
 }
 
-func (s *Spec) rawOption(name string) string {
+// RawOption is a word-valued setting as given ("" when left out).
+func (s *Spec) RawOption(name string) string {
 	switch name {
 	case OptDiscipline:
 		return s.Discipline
@@ -207,8 +208,8 @@ func (s Spec) Override(v Spec) Spec {
 		s.DeadlineMS = v.DeadlineMS
 	}
 	for _, o := range Options() {
-		if w := v.rawOption(o.Name); w != "" {
-			s.setOption(o.Name, w)
+		if w := v.RawOption(o.Name); w != "" {
+			s.SetOption(o.Name, w)
 		}
 	}
 	if v.Bound != 0 {
@@ -217,7 +218,8 @@ func (s Spec) Override(v Spec) Spec {
 	return s
 }
 
-func (s *Spec) setOption(name, v string) {
+// SetOption sets a word-valued setting ("" leaves it to its default).
+func (s *Spec) SetOption(name, v string) {
 	switch name {
 	case OptDiscipline:
 		s.Discipline = v

@@ -2,7 +2,6 @@ package workload
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -12,7 +11,7 @@ import (
 // run's seed. Parts are generated in order, each as one or more time-sorted
 // runs, and merged stably, so ties in time keep generation order.
 func Generate(s *Spec, seed uint64) (*Arrivals, error) {
-	g := generator{w: s.DurationMS, seed: seed, index: map[string]int32{}, groupIndex: map[string]int{}}
+	g := newGenerator(s.DurationMS, seed)
 	// Size the list once from the expected count (with room for a random
 	// part's excess), so a 10 M-request list is not copied while it grows.
 	if n := min(s.Expected(), MaxTraceEvents); n > 0 {
@@ -20,7 +19,13 @@ func Generate(s *Spec, seed uint64) (*Arrivals, error) {
 		g.t, g.c = make([]float64, 0, size), make([]int32, 0, size)
 	}
 	for i := range s.Parts {
-		if err := g.part(i, &s.Parts[i]); err != nil {
+		p := &s.Parts[i]
+		k := p.Kind()
+		if k == nil {
+			return nil, fmt.Errorf("workload.parts[%d]: unknown part type %q", i, p.Type)
+		}
+		g.part = i
+		if err := k.Generate(g, p); err != nil {
 			return nil, fmt.Errorf("workload.parts[%d]: %w", i, err)
 		}
 	}
@@ -28,9 +33,14 @@ func Generate(s *Spec, seed uint64) (*Arrivals, error) {
 	return &Arrivals{T: g.t, Client: g.c, Clients: g.clients, Groups: g.groups}, nil
 }
 
-type generator struct {
+// Generator collects the arrivals of a spec's parts: a part type's Generate
+// declares the part's clients, then emits each time-sorted run of arrivals
+// after a StartRun. Runs are merged stably at the end, so ties in time keep
+// generation order.
+type Generator struct {
 	w          float64
 	seed       uint64
+	part       int // index of the part being generated: its random streams
 	t          []float64
 	c          []int32
 	runs       []int // start offsets of the runs in t and c
@@ -40,8 +50,17 @@ type generator struct {
 	groupIndex map[string]int
 }
 
-// client registers name (first declaration wins) and returns its index.
-func (g *generator) client(name, group string, weight float64) int32 {
+func newGenerator(w float64, seed uint64) *Generator {
+	return &Generator{w: w, seed: seed, index: map[string]int32{}, groupIndex: map[string]int{}}
+}
+
+// WindowMS is the end of the arrival window [0, duration_ms): no arrival is
+// emitted at or after it.
+func (g *Generator) WindowMS() float64 { return g.w }
+
+// Client declares a client (the first declaration of a name wins; weight 0
+// is 1) and returns its index.
+func (g *Generator) Client(name, group string, weight float64) int32 {
 	if i, ok := g.index[name]; ok {
 		return i
 	}
@@ -63,177 +82,73 @@ func (g *generator) client(name, group string, weight float64) int32 {
 	return i
 }
 
-// partClients returns the indices of the part's clients.
-func (g *generator) partClients(p *Part) []int32 {
+// PartClients declares the part's clients and returns their indices: its
+// one client (p.Client, or DefaultClient), or p.Clients clients named
+// "<group>-1".."<group>-N".
+func (g *Generator) PartClients(p *Part) []int32 {
 	if p.Clients == 0 {
 		name := p.Client
 		if name == "" {
 			name = DefaultClient
 		}
-		return []int32{g.client(name, p.Group, p.Weight)}
+		return []int32{g.Client(name, p.Group, p.Weight)}
 	}
 	ids := make([]int32, p.Clients)
 	for k := range ids {
-		ids[k] = g.client(p.Group+"-"+strconv.Itoa(k+1), p.Group, p.Weight)
+		ids[k] = g.Client(p.Group+"-"+strconv.Itoa(k+1), p.Group, p.Weight)
 	}
 	return ids
 }
 
-func (g *generator) startRun() { g.runs = append(g.runs, len(g.t)) }
+// StartRun starts a run: the arrivals emitted until the next StartRun must
+// be sorted by time (or sorted with SortRun).
+func (g *Generator) StartRun() { g.runs = append(g.runs, len(g.t)) }
 
-func (g *generator) emit(t float64, c int32) {
+// Emit adds an arrival at t ms (in [0, WindowMS)) from client c to the run.
+func (g *Generator) Emit(t float64, c int32) {
 	g.t = append(g.t, t)
 	g.c = append(g.c, c)
 }
 
-// rng returns the part's own random stream for stream k.
-func (g *generator) rng(part, k int) *rand.Rand {
-	return rand.New(rand.NewPCG(g.seed, uint64(part)<<32|uint64(k)))
+// Rand returns the part's own random stream k, seeded with the run's seed
+// and the part's index.
+func (g *Generator) Rand(k int) *rand.Rand {
+	return rand.New(rand.NewPCG(g.seed, uint64(g.part)<<32|uint64(k)))
 }
 
-// paced emits arrivals from start while t < end by repeated floating addition
+// Paced emits arrivals from start while t < end by repeated floating addition
 // of the spacing (the seed lab's rule: not start + k*spacing).
-func (g *generator) paced(start, end, rateRPS float64, c int32) {
+func (g *Generator) Paced(start, end, rateRPS float64, c int32) {
 	if rateRPS <= 0 {
 		return
 	}
 	spacing := 1000 / rateRPS
 	for t := start; t < end; t += spacing {
-		g.emit(t, c)
+		g.Emit(t, c)
 	}
 }
 
-func (g *generator) poisson(rng *rand.Rand, start, end, rateRPS float64, c int32) {
+// Poisson emits a Poisson process of mean rateRPS (more than 0) in
+// [start, end) drawn from rng.
+func (g *Generator) Poisson(rng *rand.Rand, start, end, rateRPS float64, c int32) {
 	mean := 1000 / rateRPS
 	for t := start + rng.ExpFloat64()*mean; t < end; t += rng.ExpFloat64() * mean {
-		g.emit(t, c)
+		g.Emit(t, c)
 	}
 }
 
-func (g *generator) part(i int, p *Part) error {
-	start, end := p.span(g.w)
-	switch p.Type {
-	case DemandCurve:
-		c := g.partClients(p)[0]
-		g.startRun()
-		for s := 0.0; s < g.w; {
-			for _, sg := range p.Segments {
-				g.paced(s, math.Min(s+sg.DurationMS, g.w), sg.RateRPS, c)
-				if s += sg.DurationMS; s >= g.w {
-					break
-				}
-			}
-		}
-	case Constant:
-		c := g.partClients(p)[0]
-		g.startRun()
-		g.paced(start, end, p.RateRPS, c)
-	case Poisson:
-		c := g.partClients(p)[0]
-		g.startRun()
-		g.poisson(g.rng(i, 0), start, end, p.RateRPS, c)
-	case Clients:
-		ids := g.partClients(p)
-		spacing := 1000 / p.RateRPS
-		for k, c := range ids {
-			g.startRun()
-			switch p.Arrival {
-			case PoissonArr:
-				g.poisson(g.rng(i, k), start, end, p.RateRPS, c)
-			case Synchronized:
-				g.paced(start, end, p.RateRPS, c)
-			default: // uniform: clients evenly out of phase
-				g.paced(start+float64(k)*spacing/float64(len(ids)), end, p.RateRPS, c)
-			}
-		}
-	case Bursts:
-		ids := g.partClients(p)
-		g.startRun()
-		from := len(g.t)
-		for _, b := range p.Bursts {
-			for j := 0; j < b.Count; j++ {
-				t := b.AtMS
-				if b.SpreadMS > 0 {
-					t += float64(j) * b.SpreadMS / float64(b.Count)
-				}
-				if t < g.w {
-					g.emit(t, ids[j%len(ids)])
-				}
-			}
-		}
-		g.sortTail(from)
-	case FlashCrowd:
-		ids := g.partClients(p)
-		g.startRun()
-		g.flashCrowd(i, p, ids)
-	case Trace:
-		events, err := ParseTrace(p.CSV)
-		if err != nil {
-			return fmt.Errorf("csv: %w", err)
-		}
-		g.startRun()
-		from := len(g.t)
-		for _, e := range events {
-			if e.T >= g.w {
-				return fmt.Errorf("csv: line %d: t_ms %g is at or after the end of the run (duration_ms %g)", e.Line, e.T, g.w)
-			}
-			name := e.Client
-			if name == "" {
-				name = DefaultClient
-			}
-			g.emit(e.T, g.client(name, p.Group, p.Weight))
-		}
-		g.sortTail(from)
-	default:
-		return fmt.Errorf("unknown part type %q", p.Type)
+// SortRun stably sorts the current run (the arrivals since the last
+// StartRun) by time: for a part that emits out of order.
+func (g *Generator) SortRun() {
+	from := 0
+	if len(g.runs) > 0 {
+		from = g.runs[len(g.runs)-1]
 	}
-	return nil
-}
-
-// rate of a flash crowd at t: base outside [start, start+duration), the
-// multiplied rate inside, with linear ramps of ramp_ms at both ends.
-func flashRate(p *Part, t float64) float64 {
-	peak := p.BaseRPS * p.Multiplier
-	s, e := p.StartMS, p.StartMS+p.DurationMS
-	switch {
-	case t < s || t >= e:
-		return p.BaseRPS
-	case p.RampMS > 0 && t < s+p.RampMS:
-		return p.BaseRPS + (peak-p.BaseRPS)*(t-s)/p.RampMS
-	case p.RampMS > 0 && t >= e-p.RampMS:
-		return p.BaseRPS + (peak-p.BaseRPS)*(e-t)/p.RampMS
-	}
-	return peak
-}
-
-// flashCrowd draws a non-homogeneous process: Poisson by thinning at the
-// peak rate (default), or paced at the instantaneous rate (uniform).
-func (g *generator) flashCrowd(i int, p *Part, ids []int32) {
-	rng := g.rng(i, 0)
-	n := len(ids)
-	if p.Arrival == Uniform || p.Arrival == Synchronized {
-		k := 0
-		for t := 0.0; t < g.w; t += 1000 / flashRate(p, t) {
-			g.emit(t, ids[k%n])
-			k++
-		}
-		return
-	}
-	peak := p.BaseRPS * p.Multiplier
-	mean := 1000 / peak
-	for t := rng.ExpFloat64() * mean; t < g.w; t += rng.ExpFloat64() * mean {
-		if rng.Float64()*peak < flashRate(p, t) {
-			c := ids[0]
-			if n > 1 {
-				c = ids[rng.IntN(n)]
-			}
-			g.emit(t, c)
-		}
-	}
+	g.sortTail(from)
 }
 
 // sortTail stably sorts the arrivals from index from on by time.
-func (g *generator) sortTail(from int) {
+func (g *Generator) sortTail(from int) {
 	t, c := g.t[from:], g.c[from:]
 	if slices.IsSorted(t) {
 		return
@@ -264,7 +179,7 @@ func (g *generator) sortTail(from int) {
 // on equal times the earlier run (generation order) goes first. Each pair of
 // runs is merged in place through a buffer the size of the smaller run, so
 // a 10 M-request list never needs a second copy of itself.
-func (g *generator) merge() {
+func (g *Generator) merge() {
 	bounds := append(g.runs, len(g.t))
 	if len(bounds) <= 2 || slices.IsSorted(g.t) {
 		return
@@ -338,23 +253,13 @@ func (b *runBuffer) merge(t []float64, c []int32, lo, mid, hi int) {
 // numbers them, without generating arrivals (trace parts are parsed for
 // their client names).
 func (s *Spec) ClientTable() []Client {
-	g := generator{w: s.DurationMS, index: map[string]int32{}, groupIndex: map[string]int{}}
+	g := newGenerator(s.DurationMS, 0)
 	for i := range s.Parts {
 		p := &s.Parts[i]
-		if p.Type != Trace {
-			g.partClients(p)
-			continue
-		}
-		events, err := ParseTrace(p.CSV)
-		if err != nil {
-			continue // reported by Validate
-		}
-		for _, e := range events {
-			name := e.Client
-			if name == "" {
-				name = DefaultClient
-			}
-			g.client(name, p.Group, p.Weight)
+		if k := p.Kind(); k != nil && k.DeclareClients != nil {
+			k.DeclareClients(g, p)
+		} else {
+			g.PartClients(p)
 		}
 	}
 	return g.clients

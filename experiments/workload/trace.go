@@ -5,7 +5,92 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/ratelab/ratelab/experiments/field"
 )
+
+// Trace replays "t_ms,client" CSV text as is (see ParseTrace): each line is
+// one request at its time from its client (DefaultClient when the line
+// names none), all clients in the part's group; sorted by time, ties in
+// file order. A request at or after the window's end is an error.
+const Trace PartType = "trace"
+
+var csvField = Field{Name: "csv", Label: "Trace", Input: InputCSV, Line: "t_ms,client",
+	Doc: "one request a line: its time in ms and an optional client name; an optional header, # comments"}
+
+func traceKind() *Kind {
+	return &Kind{
+		Type:     Trace,
+		Label:    "trace replay (CSV)",
+		Model:    "the requests of a \"t_ms,client\" CSV trace, replayed as is",
+		Fields:   []Field{groupField.with("group of every client of the trace", ""), weightField, csvField},
+		Validate: validateTrace,
+		Expected: func(p *Part, _ float64) float64 { return float64(countLines(p.CSV)) },
+		Generate: generateTrace,
+		Describe: func(*Part) string { return "trace replay" },
+		DeclareClients: func(g *Generator, p *Part) {
+			events, err := ParseTrace(p.CSV)
+			if err != nil {
+				return // reported by Validate
+			}
+			for _, e := range events {
+				g.Client(traceClient(e), p.Group, p.Weight)
+			}
+		},
+		CountClients: func(p *Part) int {
+			events, _ := ParseTrace(p.CSV)
+			names := map[string]bool{}
+			for _, e := range events {
+				names[e.Client] = true
+			}
+			return len(names)
+		},
+	}
+}
+
+func validateTrace(p *Part, path string, durationMS float64) field.List {
+	var errs field.List
+	if p.CSV == "" {
+		errs.Add(field.Join(path, "csv"), "is empty: give the trace as \"t_ms,client\" lines")
+	} else if events, err := ParseTrace(p.CSV); err != nil {
+		errs.Add(field.Join(path, "csv"), "%v", err)
+	} else if finite(durationMS) && durationMS > 0 {
+		for _, e := range events {
+			if e.T >= durationMS {
+				errs.Add(field.Join(path, "csv"), "line %d: t_ms %g is at or after the end of the run (duration_ms %g)", e.Line, e.T, durationMS)
+				break
+			}
+		}
+	}
+	return errs
+}
+
+// generateTrace emits the trace in file order as one run, then sorts it by
+// time (ties keep file order).
+func generateTrace(g *Generator, p *Part) error {
+	events, err := ParseTrace(p.CSV)
+	if err != nil {
+		return fmt.Errorf("csv: %w", err)
+	}
+	w := g.WindowMS()
+	g.StartRun()
+	for _, e := range events {
+		if e.T >= w {
+			return fmt.Errorf("csv: line %d: t_ms %g is at or after the end of the run (duration_ms %g)", e.Line, e.T, w)
+		}
+		g.Emit(e.T, g.Client(traceClient(e), p.Group, p.Weight))
+	}
+	g.SortRun()
+	return nil
+}
+
+// traceClient is the client an event names, DefaultClient when none.
+func traceClient(e TraceEvent) string {
+	if e.Client == "" {
+		return DefaultClient
+	}
+	return e.Client
+}
 
 // MaxTraceEvents bounds a replayed trace.
 const MaxTraceEvents = 20_000_000

@@ -118,7 +118,7 @@ func TestPoissonMeanRate(t *testing.T) {
 func TestRandomPartsAreDeterministic(t *testing.T) {
 	parts := []workload.Part{
 		{Type: workload.Poisson, RateRPS: 300},
-		{Type: workload.Clients, Group: "g", Clients: 3, RateRPS: 20, Arrival: workload.PoissonArr},
+		{Type: workload.Clients, Group: "g", Clients: 3, RateRPS: 20, Arrival: workload.ArrivalPoisson},
 		{Type: workload.FlashCrowd, BaseRPS: 50, Multiplier: 4, StartMS: 200, DurationMS: 400, Clients: 2, Group: "crowd"},
 	}
 	a := generate(t, 2000, 9, parts...)
@@ -158,7 +158,7 @@ func TestClientsUniformPhases(t *testing.T) {
 		t.Fatalf("times %v clients %v, want %v %v", a.T, a.Client, wantT, wantC)
 	}
 	// Synchronized clients tie; ties keep client order.
-	s := generate(t, 250, 1, workload.Part{Type: workload.Clients, Group: "s", Clients: 3, RateRPS: 10, Arrival: workload.Synchronized})
+	s := generate(t, 250, 1, workload.Part{Type: workload.Clients, Group: "s", Clients: 3, RateRPS: 10, Arrival: workload.ArrivalSynchronized})
 	wantT = []float64{0, 0, 0, 100, 100, 100, 200, 200, 200}
 	wantC = []int32{0, 1, 2, 0, 1, 2, 0, 1, 2}
 	if !slices.Equal(s.T, wantT) || !slices.Equal(s.Client, wantC) {
@@ -169,7 +169,7 @@ func TestClientsUniformPhases(t *testing.T) {
 func TestFlashCrowdRamps(t *testing.T) {
 	// Paced at the instantaneous rate: 10 rps, then 100 rps between 1000
 	// and 2000 ms with 200 ms linear ramps at both ends.
-	p := workload.Part{Type: workload.FlashCrowd, BaseRPS: 10, Multiplier: 10, StartMS: 1000, DurationMS: 1000, RampMS: 200, Arrival: workload.Uniform}
+	p := workload.Part{Type: workload.FlashCrowd, BaseRPS: 10, Multiplier: 10, StartMS: 1000, DurationMS: 1000, RampMS: 200, Arrival: workload.ArrivalUniform}
 	a := generate(t, 3000, 1, p)
 	if got := countIn(a, 0, 1000); got != 10 {
 		t.Errorf("before the crowd: %d arrivals, want 10", got)
@@ -337,7 +337,7 @@ func TestMergeIsAStableSortOfTheParts(t *testing.T) {
 				p = workload.Part{Type: workload.Constant, Client: name, RateRPS: float64(1 + rng.IntN(200)), StartMS: float64(rng.IntN(50))}
 			case 1:
 				p = workload.Part{Type: workload.Clients, Group: name, Clients: 1 + rng.IntN(5), RateRPS: float64(1 + rng.IntN(100)),
-					Arrival: []string{workload.Uniform, workload.Synchronized}[rng.IntN(2)]}
+					Arrival: []workload.Arrival{workload.ArrivalUniform, workload.ArrivalSynchronized}[rng.IntN(2)]}
 			case 2:
 				var bs []workload.Burst
 				for range 1 + rng.IntN(4) {

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/ratelab/ratelab/experiments/limiter/limitertest"
+)
+
+// lab -h lists every limiter type with its parameters and every workload
+// part type with its fields, from the engine's tables: a gate registered
+// in this test binary appears with no edit here.
+func TestHelpListsTheRegistry(t *testing.T) {
+	limitertest.Register(t)
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"-h"}, &out, &errOut); code != 0 {
+		t.Fatalf("lab -h: exit %d", code)
+	}
+	help := errOut.String()
+	for _, want := range []string{
+		"token-bucket", "rate_rps (number, req/s, 0.001 to 1000000)", "burst (whole number, requests, 1 to 10000000)", "window_ms (number, ms, 0.001 to 86400000, default 1000)",
+		"test-spacer", "test spacer: at most one admission per gap_ms", "gap_ms (number, ms, 0.5 to 60000)", "edge (closed | open)",
+		"flash-crowd", "multiplier (number, ×)",
+	} {
+		if !strings.Contains(help, want) {
+			t.Errorf("lab -h lacks %q:\n%s", want, help)
+		}
+	}
+
+	// The registered gate runs from a config document.
+	dir := t.TempDir()
+	cfg := dir + "/spacer.json"
+	doc := `{"version":1,"workload":{"duration_ms":1000,"parts":[{"type":"constant","rate_rps":50}]},"limiters":[{"type":"test-spacer","gap_ms":[10,40]}]}`
+	if err := os.WriteFile(cfg, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := run(context.Background(), []string{"run", "--config", cfg, "--out", dir + "/out"}, &out, &errOut); code != 0 {
+		t.Fatalf("lab run: exit %d: %s", code, errOut.String())
+	}
+}

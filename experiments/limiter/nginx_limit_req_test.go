@@ -1,0 +1,522 @@
+package limiter_test
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ratelab/ratelab/experiments/limiter"
+)
+
+func nginxParams(rate, burst, delay float64) limiter.Params {
+	return limiter.Params{limiter.ParamRate: rate, limiter.ParamBurst: burst, limiter.ParamNginxDelay: delay}
+}
+
+var (
+	nodelayOn  = map[string]string{limiter.OptionNodelay: "on"}
+	perKey     = map[string]string{limiter.OptionNodelay: "on", limiter.OptionNginxKey: "client"}
+	perKeyWait = map[string]string{limiter.OptionNginxKey: "client"}
+)
+
+// Table tests of nginx limit_req, worked from ngx_http_limit_req_module.c
+// by hand. rate=10r/s is 10000 thousandths/s: 10 thousandths drain per ms,
+// and an excess of E waits E*1000/10000 ms.
+func TestNginxLimitReq(t *testing.T) {
+	runLibCases(t, []libCase{
+		{
+			name: "a new key passes empty; the excess waits whole intervals on the ms clock; past the burst 503",
+			typ:  limiter.TypeNginxLimitReq, params: nginxParams(10, 3, 0),
+			events: []event{
+				admit(0),             // new key: excess 0
+				shaped(0, 100),       // excess 1000: 100 ms
+				shaped(0.5, 200),     // same ms: 2000, released at floor(t) + 200
+				shaped(0.9, 300),     // 3000 = burst
+				reject(0.9),          // 4000 > burst: 503, key unchanged
+				reject(50.7),         // 50 ms drained 500: 3500 > 3000
+				shaped(100.2, 400),   // 100 ms drained 1000: 3000 again, 300 ms from 100
+				reject(100.3),        // 4000
+				admit(1000.5),        // 900 ms drained 9000: below 0, so excess 0
+				shaped(1000.6, 1100), // 1000: 100 ms
+			},
+		},
+		{
+			name: "nodelay: the same arrivals pass at once up to the burst",
+			typ:  limiter.TypeNginxLimitReq, params: nginxParams(10, 3, 0), options: nodelayOn,
+			events: []event{admit(0), admit(0), admit(0.5), admit(0.9), reject(0.9), reject(50.7), admit(100.2), reject(100.3)},
+		},
+		{
+			name: "delay=2: two excess requests pass at once, the rest wait (E - 2000)*1000/rate",
+			typ:  limiter.TypeNginxLimitReq, params: nginxParams(10, 3, 2),
+			events: []event{admit(0), admit(0), admit(0.5), shaped(0.9, 100), reject(0.9)},
+		},
+		{
+			name: "the drain may go below zero before the 1000 is added: an idle key passes with a smaller excess",
+			typ:  limiter.TypeNginxLimitReq, params: nginxParams(1, 5, 0),
+			events: []event{
+				admit(0), shaped(0, 1000), // excess 1000 at 1r/s: 1 s
+				admit(3000),        // 1000 - 3000 + 1000 < 0: excess 0
+				shaped(3500, 4000), // 0 - 500 + 1000 = 500: 500 ms
+			},
+		},
+		{
+			name: "rate=1r/m is 16 thousandths/s, truncated: one excess request waits 62.5 s, not 60",
+			typ:  limiter.TypeNginxLimitReq, params: nginxParams(1.0/60, 1, 0),
+			events: []event{admit(0), shaped(0, 62_500), reject(0)},
+		},
+		{
+			name: "a delay under 1 ms truncates to 0: the request passes at once",
+			typ:  limiter.TypeNginxLimitReq, params: nginxParams(2000, 5, 0),
+			events: []event{admit(0), admit(0), shaped(0, 1), shaped(0, 1), shaped(0, 2)}, // 1000, 2000, 3000, 4000 thousandths / 2e6
+		},
+		{
+			name:   "key client: every client its own key with the full rate and burst",
+			typ:    limiter.TypeNginxLimitReq,
+			params: nginxParams(1, 1, 0), options: perKey, clients: 2,
+			events: []event{admitFrom(0, 0), admitFrom(0, 0), rejectFrom(0, 0), admitFrom(1, 0), admitFrom(1, 0.5), rejectFrom(1, 0.7), rejectFrom(0, 999), admitFrom(0, 1000)},
+		},
+		{
+			// 1r/m drains 16*60000/1000 = 960 in 60 s: a key left alone
+			// passes with 0 - 960 + 1000 = 40 > burst 0 and is refused ...
+			name:   "burst 0 at 1r/m: a key idle 60 s still carries 40 thousandths",
+			typ:    limiter.TypeNginxLimitReq,
+			params: nginxParams(1.0/60, 0, 0), options: perKey, clients: 3,
+			events: []event{admitFrom(0, 0), rejectFrom(0, 60_000)},
+		},
+		{
+			// ... but creating another key drops it first (idle >= 60 s,
+			// drained), and it comes back empty.
+			name:   "creating a key drops the least recently used key idle 60 s; it comes back empty",
+			typ:    limiter.TypeNginxLimitReq,
+			params: nginxParams(1.0/60, 0, 0), options: perKey, clients: 3,
+			events: []event{admitFrom(0, 0), admitFrom(1, 60_000), admitFrom(0, 60_001), rejectFrom(1, 60_002)},
+		},
+		{
+			name:   "expiry stops at the first key at the end of the queue that is not idle 60 s",
+			typ:    limiter.TypeNginxLimitReq,
+			params: nginxParams(1.0/60, 0, 0), options: perKey, clients: 3,
+			events: []event{
+				admitFrom(0, 0), admitFrom(1, 30_000),
+				admitFrom(2, 60_000),  // drops key 0 (idle 60 s), stops at key 1 (30 s)
+				admitFrom(0, 60_001),  // key 0 comes back empty
+				rejectFrom(1, 90_000), // key 1 was kept: 0 - 960 + 1000 = 40 > 0
+			},
+		},
+	})
+}
+
+// The row refuses per-client keys with delays (the releases would leave out
+// of order), and the parameter table states nginx's own limits.
+func TestNginxLimitReqSettings(t *testing.T) {
+	s := limiter.Spec{Type: limiter.TypeNginxLimitReq, Options: perKeyWait}
+	s.Normalize()
+	if _, err := limiter.New(&s, nginxParams(10, 5, 0), []float64{1, 1}, nil); err == nil || !strings.Contains(err.Error(), "out of arrival order") {
+		t.Errorf("per-client keys with delays: error %v", err)
+	}
+	for _, p := range []limiter.Params{nginxParams(10, 5, 5), nginxParams(10, 5, 9)} {
+		if _, err := limiter.New(&s, p, []float64{1, 1}, nil); err != nil {
+			t.Errorf("per-client keys with delay >= burst never delay: %v", err)
+		}
+	}
+	bad := limiter.Spec{Type: limiter.TypeNginxLimitReq, Params: map[string]limiter.Values{
+		limiter.ParamRate: {0}, limiter.ParamBurst: {-1}, limiter.ParamNginxDelay: {0}}}
+	bad.Normalize()
+	errs := bad.Validate("limiters[0]")
+	if len(errs) != 2 || errs[0].Path != "limiters[0].rate_rps" || !strings.Contains(errs[0].Msg, "invalid rate") ||
+		errs[1].Path != "limiters[0].burst" {
+		t.Errorf("rate 0, burst -1: %v", errs)
+	}
+	if d, _ := limiter.GateDelayBoundMS(limiter.TypeNginxLimitReq, nginxParams(10, 5, 2)); d != 300 {
+		t.Errorf("delay bound (5-2)*100 ms = %g", d)
+	}
+}
+
+// randomNginx draws limit_req settings: whole r/s, r/m and odd rates,
+// bursts from 0, delays below and above the burst.
+func randomNginx(rng *rand.Rand) (limiter.Params, bool) {
+	rate := randomRate(rng)
+	if rng.IntN(4) == 0 {
+		rate = float64(1+rng.IntN(600)) / 60 // N r/m
+	}
+	burst := float64(rng.IntN(25))
+	delay := 0.0
+	if rng.IntN(2) == 0 {
+		delay = float64(rng.IntN(30))
+	}
+	return nginxParams(rate, burst, delay), rng.IntN(4) == 0
+}
+
+// Zone mode: releases in arrival order, no longer held than DelayBoundMS,
+// and no more than (burst+1) + rate*(d + 2 ms) in any window d (the
+// truncated rate; the ms clock costs up to 1 ms at each end).
+func TestNginxLimitReqZoneGuarantees(t *testing.T) {
+	for run := range propertyRuns {
+		rng := rand.New(rand.NewPCG(20, uint64(run)))
+		p, nodelay := randomNginx(rng)
+		opts := map[string]string{}
+		if nodelay {
+			opts = nodelayOn
+		}
+		g := libGate(t, limiter.TypeNginxLimitReq, p, opts, 1)
+		rs := offerAll(t, g, randomTimes(rng, 50+rng.IntN(250)), nil, nil)
+		bound, _ := limiter.GateDelayBoundMS(limiter.TypeNginxLimitReq, p)
+		for _, r := range rs {
+			if held := r.release - r.t; held > bound || (nodelay && held != 0) {
+				t.Fatalf("run %d %v nodelay=%v: held %g ms, bound %g", run, p, nodelay, held, bound)
+			}
+		}
+		rate := math.Floor(p[limiter.ParamRate]*1000+1e-6) / 1000
+		checkCurve(t, run, "nginx limit_req zone", releaseTimes(rs), rate, p[limiter.ParamBurst]+1+rate*2/1000)
+	}
+}
+
+// Per client key with nodelay, every client's releases obey the zone's
+// guarantee on its own.
+func TestNginxLimitReqPerKeyGuarantees(t *testing.T) {
+	for run := range propertyRuns / 4 {
+		rng := rand.New(rand.NewPCG(21, uint64(run)))
+		p, _ := randomNginx(rng)
+		const clients = 4
+		g := libGate(t, limiter.TypeNginxLimitReq, p, perKey, clients)
+		ts := randomTimes(rng, 100+rng.IntN(400))
+		cs := make([]int32, len(ts))
+		for i := range cs {
+			cs[i] = int32(rng.IntN(clients))
+		}
+		rs := offerAll(t, g, ts, cs, nil)
+		rate := math.Floor(p[limiter.ParamRate]*1000+1e-6) / 1000
+		for c := range int32(clients) {
+			var mine []float64
+			for _, r := range rs {
+				if r.client == c {
+					mine = append(mine, r.release)
+				}
+			}
+			checkCurve(t, run, fmt.Sprintf("nginx limit_req key %d", c), mine, rate, p[limiter.ParamBurst]+1+rate*2/1000)
+		}
+	}
+}
+
+// nginxServer is a real nginx on 127.0.0.1 with its own config, pid file
+// and logs in a temporary directory, stopped by its PID at cleanup.
+type nginxServer struct {
+	bin, dir string
+	port     int
+}
+
+func findNginx(t *testing.T) string {
+	t.Helper()
+	if bin, err := exec.LookPath("nginx"); err == nil {
+		return bin
+	}
+	if _, err := os.Stat("/usr/sbin/nginx"); err == nil {
+		return "/usr/sbin/nginx"
+	}
+	missing(t, "no nginx binary (apt-get install nginx)")
+	return ""
+}
+
+// nginxConfig is the test server's configuration: every zone at 5r/s
+// (200 ms intervals), one location per variant, and /ready unlimited.
+const nginxConfig = `daemon off;
+master_process off;
+worker_processes 1;
+pid %[1]s/nginx.pid;
+error_log %[1]s/error.log info;
+events { worker_connections 256; }
+http {
+  access_log off;
+  client_body_temp_path %[1]s/tmp/body;
+  proxy_temp_path %[1]s/tmp/proxy;
+  fastcgi_temp_path %[1]s/tmp/fastcgi;
+  uwsgi_temp_path %[1]s/tmp/uwsgi;
+  scgi_temp_path %[1]s/tmp/scgi;
+  default_type text/plain;
+  limit_req_zone $binary_remote_addr zone=delay0:1m rate=5r/s;
+  limit_req_zone $binary_remote_addr zone=nodelay:1m rate=5r/s;
+  limit_req_zone $binary_remote_addr zone=delay2:1m rate=5r/s;
+  limit_req_zone $arg_key zone=perkey:1m rate=5r/s;
+  limit_req_zone $arg_key zone=perkeywait:1m rate=5r/s;
+  server {
+    listen 127.0.0.1:%[2]d;
+    root %[1]s/html;
+    location /delay0/ { limit_req zone=delay0 burst=4; }
+    location /nodelay/ { limit_req zone=nodelay burst=4 nodelay; }
+    location /delay2/ { limit_req zone=delay2 burst=4 delay=2; }
+    location /perkey/ { limit_req zone=perkey burst=2 nodelay; }
+    location /perkeywait/ { limit_req zone=perkeywait burst=2; }
+  }
+}
+`
+
+func startNginx(t *testing.T) *nginxServer {
+	t.Helper()
+	bin := findNginx(t)
+	dir := t.TempDir()
+	for _, d := range []string{"tmp", "html"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "html", "ready"), []byte("ready\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, loc := range []string{"delay0", "nodelay", "delay2", "perkey", "perkeywait"} {
+		if err := os.MkdirAll(filepath.Join(dir, "html", loc), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "html", loc, "ok"), []byte("ok\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	conf := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(conf, fmt.Appendf(nil, nginxConfig, dir, port), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-p", dir, "-c", conf, "-e", filepath.Join(dir, "error.log"))
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start nginx: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGQUIT) // graceful stop, by its PID
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	s := &nginxServer{bin: bin, dir: dir, port: port}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if status, _, err := s.get("/ready"); err == nil && status == 200 {
+			return s
+		}
+		select {
+		case err := <-done:
+			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+			t.Fatalf("nginx exited: %v\n%s", err, log)
+		default:
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+			t.Fatalf("nginx did not answer on 127.0.0.1:%d\n%s", port, log)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// get sends one request on a new connection and returns the status.
+func (s *nginxServer) get(path string) (int, time.Duration, error) {
+	c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", s.port), time.Second)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer c.Close()
+	start := time.Now()
+	return s.exchange(c, path, start)
+}
+
+func (s *nginxServer) exchange(c net.Conn, path string, start time.Time) (int, time.Duration, error) {
+	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+	if _, err := fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: ratelab\r\nConnection: close\r\n\r\n", path); err != nil {
+		return 0, 0, err
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return 0, 0, err
+	}
+	took := time.Since(start)
+	var status int
+	if _, err := fmt.Sscanf(line, "HTTP/1.1 %d", &status); err != nil {
+		return 0, 0, fmt.Errorf("status line %q: %w", line, err)
+	}
+	return status, took, nil
+}
+
+// burst opens a connection per path, then sends all the requests at once
+// and returns each one's status and time to its status line.
+func (s *nginxServer) burst(paths []string) ([]int, []time.Duration, error) {
+	conns := make([]net.Conn, len(paths))
+	for i := range conns {
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", s.port), time.Second)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer c.Close()
+		conns[i] = c
+	}
+	statuses := make([]int, len(paths))
+	took := make([]time.Duration, len(paths))
+	errs := make([]error, len(paths))
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i, c := range conns {
+		wg.Go(func() { statuses[i], took[i], errs[i] = s.exchange(c, paths[i], start) })
+	}
+	wg.Wait()
+	return statuses, took, errors.Join(errs...)
+}
+
+// TestNginxMatchesTheRealServer sends simultaneous requests to a real nginx
+// (limit_req with burst, nodelay, delay= and per-key variants, 5r/s) and
+// compares the answers with the gate's decisions for the same requests at
+// one instant: the number of 503s, and the delays of the admitted ones as
+// whole intervals of 1/rate (200 ms), matched by ranking the responses by
+// their time and rounding each to the nearest interval. Timing only ranks:
+// nothing is asserted to the millisecond.
+func TestNginxMatchesTheRealServer(t *testing.T) {
+	srv := startNginx(t)
+	const intervalMS = 200.0
+	variants := []struct {
+		name     string
+		path     string
+		keys     []string // per-key variants: the key of each key's requests
+		perKey   int      // requests per key (or in all)
+		gate     func(clients int) limiter.Gate
+		want200  int // per key
+		wantWait []float64
+	}{
+		{name: "burst=4 (delay 0)", path: "/delay0/ok", perKey: 9,
+			gate:    func(int) limiter.Gate { return libGate(t, limiter.TypeNginxLimitReq, nginxParams(5, 4, 0), nil, 1) },
+			want200: 5, wantWait: []float64{0, 1, 2, 3, 4}},
+		{name: "burst=4 nodelay", path: "/nodelay/ok", perKey: 9,
+			gate: func(int) limiter.Gate {
+				return libGate(t, limiter.TypeNginxLimitReq, nginxParams(5, 4, 0), nodelayOn, 1)
+			},
+			want200: 5, wantWait: []float64{0, 0, 0, 0, 0}},
+		{name: "burst=4 delay=2", path: "/delay2/ok", perKey: 9,
+			gate:    func(int) limiter.Gate { return libGate(t, limiter.TypeNginxLimitReq, nginxParams(5, 4, 2), nil, 1) },
+			want200: 5, wantWait: []float64{0, 0, 0, 1, 2}},
+		{name: "per key ($arg_key) burst=2 nodelay", path: "/perkey/ok", keys: []string{"a", "b"}, perKey: 4,
+			gate: func(n int) limiter.Gate {
+				return libGate(t, limiter.TypeNginxLimitReq, nginxParams(5, 2, 0), perKey, n)
+			},
+			want200: 3, wantWait: []float64{0, 0, 0}},
+		{name: "per key ($arg_key) burst=2, waiting", path: "/perkeywait/ok", keys: []string{"a", "b"}, perKey: 4,
+			gate: func(n int) limiter.Gate {
+				// The lab's row refuses this (its releases interleave); the
+				// gate itself models it.
+				return limiter.NewNginxLimitReq(5, 2, 0, false, true, n)
+			},
+			want200: 3, wantWait: []float64{0, 1, 2}},
+	}
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			keys := v.keys
+			if keys == nil {
+				keys = []string{""}
+			}
+			var paths []string
+			var owner []int
+			for k, key := range keys {
+				for range v.perKey {
+					p := v.path
+					if key != "" {
+						p += "?key=" + key
+					}
+					paths = append(paths, p)
+					owner = append(owner, k)
+				}
+			}
+			statuses, took, err := srv.burst(paths)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The gate: the same requests at one instant, each key a client.
+			g := v.gate(len(keys))
+			for k := range keys {
+				var gateWaits, gotWaits []float64
+				gate503, got503 := 0, 0
+				for range v.perKey {
+					release, ok := g.Offer(1000, int32(k))
+					if !ok {
+						gate503++
+						continue
+					}
+					gateWaits = append(gateWaits, (release-1000)/intervalMS)
+				}
+				for i, st := range statuses {
+					if owner[i] != k {
+						continue
+					}
+					switch st {
+					case 200:
+						gotWaits = append(gotWaits, math.Round(float64(took[i].Microseconds())/1000/intervalMS))
+					case 503:
+						got503++
+					default:
+						t.Fatalf("request %d: status %d", i, st)
+					}
+				}
+				slices.Sort(gateWaits)
+				slices.Sort(gotWaits)
+				for i := range gateWaits {
+					gateWaits[i] = math.Round(gateWaits[i])
+				}
+				t.Logf("key %q: nginx 503 x%d, 200 after %v intervals (times %v); gate 503 x%d, waits %v intervals",
+					keys[k], got503, gotWaits, took, gate503, gateWaits)
+				if len(gateWaits) != v.want200 || !slices.Equal(gateWaits, v.wantWait) {
+					t.Errorf("the gate's waits %v, want %v (the test's own expectation)", gateWaits, v.wantWait)
+				}
+				if got503 != gate503 || !slices.Equal(gotWaits, gateWaits) {
+					t.Errorf("key %q: nginx answered 503 x%d and delayed 200s by %v intervals; the gate 503 x%d, %v",
+						keys[k], got503, gotWaits, gate503, gateWaits)
+				}
+			}
+		})
+	}
+
+	// nginx's own limits, which the row's ranges state: rate=0r/s is refused.
+	conf := filepath.Join(srv.dir, "bad.conf")
+	bad := "events {}\nhttp { limit_req_zone $binary_remote_addr zone=z:1m rate=0r/s; }\n"
+	if err := os.WriteFile(conf, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(srv.bin, "-t", "-p", srv.dir, "-c", conf, "-e", filepath.Join(srv.dir, "bad.log")).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "invalid rate") {
+		t.Errorf("nginx -t with rate=0r/s: %v\n%s", err, out)
+	}
+}
+
+// A keyed gate's curve and nominal rate are per client: with key "client"
+// and 3 clients the aggregate is 3 times one key's (and 1 time with key
+// "zone").
+func TestKeyedCurveCountsClients(t *testing.T) {
+	p := limiter.Params{limiter.ParamRate: 10, limiter.ParamBurst: 4}
+	zone := &limiter.Spec{Type: limiter.TypeNginxLimitReq}
+	zone.Normalize()
+	perKey := &limiter.Spec{Type: limiter.TypeNginxLimitReq, Options: map[string]string{limiter.OptionNginxKey: "client"}}
+	perKey.Normalize()
+	one, _ := limiter.ArrivalCurve(zone, p, 3)
+	three, _ := limiter.ArrivalCurve(perKey, p, 3)
+	if one.At(1000) != 4+1+10*1.002 || three.At(1000) != 3*one.At(1000) {
+		t.Errorf("alpha(1 s): zone %g, per key ×3 %g", one.At(1000), three.At(1000))
+	}
+	if n1, _ := limiter.Nominal(zone, p, 3, 1000); n1 != 10 {
+		t.Errorf("zone nominal %g, want 10", n1)
+	}
+	if n3, _ := limiter.Nominal(perKey, p, 3, 1000); n3 != 30 {
+		t.Errorf("per-key nominal %g, want 30", n3)
+	}
+}

@@ -1,0 +1,68 @@
+package metrics
+
+import "math"
+
+// Windows of time, decided exactly: which aligned window [k*w, (k+1)*w) an
+// instant t falls in, how many of them cover [0, d), and whether an instant
+// lies outside a window of length d ending at another. The answers are
+// those of exact real arithmetic on the float64 values given, not of the
+// rounded quotient, sum or difference: t/w rounds to an integer k for some
+// t a hair below k*w (233.09999999999997/33.3 rounds to 7, though the value
+// is below 7 times the float64 33.3). Every gate, series and measure that
+// cuts time into windows asks these functions, so all of them agree at the
+// edges.
+
+// WindowIndex is the index k of the aligned window [k*w, (k+1)*w) that
+// holds t: the integer k with k*w <= t < (k+1)*w in exact real arithmetic
+// on the float64 values t and w (w > 0, |t/w| < 2^52). It is floor(t/w)
+// corrected by one where the quotient rounds across an integer: the
+// residual t - k*w computed by math.FMA is rounded once, so it has the sign
+// of the exact residual and is zero only when that is. It does not
+// allocate.
+func WindowIndex(t, w float64) float64 {
+	k := math.Floor(t / w)
+	r := math.FMA(-k, w, t) // t - k*w, one rounding
+	switch {
+	case r < 0: // t < k*w: the quotient rounded up to k
+		return k - 1
+	case r < w: // t - k*w < w, since rounding cannot cross w from above
+		return k
+	case r > w:
+		return k + 1
+	}
+	// r == w: t - k*w may have rounded up to w from just below it.
+	if math.FMA(-(k+1), w, t) >= 0 {
+		return k + 1
+	}
+	return k
+}
+
+// WindowCount is the number of aligned windows of length w that meet
+// [0, d) for d > 0: ceil(d/w) in exact arithmetic on the float64 values,
+// so that every t in [0, d) has WindowIndex(t, w) < WindowCount(d, w).
+func WindowCount(d, w float64) float64 {
+	k := WindowIndex(d, w)
+	if math.FMA(-k, w, d) != 0 { // d is not a window edge: its window counts
+		k++
+	}
+	return k
+}
+
+// Apart reports whether b - a >= d in exact arithmetic on the float64
+// values (finite a, b, d): whether a time a lies outside a window of length
+// d ending at b. Neither b - a >= d nor a + d <= b nor a <= b - d says so
+// when the subtraction or addition rounds (148.8 and 182.1 are less than
+// 33.3 apart, yet 182.1 - 148.8 rounds to 33.3), and a window count that
+// rounds can show N+1 for an exact limit of N.
+func Apart(a, b, d float64) bool {
+	s := b - a
+	if s != d {
+		// The rounding error of s is at most half the gap to the next
+		// float64, so it cannot carry b - a across d.
+		return s > d
+	}
+	// s == d: b - a is exactly s + e (TwoSum); the error e decides.
+	bv := s - b
+	e := (b - (s - bv)) + (-a - bv)
+	return e >= 0
+}

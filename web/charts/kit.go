@@ -1,0 +1,201 @@
+package charts
+
+import (
+	"slices"
+	"strconv"
+)
+
+// Chart is one echarts chart on a page: the element id (unique on the
+// page), a title for readers without JavaScript, and the echarts option as
+// JSON. The page puts Option in a data-option attribute, HTML-escaped by
+// templ, and static/app.js draws it: no user text ever lands inside a
+// script.
+type Chart struct {
+	ID     string
+	Title  string
+	Option string
+}
+
+// Group is one section of charts on the run page.
+type Group struct {
+	ID     string // anchor of the section
+	Title  string
+	Intro  string
+	Charts []Chart
+}
+
+// echartsPalette is echarts' default palette, for series without a color
+// of their own.
+var echartsPalette = []string{"#5470c6", "#91cc75", "#fac858", "#ee6666", "#73c0de", "#3ba272", "#fc8452", "#9a60b4", "#ea7ccc"}
+
+// palette colors the limiters, in order.
+var palette = []string{"#2563eb", "#16a34a", "#dc2626", "#9333ea", "#ea580c", "#0891b2", "#ca8a04", "#db2777", "#4b5563", "#65a30d"}
+
+// referenceColor draws reference lines (offered load, deadline, capacity).
+const referenceColor = "#6b7280"
+
+// limiterColor is limiter li's color.
+func limiterColor(li int) string { return palette[li%len(palette)] }
+
+// newChart starts a chart in the house style: title and subtitle centered,
+// axis tooltips, a legend at the bottom, the grid's margins, a y axis of
+// values named with its unit, no animation.
+func newChart(title, subtitle, yName string, grid Grid) *Option {
+	return &Option{
+		Color:   echartsPalette,
+		Grid:    []Grid{grid},
+		Legend:  &Legend{Type: "plain", Show: boolPtr(true), Bottom: "0"},
+		Title:   Title{Text: title, Subtext: subtitle, Left: "center"},
+		Toolbox: &Toolbox{},
+		Tooltip: Tooltip{Show: boolPtr(true), Trigger: "axis"},
+		YAxis:   []YAxis{{Type: "value", Name: yName, NameLocation: "middle", NameGap: 50}},
+	}
+}
+
+// newLine starts a line chart in the house style with an x axis of type
+// xType ("value" axes need not start at 0) named with its unit.
+func newLine(title, subtitle, xName, yName, xType string) *Option {
+	o := newChart(title, subtitle, yName, Grid{Left: "70", Top: "70", Right: "30", Bottom: "95"})
+	o.XAxis = []XAxis{{Type: xType, Name: xName, NameLocation: "middle", NameGap: 28, Scale: xType == "value"}}
+	return o
+}
+
+// chart is the finished Chart of an option, its legend fitted.
+func chart(id, title string, o *Option) Chart {
+	fitLegend(o)
+	return Chart{ID: id, Title: title, Option: o.JSON()}
+}
+
+// A seriesOpt styles a series; later ones override earlier ones.
+type seriesOpt func(s *Series)
+
+// add appends a series of data styled by opts to a chart. A line series
+// of a chart with lines (not only bars) keeps the chart's animation.
+func (o *Option) add(name, typ string, data []Item, opts ...seriesOpt) {
+	s := Series{Name: name, Type: typ, Data: data}
+	if typ == "line" {
+		s.Animation = boolPtr(o.Animation)
+	}
+	for _, opt := range opts {
+		opt(&s)
+	}
+	o.Series = append(o.Series, s)
+}
+
+// addLine appends a line series.
+func (o *Option) addLine(name string, data []Item, opts ...seriesOpt) {
+	o.add(name, "line", data, opts...)
+}
+
+func xy(x, y float64) Item { return Item{Value: []float64{x, y}} }
+
+// Line types: a limiter keeps its color on every chart (colored); the line
+// type tells the measures of one chart apart.
+func lineType(t string) seriesOpt {
+	return func(s *Series) { s.LineStyle = &LineStyle{Type: t, Width: 2} }
+}
+
+var (
+	solid  = lineType("solid")
+	dashed = lineType("dashed")
+	dotted = lineType("dotted")
+)
+
+// colored sets a series' line and symbol color, keeping its line type. Give
+// it after the line type.
+func colored(color string) seriesOpt {
+	return func(s *Series) {
+		ls := LineStyle{Width: 2}
+		if s.LineStyle != nil {
+			ls = *s.LineStyle
+		}
+		ls.Color = color
+		s.LineStyle = &ls
+		s.ItemStyle = &ItemStyle{Color: color}
+	}
+}
+
+// styled is a line type in a color, after the point marks.
+func styled(color string, lineType seriesOpt, marks ...seriesOpt) []seriesOpt {
+	return append(marks, lineType, colored(color))
+}
+
+// Point marks: dots marks every point, plain none, steps none with the line
+// drawn as steps.
+func dots(s *Series) {
+	s.ShowSymbol, s.Symbol, s.SymbolSize = boolPtr(true), "circle", 6
+}
+
+func plain(s *Series) { s.ShowSymbol = boolPtr(false) }
+
+func steps(s *Series) { s.ShowSymbol, s.Step = boolPtr(false), "start" }
+
+// marked sizes a sweep line's marks and width by its rank: earlier
+// limiters draw wider and larger, so where two limiters measure the same
+// the earlier one still shows around the later one.
+func marked(rank int) seriesOpt {
+	size := max(4, 10-3*rank)
+	width := float32(max(1.5, 4-1.5*float64(rank)))
+	return func(s *Series) {
+		s.Symbol, s.SymbolSize = "circle", size
+		if s.LineStyle != nil {
+			ls := *s.LineStyle
+			ls.Width = width
+			s.LineStyle = &ls
+		}
+	}
+}
+
+// asBar draws a series as bars.
+func asBar(s *Series) { s.Type = "bar" }
+
+// Legend layout: a chart is at least 520 px wide (static/style.css:
+// minmax(520px, 1fr)), about 650 px on a 1440 px screen; the grid's bottom
+// margin holds two legend rows.
+const (
+	legendWidth   = 560
+	legendRowPx   = 22
+	legendMaxRows = 4
+)
+
+// legendRows estimates how many rows echarts needs for a plain legend of
+// these names (a 25 px icon, 5 px padding and 10 px gap per item, about
+// 6 px per character of 12 px text).
+func legendRows(names []string) int {
+	rows, x := 1, 0
+	for _, n := range names {
+		w := 40 + 6*len([]rune(n))
+		if x > 0 && x+w > legendWidth {
+			rows, x = rows+1, 0
+		}
+		x += w
+	}
+	return rows
+}
+
+// fitLegend keeps a long plain legend off the x axis name: three or four
+// rows raise the grid's bottom by a row each; more become a one-row
+// scrolling legend.
+func fitLegend(o *Option) {
+	l := o.Legend
+	if l == nil || l.Type == "scroll" || l.Show != nil && !*l.Show || len(o.Grid) == 0 {
+		return
+	}
+	names := make([]string, 0, len(o.Series))
+	for _, s := range o.Series {
+		if !slices.Contains(names, s.Name) {
+			names = append(names, s.Name)
+		}
+	}
+	rows := legendRows(names)
+	if rows <= 2 {
+		return
+	}
+	if rows > legendMaxRows {
+		l.Type = "scroll"
+		return
+	}
+	if b, err := strconv.Atoi(o.Grid[0].Bottom); err == nil {
+		o.Grid[0].Bottom = strconv.Itoa(b + legendRowPx*(rows-2))
+	}
+}

@@ -1,0 +1,187 @@
+package charts
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/web/format"
+)
+
+// The sweep sections: each measure against the swept parameter, one line
+// per sweep line (or, for a categorical run, one bar per limiter).
+
+// newSweepChart starts a chart of measures against the swept parameter
+// (lineSub is its subtitle), or, for a categorical run, against the
+// limiters as bars (barSub).
+func (v *View) newSweepChart(title, lineSub, barSub, yName string) *Option {
+	if !v.Categorical() {
+		return newLine(title, lineSub, v.sweptAxisName(), yName, "value")
+	}
+	o := newLine(title, barSub, "limiter", yName, "category")
+	names := make([]string, len(v.Lines))
+	for i, l := range v.Lines {
+		names[i] = l.Name
+	}
+	o.XAxis[0] = XAxis{Type: "category", Name: "limiter", NameLocation: "middle", NameGap: 58, Data: names,
+		AxisLabel: &AxisLabel{Interval: "0", Rotate: 12}}
+	return o
+}
+
+// categorical reports whether o puts the limiters on its x axis.
+func categorical(o *Option) bool { return o.XAxis[0].Type == "category" }
+
+// metric is a measure of a point; ok=false where the point has none.
+type metric func(p *experiments.Point) (y float64, ok bool)
+
+// always is a measure every point has.
+func always(f func(m *experiments.Metrics) float64) metric {
+	return func(p *experiments.Point) (float64, bool) { return f(&p.Metrics), true }
+}
+
+// sweepLines adds one series per sweep line of m, in the line's color and
+// the given line type. On a categorical chart it adds one bar series
+// instead, a bar per limiter, named by suffix (or the y axis). A line at
+// one setting with nothing swept is drawn flat across the x range.
+func (v *View) sweepLines(o *Option, suffix string, m metric, lineType seriesOpt) {
+	if categorical(o) {
+		name := strings.TrimSpace(suffix)
+		if name == "" {
+			name = o.YAxis[0].Name
+		}
+		data := make([]Item, len(v.Lines))
+		for i, l := range v.Lines {
+			data[i] = Item{Value: "-"} // echarts: no value
+			if y, ok := m(l.Points[0]); ok {
+				data[i] = Item{Value: y}
+			}
+		}
+		o.addLine(name, data, lineType, colored(palette[len(o.Series)%len(palette)]), asBar)
+		return
+	}
+	lo, hi := v.xRange()
+	for i, l := range v.Lines {
+		if p := l.Points[0]; len(l.Points) == 1 && p.Swept == "" && lo < hi {
+			if y, ok := m(p); ok {
+				o.addLine(l.Name+suffix, []Item{xy(lo, y), xy(hi, y)}, plain, lineType, colored(v.lineColor(i)))
+			}
+			continue
+		}
+		var data []Item
+		for _, p := range l.Points {
+			if y, ok := m(p); ok {
+				data = append(data, xy(p.SweptValue(), y))
+			}
+		}
+		if len(data) > 0 {
+			o.addLine(l.Name+suffix, data, dots, lineType, colored(v.lineColor(i)), marked(v.lineRank(i)))
+		}
+	}
+}
+
+// flat adds a dotted reference line at y across the chart.
+func (v *View) flat(o *Option, name string, y float64) {
+	var data []Item
+	if categorical(o) {
+		data = make([]Item, len(v.Lines))
+		for i := range data {
+			data[i] = Item{Value: y}
+		}
+	} else {
+		lo, hi := v.xRange()
+		data = []Item{xy(lo, y), xy(hi, y)}
+	}
+	o.addLine(name, data, styled(referenceColor, dotted, plain)...)
+}
+
+// sweepCharts draws one sweep chart per unit of the swept parameters
+// (see byUnit): the first keeps id, the others get id-2, id-3, ... and
+// every title names its parameters when there are several.
+func (v *View) sweepCharts(id, title string, build func(sv *View, title string) *Option) []Chart {
+	views := v.byUnit()
+	out := make([]Chart, 0, len(views))
+	for k, sv := range views {
+		cid, t := id, title
+		if k > 0 {
+			cid = fmt.Sprintf("%s-%d", id, k+1)
+		}
+		if len(views) > 1 {
+			t = title + ": " + sv.sweptAxisName()
+		}
+		out = append(out, chart(cid, t, build(sv, t)))
+	}
+	return out
+}
+
+// throughputSection is goodput against the offered load, and the shares
+// rejected and served late.
+func throughputSection(v *View) *Group {
+	g := &Group{ID: "throughput", Title: "Goodput and rejections",
+		Intro: "Goodput counts requests served within the deadline, per second of the arrival window."}
+
+	title := "Goodput against the swept parameter"
+	if v.Categorical() {
+		title = "Goodput per limiter"
+	}
+	g.Charts = append(g.Charts, v.sweepCharts("chart-goodput", title, func(v *View, title string) *Option {
+		o := v.newSweepChart(title, "one line per limiter; dotted: offered load", "dotted: offered load", "goodput (req/s)")
+		v.sweepLines(o, "", always(func(m *experiments.Metrics) float64 { return m.GoodputRPS }), solid)
+		v.flat(o, "offered", v.Res.Points[0].Metrics.OfferedRPS)
+		return o
+	})...)
+	g.Charts = append(g.Charts, v.sweepCharts("chart-reject-late", "Rejected and served late", func(v *View, title string) *Option {
+		o := v.newSweepChart(title, "solid: rejected; dashed: served after the deadline (both % of arrivals)", "late: served after the deadline (both % of arrivals)", "share of arrivals (%)")
+		v.sweepLines(o, " rejected", always(func(m *experiments.Metrics) float64 { return m.RejectPct }), solid)
+		v.sweepLines(o, " late", always(func(m *experiments.Metrics) float64 { return m.ServedLatePct }), dashed)
+		return o
+	})...)
+	return g
+}
+
+// delaySection is where requests wait: at the gate or at the server, and
+// their whole time in the system against the deadline.
+func delaySection(v *View) *Group {
+	g := &Group{ID: "delay", Title: "Where the wait lands",
+		Intro: "A shaper holds requests at the gate; a policer passes bursts on and the queue forms at the server."}
+	g.Charts = append(g.Charts, v.sweepCharts("chart-waits", "p99 gate delay against p99 server wait", func(v *View, title string) *Option {
+		o := v.newSweepChart(title, "solid: at the gate; dashed: at the server (admitted requests)", "admitted requests", "p99 wait (ms)")
+		v.sweepLines(o, " gate p99", always(func(m *experiments.Metrics) float64 { return float64(m.GateDelay.P99) }), solid)
+		v.sweepLines(o, " server p99", always(func(m *experiments.Metrics) float64 { return float64(m.ServerWait.P99) }), dashed)
+		return o
+	})...)
+
+	dl := fmt.Sprintf("arrival to finish; dotted: the deadline (%s ms)", format.Num(v.Res.Config.Server.DeadlineMS))
+	g.Charts = append(g.Charts, v.sweepCharts("chart-sojourn", "p99 time in system", func(v *View, title string) *Option {
+		o := v.newSweepChart(title, dl, dl, "p99 sojourn (ms)")
+		v.sweepLines(o, "", always(func(m *experiments.Metrics) float64 { return float64(m.Sojourn.P99) }), solid)
+		v.flat(o, "deadline", v.Res.Config.Server.DeadlineMS)
+		return o
+	})...)
+	return g
+}
+
+// downstreamSection is what the service sees: the peak release rate
+// against its capacity, and the most releases in any rolling window
+// against the limiter's nominal promise.
+func downstreamSection(v *View) *Group {
+	cfg := v.Res.Config
+	g := &Group{ID: "downstream", Title: "What the service sees",
+		Intro: "The peak is the most releases in an aligned 100 ms window, ×10; the rolling maximum is checked over every window position."}
+	pk := fmt.Sprintf("busiest aligned 100 ms window; dotted: server capacity (%s req/s)", format.Num(cfg.Server.RateRPS()))
+	g.Charts = append(g.Charts, v.sweepCharts("chart-peak", "Downstream peak rate", func(v *View, title string) *Option {
+		o := v.newSweepChart(title, pk, pk, "peak rate (req/s)")
+		v.sweepLines(o, "", always(func(m *experiments.Metrics) float64 { return m.DownstreamPeakRPS }), solid)
+		v.flat(o, "server capacity", cfg.Server.RateRPS())
+		return o
+	})...)
+
+	L := cfg.Metrics.RollingWindowMS
+	g.Charts = append(g.Charts, v.sweepCharts("chart-rolling", fmt.Sprintf("Most releases in any %s ms", format.Num(L)), func(v *View, title string) *Option {
+		o := v.newSweepChart(title,
+			"solid: measured; dashed: the nominal limit (rate × window, or limit per window)", "measured, and the nominal limit (rate × window, or limit per window)", fmt.Sprintf("releases (per %s ms)", format.Num(L)))
+		v.sweepLines(o, " measured", always(func(m *experiments.Metrics) float64 { return float64(m.RollingMax) }), solid)
+		v.sweepLines(o, " nominal", func(p *experiments.Point) (float64, bool) { return nominal(v.Res, p, L) }, dashed)
+		return o
+	})...)
+	return g
+}

@@ -1,0 +1,86 @@
+package charts
+
+import (
+	"fmt"
+
+	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/web/format"
+)
+
+// maxSeriesPoints bounds a time-series line: longer runs are shown in
+// buckets of several 100 ms windows (rates stay rates).
+const maxSeriesPoints = 300
+
+// offeredColor draws the offered load of the time series, under the
+// limiters' lines.
+const offeredColor = "#9ca3af"
+
+// timeSection shows the chosen point's time series beside the other
+// limiters at the same step: offered against released, rejected, and the
+// requests at the server.
+func timeSection(v *View) *Group {
+	res := v.Res
+	chosen := &res.Points[v.Chosen]
+	windows := 0
+	for _, pi := range v.Step {
+		windows = max(windows, res.Points[pi].Series.Windows())
+	}
+	bucket := max((windows+maxSeriesPoints-1)/maxSeriesPoints, 1)
+	width := float64(bucket * experiments.SeriesWindowMS)
+	sub := fmt.Sprintf("per %s ms window", format.Num(width))
+	g := &Group{ID: "timeline", Title: "Over time, at " + v.pointLabel(chosen),
+		Intro: "Pick a point in the results table (\"show\") to see its time series; the other limiters are shown at the same swept value."}
+	// buckets folds each bucket of windows into one value at its start.
+	buckets := func(fold func(from, to int) float64) []Item {
+		data := make([]Item, 0, windows/bucket+1)
+		for k := 0; k < windows; k += bucket {
+			data = append(data, xy(float64(k*experiments.SeriesWindowMS), fold(k, k+bucket)))
+		}
+		return data
+	}
+	rate := func(xs []int32) []Item {
+		return buckets(func(from, to int) float64 {
+			sum := 0
+			for j := from; j < to; j++ {
+				sum += int(experiments.At(xs, j))
+			}
+			return float64(sum) * 1000 / width
+		})
+	}
+	// perLimiter is a chart of one series per limiter at the chosen step,
+	// after the series that before adds.
+	perLimiter := func(id, title, subtitle, yName, suffix string, values func(p *experiments.Point) []Item, before ...func(o *Option)) Chart {
+		o := newLine(title, subtitle, "time (ms)", yName, "value")
+		for _, add := range before {
+			add(o)
+		}
+		for _, pi := range v.Step {
+			p := &res.Points[pi]
+			o.addLine(v.pointLabel(p)+suffix, values(p), styled(v.pointColor(p), solid, steps)...)
+		}
+		return chart(id, title, o)
+	}
+
+	offered := func(o *Option) {
+		o.addLine("offered", rate(chosen.Series.Offered), steps, func(s *Series) {
+			s.LineStyle, s.ItemStyle = &LineStyle{Color: offeredColor, Width: 1}, &ItemStyle{Color: offeredColor}
+			s.AreaStyle = &AreaStyle{Opacity: 0.15}
+		})
+	}
+	g.Charts = append(g.Charts,
+		perLimiter("chart-series", "Offered against released", sub+"; releases after the arrival window extend the line", "rate (req/s)", " released",
+			func(p *experiments.Point) []Item { return rate(p.Series.Released) }, offered),
+		perLimiter("chart-rejected", "Rejected over time", sub, "rejected (req/s)", "",
+			func(p *experiments.Point) []Item { return rate(p.Series.Rejected) }),
+		perLimiter("chart-insystem", "Requests at the server", sub+"; the most waiting or in service, seen at releases", "in system (requests)", "",
+			func(p *experiments.Point) []Item {
+				return buckets(func(from, to int) float64 {
+					m := int32(0)
+					for j := from; j < to; j++ {
+						m = max(m, experiments.At(p.Series.InSystemMax, j))
+					}
+					return float64(m)
+				})
+			}))
+	return g
+}

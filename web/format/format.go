@@ -1,0 +1,35 @@
+// Package format prints the numbers, sizes and user texts that the lab's
+// pages show, the same way on every page.
+package format
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Num prints a number the shortest way that reads back exactly, without
+// exponent notation.
+func Num(v float64) string {
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+// Bytes prints a size in bytes, KB or MB (1 KB = 1024 bytes), to one
+// decimal.
+func Bytes(n int) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// Clip shortens a user's text to its first n bytes and an ellipsis, for
+// quoting it in a message.
+func Clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}

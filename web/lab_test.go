@@ -1,0 +1,232 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/presets"
+	"github.com/ratelab/ratelab/runner"
+	"github.com/ratelab/ratelab/storage"
+	"github.com/ratelab/ratelab/web/form"
+	"github.com/ratelab/ratelab/web/format"
+	"golang.org/x/net/html"
+)
+
+// seedSweepSHA256 is the published sha256 of the seed lab's
+// bp-post3-burst-sweep.csv.
+const seedSweepSHA256 = "d29c75e9eaa020ba6192686883d30a6366ab7640534847a20d55e339072987c6"
+
+type lab struct {
+	t      *testing.T
+	store  *storage.Store
+	runner *runner.Runner
+	srv    *Server
+}
+
+// newLab opens a real SQLite file in a temporary folder. With start false
+// the runner takes submissions but never runs them (a queue that stays
+// full, runs that stay queued).
+func newLab(t *testing.T, start bool, queue int) *lab {
+	t.Helper()
+	ctx := context.Background()
+	st, err := storage.Open(ctx, filepath.Join(t.TempDir(), "lab.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	rn := runner.New(st, runner.Options{Workers: 1, Queue: queue, Logger: log, EngineWorkers: 2})
+	if start {
+		rn.Start()
+	}
+	done := make(chan struct{})
+	t.Cleanup(func() {
+		close(done)
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if err := rn.Shutdown(sctx); err != nil {
+			t.Errorf("runner shutdown: %v", err)
+		}
+		if err := st.Close(); err != nil {
+			t.Errorf("close store: %v", err)
+		}
+	})
+	return &lab{t: t, store: st, runner: rn, srv: New(st, rn, Options{Logger: log, Done: done})}
+}
+
+func (l *lab) do(req *http.Request) *httptest.ResponseRecorder {
+	w := httptest.NewRecorder()
+	l.srv.ServeHTTP(w, req)
+	return w
+}
+
+func (l *lab) get(path string) *httptest.ResponseRecorder {
+	return l.do(httptest.NewRequest(http.MethodGet, path, nil))
+}
+
+func (l *lab) postForm(path string, v url.Values) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(v.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return l.do(req)
+}
+
+func (l *lab) postJSON(path string, body []byte) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	return l.do(req)
+}
+
+// wait polls the store until the run reaches a final status.
+func (l *lab) wait(id string) *storage.Run {
+	l.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		run, err := l.store.Get(context.Background(), id)
+		if err != nil {
+			l.t.Fatal(err)
+		}
+		if storage.Final(run.Status) {
+			return run
+		}
+		if time.Now().After(deadline) {
+			l.t.Fatalf("run %s still %s after 60 s", id, run.Status)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// formValuesOf encodes a form the way the browser posts it, with the
+// Run button pressed.
+func formValuesOf(f *form.Sweep) url.Values {
+	v := f.Values()
+	v.Set("action", "run")
+	return v
+}
+
+func presetValues(t *testing.T, name string) (url.Values, *experiments.Config) {
+	t.Helper()
+	cfg, err := presets.Config(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return formValuesOf(form.FromConfig(cfg)), cfg
+}
+
+func runIDFrom(t *testing.T, w *httptest.ResponseRecorder) string {
+	t.Helper()
+	if w.Code != http.StatusSeeOther {
+		t.Fatalf("status %d, want 303; body:\n%s", w.Code, format.Clip(w.Body.String(), 3000))
+	}
+	loc := w.Header().Get("Location")
+	id, ok := strings.CutPrefix(loc, "/runs/")
+	if !ok || !storage.ValidID(id) {
+		t.Fatalf("Location %q is not a run permalink", loc)
+	}
+	return id
+}
+
+// inputBlock returns the HTML of the field wrapper around an input key.
+func inputBlock(t *testing.T, body, key string) string {
+	t.Helper()
+	id := form.InputID(key)
+	i := strings.Index(body, `id="`+id+`"`)
+	if i < 0 {
+		t.Fatalf("no input %s in the page", id)
+	}
+	start := strings.LastIndex(body[:i], `<div class="field`)
+	end := strings.Index(body[i:], "</div>")
+	return body[start : i+end]
+}
+
+func htmlEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;").Replace(s)
+}
+
+func must(f *form.Sweep) []byte {
+	doc, cfg := f.Document()
+	if cfg == nil {
+		panic(fmt.Sprint(f.Problems))
+	}
+	return doc
+}
+
+// checkScripts parses a page and fails on any script other than the two
+// static files, any inline script text, and any on* event attribute.
+func checkScripts(t *testing.T, path, body string) {
+	t.Helper()
+	z := html.NewTokenizer(strings.NewReader(body))
+	scripts := 0
+	for {
+		tt := z.Next()
+		if tt == html.ErrorToken {
+			if z.Err() != io.EOF {
+				t.Fatalf("%s: %v", path, z.Err())
+			}
+			break
+		}
+		if tt != html.StartTagToken && tt != html.SelfClosingTagToken {
+			continue
+		}
+		tok := z.Token()
+		for _, a := range tok.Attr {
+			if strings.HasPrefix(strings.ToLower(a.Key), "on") {
+				t.Errorf("%s: <%s> has an event handler attribute %s", path, tok.Data, a.Key)
+			}
+		}
+		if tok.Data != "script" {
+			continue
+		}
+		scripts++
+		src := ""
+		for _, a := range tok.Attr {
+			if a.Key == "src" {
+				src = a.Val
+			}
+		}
+		if src != "/static/echarts.min.js" && src != "/static/app.js" {
+			t.Errorf("%s: unexpected script (src %q)", path, src)
+		}
+		if z.Next() == html.TextToken && strings.TrimSpace(string(z.Text())) != "" {
+			t.Errorf("%s: a script with inline text", path)
+		}
+	}
+	if scripts != 2 {
+		t.Errorf("%s: %d scripts, want 2", path, scripts)
+	}
+}
+
+// multipartForm builds a multipart post of v plus one file.
+func multipartForm(t *testing.T, v url.Values, fileKey string, data []byte) *http.Request {
+	t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	for k := range v {
+		if err := mw.WriteField(k, v.Get(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fw, err := mw.CreateFormFile(fileKey, "trace.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fw.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := mw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodPost, "/runs", &buf)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	return req
+}
