@@ -39,7 +39,7 @@ func metric(key string, f Format, get func(m *Metrics) float64) Column {
 func param(q limiter.Param) Column {
 	return Column{Key: q.Name, Format: paramFormat(q), Value: func(p *Point) (float64, bool) {
 		v, ok := p.Params[q.Name]
-		return v, ok && v != 0
+		return v, ok
 	}}
 }
 

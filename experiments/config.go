@@ -70,6 +70,10 @@ type MetricsSpec struct {
 	ScoreUntil  string `json:"score_until,omitempty"`
 }
 
+// DefaultMetricsWindowMS is the rolling and the fairness window when a
+// config gives none.
+const DefaultMetricsWindowMS = 1000
+
 // SeriesWindowMS is the width of the aligned windows of every time series.
 const SeriesWindowMS = 100
 
@@ -77,10 +81,10 @@ const SeriesWindowMS = 100
 func (c *Config) Normalize() {
 	c.Server.Normalize()
 	if c.Metrics.RollingWindowMS == 0 {
-		c.Metrics.RollingWindowMS = 1000
+		c.Metrics.RollingWindowMS = DefaultMetricsWindowMS
 	}
 	if c.Metrics.FairnessWindowMS == 0 {
-		c.Metrics.FairnessWindowMS = 1000
+		c.Metrics.FairnessWindowMS = DefaultMetricsWindowMS
 	}
 	for i := range c.Limiters {
 		c.Limiters[i].Normalize()

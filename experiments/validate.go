@@ -107,38 +107,24 @@ func (c *Config) validateClients(points int) field.List {
 	return errs
 }
 
-// validateShares refuses a per-client limiter whose burst, split over the
-// workload's clients, leaves some client less than one token: that client
-// could never be admitted, a configuration mistake rather than a result.
+// validateShares asks each limiter (and each stage of a chain) whose type
+// checks its settings against the workload's clients (Kind.CheckClients)
+// whether they fit: a per-client limiter whose burst leaves a client less
+// than one token could never admit that client.
 func (c *Config) validateShares() field.List {
 	var errs field.List
-	var clients []workload.Client
+	var weights []float64
 	check := func(path string, s *limiter.Spec) {
-		bursts := s.ValuesOf(limiter.ParamBurst)
-		if !limiter.HasShares(s.Type) || len(bursts) == 0 {
+		k := s.Kind()
+		if k == nil || k.CheckClients == nil {
 			return
 		}
-		if clients == nil {
-			clients = c.Workload.ClientTable()
-		}
-		total, least := 0.0, math.Inf(1)
-		for _, cl := range clients {
-			w := 1.0
-			if s.Option("shares") == limiter.SharesWeighted {
-				w = cl.Weight
-			}
-			total += w
-			least = min(least, w)
-		}
-		for i, b := range bursts {
-			if share := b * least / total; share < 1 {
-				p := field.Join(path, limiter.ParamBurst)
-				if len(bursts) > 1 {
-					p = field.Index(p, i)
-				}
-				errs.Add(p, "%g split over %d clients (%s shares) leaves a client %.3g tokens: it could never be admitted; give burst at least %.0f", b, len(clients), s.Option("shares"), share, math.Ceil(total/least))
+		if weights == nil {
+			for _, cl := range c.Workload.ClientTable() {
+				weights = append(weights, cl.Weight)
 			}
 		}
+		errs = append(errs, k.CheckClients(s, path, weights)...)
 	}
 	for i := range c.Limiters {
 		l := &c.Limiters[i]

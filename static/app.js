@@ -132,6 +132,23 @@
     });
   }
 
+  // Copy buttons (hidden without JavaScript) copy their target's text.
+  function copyButtons() {
+    document.querySelectorAll('button[data-copy]').forEach(function (b) {
+      var target = document.getElementById(b.getAttribute('data-copy'));
+      if (!target || !navigator.clipboard) {
+        return;
+      }
+      b.hidden = false;
+      b.addEventListener('click', function () {
+        navigator.clipboard.writeText(target.textContent).then(function () {
+          b.textContent = 'Copied';
+          setTimeout(function () { b.textContent = 'Copy'; }, 1500);
+        });
+      });
+    });
+  }
+
   // Coming back through the history cache: the forms are idle again.
   window.addEventListener('pageshow', function () {
     document.querySelectorAll('form[data-busy]').forEach(function (form) {
@@ -148,6 +165,7 @@
     typeFields();
     autoSubmit();
     busyButtons();
+    copyButtons();
   }
   if (document.readyState === 'loading') {
     document.addEventListener('DOMContentLoaded', start);

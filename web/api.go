@@ -77,13 +77,7 @@ func (s *Server) apiCreateRun(w http.ResponseWriter, r *http.Request) {
 	}
 	// A trace has the form's limit here too, so every run can be edited
 	// as a new sweep.
-	var big field.List
-	for i, p := range cfg.Workload.Parts {
-		if e, ok := form.CheckTraceSize(fmt.Sprintf("workload.parts[%d].csv", i), len(p.CSV)); !ok {
-			big = append(big, e)
-		}
-	}
-	if len(big) > 0 {
+	if big := form.OversizeTraces(cfg.Workload.Parts); len(big) > 0 {
 		writeJSON(w, http.StatusRequestEntityTooLarge, APIErrors{Errors: big})
 		return
 	}

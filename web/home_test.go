@@ -282,7 +282,7 @@ func TestOversizeTraceOnlySizeError(t *testing.T) {
 		t.Fatalf("status %d, want 413", w.Code)
 	}
 	body := w.Body.String()
-	if strings.Contains(body, "is empty") {
+	if strings.Contains(inputBlock(t, body, "parts.0.csv"), "is empty") || strings.Contains(body, "csv</code> is empty") {
 		t.Error(`an oversize trace is also reported as "is empty"`)
 	}
 	if !strings.Contains(body, "workload.parts[0].csv") {

@@ -42,6 +42,11 @@ func (s *Server) routes() http.Handler {
 	r.Handle("/static/*", staticFiles())        // echarts, CSS, app.js
 	r.Get("/favicon.ico", http.NotFound)
 
+	// "Deploy this setting": a point as the config that deploys it.
+	r.Get("/runs/{id}/export", s.runExport)          // as a file
+	r.Post("/runs/{id}/export/rerun", s.rerunExport) // the config plus the deployed setting's gate, as a new run
+	r.Get("/api/runs/{id}/export", s.apiExport)      // JSON API: text, notes, rerun
+
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, r, http.StatusNotFound, "Not found", "There is no page at "+r.URL.Path+".")
 	})

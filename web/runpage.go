@@ -25,6 +25,10 @@ type RunPageData struct {
 	Compare    *RerunCompare // nil unless the run re-runs another
 	Notice     string
 	Chain      bool // a chain limiter: edited as a document, not in the form
+
+	// Deploy is "Deploy this setting" for the chosen point (nil until
+	// the run is done).
+	Deploy *DeployView
 }
 
 // editURL is where a run's config is edited: the form, or the config
@@ -93,6 +97,9 @@ func (s *Server) runPageData(r *http.Request, run *storage.Run, chosen int) (*Ru
 		return nil, fmt.Errorf("result of run %s: %w", run.ID, err)
 	}
 	d.Result = charts.NewPage(res, chosen, run.ID)
+	if cfg, err := experiments.DecodeConfig(run.Config); err == nil && len(res.Points) > 0 {
+		d.Deploy = newDeployView(run.ID, cfg, d.Result.View.Chosen, r.URL.Query().Get("format"))
+	}
 	if res.Arrivals == 0 {
 		d.Notice = fmt.Sprintf("The workload produced no arrivals in its %s ms arrival window, so every measure below is 0: lengthen the window or raise the rates.",
 			format.Num(res.Config.Workload.DurationMS))

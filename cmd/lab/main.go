@@ -5,6 +5,7 @@
 //	lab run --config sweep.json --out DIR
 //	lab presets [NAME]
 //	lab bench [-benchtime D] [LIMITER ...]
+//	lab export --run-dir DIR --point N --format FORMAT
 //
 // Exit status: 0 on success, 2 on a usage or config error (the message on
 // stderr), 1 on any other failure.
@@ -47,6 +48,7 @@ func commands() []command {
 		{"run", "run a sweep headless and write its outputs to a folder", cmdRun},
 		{"presets", "list the preset sweeps, or print one preset's config", cmdPresets},
 		{"bench", "measure each limiter's decision cost (ns and allocations per decision)", cmdBench},
+		{"export", "print the config that deploys one point (nginx, Envoy, Go, Guava, Resilience4j, Traefik)", cmdExport},
 	}
 }
 

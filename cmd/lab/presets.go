@@ -21,8 +21,12 @@ func cmdPresets(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	switch fs.NArg() {
 	case 0:
+		width := 0
 		for _, p := range presets.All() {
-			fmt.Fprintf(stdout, "%-16s %s\n", p.Name, p.Summary)
+			width = max(width, len(p.Name))
+		}
+		for _, p := range presets.All() {
+			fmt.Fprintf(stdout, "%-*s  %s\n", width, p.Name, p.Summary)
 		}
 		return nil
 	case 1:

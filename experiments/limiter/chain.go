@@ -33,7 +33,7 @@ const TypeChain Type = "chain"
 func chainKind() *Kind {
 	return &Kind{
 		Type:     TypeChain,
-		Model:    "a tandem: gates and servers in series before the run's server (see TypeChain)",
+		Model:    "a tandem: its stages, gates and servers, in series before the run's server; a request rejected by any gate is rejected",
 		compound: true,
 		New: func(s *Spec, p Params, env Env) (Gate, error) {
 			return newChain(s, p, env.Weights)

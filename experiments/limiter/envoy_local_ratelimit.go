@@ -157,8 +157,8 @@ func envoyLocalRateLimitKind() *Kind {
 			{Name: ParamTokensPerFill, Label: "Tokens per fill", Unit: "requests", Integer: true, Min: 1, Max: envoyMaxUint32, Default: 1,
 				Doc: "token_bucket.tokens_per_fill (uint32, > 0; Envoy's default 1): tokens added on each fill"},
 			{Name: ParamFillIntervalMS, Label: "Fill interval", Unit: "ms",
-				Units: `ms (Envoy: "local rate limit token bucket fill timer must be >= 50ms")`,
-				Min:   EnvoyMinFillIntervalMS, Max: MaxWindowMS,
+				RangeNote: `Envoy: "local rate limit token bucket fill timer must be >= 50ms"`,
+				Min:       EnvoyMinFillIntervalMS, Max: MaxWindowMS,
 				Doc: "token_bucket.fill_interval, read as whole ms (at least 50)"},
 		},
 		Options: []Option{

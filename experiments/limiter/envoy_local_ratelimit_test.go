@@ -68,7 +68,7 @@ func TestEnvoyFillIntervalMinimum(t *testing.T) {
 		limiter.ParamMaxTokens: {10}, limiter.ParamFillIntervalMS: {49.9}}}
 	s.Normalize()
 	errs := s.Validate("limiters[2]")
-	if len(errs) != 1 || errs[0].Path != "limiters[2].fill_interval_ms" || errs[0].Msg != `must be between 50 and 86400000 ms (Envoy: "local rate limit token bucket fill timer must be >= 50ms")` {
+	if len(errs) != 1 || errs[0].Path != "limiters[2].fill_interval_ms" || errs[0].Msg != `must be between 50 and 86400000 ms: Envoy: "local rate limit token bucket fill timer must be >= 50ms"` {
 		t.Errorf("fill interval 49.9 ms: %v", errs)
 	}
 	if got := s.ValuesOf(limiter.ParamTokensPerFill); len(got) != 1 || got[0] != 1 {

@@ -40,8 +40,8 @@ func guavaSmoothWarmingUpKind() *Kind {
 		Params: []Param{
 			guavaRateParam,
 			{Name: ParamWarmupMS, Label: "Warm-up", Unit: "ms",
-				Units: "ms (Guava takes a warm-up of 0, but its stored permits then turn NaN and it admits everything)",
-				Min:   0.001, Max: MaxWindowMS,
+				RangeNote: "Guava takes a warm-up of 0, but its stored permits then turn NaN and it admits everything",
+				Min:       0.001, Max: MaxWindowMS,
 				Doc: "warmupPeriod in whole µs: the time from cold to the stable rate under saturation"},
 			guavaTimeoutParam,
 		},

@@ -1,6 +1,8 @@
 package limiter_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments/limiter"
@@ -239,4 +241,21 @@ func TestGates(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, c.run)
 	}
+}
+
+// Every built-in row passes the checks Register makes of a new one: a
+// shared parameter name has one unit and one whole-or-real kind, options
+// have choices, defaults lie in range.
+func TestBuiltinRowsAgree(t *testing.T) {
+	if err := limiter.CheckRows(); err != nil {
+		t.Fatal(err)
+	}
+	bad := &limiter.Kind{Type: "bad-burst", New: func(*limiter.Spec, limiter.Params, limiter.Env) (limiter.Gate, error) { return limiter.None{}, nil },
+		Params: []limiter.Param{{Name: limiter.ParamBurst, Unit: "ms", Min: 1, Max: 10}}}
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "parameter burst is requests") {
+			t.Errorf("a burst in ms was registered (%v)", r)
+		}
+	}()
+	limiter.Register(bad)
 }

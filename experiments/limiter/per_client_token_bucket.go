@@ -1,5 +1,11 @@
 package limiter
 
+import (
+	"math"
+
+	"github.com/ratelab/ratelab/experiments/field"
+)
+
 // PerClientTokenBucket gives every client its own token bucket (initially
 // full). With equal shares each of n clients gets rate/n and burst/n; with
 // weighted shares client i gets rate*w_i/W and burst*w_i/W, W the sum of
@@ -88,9 +94,37 @@ func sharedBucketKind(typ Type, model string, newGate func(rateRPS, burst float6
 		New: func(s *Spec, p Params, env Env) (Gate, error) {
 			return newGate(p[ParamRate], p[ParamBurst], shareWeights(s, env.Weights)), nil
 		},
-		Curve:   tokenBucketCurve,
-		Nominal: rateNominal,
+		CheckClients: checkShares,
+		Curve:        tokenBucketCurve,
+		Nominal:      rateNominal,
 	}
+}
+
+// checkShares refuses a burst that, split over the clients by the spec's
+// shares, leaves some client less than one token: that client could never
+// be admitted, a configuration mistake rather than a result.
+func checkShares(s *Spec, path string, weights []float64) field.List {
+	var errs field.List
+	bursts := s.ValuesOf(ParamBurst)
+	if len(bursts) == 0 || len(weights) == 0 {
+		return nil
+	}
+	total, least := 0.0, math.Inf(1)
+	for _, w := range shareWeights(s, weights) {
+		total += w
+		least = min(least, w)
+	}
+	for i, b := range bursts {
+		if share := b * least / total; share < 1 {
+			p := field.Join(path, ParamBurst)
+			if len(bursts) > 1 {
+				p = field.Index(p, i)
+			}
+			errs.Add(p, "%g split over %d clients (%s shares) leaves a client %.3g tokens: it could never be admitted; give burst at least %.0f",
+				b, len(weights), s.Option(sharesOption.Name), share, math.Ceil(total/least))
+		}
+	}
+	return errs
 }
 
 // shareWeights are the clients' weights under the spec's shares: the

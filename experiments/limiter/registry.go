@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 
 	"github.com/ratelab/ratelab/experiments/calculus"
+	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/registry"
 )
 
@@ -23,8 +25,12 @@ type Param struct {
 	Integer bool    // whole numbers only; printed without decimals
 	Min     float64 // smallest allowed value
 	Max     float64 // largest allowed value
-	Default float64 // filled in when a config leaves it out; 0: required
-	Doc     string  // one line for help and the API docs
+	Default float64 // filled in when a config leaves it out (see Optional)
+	// Optional: a config may leave the parameter out, for Default, even
+	// when Default is 0 (a Default other than 0 is always optional; a
+	// parameter with neither is required).
+	Optional bool
+	Doc      string // one line for help and the API docs
 	// RangeNote says where the range comes from when a library sets it
 	// ("redis_rate divides the period by the rate"); range errors end with it.
 	RangeNote string
@@ -33,6 +39,8 @@ type Param struct {
 	// only in the runs whose limiters take it.
 	Column bool
 }
+
+func (p *Param) optional() bool { return p.Optional || p.Default != 0 }
 
 // Check returns "" when v is an allowed value of the parameter, else what
 // is allowed.
@@ -56,7 +64,7 @@ func (p *Param) checkRange(v float64) string {
 			return fmt.Sprintf("must be at least %g", p.Min)
 		}
 		if v > p.Max {
-			return fmt.Sprintf("must be at most %.0f", p.Max)
+			return fmt.Sprintf("must be at most %s", num(p.Max))
 		}
 		return ""
 	}
@@ -65,10 +73,13 @@ func (p *Param) checkRange(v float64) string {
 		if units == "" {
 			units = p.Unit
 		}
-		return fmt.Sprintf("must be between %g and %.0f %s", p.Min, p.Max, units)
+		return fmt.Sprintf("must be between %g and %s %s", p.Min, num(p.Max), units)
 	}
 	return ""
 }
+
+// num prints a limit in its shortest decimal form, without an exponent.
+func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // Option is a non-numeric setting of a gate type, one of a fixed list of
 // words (the first is the default). It is not swept.
@@ -114,6 +125,10 @@ type Kind struct {
 	// the clients by its shares option, so that every client's share of the
 	// burst must hold at least one token.
 	PerClient bool
+	// CheckClients checks the spec against the workload's clients (their
+	// weights, one per client) and names the field at fault under path;
+	// nil: nothing to check.
+	CheckClients func(s *Spec, path string, weights []float64) field.List
 	// Example is a typical setting at about 100 requests/s: the decision
 	// benchmark's case and the form's first values.
 	Example Params
@@ -235,7 +250,49 @@ func Register(k *Kind) (unregister func()) {
 	if k.New == nil {
 		panic(fmt.Sprintf("limiter: register %q: a kind needs New", k.Type))
 	}
+	if err := checkRow(k, Kinds()); err != nil {
+		panic(fmt.Sprintf("limiter: register %q: %v", k.Type, err))
+	}
 	return kinds.Register(builtinKinds, k)
+}
+
+// checkRow checks a row against itself and the rows before it: options
+// have choices, defaults lie in their ranges, Size names a parameter, and a
+// parameter name that other types take has their unit and whole-or-real
+// kind (one results.csv column and one axis unit serve them all; labels
+// and docs may differ).
+func checkRow(k *Kind, before []*Kind) error {
+	for _, o := range k.Options {
+		if len(o.Choices) == 0 {
+			return fmt.Errorf("option %s has no choices", o.Name)
+		}
+	}
+	for _, p := range k.Params {
+		if p.Default != 0 && p.Check(p.Default) != "" {
+			return fmt.Errorf("parameter %s: default %g %s", p.Name, p.Default, p.Check(p.Default))
+		}
+		for _, b := range before {
+			if q, ok := b.Param(p.Name); ok && (q.Unit != p.Unit || q.Integer != p.Integer) {
+				return fmt.Errorf("parameter %s is %s (whole %v) in %s but %s (whole %v) here", p.Name, q.Unit, q.Integer, b.Type, p.Unit, p.Integer)
+			}
+		}
+	}
+	if _, ok := k.Param(k.Size); !ok && k.Size != "" {
+		return fmt.Errorf("size %q is not one of its parameters", k.Size)
+	}
+	return nil
+}
+
+// CheckRows checks every registered row as Register does (a test runs it
+// over the built-in rows).
+func CheckRows() error {
+	ks := Kinds()
+	for i, k := range ks {
+		if err := checkRow(k, ks[:i]); err != nil {
+			return fmt.Errorf("%s: %w", k.Type, err)
+		}
+	}
+	return nil
 }
 
 // Types lists the registered type names in registry order.
@@ -245,30 +302,16 @@ func Types() []Type { return kinds.Keys(builtinKinds) }
 func TypeList() string { return kinds.KeyList(builtinKinds) }
 
 // AllParams lists every parameter of every registered type once, in
-// registry order: the parameter columns of results.csv.
+// registry order: the parameter columns of results.csv. Types that share a
+// parameter name define it alike (CheckRows).
 func AllParams() []Param {
-	return unique(func(k *Kind) []Param { return k.Params }, func(p Param) string { return p.Name })
+	return registry.Unique(Kinds(), func(k *Kind) []Param { return k.Params }, func(p Param) string { return p.Name })
 }
 
 // AllOptions lists every option of every registered type once, in registry
 // order.
 func AllOptions() []Option {
-	return unique(func(k *Kind) []Option { return k.Options }, func(o Option) string { return o.Name })
-}
-
-// unique gathers the rows' entries, the first of each name.
-func unique[T any](of func(*Kind) []T, name func(T) string) []T {
-	var out []T
-	seen := map[string]bool{}
-	for _, k := range Kinds() {
-		for _, x := range of(k) {
-			if !seen[name(x)] {
-				seen[name(x)] = true
-				out = append(out, x)
-			}
-		}
-	}
-	return out
+	return registry.Unique(Kinds(), func(k *Kind) []Option { return k.Options }, func(o Option) string { return o.Name })
 }
 
 // ParamByName finds a parameter's definition among the registered types.
@@ -283,13 +326,9 @@ func ParamByName(name string) (Param, bool) {
 
 // TypesWith lists the types that take a parameter or option of this name.
 func TypesWith(name string) []Type {
-	var out []Type
-	for _, k := range Kinds() {
-		if _, ok := k.Param(name); ok {
-			out = append(out, k.Type)
-		} else if _, ok := k.Option(name); ok {
-			out = append(out, k.Type)
-		}
-	}
-	return out
+	return registry.With(Kinds(), func(k *Kind) bool {
+		_, p := k.Param(name)
+		_, o := k.Option(name)
+		return p || o
+	})
 }

@@ -307,7 +307,7 @@ func (s *Spec) Normalize() {
 		return
 	}
 	for _, p := range k.Params {
-		if p.Default != 0 && len(s.Params[p.Name]) == 0 {
+		if p.optional() && len(s.Params[p.Name]) == 0 {
 			s.SetValues(p.Name, Values{p.Default})
 		}
 	}
@@ -318,25 +318,11 @@ func (s *Spec) Normalize() {
 	}
 }
 
-// CheckFields refuses keys of a raw limiter object that its type does not take.
+// CheckFields refuses keys of a raw limiter object that its type does not
+// take.
 func CheckFields(path string, raw json.RawMessage) field.List {
-	var errs field.List
-	var keys map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &keys); err != nil {
-		errs.Add(path, "must be an object")
-		return errs
-	}
-	var typ string
-	if t, ok := keys["type"]; !ok {
-		errs.Add(field.Join(path, "type"), "is required (one of %v)", Types())
-		return errs
-	} else if err := json.Unmarshal(t, &typ); err != nil {
-		errs.Add(field.Join(path, "type"), "must be a string")
-		return errs
-	}
-	k, ok := Lookup(Type(typ))
-	if !ok {
-		errs.Add(field.Join(path, "type"), "unknown limiter %q (one of %v)", typ, Types())
+	keys, k, errs := kinds.Object(builtinKinds, path, raw, "limiter")
+	if errs != nil {
 		return errs
 	}
 	if k.compound {
@@ -344,9 +330,14 @@ func CheckFields(path string, raw json.RawMessage) field.List {
 	}
 	allowed := k.Fields()
 	for _, key := range slices.Sorted(maps.Keys(keys)) {
-		if !slices.Contains(allowed, key) {
-			errs.Add(field.Join(path, key), "is not a parameter of %s (parameters: %v)", typ, k.ParamNames())
+		if slices.Contains(allowed, key) {
+			continue
 		}
+		msg := fmt.Sprintf("is not a parameter of %s (parameters: %v)", k.Type, k.ParamNames())
+		if types := TypesWith(key); len(types) > 0 {
+			msg += fmt.Sprintf("; %s belongs to %v", key, types)
+		}
+		errs.Add(field.Join(path, key), "%s", msg)
 	}
 	return errs
 }
@@ -377,7 +368,7 @@ func (s *Spec) Validate(path string) field.List {
 		p := &k.Params[i]
 		vs := s.Params[p.Name]
 		pp := field.Join(path, p.Name)
-		if len(vs) == 0 {
+		if len(vs) == 0 && !p.optional() {
 			errs.Add(pp, "is required: give a value or a list of values")
 			continue
 		}
@@ -431,15 +422,15 @@ type Params map[string]float64
 // Get returns a parameter by name (0 when absent).
 func (p Params) Get(param string) float64 { return p[param] }
 
-// MarshalJSON writes the non-zero values in the order of AllParams (the
-// results columns), then any others by name.
+// MarshalJSON writes the values in the order of AllParams (the results
+// columns), then any others by name.
 func (p Params) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
 	n := 0
 	write := func(name string) {
-		v := p[name]
-		if v == 0 {
+		v, ok := p[name]
+		if !ok {
 			return
 		}
 		if n > 0 {
@@ -554,11 +545,11 @@ func FormatParams(typ Type, p Params) string {
 	return string(b)
 }
 
-// presentParams lists the non-zero parameters of p in results-column order.
+// presentParams lists the parameters of p in results-column order.
 func presentParams(p Params) []string {
 	var out []string
 	for _, q := range AllParams() {
-		if v := p.Get(q.Name); v != 0 && !math.IsNaN(v) {
+		if _, ok := p[q.Name]; ok {
 			out = append(out, q.Name)
 		}
 	}

@@ -5,10 +5,13 @@
 package registry
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/ratelab/ratelab/experiments/field"
 )
 
 // Row is a table's row: its key is the type name a config document uses.
@@ -95,4 +98,58 @@ func (t *Table[K, R]) KeyList(builtin func() []R) string {
 		out[i] = string(k)
 	}
 	return strings.Join(out, ", ")
+}
+
+// Object reads a raw typed object of a config (a limiter, a workload
+// part): its keys and the row of its "type". errs says what is wrong with
+// the object or its type (missing, not a string, unknown), under path;
+// what names the kind of object in messages ("limiter", "part type").
+func (t *Table[K, R]) Object(builtin func() []R, path string, raw json.RawMessage, what string) (keys map[string]json.RawMessage, row R, errs field.List) {
+	if err := json.Unmarshal(raw, &keys); err != nil || keys == nil {
+		errs.Add(path, "must be an object")
+		return nil, row, errs
+	}
+	typePath := field.Join(path, "type")
+	rawType, ok := keys["type"]
+	if !ok {
+		errs.Add(typePath, "is required (one of %v)", t.Keys(builtin))
+		return keys, row, errs
+	}
+	var name string
+	if err := json.Unmarshal(rawType, &name); err != nil {
+		errs.Add(typePath, "must be a string")
+		return keys, row, errs
+	}
+	row, ok = t.Lookup(builtin, K(name))
+	if !ok {
+		errs.Add(typePath, "unknown %s %q (one of %v)", what, name, t.Keys(builtin))
+	}
+	return keys, row, errs
+}
+
+// Unique gathers the rows' entries of some list (parameters, fields), the
+// first of each name, in table order.
+func Unique[K ~string, R Row[K], T any](rows []R, of func(R) []T, name func(T) string) []T {
+	var out []T
+	seen := map[string]bool{}
+	for _, r := range rows {
+		for _, x := range of(r) {
+			if !seen[name(x)] {
+				seen[name(x)] = true
+				out = append(out, x)
+			}
+		}
+	}
+	return out
+}
+
+// With lists the keys of the rows for which has is true, in table order.
+func With[K ~string, R Row[K]](rows []R, has func(R) bool) []K {
+	var out []K
+	for _, r := range rows {
+		if has(r) {
+			out = append(out, r.Key())
+		}
+	}
+	return out
 }

@@ -2,7 +2,6 @@ package workload
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/registry"
@@ -169,24 +168,10 @@ func TypeList() string { return kinds.KeyList(builtinKinds) }
 // AllFields lists every field of every registered part type once, in
 // registry order: the inputs of the form's part row.
 func AllFields() []Field {
-	var out []Field
-	for _, k := range Kinds() {
-		for _, f := range k.Fields {
-			if !slices.ContainsFunc(out, func(g Field) bool { return g.Name == f.Name }) {
-				out = append(out, f)
-			}
-		}
-	}
-	return out
+	return registry.Unique(Kinds(), func(k *Kind) []Field { return k.Fields }, func(f Field) string { return f.Name })
 }
 
 // TypesWith lists the part types that accept a field, in registry order.
 func TypesWith(name string) []PartType {
-	var out []PartType
-	for _, k := range Kinds() {
-		if k.Has(name) {
-			out = append(out, k.Type)
-		}
-	}
-	return out
+	return registry.With(Kinds(), func(k *Kind) bool { return k.Has(name) })
 }

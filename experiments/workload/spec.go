@@ -2,9 +2,9 @@ package workload
 
 import (
 	"encoding/json"
+	"maps"
 	"math"
 	"slices"
-	"sort"
 
 	"github.com/ratelab/ratelab/experiments/field"
 )
@@ -73,34 +73,14 @@ func (p *Part) Kind() *Kind {
 
 // CheckFields refuses keys of a raw part object that its type does not take.
 func CheckFields(path string, raw json.RawMessage) field.List {
-	var errs field.List
-	var keys map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &keys); err != nil {
-		errs.Add(path, "must be an object: %v", err)
-		return errs
-	}
-	var typ string
-	if t, ok := keys["type"]; !ok {
-		errs.Add(field.Join(path, "type"), "is required (one of %v)", PartTypes())
-		return errs
-	} else if err := json.Unmarshal(t, &typ); err != nil {
-		errs.Add(field.Join(path, "type"), "must be a string")
-		return errs
-	}
-	k, ok := LookupKind(PartType(typ))
-	if !ok {
-		errs.Add(field.Join(path, "type"), "unknown part type %q (one of %v)", typ, PartTypes())
+	keys, k, errs := kinds.Object(builtinKinds, path, raw, "part type")
+	if errs != nil {
 		return errs
 	}
 	allowed := k.FieldNames()
-	names := make([]string, 0, len(keys))
-	for k := range keys {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		if k != "type" && !slices.Contains(allowed, k) {
-			errs.Add(field.Join(path, k), "is not a field of a %q part (fields: %v)", typ, allowed)
+	for _, key := range slices.Sorted(maps.Keys(keys)) {
+		if key != "type" && !slices.Contains(allowed, key) {
+			errs.Add(field.Join(path, key), "is not a field of a %q part (fields: %v)", k.Type, allowed)
 		}
 	}
 	return errs

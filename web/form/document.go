@@ -38,9 +38,9 @@ func (f *Sweep) Document() ([]byte, *experiments.Config) {
 	cfg.Server.DeadlineMS = f.number("server.deadline_ms", "server.deadline_ms", f.DeadlineMS)
 	f.notZero("server.deadline_ms", "server.deadline_ms", f.DeadlineMS, cfg.Server.DeadlineMS, "must be more than 0 ms", format.Num(server.DefaultDeadlineMS)+" ms")
 	cfg.Metrics.RollingWindowMS = f.number("metrics.rolling_window_ms", "metrics.rolling_window_ms", f.RollingWindowMS)
-	f.notZero("metrics.rolling_window_ms", "metrics.rolling_window_ms", f.RollingWindowMS, cfg.Metrics.RollingWindowMS, "must be more than 0 ms", "1000 ms")
+	f.notZero("metrics.rolling_window_ms", "metrics.rolling_window_ms", f.RollingWindowMS, cfg.Metrics.RollingWindowMS, "must be more than 0 ms", format.Num(experiments.DefaultMetricsWindowMS)+" ms")
 	cfg.Metrics.FairnessWindowMS = f.number("metrics.fairness_window_ms", "metrics.fairness_window_ms", f.FairnessWindowMS)
-	f.notZero("metrics.fairness_window_ms", "metrics.fairness_window_ms", f.FairnessWindowMS, cfg.Metrics.FairnessWindowMS, "must be more than 0 ms", "1000 ms")
+	f.notZero("metrics.fairness_window_ms", "metrics.fairness_window_ms", f.FairnessWindowMS, cfg.Metrics.FairnessWindowMS, "must be more than 0 ms", format.Num(experiments.DefaultMetricsWindowMS)+" ms")
 	if len(f.Parts) == 0 {
 		f.AddError("parts", "workload.parts", "add at least one workload part")
 	}

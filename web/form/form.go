@@ -13,6 +13,7 @@ import (
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/field"
+	"github.com/ratelab/ratelab/experiments/workload"
 	"github.com/ratelab/ratelab/web/format"
 )
 
@@ -118,6 +119,29 @@ func CheckTraceSize(path string, n int) (field.Error, bool) {
 		return field.Error{}, true
 	}
 	return field.Error{Path: path, Msg: fmt.Sprintf("the trace is %s; the limit is %s", format.Bytes(n), format.Bytes(MaxTraceBytes))}, false
+}
+
+// OversizeTraces checks every trace of a config's parts (the fields the
+// part types' tables mark as CSV) with CheckTraceSize.
+func OversizeTraces(parts []workload.Part) field.List {
+	var errs field.List
+	for i := range parts {
+		k := parts[i].Kind()
+		if k == nil {
+			continue
+		}
+		raw := partJSON(&parts[i])
+		for _, fd := range k.Fields {
+			var text string
+			if fd.Input != workload.InputCSV || json.Unmarshal(raw[fd.Name], &text) != nil {
+				continue
+			}
+			if e, ok := CheckTraceSize(fmt.Sprintf("workload.parts[%d].%s", i, fd.Name), len(text)); !ok {
+				errs = append(errs, e)
+			}
+		}
+	}
+	return errs
 }
 
 // AddError records a message for an input key (and the summary).

@@ -291,3 +291,35 @@ func optionValue(l Limiter, o limiter.Option) string {
 	}
 	return o.Choices[0]
 }
+
+// paramVariant is how the limiter types that share a parameter name label
+// and explain it: one variant per distinct label and doc, with the types
+// that use it (space separated, for the script that shows the row's).
+type paramVariant struct {
+	Label, Doc, Types string
+}
+
+// paramVariants lists a parameter's variants over the limiter types that
+// take it, in registry order.
+func paramVariants(name string) []paramVariant {
+	var out []paramVariant
+	for _, k := range limiter.Kinds() {
+		p, ok := k.Param(name)
+		if !ok {
+			continue
+		}
+		i := slices.IndexFunc(out, func(v paramVariant) bool { return v.Label == p.Label && v.Doc == p.Doc })
+		if i < 0 {
+			out = append(out, paramVariant{Label: p.Label, Doc: p.Doc})
+			i = len(out) - 1
+		}
+		out[i].Types = strings.TrimSpace(out[i].Types + " " + string(k.Type))
+	}
+	return out
+}
+
+// shownFor reports whether a variant is the one of a row's type (the
+// others start hidden; the script switches them with the type).
+func (v paramVariant) shownFor(typ string) bool {
+	return slices.Contains(strings.Fields(v.Types), typ)
+}

@@ -121,14 +121,37 @@ type Post struct {
 	// *http.MaxBytesError past MaxFormBytes, or a malformed body.
 	ReadErr error
 	// tooLarge maps the key of each field or upload past MaxTraceBytes
-	// (a trace's by its text's key, "parts.<n>.csv") to its message.
+	// (a trace's by its text's key, "parts.<n>.<field>") to its message.
 	tooLarge map[string]string
 	// partRows are the post's part row numbers, in order: the form
 	// renumbers them 0..n-1.
 	partRows []int
 }
 
-var csvFileKey = regexp.MustCompile(`^parts\.(\d{1,4})\.csv_file$`)
+// traceKey matches the key of a part's text field ("parts.2.csv") or of
+// its upload ("parts.2.csv_file"); isTraceField says which fields hold
+// traces (InputCSV in the part types' tables).
+var traceKey = regexp.MustCompile(`^parts\.(\d{1,4})\.([a-z_]+?)(_file)?$`)
+
+// traceText is the text key of a trace field's key or upload key, or ""
+// for a key that is neither.
+func traceText(key string) (row int, name string, ok bool) {
+	m := traceKey.FindStringSubmatch(key)
+	if m == nil || !isTraceField(m[2]) {
+		return 0, "", false
+	}
+	return atoi(m[1]), m[2], true
+}
+
+// isTraceField reports whether some part type takes a trace in this field.
+func isTraceField(name string) bool {
+	for _, fd := range workload.AllFields() {
+		if fd.Name == name {
+			return fd.Input == workload.InputCSV
+		}
+	}
+	return false
+}
 
 // Read reads an urlencoded or multipart post within MaxFormBytes. Each
 // field and upload may hold at most MaxTraceBytes; a larger one is
@@ -138,19 +161,20 @@ func Read(w http.ResponseWriter, r *http.Request) *Post {
 	v, files, tooBig, err := readValues(w, r)
 	p := &Post{ReadErr: err, tooLarge: map[string]string{}}
 	for key, data := range files {
-		if m := csvFileKey.FindStringSubmatch(key); m != nil {
-			v[RowKey("parts", atoi(m[1]), "csv")] = string(data)
+		if row, name, ok := traceText(key); ok && strings.HasSuffix(key, "_file") {
+			v[RowKey("parts", row, name)] = string(data)
 		}
 	}
 	for _, key := range tooBig {
-		csvKey := strings.TrimSuffix(key, "_file")
-		if !strings.HasPrefix(key, "parts.") || !strings.HasSuffix(csvKey, ".csv") {
+		row, name, ok := traceText(key)
+		if !ok {
 			p.tooLarge[""] = fmt.Sprintf("the field %q is larger than %s", format.Clip(key, 60), format.Bytes(MaxTraceBytes))
 			continue
 		}
-		p.tooLarge[csvKey] = fmt.Sprintf("the trace is larger than %s, the limit; split it or lower its rate", format.Bytes(MaxTraceBytes))
-		if _, ok := v[csvKey]; !ok {
-			v[csvKey] = "" // keep the row even when its text was the big part
+		textKey := RowKey("parts", row, name)
+		p.tooLarge[textKey] = fmt.Sprintf("the trace is larger than %s, the limit; split it or lower its rate", format.Bytes(MaxTraceBytes))
+		if _, ok := v[textKey]; !ok {
+			v[textKey] = "" // keep the row even when its text was the big part
 		}
 	}
 	p.partRows = v.indices("parts")
@@ -235,8 +259,6 @@ func (p *Post) Edit() bool {
 	return true
 }
 
-var csvKeyRow = regexp.MustCompile(`^parts\.(\d{1,4})\.csv$`)
-
 // Config checks the form (see Sweep.Document) and the sizes of its
 // fields: nil, with the errors on the form, when it cannot run; tooLarge
 // reports a field or trace past MaxTraceBytes. A trace that was too large
@@ -247,10 +269,10 @@ func (p *Post) Config() (cfg *experiments.Config, tooLarge bool) {
 	_, cfg = f.Document()
 	for _, key := range slices.Sorted(maps.Keys(p.tooLarge)) {
 		msg, path := p.tooLarge[key], key
-		if m := csvKeyRow.FindStringSubmatch(key); m != nil {
-			if i := slices.Index(p.partRows, atoi(m[1])); i >= 0 {
-				key = RowKey("parts", i, "csv")
-				path = fmt.Sprintf("workload.parts[%d].csv", i)
+		if row, name, ok := traceText(key); ok {
+			if i := slices.Index(p.partRows, row); i >= 0 {
+				key = RowKey("parts", i, name)
+				path = fmt.Sprintf("workload.parts[%d].%s", i, name)
 				f.dropErrors(key)
 			}
 		}

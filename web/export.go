@@ -1,0 +1,254 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"strconv"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/deploy"
+	"github.com/ratelab/ratelab/experiments/limiter"
+	"github.com/ratelab/ratelab/storage"
+	"github.com/ratelab/ratelab/web/format"
+)
+
+// "Deploy this setting": a point of a run as the configuration that
+// deploys it (experiments/deploy makes the text, the notes and the rerun;
+// this file only shows them). The run page's section, the download, the
+// rerun button's POST and GET /api/runs/{id}/export.
+
+// maxDeployPoints bounds the deploy section's point menu; a larger sweep
+// picks its point from the results table.
+const maxDeployPoints = 1000
+
+// DeployView is the run page's "Deploy this setting" section for the
+// chosen point.
+type DeployView struct {
+	RunID  string
+	Point  int
+	Label  string        // the point: "token-bucket rate_rps=100 burst=20"
+	Points []DeployPoint // the point menu (nil past maxDeployPoints)
+	// Formats are every format, each saying whether it deploys the point.
+	Formats []DeployFormat
+	// Format is the chosen format; Export its export, or Reason why it
+	// cannot deploy the point.
+	Format *deploy.Format
+	Export *deploy.Export
+	Reason string
+}
+
+// DeployPoint is an entry of the point menu.
+type DeployPoint struct {
+	Index int
+	Label string
+}
+
+// DeployFormat is one format and whether it deploys the point.
+type DeployFormat struct {
+	Name, Label string
+	Reason      string // why it cannot ("" when it can)
+}
+
+// downloadURL is the chosen export as a file.
+func (v *DeployView) downloadURL() string {
+	return fmt.Sprintf("/runs/%s/export?point=%d&format=%s", v.RunID, v.Point, v.Format.Name)
+}
+
+// pointLabel names a point as the results table does.
+func pointLabel(p *experiments.Point) string {
+	return p.Limiter + " " + limiter.FormatParams(p.Type, p.Params)
+}
+
+// newDeployView builds the section for point of the config; formatName
+// picks the format ("" or unknown: the first that deploys the point).
+func newDeployView(runID string, cfg *experiments.Config, point int, formatName string) *DeployView {
+	pts := cfg.Points()
+	pt, err := deploy.PointOf(cfg, point)
+	if err != nil {
+		return nil
+	}
+	v := &DeployView{RunID: runID, Point: point, Label: pointLabel(&pts[point])}
+	if len(pts) <= maxDeployPoints {
+		for i := range pts {
+			v.Points = append(v.Points, DeployPoint{Index: i, Label: pointLabel(&pts[i])})
+		}
+	}
+	chosen := -1
+	for i, a := range deploy.Availability(pt) {
+		f := DeployFormat{Name: a.Format.Name, Label: a.Format.Label}
+		if a.Err != nil {
+			f.Reason = reasonOf(a.Err)
+		}
+		v.Formats = append(v.Formats, f)
+		if a.Format.Name == formatName || (chosen < 0 && formatName == "" && a.Err == nil) {
+			chosen = i
+		}
+	}
+	if chosen < 0 {
+		for i, f := range v.Formats {
+			if f.Reason == "" {
+				chosen = i
+				break
+			}
+		}
+	}
+	if chosen < 0 {
+		v.Reason = "No format deploys this point: " + v.Formats[0].Reason
+		return v
+	}
+	v.Format, _ = deploy.Lookup(v.Formats[chosen].Name)
+	v.Export, err = v.Format.Export(pt)
+	if err != nil {
+		v.Export, v.Reason = nil, reasonOf(err)
+	}
+	return v
+}
+
+// reasonOf is an export error as a sentence.
+func reasonOf(err error) string {
+	var ne *deploy.NotExpressible
+	if errors.As(err, &ne) {
+		return ne.Reason
+	}
+	return err.Error()
+}
+
+// exportRequest reads ?point=N&format=F of a stored run: its config, the
+// point and the export, or the status and message of what is wrong.
+func (s *Server) exportRequest(r *http.Request, run *storage.Run, pointArg, formatArg string) (*experiments.Config, *deploy.Export, int, string) {
+	cfg, err := experiments.DecodeConfig(run.Config)
+	if err != nil {
+		return nil, nil, http.StatusUnprocessableEntity, "the stored config no longer decodes: " + err.Error()
+	}
+	point, err := strconv.Atoi(pointArg)
+	if err != nil {
+		return nil, nil, http.StatusBadRequest, fmt.Sprintf("point %q: give a point's index, a row of results.csv from 0", format.Clip(pointArg, 40))
+	}
+	pt, err := deploy.PointOf(cfg, point)
+	if err != nil {
+		return nil, nil, http.StatusBadRequest, err.Error()
+	}
+	e, err := deploy.Render(formatArg, pt)
+	var ne *deploy.NotExpressible
+	switch {
+	case errors.Is(err, deploy.ErrUnknownFormat):
+		return nil, nil, http.StatusBadRequest, err.Error()
+	case errors.As(err, &ne):
+		var can []string
+		for _, a := range deploy.Availability(pt) {
+			if a.Err == nil {
+				can = append(can, a.Format.Name)
+			}
+		}
+		return nil, nil, http.StatusUnprocessableEntity, fmt.Sprintf("%v (formats that deploy this point: %v)", err, can)
+	case err != nil:
+		return nil, nil, http.StatusInternalServerError, err.Error()
+	}
+	return cfg, e, http.StatusOK, ""
+}
+
+// runExport sends a point's export as a file.
+func (s *Server) runExport(w http.ResponseWriter, r *http.Request) {
+	run := s.runOr404(w, r)
+	if run == nil {
+		return
+	}
+	q := r.URL.Query()
+	_, e, status, msg := s.exportRequest(r, run, q.Get("point"), q.Get("format"))
+	if status != http.StatusOK {
+		s.errorPage(w, r, status, "Cannot export", msg)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": e.Format.File}))
+	h.Set("Content-Length", strconv.Itoa(len(e.Text)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write([]byte(e.Text))
+}
+
+// rerunExport starts a new run: the stored config with the export's rerun
+// limiter (the library-exact gate at the deployed setting) added.
+func (s *Server) rerunExport(w http.ResponseWriter, r *http.Request) {
+	run := s.runOr404(w, r)
+	if run == nil {
+		return
+	}
+	cfg, e, status, msg := s.exportRequest(r, run, r.PostFormValue("point"), r.PostFormValue("format"))
+	if status != http.StatusOK {
+		s.errorPage(w, r, status, "Cannot rerun", msg)
+		return
+	}
+	if e.Rerun == nil {
+		s.errorPage(w, r, http.StatusUnprocessableEntity, "Nothing to rerun",
+			"This point already is the library's gate at the deployed setting: its results show what the deployment does.")
+		return
+	}
+	next, err := deploy.RerunConfig(cfg, e)
+	if err != nil {
+		s.errorPage(w, r, http.StatusUnprocessableEntity, "Cannot rerun", err.Error())
+		return
+	}
+	name := format.Clip(fmt.Sprintf("%s + %s", runName(*run), next.Limiters[len(next.Limiters)-1].Label()), 200)
+	nr, err := s.runner.Submit(r.Context(), next, name, "")
+	if err != nil {
+		status := submitStatus(w, err)
+		msg := "The rerun could not be queued: " + err.Error()
+		if status == http.StatusTooManyRequests {
+			msg = fmt.Sprintf("The queue of waiting sweeps is full; try again in %d seconds.", RetryAfterSeconds)
+		}
+		s.errorPage(w, r, status, "Cannot rerun", msg)
+		return
+	}
+	http.Redirect(w, r, "/runs/"+nr.ID, http.StatusSeeOther)
+}
+
+// APIExport is GET /api/runs/{id}/export?point=N&format=F: a point of the
+// run deployed in a format.
+type APIExport struct {
+	Format string         `json:"format"`
+	Label  string         `json:"label"`
+	File   string         `json:"file"`
+	Point  int            `json:"point"`
+	Type   limiter.Type   `json:"type"`
+	Params limiter.Params `json:"params"`
+	Text   string         `json:"text"`
+	Notes  []string       `json:"notes"`
+	// Exact: the point is the library's gate at the deployed setting.
+	Exact bool `json:"exact"`
+	// Rerun is the limiter to add to the config to see the deployed
+	// setting (the library-exact gate), null when Exact or when none.
+	Rerun *limiter.Spec `json:"rerun"`
+}
+
+func (s *Server) apiExport(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "id")
+	run, err := s.getRun(r, id)
+	if errors.Is(err, storage.ErrNotFound) {
+		apiError(w, http.StatusNotFound, fmt.Sprintf("no run %q", format.Clip(id, 40)))
+		return
+	}
+	if err != nil {
+		s.log.Error("api: read run", "run", id, "err", err)
+		apiError(w, http.StatusInternalServerError, "read the run: "+err.Error())
+		return
+	}
+	q := r.URL.Query()
+	cfg, e, status, msg := s.exportRequest(r, run, q.Get("point"), q.Get("format"))
+	if status != http.StatusOK {
+		apiError(w, status, msg)
+		return
+	}
+	point, _ := strconv.Atoi(q.Get("point"))
+	p := cfg.Points()[point]
+	out := APIExport{Format: e.Format.Name, Label: e.Format.Label, File: e.Format.File, Point: point, Type: p.Type, Params: p.Params,
+		Text: e.Text, Notes: e.Notes, Exact: e.Exact, Rerun: e.Rerun}
+	if out.Notes == nil {
+		out.Notes = []string{}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
