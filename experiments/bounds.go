@@ -92,7 +92,7 @@ type pathHop struct {
 
 func gateHop(s *limiter.Spec, p limiter.Params, clients int) pathHop {
 	c, ok := limiter.ArrivalCurve(s, p, clients)
-	d, bounded := limiter.GateDelayBoundMS(s.Type, p)
+	d, bounded := limiter.GateDelayBoundMS(s, p)
 	k := s.Kind()
 	return pathHop{name: string(s.Type) + " " + limiter.FormatParams(s.Type, p), curve: c, hasCurve: ok,
 		shaper: k != nil && k.Shaper, delayMS: d, waits: !bounded}

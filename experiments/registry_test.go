@@ -3,6 +3,7 @@ package experiments_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -85,5 +86,21 @@ func TestRegisteredGateNeedsNoOtherEdit(t *testing.T) {
 	}
 	if !strings.Contains(got["limiters[0].edge"], `must be "closed" or "open"`) {
 		t.Errorf("edge sideways: %v", err)
+	}
+}
+
+// nginx with a key per client and delays over several clients is refused
+// at its nodelay setting before the run (its releases would leave out of
+// order); with nodelay on, or one client, it runs.
+func TestNginxPerClientDelaysRefusedAtValidation(t *testing.T) {
+	doc := `{"version":1,"workload":{"duration_ms":1000,"parts":[{"type":"clients","group":"g","clients":3,"rate_rps":20}]},
+	 "limiters":[{"type":"nginx-limit-req","rate_rps":10,"burst":5,"key":"client"%s}]}`
+	_, err := experiments.DecodeConfig([]byte(fmt.Sprintf(doc, "")))
+	errs := field.Errors(err)
+	if len(errs) != 1 || errs[0].Path != "limiters[0].nodelay" || !strings.Contains(errs[0].Msg, "out of arrival order") {
+		t.Errorf("per-client delays: %v", err)
+	}
+	if _, err := experiments.DecodeConfig([]byte(fmt.Sprintf(doc, `,"nodelay":"on"`))); err != nil {
+		t.Errorf("per-client nodelay: %v", err)
 	}
 }

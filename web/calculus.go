@@ -9,9 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ratelab/ratelab/experiments"
-	"github.com/ratelab/ratelab/experiments/calculus"
-	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/experiments/presets"
 	"github.com/ratelab/ratelab/web/form"
 	"github.com/ratelab/ratelab/web/format"
@@ -20,9 +17,6 @@ import (
 // The calculator page (/calculus): a token bucket's delay and backlog
 // bounds through one rate-latency server and through a chain of them, and
 // the sweeps that check them by simulation (package presets builds those).
-
-// maxCalcHops bounds the calculator's chain: a chain limiter's stages.
-const maxCalcHops = limiter.MaxStages
 
 // CalcForm is the calculator's input as typed (query parameters), with
 // errors per input.
@@ -39,39 +33,16 @@ type CalcPage struct {
 	Chain  *CalcChain
 }
 
-// CalcSingle is one rate-latency server R, T and a token bucket (r, b).
+// CalcSingle is the engine's single-server answer and the link to its check.
 type CalcSingle struct {
-	R, T, D, Rate, Burst float64 // req/s, ms, ms, req/s, requests
-	// MaxBurst is R*(D - T) (0 when D <= T); MaxBurstWhole its integer part.
-	MaxBurst      float64
-	MaxBurstWhole int
-	// DelayMS is T + b/R and BacklogReq b + r*T for the given burst.
-	DelayMS, BacklogReq float64
-	Stable              bool   // r <= R
-	Workers             int    // R*T/1000 when it is whole: the lab server that checks it
-	CheckNote           string // why there is no check, else ""
-	CheckURL            string
+	presets.SingleAnswer
+	CheckURL string
 }
 
-// CalcChain is a token bucket (r, b) through servers in series.
+// CalcChain is the engine's chain answer and the link to its check.
 type CalcChain struct {
-	Hops       []CalcHop
-	RMin, TSum float64 // req/s, ms
-	// ConcatenatedMS is TSum + b/RMin (pay the burst once); PerHopSumMS
-	// adds the hops' bounds, each seeing the burst grown by the hops before.
-	ConcatenatedMS, PerHopSumMS float64
-	Stable                      bool
-	Rate, Burst, D              float64 // the flow (req/s, requests) and the budget (ms)
-	CheckURL                    string
-}
-
-// CalcHop is one server of a chain: c workers of S ms.
-type CalcHop struct {
-	Workers           int
-	ServiceMS         float64
-	R, T              float64 // req/s, ms
-	BurstIn, DelayMS  float64 // the burst it sees and its delay bound
-	BurstOut, Backlog float64
+	presets.ChainAnswer
+	CheckURL string
 }
 
 func defaultCalcForm() CalcForm {
@@ -88,15 +59,15 @@ func calcFormOf(q url.Values) CalcForm {
 	return f
 }
 
-func (f *CalcForm) num(key, text string, min, max float64, whole bool) float64 {
+// num parses an input within its range; NaN (and the error on the form)
+// when it is not a number in range.
+func (f *CalcForm) num(key, text string, r presets.Range) float64 {
 	v, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
 	switch {
 	case err != nil || math.IsNaN(v) || math.IsInf(v, 0):
 		f.fail(key, "must be a number")
-	case v < min || v > max:
-		f.fail(key, fmt.Sprintf("must be between %s and %s", format.Num(min), format.Num(max)))
-	case whole && v != math.Trunc(v):
-		f.fail(key, "must be a whole number")
+	case v < r.Min || v > r.Max:
+		f.fail(key, fmt.Sprintf("must be between %s and %s", format.Num(r.Min), format.Num(r.Max)))
 	default:
 		return v
 	}
@@ -126,8 +97,8 @@ func (f *CalcForm) query() string {
 }
 
 // parseHops reads "workers, service_ms" lines.
-func parseHops(text string) ([]CalcHop, error) {
-	var hops []CalcHop
+func parseHops(text string) ([]presets.Hop, error) {
+	var hops []presets.Hop
 	for i, line := range strings.Split(strings.TrimSpace(text), "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" {
@@ -139,38 +110,39 @@ func parseHops(text string) ([]CalcHop, error) {
 		}
 		c, err1 := strconv.Atoi(strings.TrimSpace(fs[0]))
 		s, err2 := strconv.ParseFloat(strings.TrimSpace(fs[1]), 64)
-		if err1 != nil || c < 1 || c > 100_000 {
-			return nil, fmt.Errorf("line %d: workers must be a whole number from 1 to 100000", i+1)
+		if err1 != nil || float64(c) < presets.CalcWorkers.Min || float64(c) > presets.CalcWorkers.Max {
+			return nil, fmt.Errorf("line %d: workers must be a whole number from %s to %s", i+1, format.Num(presets.CalcWorkers.Min), format.Num(presets.CalcWorkers.Max))
 		}
 		if err2 != nil {
 			return nil, fmt.Errorf("line %d: service_ms %q is not a number", i+1, format.Clip(strings.TrimSpace(fs[1]), 40))
 		}
-		if !(s > 0 && s <= 3_600_000) {
-			return nil, fmt.Errorf("line %d: service_ms must be more than 0 and at most 3600000", i+1)
+		if !(s > presets.CalcServiceMS.Min && s <= presets.CalcServiceMS.Max) {
+			return nil, fmt.Errorf("line %d: service_ms must be more than 0 and at most %s", i+1, format.Num(presets.CalcServiceMS.Max))
 		}
-		hops = append(hops, CalcHop{Workers: c, ServiceMS: s})
+		hops = append(hops, presets.Hop{Workers: c, ServiceMS: s})
 	}
 	if len(hops) == 0 {
 		return nil, errors.New("give at least one server")
 	}
-	if len(hops) > maxCalcHops {
-		return nil, fmt.Errorf("at most %d servers", maxCalcHops)
+	if len(hops) > presets.CalcMaxHops {
+		return nil, fmt.Errorf("at most %d servers", presets.CalcMaxHops)
 	}
 	return hops, nil
 }
 
-// calculate answers the form; inputs with errors leave their answer nil.
+// calculate answers the form with the engine's answers; inputs with
+// errors leave their answer nil.
 func calculate(f CalcForm) *CalcPage {
 	p := &CalcPage{Form: f}
 	fm := &p.Form
-	R := fm.num("server_rps", f.ServerRPS, 1e-6, 1e9, false)
-	T := fm.num("latency_ms", f.LatencyMS, 0, 3.6e6, false)
-	D := fm.num("budget_ms", f.BudgetMS, 0, 8.64e7, false)
-	r := fm.num("rate_rps", f.RateRPS, 1e-6, 1e9, false)
-	b := fm.num("burst", f.Burst, 1, 1e7, false)
+	R := fm.num("server_rps", f.ServerRPS, presets.CalcServerRPS)
+	T := fm.num("latency_ms", f.LatencyMS, presets.CalcLatencyMS)
+	D := fm.num("budget_ms", f.BudgetMS, presets.CalcBudgetMS)
+	r := fm.num("rate_rps", f.RateRPS, presets.CalcRateRPS)
+	b := fm.num("burst", f.Burst, presets.CalcBurst)
 	// The chain is optional: with no servers listed the page answers for
 	// the single server only.
-	var hops []CalcHop
+	var hops []presets.Hop
 	if strings.TrimSpace(f.Hops) != "" {
 		var err error
 		if hops, err = parseHops(f.Hops); err != nil {
@@ -178,53 +150,16 @@ func calculate(f CalcForm) *CalcPage {
 		}
 	}
 	if !math.IsNaN(R + T + D + r + b) {
-		beta := calculus.RateLatency{RatePerMS: calculus.PerMS(R), LatencyMS: T}
-		a := calculus.Affine(calculus.PerMS(r), b)
-		s := &CalcSingle{R: R, T: T, D: D, Rate: r, Burst: b, Stable: r <= R}
-		s.MaxBurst = calculus.MaxBurst(beta, D)
-		s.MaxBurstWhole = int(math.Floor(s.MaxBurst + 1e-9))
-		s.DelayMS, s.BacklogReq = calculus.Delay(a, beta), calculus.Backlog(a, beta)
-		c := R * T / 1000
-		switch {
-		case !s.Stable:
-			s.CheckNote = "No check: with r > R nothing is bounded."
-		case s.MaxBurstWhole < 1:
-			s.CheckNote = "No check: the budget leaves no room for even one request (D <= T + 1/R)."
-		case c < 1 || math.Abs(c-math.Round(c)) > 1e-9:
-			s.CheckNote = fmt.Sprintf("No check: the lab's server is c workers of S ms (R = c/S, T = S), so R*T/1000 = %s must be a whole number of workers.", format.Num(c))
-		default:
-			s.Workers = int(math.Round(c))
-			s.CheckURL = "/calculus/check?mode=single&" + f.query()
+		p.Single = &CalcSingle{SingleAnswer: presets.AnswerSingle(R, T, D, r, b)}
+		if p.Single.Checkable() {
+			p.Single.CheckURL = "/calculus/check?mode=single&" + f.query()
 		}
-		p.Single = s
 	}
 	if hops != nil && !math.IsNaN(r+b+D) {
-		ch := &CalcChain{Hops: hops, RMin: math.Inf(1), Stable: true, Rate: r, Burst: b, D: D}
-		betas := make([]calculus.Hop, len(hops))
-		for i := range hops {
-			h := &ch.Hops[i]
-			betas[i] = calculus.Workers(h.Workers, h.ServiceMS)
-			h.R, h.T = calculus.RPS(betas[i].RatePerMS), betas[i].LatencyMS
-			ch.RMin, ch.TSum = math.Min(ch.RMin, h.R), ch.TSum+h.T
-			if r > h.R {
-				ch.Stable = false
-			}
+		p.Chain = &CalcChain{ChainAnswer: presets.AnswerChain(r, b, D, hops)}
+		if p.Chain.Stable {
+			p.Chain.CheckURL = "/calculus/check?mode=chain&" + f.query()
 		}
-		if ch.Stable {
-			a := calculus.Affine(calculus.PerMS(r), b)
-			bounds := calculus.ChainBounds(a, betas)
-			ch.ConcatenatedMS, ch.PerHopSumMS = bounds.ConcatenatedMS, bounds.PerHopSumMS
-			cur := a
-			for i := range ch.Hops {
-				h := &ch.Hops[i]
-				h.BurstIn, h.DelayMS = cur.BurstReq, bounds.PerHopMS[i]
-				h.Backlog = calculus.Backlog(cur, betas[i])
-				cur = calculus.Output(cur, betas[i])
-				h.BurstOut = cur.BurstReq
-			}
-			ch.CheckURL = "/calculus/check?mode=chain&" + f.query()
-		}
-		p.Chain = ch
 	}
 	return p
 }
@@ -236,21 +171,6 @@ func (s *Server) calculusPage(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusUnprocessableEntity
 	}
 	s.render(w, r, status, CalculusPage(p))
-}
-
-// check is the sweep that checks a single server's answer.
-func (s *CalcSingle) check() *experiments.Config {
-	return presets.SingleServerCheck(presets.SingleServer{ServerRPS: s.R, LatencyMS: s.T, BudgetMS: s.D, RateRPS: s.Rate,
-		MaxBurst: s.MaxBurst, Burst: s.MaxBurstWhole, Workers: s.Workers})
-}
-
-// check is the sweep that checks a chain's answer.
-func (ch *CalcChain) check() *experiments.Config {
-	t := presets.Tandem{RateRPS: ch.Rate, Burst: ch.Burst, BudgetMS: ch.D, ConcatenatedMS: ch.ConcatenatedMS, PerHopSumMS: ch.PerHopSumMS}
-	for _, h := range ch.Hops {
-		t.Hops = append(t.Hops, presets.Hop{Workers: h.Workers, ServiceMS: h.ServiceMS})
-	}
-	return presets.TandemCheck(t)
 }
 
 // calculusCheck turns an answer into a sweep: a single server's check fills
@@ -267,7 +187,7 @@ func (s *Server) calculusCheck(w http.ResponseWriter, r *http.Request) {
 			s.errorPage(w, r, http.StatusUnprocessableEntity, "Nothing to check", "The calculator has no burst to check for this input. "+checkNote(p))
 			return
 		}
-		cfg := p.Single.check()
+		cfg := p.Single.Check()
 		if err := cfg.Validate(); err != nil {
 			s.errorPage(w, r, http.StatusUnprocessableEntity, "This check cannot run", err.Error())
 			return
@@ -280,7 +200,7 @@ func (s *Server) calculusCheck(w http.ResponseWriter, r *http.Request) {
 			s.errorPage(w, r, http.StatusUnprocessableEntity, "Nothing to check", "The chain has no bound for this input (check the servers and r <= every R).")
 			return
 		}
-		cfg := p.Chain.check()
+		cfg := p.Chain.Check()
 		if err := cfg.Validate(); err != nil {
 			s.errorPage(w, r, http.StatusUnprocessableEntity, "This check cannot run", err.Error())
 			return

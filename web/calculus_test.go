@@ -90,7 +90,7 @@ func TestCalculusInBrowserFlow(t *testing.T) {
 		t.Fatalf("single check: %d", w.Code)
 	}
 	single := calculate(q).Single
-	cfg := single.check()
+	cfg := single.Check()
 	v := formValuesOf(form.FromConfig(cfg))
 	id := runIDFrom(t, l.postForm("/runs", v))
 	if run := l.wait(id); run.Status != storage.StatusDone {

@@ -52,7 +52,7 @@ func guavaSmoothBurstyKind() *Kind {
 			i := g.stableIntervalMicros - guavaLostMicros
 			return calculus.Affine(1000/i, 1+(g.maxPermits*g.stableIntervalMicros+3)/i)
 		},
-		DelayBoundMS: guavaDelayBound,
+		DelayBoundMS: func(_ *Spec, p Params) float64 { return guavaDelayBound(p) },
 		Nominal:      rateNominal,
 	}
 }

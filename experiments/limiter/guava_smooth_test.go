@@ -93,7 +93,7 @@ func TestGuavaStaysUnderItsCurveAndTimeout(t *testing.T) {
 		typ, p := s.kind()
 		g := libGate(t, typ, p, nil, 1)
 		rs := offerAll(t, g, s.times(), nil, nil)
-		bound, _ := limiter.GateDelayBoundMS(typ, p)
+		bound, _ := limiter.GateDelayBoundMS(&limiter.Spec{Type: typ}, p)
 		for _, r := range rs {
 			if r.release-r.t > bound+1e-9 {
 				t.Fatalf("run %d: %s %v held a request %g ms, more than its bound %g", run, typ, p, r.release-r.t, bound)

@@ -54,7 +54,7 @@ func guavaSmoothWarmingUpKind() *Kind {
 		Curve: func(p Params) calculus.Curve {
 			return calculus.Shaper(1000 / (1e6/p[ParamRate] - guavaWarmLostMicro))
 		},
-		DelayBoundMS: guavaDelayBound,
+		DelayBoundMS: func(_ *Spec, p Params) float64 { return guavaDelayBound(p) },
 		Nominal:      rateNominal,
 	}
 }

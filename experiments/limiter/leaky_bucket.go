@@ -57,7 +57,7 @@ func leakyBucketKind() *Kind {
 		Curve: func(p Params) calculus.Curve { return calculus.Shaper(calculus.PerMS(p[ParamRate])) },
 		// It admits only while fewer than queue releases are pending
 		// (ceil((next - t)/interval) < queue), so next - t <= (queue-1)*interval.
-		DelayBoundMS: func(p Params) float64 { return (p[ParamQueue] - 1) * 1000 / p[ParamRate] },
+		DelayBoundMS: func(_ *Spec, p Params) float64 { return (p[ParamQueue] - 1) * 1000 / p[ParamRate] },
 		Nominal:      rateNominal,
 	}
 }

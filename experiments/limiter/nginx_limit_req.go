@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/ratelab/ratelab/experiments/calculus"
+	"github.com/ratelab/ratelab/experiments/field"
 )
 
 // NginxLimitReq is nginx's limit_req, exact to
@@ -34,7 +35,8 @@ import (
 // nothing waits. The gate therefore both delays and rejects (only rejects
 // with nodelay or delay >= burst).
 //
-// key "zone" is one key for every request (limit_req_zone $server_name);
+// key "zone" is one key for every request (limit_req_zone with a constant
+// key: $server_name is empty, and limits nothing, where no server_name is set);
 // "client" one per client ($binary_remote_addr), each with the full rate
 // and burst. Creating a key first drops up to two of the least recently
 // looked-up keys that have been idle at least 60 s with nothing left to
@@ -206,7 +208,7 @@ func nginxLimitReqKind() *Kind {
 			{Name: OptionNodelay, Label: "nodelay", Choices: []string{"off", "on"},
 				Doc: "on: limit_req nodelay, excess requests within the burst pass at once"},
 			{Name: OptionNginxKey, Label: "Key", Choices: []string{"zone", "client"},
-				Doc: "zone: one key for every request ($server_name); client: one key per client ($binary_remote_addr), each with the full rate and burst"},
+				Doc: "zone: one key for every request (a constant key); client: one key per client ($binary_remote_addr), each with the full rate and burst"},
 		},
 		Size:    ParamBurst,
 		Stage:   true,
@@ -220,14 +222,18 @@ func nginxLimitReqKind() *Kind {
 			}
 			return NewNginxLimitReq(p[ParamRate], p[ParamBurst], p[ParamNginxDelay], nodelay, perKey, len(env.Weights)), nil
 		},
-		Keyed: func(s *Spec) bool { return s.Option(OptionNginxKey) == "client" },
+		Keyed:        func(s *Spec) bool { return s.Option(OptionNginxKey) == "client" },
+		CheckClients: checkNginxKeyDelays,
 		// Per key: (burst+1) + rate*(d + 2 ms), the ms clock costing up to
 		// 1 ms at each end of a window.
 		Curve: func(p Params) calculus.Curve {
 			r := calculus.PerMS(p[ParamRate])
 			return calculus.Affine(r, p[ParamBurst]+1+2*r)
 		},
-		DelayBoundMS: func(p Params) float64 {
+		DelayBoundMS: func(s *Spec, p Params) float64 {
+			if s.Option(OptionNodelay) == "on" {
+				return 0 // nothing waits
+			}
 			excess := (int64(p[ParamBurst]) - int64(p[ParamNginxDelay])) * 1000
 			if excess <= 0 {
 				return 0
@@ -238,4 +244,22 @@ func nginxLimitReqKind() *Kind {
 			return float64(nginxRate(p[ParamRate])) / 1000 * windowMS / 1000
 		},
 	}
+}
+
+// checkNginxKeyDelays refuses per-client keys with delays over several
+// clients: requests of different keys wait independently and leave out of
+// arrival order, which the lab's single FIFO server cannot take.
+func checkNginxKeyDelays(s *Spec, path string, weights []float64) field.List {
+	var errs field.List
+	if len(weights) < 2 || s.Option(OptionNginxKey) != "client" || s.Option(OptionNodelay) == "on" {
+		return nil
+	}
+	for _, p := range s.Points() {
+		if p[ParamNginxDelay] < p[ParamBurst] {
+			errs.Add(field.Join(path, OptionNodelay), "key \"client\" with delays (nodelay off, delay %g < burst %g) over %d clients releases requests of different keys out of arrival order, which the lab's FIFO server cannot take: set nodelay \"on\", or delay >= burst, or key \"zone\"",
+				p[ParamNginxDelay], p[ParamBurst], len(weights))
+			return errs
+		}
+	}
+	return nil
 }

@@ -137,7 +137,7 @@ func TestNginxLimitReqSettings(t *testing.T) {
 		errs[1].Path != "limiters[0].burst" {
 		t.Errorf("rate 0, burst -1: %v", errs)
 	}
-	if d, _ := limiter.GateDelayBoundMS(limiter.TypeNginxLimitReq, nginxParams(10, 5, 2)); d != 300 {
+	if d, _ := limiter.GateDelayBoundMS(&limiter.Spec{Type: limiter.TypeNginxLimitReq}, nginxParams(10, 5, 2)); d != 300 {
 		t.Errorf("delay bound (5-2)*100 ms = %g", d)
 	}
 }
@@ -170,7 +170,7 @@ func TestNginxLimitReqZoneGuarantees(t *testing.T) {
 		}
 		g := libGate(t, limiter.TypeNginxLimitReq, p, opts, 1)
 		rs := offerAll(t, g, randomTimes(rng, 50+rng.IntN(250)), nil, nil)
-		bound, _ := limiter.GateDelayBoundMS(limiter.TypeNginxLimitReq, p)
+		bound, _ := limiter.GateDelayBoundMS(&limiter.Spec{Type: limiter.TypeNginxLimitReq, Options: opts}, p)
 		for _, r := range rs {
 			if held := r.release - r.t; held > bound || (nodelay && held != 0) {
 				t.Fatalf("run %d %v nodelay=%v: held %g ms, bound %g", run, p, nodelay, held, bound)

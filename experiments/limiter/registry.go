@@ -61,7 +61,7 @@ func (p *Param) Check(v float64) string {
 func (p *Param) checkRange(v float64) string {
 	if p.Integer {
 		if v < p.Min {
-			return fmt.Sprintf("must be at least %g", p.Min)
+			return fmt.Sprintf("must be at least %s", num(p.Min))
 		}
 		if v > p.Max {
 			return fmt.Sprintf("must be at most %s", num(p.Max))
@@ -73,7 +73,7 @@ func (p *Param) checkRange(v float64) string {
 		if units == "" {
 			units = p.Unit
 		}
-		return fmt.Sprintf("must be between %g and %s %s", p.Min, num(p.Max), units)
+		return fmt.Sprintf("must be between %s and %s %s", num(p.Min), num(p.Max), units)
 	}
 	return ""
 }
@@ -148,7 +148,7 @@ type Kind struct {
 	Curve func(p Params) calculus.Curve
 	// DelayBoundMS bounds the time the gate holds a request before its
 	// release; nil for policers (0).
-	DelayBoundMS func(p Params) float64
+	DelayBoundMS func(s *Spec, p Params) float64
 	// Nominal is what the settings promise about the releases in any window
 	// of windowMS: the reference line of the "most releases in any window"
 	// chart; nil for gates that promise no rate.

@@ -100,7 +100,8 @@ func resilience4jKind() *Kind {
 		Model: "Resilience4j AtomicRateLimiter (limit_for_period, limit_refresh_period_ms, timeout_ms): permits per cycle counted from the start, waits up to the timeout; ns clock; delays and rejects",
 		Params: []Param{
 			{Name: ParamLimitForPeriod, Label: "Limit for period", Unit: "requests", Integer: true, Min: 1, Max: math.MaxInt32, Default: 50,
-				Doc: `limitForPeriod: permissions per cycle ("LimitForPeriod should be greater than 0"; Resilience4j's default 50)`},
+				RangeNote: `Resilience4j: "LimitForPeriod should be greater than 0"`,
+				Doc:       `limitForPeriod: permissions per cycle ("LimitForPeriod should be greater than 0"; Resilience4j's default 50)`},
 			{Name: ParamLimitRefreshPeriodMS, Label: "Limit refresh period", Unit: "ms",
 				RangeNote: `Resilience4j: "LimitRefreshPeriod is too short" under 1 ns`,
 				Min:       1e-6, Max: MaxWindowMS, Default: 0.0005,
@@ -117,7 +118,7 @@ func resilience4jKind() *Kind {
 		Curve: func(p Params) calculus.Curve {
 			return calculus.FixedWindow(p[ParamLimitForPeriod], float64(settingUnits(p[ParamLimitRefreshPeriodMS], 1e6))/1e6)
 		},
-		DelayBoundMS: func(p Params) float64 { return float64(settingUnits(p[ParamTimeoutMS], 1e6)) / 1e6 },
+		DelayBoundMS: func(_ *Spec, p Params) float64 { return float64(settingUnits(p[ParamTimeoutMS], 1e6)) / 1e6 },
 		Nominal: func(p Params, windowMS float64) float64 {
 			return p[ParamLimitForPeriod] * windowMS / (float64(settingUnits(p[ParamLimitRefreshPeriodMS], 1e6)) / 1e6)
 		},

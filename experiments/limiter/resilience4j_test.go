@@ -77,7 +77,7 @@ func TestResilience4jGuarantees(t *testing.T) {
 		p := r4jParams(float64(1+rng.IntN(10)), period, timeout)
 		g := libGate(t, limiter.TypeResilience4j, p, nil, 1)
 		rs := offerAll(t, g, randomTimes(rng, 50+rng.IntN(250)), nil, nil)
-		bound, _ := limiter.GateDelayBoundMS(limiter.TypeResilience4j, p)
+		bound, _ := limiter.GateDelayBoundMS(&limiter.Spec{Type: limiter.TypeResilience4j}, p)
 		for _, r := range rs {
 			if r.release-r.t > bound+1e-9 {
 				t.Fatalf("run %d %v: held %g ms, more than the timeout", run, p, r.release-r.t)

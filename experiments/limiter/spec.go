@@ -580,15 +580,15 @@ func (s *Spec) keys(clients int) float64 {
 // GateDelayBoundMS bounds the time a gate holds a request before release
 // (0 for policers; see Kind.DelayBoundMS); ok=false when the gate waits
 // without a bound (Kind.Waits).
-func GateDelayBoundMS(typ Type, p Params) (float64, bool) {
-	k, found := Lookup(typ)
-	if !found {
+func GateDelayBoundMS(s *Spec, p Params) (float64, bool) {
+	k := s.Kind()
+	if k == nil {
 		return 0, true
 	}
 	if k.DelayBoundMS == nil {
 		return 0, !k.Waits
 	}
-	return k.DelayBoundMS(p), true
+	return k.DelayBoundMS(s, p), true
 }
 
 // Nominal is what a point's settings promise about the releases in any
@@ -623,7 +623,7 @@ func (s *Spec) LagMS(points []Params) float64 {
 	lag := 0.0
 	if k.DelayBoundMS != nil {
 		for _, p := range points {
-			lag = math.Max(lag, k.DelayBoundMS(p))
+			lag = math.Max(lag, k.DelayBoundMS(s, p))
 		}
 	}
 	return lag

@@ -215,7 +215,13 @@ func xTimeRateKind() *Kind {
 			r := calculus.PerMS(p[ParamRate])
 			return calculus.Affine(r, p[ParamBurst]+r*xrateSlackMS)
 		},
-		DelayBoundMS: func(p Params) float64 { return p[ParamMaxWait] },
-		Nominal:      rateNominal,
+		// Allow mode never holds a request; reserve mode up to max_wait_ms.
+		DelayBoundMS: func(s *Spec, p Params) float64 {
+			if s.Option(xrateModeOption.Name) != XTimeRateReserve {
+				return 0
+			}
+			return p[ParamMaxWait]
+		},
+		Nominal: rateNominal,
 	}
 }

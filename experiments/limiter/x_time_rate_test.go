@@ -208,7 +208,7 @@ func TestXTimeRateStaysUnderItsCurve(t *testing.T) {
 		p := limiter.Params{limiter.ParamRate: r, limiter.ParamBurst: float64(b), limiter.ParamMaxWait: maxWait}
 		g := newXTimeRate(t, mode, p)
 		rs := offerAll(t, g, xrateTimes(rng, r), nil, nil)
-		bound, _ := limiter.GateDelayBoundMS(limiter.TypeXTimeRate, p)
+		bound, _ := limiter.GateDelayBoundMS(&limiter.Spec{Type: limiter.TypeXTimeRate, Options: map[string]string{"mode": mode}}, p)
 		for _, x := range rs {
 			if mode == limiter.XTimeRateAllow && x.release != x.t {
 				t.Fatalf("run %d: allow mode delayed a request from %g to %g", run, x.t, x.release)

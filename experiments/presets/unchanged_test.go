@@ -28,7 +28,7 @@ var presetOutputs = map[string]string{
 	"heterogeneous/results.csv":               "30bb47386f55612b54183d3b7993bf9609fd1547af08a3d7652de8cd33494197",
 	"heterogeneous/series.csv":                "ad2a35087b03915648f8db2dbd2b8a78b8d4d8dc931907c4da678d472437319b",
 	"heterogeneous/clients.csv":               "468c8ea0af6a35fdb35a2d883a45f4cb56914a28d87ebf144b928ea8b54242e1",
-	"nginx-burst-503/results.csv":             "ec082b6f7e250843b6d9bfbe8a190233e6330c37459a11c3227185c3ed289d9b",
+	"nginx-burst-503/results.csv":             "7cf9ea680a4308e2264e1fb1c7378e92663cbf1c1250b5df3867946d55f88332",
 	"nginx-burst-503/series.csv":              "1c39622a2443b47588ae84fd5b266638545af6e98cfcb70b20b6a13c1bcf64c4",
 	"poisson-100/results.csv":                 "dd9406370666f4809deb8c4c8c37658727f441fc815935ecf4acf712976fb0f5",
 	"poisson-100/series.csv":                  "cd5d64e7c06511d1ee678fbb3fb51df8ea04a1509aa4d04ce9c5231ac1ec4b37",
