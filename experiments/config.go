@@ -46,6 +46,16 @@ type Config struct {
 	Metrics     MetricsSpec    `json:"metrics"`
 	Limiters    []limiter.Spec `json:"limiters"`
 	Reports     []Report       `json:"reports,omitempty"`
+
+	// The seed lab's models and rules (all optional): the servers and the
+	// workloads every point runs on (variants.go), request classes and an
+	// SLO (classes.go), and how the files print (rules.go).
+	Servers   []ServerVariant `json:"servers,omitempty"`
+	Loads     []Load          `json:"loads,omitempty"`
+	Classes   []Class         `json:"classes,omitempty"`
+	ClassDraw *ClassDraw      `json:"class_draw,omitempty"`
+	SLO       *SLO            `json:"slo,omitempty"`
+	Output    OutputSpec      `json:"output,omitzero"`
 }
 
 // MetricsSpec sets the measuring windows.
@@ -54,6 +64,10 @@ type MetricsSpec struct {
 	RollingWindowMS float64 `json:"rolling_window_ms"`
 	// FairnessWindowMS is the window of Jain's index over time (default 1000).
 	FairnessWindowMS float64 `json:"fairness_window_ms"`
+	// Percentiles and ScoreUntil are rules (see Rules): left out, the
+	// nearest-rank value itself over every arrival of the window.
+	Percentiles string `json:"percentiles,omitempty"`
+	ScoreUntil  string `json:"score_until,omitempty"`
 }
 
 // DefaultMetricsWindowMS is the rolling and the fairness window when a
@@ -75,6 +89,7 @@ func (c *Config) Normalize() {
 	for i := range c.Limiters {
 		c.Limiters[i].Normalize()
 	}
+	c.normalizeSeedModels()
 }
 
 // Standard output file names.

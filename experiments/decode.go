@@ -79,6 +79,12 @@ func ReadConfig(r io.Reader, lim Limits) (*Config, error) {
 		Metrics     json.RawMessage `json:"metrics"`
 		Limiters    json.RawMessage `json:"limiters"`
 		Reports     json.RawMessage `json:"reports"`
+		Servers     json.RawMessage `json:"servers"`
+		Loads       json.RawMessage `json:"loads"`
+		Classes     json.RawMessage `json:"classes"`
+		ClassDraw   json.RawMessage `json:"class_draw"`
+		SLO         json.RawMessage `json:"slo"`
+		Output      json.RawMessage `json:"output"`
 	}
 	if errs := strict(skeleton, &shell, ""); errs != nil {
 		return nil, errs
@@ -124,6 +130,7 @@ func ReadConfig(r io.Reader, lim Limits) (*Config, error) {
 	if len(shell.Reports) > 0 {
 		errs = append(errs, strict(shell.Reports, &cfg.Reports, "reports")...)
 	}
+	errs = append(errs, decodeSeedModels(cfg, shell.Servers, shell.Loads, shell.Classes, shell.ClassDraw, shell.SLO, shell.Output)...)
 	if len(errs) > 0 {
 		return nil, errorsKept(errs)
 	}

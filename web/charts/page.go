@@ -34,6 +34,9 @@ var sections = []func(v *View) *Group{
 	fairnessSection,
 	timeSection,
 	recoverySection,
+	hangoverSection,
+	shedSection,
+	classSection,
 }
 
 // Groups builds every section that has something to show.
