@@ -84,7 +84,7 @@ func ResultColumns(cfg *Config) []Column {
 	for i := range cfg.Limiters {
 		mark(&cfg.Limiters[i])
 	}
-	return columns(func(q limiter.Param) bool { return q.Column || used[q.Name] })
+	return withSeedColumns(cfg, columns(func(q limiter.Param) bool { return q.Column || used[q.Name] }))
 }
 
 func columns(keep func(limiter.Param) bool) []Column {

@@ -49,6 +49,16 @@ type Config struct {
 	// Objectives are the targets a point must meet (see Objective and
 	// experiments/decide); none by default.
 	Objectives []Objective `json:"objectives,omitempty"`
+
+	// The seed lab's models and rules (all optional): the servers and the
+	// workloads every point runs on (variants.go), request classes and an
+	// SLO (classes.go), and how the files print (rules.go).
+	Servers   []ServerVariant `json:"servers,omitempty"`
+	Loads     []Load          `json:"loads,omitempty"`
+	Classes   []Class         `json:"classes,omitempty"`
+	ClassDraw *ClassDraw      `json:"class_draw,omitempty"`
+	SLO       *SLO            `json:"slo,omitempty"`
+	Output    OutputSpec      `json:"output,omitzero"`
 }
 
 // MetricsSpec sets the measuring windows.
@@ -57,6 +67,10 @@ type MetricsSpec struct {
 	RollingWindowMS float64 `json:"rolling_window_ms"`
 	// FairnessWindowMS is the window of Jain's index over time (default 1000).
 	FairnessWindowMS float64 `json:"fairness_window_ms"`
+	// Percentiles and ScoreUntil are rules (see Rules): left out, the
+	// nearest-rank value itself over every arrival of the window.
+	Percentiles string `json:"percentiles,omitempty"`
+	ScoreUntil  string `json:"score_until,omitempty"`
 }
 
 // DefaultMetricsWindowMS is the rolling and the fairness window when a
@@ -78,6 +92,7 @@ func (c *Config) Normalize() {
 	for i := range c.Limiters {
 		c.Limiters[i].Normalize()
 	}
+	c.normalizeSeedModels()
 }
 
 // Standard output file names.

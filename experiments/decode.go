@@ -80,6 +80,12 @@ func ReadConfig(r io.Reader, lim Limits) (*Config, error) {
 		Limiters    json.RawMessage `json:"limiters"`
 		Reports     json.RawMessage `json:"reports"`
 		Objectives  json.RawMessage `json:"objectives"`
+		Servers     json.RawMessage `json:"servers"`
+		Loads       json.RawMessage `json:"loads"`
+		Classes     json.RawMessage `json:"classes"`
+		ClassDraw   json.RawMessage `json:"class_draw"`
+		SLO         json.RawMessage `json:"slo"`
+		Output      json.RawMessage `json:"output"`
 	}
 	if errs := strict(skeleton, &shell, ""); errs != nil {
 		return nil, errs
@@ -138,6 +144,7 @@ func ReadConfig(r io.Reader, lim Limits) (*Config, error) {
 			cfg.Objectives = append(cfg.Objectives, o)
 		}
 	}
+	errs = append(errs, decodeSeedModels(cfg, shell.Servers, shell.Loads, shell.Classes, shell.ClassDraw, shell.SLO, shell.Output)...)
 	if len(errs) > 0 {
 		return nil, errorsKept(errs)
 	}

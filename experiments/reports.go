@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -16,19 +17,77 @@ type Report struct {
 	Type    string         `json:"type"`
 	File    string         `json:"file"`
 	Columns []ReportColumn `json:"columns"`
+	// Select keeps the rows of some limiters, servers and loads of a
+	// "points" report (all when nil).
+	Select *Selection `json:"select,omitempty"`
+}
+
+// Selection lists indices into the config's limiters, servers and loads;
+// an empty list keeps them all.
+type Selection struct {
+	Limiters []int `json:"limiters,omitempty"`
+	Servers  []int `json:"servers,omitempty"`
+	Loads    []int `json:"loads,omitempty"`
+}
+
+// Keeps reports whether the point is one of the selection's rows.
+func (s *Selection) Keeps(p *Point) bool {
+	in := func(xs []int, x int) bool { return len(xs) == 0 || slices.Contains(xs, x) }
+	return s == nil || in(s.Limiters, p.LimiterIndex) && in(s.Servers, p.Server) && in(s.Loads, p.Load)
 }
 
 // ReportColumn is one column: a header and the value it shows. For "points"
-// reports Value is a results.csv column or "swept" (the point's swept
-// parameter). For "series" reports Value is window_start_ms, offered_rps,
-// released_rps, rejected_rps or in_system_max, and Limiter and Swept pick the
-// point (released_rps, rejected_rps, in_system_max).
+// reports Value is a results.csv column, a column of PointColumnKeys (a
+// per-class one with Class), "swept" (the point's swept parameter) or
+// SweptOrLimiter (the same, but the limiter's name for a limiter without
+// parameters, as the seed lab's limit sweep writes "none"). For "series"
+// reports Value is one of SeriesValues, and Limiter, Swept, Server and Load
+// pick the point (Server and Load default to the first), Class the class.
 type ReportColumn struct {
 	Header  string   `json:"header"`
 	Value   string   `json:"value"`
 	Limiter *int     `json:"limiter,omitempty"`
 	Swept   *float64 `json:"swept,omitempty"`
+	Server  *int     `json:"server,omitempty"`
+	Load    *int     `json:"load,omitempty"`
+	Class   string   `json:"class,omitempty"`
 }
+
+// SeriesValue is one value a "series" report can show per window.
+type SeriesValue struct {
+	Key   string
+	Point bool // needs a point (limiter, swept, server, load)
+	Class bool // needs a class
+	Doc   string
+}
+
+// SeriesValues lists the values of "series" reports.
+func SeriesValues() []SeriesValue {
+	return []SeriesValue{
+		{"window_start_ms", false, false, "the window's start, 100 k"},
+		{"offered_rps", false, false, "arrivals in the window × 10 (of the column's load)"},
+		{"released_rps", true, false, "releases to the server × 10"},
+		{"rejected_rps", true, false, "arrivals the gate rejected × 10"},
+		{"in_system_max", true, false, "most requests at the server seen at a release"},
+		{"sojourn_p99_ms", true, false, "p99 sojourn of the requests that finished in the window (by finish time; the queue model's), 0 when none did"},
+		{"class_offered_rps", true, true, "scored arrivals of the class × 10"},
+		{"class_success_pct", true, true, "share of the class's scored arrivals in the window (by arrival) served within the deadline; 100 when it had none"},
+	}
+}
+
+// seriesValue finds a series value by key.
+func seriesValue(key string) (SeriesValue, bool) {
+	for _, v := range SeriesValues() {
+		if v.Key == key {
+			return v, true
+		}
+	}
+	return SeriesValue{}, false
+}
+
+// SweptOrLimiter is the points report value that shows the swept
+// parameter's value, or the limiter's name when it has no parameters.
+const SweptOrLimiter = "swept_or_limiter"
 
 // Report types.
 const (
@@ -52,6 +111,10 @@ func (c *Config) validateReports() field.List {
 			errs.Add(field.Join(path, "file"), "%q is already an output of the run", r.File)
 		}
 		files[r.File] = true
+		if r.Select != nil && r.Type != ReportPoints {
+			errs.Add(field.Join(path, "select"), "keeps rows of a points report only")
+		}
+		errs = append(errs, c.validateSelect(path, r.Select)...)
 		if len(r.Columns) == 0 || len(r.Columns) > 100 {
 			errs.Add(field.Join(path, "columns"), "needs 1 to 100 columns")
 		}
@@ -60,18 +123,25 @@ func (c *Config) validateReports() field.List {
 			if col.Header == "" || strings.ContainsAny(col.Header, ",\"\n\r") || len(col.Header) > 100 {
 				errs.Add(field.Join(cp, "header"), "must be a plain name (no commas, quotes or line breaks)")
 			}
+			errs = append(errs, c.validateColumnPicks(r.Type, cp, &col)...)
 			switch r.Type {
 			case ReportPoints:
-				if col.Value != "swept" && ColumnByKey(col.Value) == nil {
-					errs.Add(field.Join(cp, "value"), "unknown column %q (one of swept, %s)", col.Value, strings.Join(ColumnKeys(), ", "))
+				if col.Value != "swept" && col.Value != SweptOrLimiter && !IsClassKey(col.Value) && PointColumn(c, col.Value, "") == nil {
+					errs.Add(field.Join(cp, "value"), "unknown column %q (one of %s)", col.Value, strings.Join(PointColumnKeys(), ", "))
 				}
-				if col.Limiter != nil || col.Swept != nil {
-					errs.Add(cp, "limiter and swept pick a point in series reports only")
+				if col.Limiter != nil || col.Swept != nil || col.Server != nil || col.Load != nil {
+					errs.Add(cp, "limiter, swept, server and load pick a point in series reports only (a points report's select keeps rows)")
 				}
 			case ReportSeries:
-				switch col.Value {
-				case "window_start_ms", "offered_rps":
-				case "released_rps", "rejected_rps", "in_system_max":
+				sv, known := seriesValue(col.Value)
+				switch {
+				case !known:
+					var keys []string
+					for _, v := range SeriesValues() {
+						keys = append(keys, v.Key)
+					}
+					errs.Add(field.Join(cp, "value"), "must be one of %s", strings.Join(keys, ", "))
+				case sv.Point:
 					if col.Limiter == nil || *col.Limiter < 0 || *col.Limiter >= len(c.Limiters) {
 						errs.Add(field.Join(cp, "limiter"), "must be the index of a limiter (0 to %d)", len(c.Limiters)-1)
 					} else if col.Swept != nil {
@@ -86,8 +156,6 @@ func (c *Config) validateReports() field.List {
 					} else if c.Limiters[*col.Limiter].Count() != 1 {
 						errs.Add(field.Join(cp, "swept"), "is required: the limiter has several points")
 					}
-				default:
-					errs.Add(field.Join(cp, "value"), "must be window_start_ms, offered_rps, released_rps, rejected_rps or in_system_max")
 				}
 			default:
 				errs.Add(field.Join(path, "type"), "must be %q or %q", ReportPoints, ReportSeries)
@@ -123,4 +191,53 @@ func formatValues(vs []float64) string {
 		parts[i] = strconv.FormatFloat(v, 'g', -1, 64)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// validateColumnPicks checks a column's class, server and load, and a
+// points report's selection is checked by validateSelect.
+func (c *Config) validateColumnPicks(typ, cp string, col *ReportColumn) field.List {
+	var errs field.List
+	if IsClassKey(col.Value) {
+		if len(c.Classes) == 0 {
+			errs.Add(field.Join(cp, "value"), "%s is a per-class value: give the config classes", col.Value)
+		} else if c.ClassIndex(col.Class) < 0 {
+			var names []string
+			for _, cl := range c.Classes {
+				names = append(names, cl.Name)
+			}
+			errs.Add(field.Join(cp, "class"), "must name one of the classes (%s)", strings.Join(names, ", "))
+		}
+	} else if col.Class != "" {
+		errs.Add(field.Join(cp, "class"), "picks the class of a per-class value (class_...) only")
+	}
+	if typ != ReportSeries {
+		return errs
+	}
+	if col.Server != nil && (*col.Server < 0 || *col.Server >= c.ServerCount()) {
+		errs.Add(field.Join(cp, "server"), "must be the index of a server (0 to %d)", c.ServerCount()-1)
+	}
+	if col.Load != nil && (*col.Load < 0 || *col.Load >= c.LoadCount()) {
+		errs.Add(field.Join(cp, "load"), "must be the index of a load (0 to %d)", c.LoadCount()-1)
+	}
+	return errs
+}
+
+// validateSelect checks a points report's selection.
+func (c *Config) validateSelect(path string, s *Selection) field.List {
+	var errs field.List
+	if s == nil {
+		return nil
+	}
+	for _, x := range []struct {
+		name string
+		idx  []int
+		n    int
+	}{{"limiters", s.Limiters, len(c.Limiters)}, {"servers", s.Servers, c.ServerCount()}, {"loads", s.Loads, c.LoadCount()}} {
+		for i, v := range x.idx {
+			if v < 0 || v >= x.n {
+				errs.Add(field.Index(field.Join(field.Join(path, "select"), x.name), i), "must be the index of one of the %s (0 to %d)", x.name, x.n-1)
+			}
+		}
+	}
+	return errs
 }

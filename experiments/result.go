@@ -16,6 +16,9 @@ type Result struct {
 	Clients  []workload.Client `json:"clients"`
 	Groups   []string          `json:"groups"`
 	Points   []Point           `json:"points"`
+	// LoadArrivals are the arrivals of each of the config's loads
+	// (Arrivals is the first's).
+	LoadArrivals []int `json:"load_arrivals,omitempty"`
 	// ArrivalCurves is the empirical arrival curve of the offered traffic
 	// (nil above MaxCurveArrivals).
 	ArrivalCurves *ArrivalCurves `json:"arrival_curves,omitempty"`
@@ -42,9 +45,15 @@ type Point struct {
 	Type         limiter.Type   `json:"type"`
 	Params       limiter.Params `json:"params"`
 	Swept        string         `json:"swept"` // name of the swept parameter
-	Metrics      Metrics        `json:"metrics"`
-	Series       Series         `json:"series"`
-	Clients      []ClientResult `json:"clients,omitempty"`
+	// Server and Load index the config's servers and loads (variants.go);
+	// their names are empty when the config has none.
+	Server     int            `json:"server,omitempty"`
+	ServerName string         `json:"server_name,omitempty"`
+	Load       int            `json:"load,omitempty"`
+	LoadName   string         `json:"load_name,omitempty"`
+	Metrics    Metrics        `json:"metrics"`
+	Series     Series         `json:"series"`
+	Clients    []ClientResult `json:"clients,omitempty"`
 	// JainSeries is Jain's index over the clients' admissions per fairness
 	// window (empty with one client).
 	JainSeries []float64 `json:"jain_series,omitempty"`
@@ -91,6 +100,32 @@ type Metrics struct {
 
 	// Recovery after the workload's flash crowd (see Recovery); nil without one.
 	Recovery *Recovery `json:"recovery,omitempty"`
+
+	// The queue model's (server.Queue) outcomes, absent from the forward
+	// pass, where every admitted request is served: the requests the
+	// server shed (at its door, by eviction, by expiry, at the end of the
+	// window), as a share of the arrivals; how long a shed request waited
+	// before it learned (from its arrival at the gate to its shedding);
+	// and the late share of the served requests (late / served).
+	Served    int     `json:"served,omitempty"`
+	Shed      int     `json:"shed,omitempty"`
+	ShedPct   float64 `json:"shed_pct,omitempty"`
+	ShedWait  *Delays `json:"shed_wait_ms,omitempty"`
+	WastedPct float64 `json:"wasted_pct,omitempty"`
+	// Classes are the per-class results, in the config's class order.
+	Classes []ClassMetrics `json:"classes,omitempty"`
+	// SLOMet says whether the config's SLO holds (nil without one).
+	SLOMet *bool `json:"slo_met,omitempty"`
+}
+
+// ClassMetrics are one request class's results over the scored arrivals:
+// a request succeeds when it is served within its deadline.
+type ClassMetrics struct {
+	Offered    int     `json:"offered"`
+	Success    int     `json:"success"`
+	OfferedRPS float64 `json:"offered_rps"`
+	SuccessPct float64 `json:"success_pct"` // 100 when nothing was offered
+	Sojourn    Delays  `json:"sojourn_ms"`  // of the class's served requests
 }
 
 // Delays summarizes whole-millisecond delays over admitted requests.
@@ -106,6 +141,18 @@ type Series struct {
 	Released    []int32 `json:"released"`
 	Rejected    []int32 `json:"rejected"`
 	InSystemMax []int32 `json:"in_system_max"`
+	// SojournP99 is the queue model's p99 sojourn of the requests that
+	// finished in each window, by finish time (0 where none did).
+	SojournP99 []int32 `json:"sojourn_p99,omitempty"`
+	// Classes count each class's scored arrivals and successes by arrival
+	// window (with classes).
+	Classes []ClassSeries `json:"classes,omitempty"`
+}
+
+// ClassSeries are one class's counts per arrival window.
+type ClassSeries struct {
+	Offered []int32 `json:"offered"`
+	Success []int32 `json:"success"`
 }
 
 // Windows is the number of windows the series covers (releases after the

@@ -18,7 +18,8 @@ type instruments struct {
 	gate, wait, sojourn metrics.Histogram
 	rolling             *metrics.Rolling
 	fairCounts          []float64
-	releases            []float64 // release times, for the empirical arrival curve
+	releases            []float64  // release times, for the empirical arrival curve
+	queue               *queueBufs // the queue model's (simulate_queue.go)
 }
 
 // simulate replays the arrivals through one gate into a fresh server and

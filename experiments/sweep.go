@@ -29,13 +29,26 @@ type job struct {
 	params  limiter.Params
 }
 
-// Points lists the sweep's points in output order without running them.
+// Points lists the sweep's points in output order without running them:
+// limiters in the order given, then their parameter values, then the
+// servers, then the loads.
 func (c *Config) Points() []Point {
 	var pts []Point
 	for li := range c.Limiters {
 		l := &c.Limiters[li]
 		for _, p := range l.Points() {
-			pts = append(pts, Point{Index: len(pts), LimiterIndex: li, Limiter: l.Label(), Type: l.Type, Params: p, Swept: l.Swept()})
+			for si := range c.ServerCount() {
+				for lo := range c.LoadCount() {
+					pt := Point{Index: len(pts), LimiterIndex: li, Limiter: l.Label(), Type: l.Type, Params: p, Swept: l.Swept(), Server: si, Load: lo}
+					if len(c.Servers) > 0 {
+						pt.ServerName = c.Servers[si].Name
+					}
+					if len(c.Loads) > 0 {
+						pt.LoadName = c.Loads[lo].Name
+					}
+					pts = append(pts, pt)
+				}
+			}
 		}
 	}
 	return pts
@@ -45,20 +58,46 @@ func (c *Config) Points() []Point {
 // sweep, in parallel; the result (and every byte written from it) is the same
 // for any number of workers. cfg must be valid (DecodeConfig or Validate).
 func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
-	arrivals, err := workload.Generate(&cfg.Workload, cfg.Seed)
-	if err != nil {
-		return nil, err
+	loads := make([]*workload.Arrivals, cfg.LoadCount())
+	for i := range loads {
+		w := cfg.WorkloadAt(i)
+		arrivals, err := workload.Generate(&w, cfg.Seed)
+		if err != nil {
+			if len(cfg.Loads) > 0 {
+				return nil, fmt.Errorf("loads[%d]: %w", i, err)
+			}
+			return nil, err
+		}
+		if arrivals.Len() > MaxArrivals {
+			return nil, fmt.Errorf("workload: %d arrivals; the limit is %d", arrivals.Len(), MaxArrivals)
+		}
+		loads[i] = arrivals
 	}
-	if arrivals.Len() > MaxArrivals {
-		return nil, fmt.Errorf("workload: %d arrivals; the limit is %d", arrivals.Len(), MaxArrivals)
-	}
-	return RunArrivals(ctx, cfg, arrivals, opt)
+	return runLoads(ctx, cfg, loads, opt)
 }
 
-// RunArrivals runs the sweep over an arrival list already generated.
+// RunArrivals runs the sweep over an arrival list already generated (a
+// config with one load).
 func RunArrivals(ctx context.Context, cfg *Config, arrivals *workload.Arrivals, opt Options) (*Result, error) {
+	if cfg.LoadCount() != 1 {
+		return nil, fmt.Errorf("the config has %d loads: run it with Run", cfg.LoadCount())
+	}
+	return runLoads(ctx, cfg, []*workload.Arrivals{arrivals}, opt)
+}
+
+func runLoads(ctx context.Context, cfg *Config, loads []*workload.Arrivals, opt Options) (*Result, error) {
+	arrivals := loads[0]
+	classes := make([][]uint8, len(loads))
+	for i, a := range loads {
+		classes[i] = cfg.drawClasses(a.Len())
+	}
 	points := cfg.Points()
 	res := &Result{Config: cfg, Arrivals: arrivals.Len(), Clients: arrivals.Clients, Groups: arrivals.Groups, Points: points}
+	if len(cfg.Loads) > 0 {
+		for _, a := range loads {
+			res.LoadArrivals = append(res.LoadArrivals, a.Len())
+		}
+	}
 	if arrivals.Len() <= MaxCurveArrivals {
 		grid := calculus.Grid(cfg.Workload.DurationMS)
 		res.ArrivalCurves = &ArrivalCurves{GridMS: grid, Offered: calculus.Empirical(arrivals.T, grid)}
@@ -89,7 +128,7 @@ func RunArrivals(ctx context.Context, cfg *Config, arrivals *workload.Arrivals, 
 					return
 				}
 				pt := &points[i]
-				if err := simulate(ctx, cfg, arrivals, &cfg.Limiters[pt.LimiterIndex], pt.Params, in, pt); err != nil {
+				if err := simulatePoint(ctx, cfg, loads[pt.Load], classes[pt.Load], in, pt); err != nil {
 					mu.Lock()
 					if firstErr == nil {
 						firstErr = fmt.Errorf("point %d (%s %s): %w", i, pt.Limiter, limiter.FormatParams(pt.Type, pt.Params), err)

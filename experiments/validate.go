@@ -52,22 +52,29 @@ func (c *Config) Validate() error {
 		}
 	}
 	errs = append(errs, c.validateObjectives()...)
+	errs = append(errs, c.validateRules()...)
+	errs = append(errs, c.validateVariants()...)
+	errs = append(errs, c.validateClasses()...)
 	if len(errs) > 0 {
 		return errs
 	}
+	points *= c.ServerCount() * c.LoadCount()
 	if points > MaxPoints {
 		errs.Add("limiters", "the sweep has %d points; the limit is %d", points, MaxPoints)
 	}
-	expected := c.Workload.Expected()
+	expected := c.expectedArrivals()
 	if expected > MaxArrivals {
 		errs.Add("workload", "produces about %.0f arrivals; the limit is %d (shorten duration_ms or lower the rates)", expected, MaxArrivals)
 	} else if expected*float64(points) > MaxWork {
 		errs.Add("limiters", "%d points × %.0f arrivals is more than %d decisions; sweep fewer values or a shorter workload", points, expected, int64(MaxWork))
 	}
 	windows := math.Ceil(c.Workload.DurationMS / SeriesWindowMS)
+	if k := float64(len(c.Classes)); windows*float64(points)*k > MaxSeriesRows {
+		errs.Add("classes", "%d points × %.0f windows of 100 ms × %.0f classes is more than %d series rows; shorten the run, sweep fewer values or use fewer classes", points, windows, k, MaxSeriesRows)
+	}
 	if windows*float64(points) > MaxSeriesRows {
 		errs.Add("workload.duration_ms", "%d points × %.0f windows of 100 ms is more than %d series rows; shorten the run or sweep fewer values", points, windows, MaxSeriesRows)
-	} else if rows, li := c.seriesRows(); rows > MaxSeriesRows {
+	} else if rows, li := c.seriesRows(); rows*float64(c.ServerCount()*c.LoadCount()) > MaxSeriesRows {
 		at := limiter.ParamRate
 		if c.Limiters[li].Kind().Compound() {
 			at = "stages"

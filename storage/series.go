@@ -8,22 +8,40 @@ import (
 	"github.com/ratelab/ratelab/experiments"
 )
 
-// seriesFormat is the first byte of an encoded series blob.
-const seriesFormat = 1
+// Formats of a series blob (its first byte): 1 holds the four series
+// every point has; 2 adds the queue model's SojournP99 and the per-class
+// counts (a uvarint of classes, then each class's Offered and Success).
+// A point without them is written in format 1, as before.
+const (
+	seriesFormat        = 1
+	seriesFormatClasses = 2
+)
 
-// encodeSeries packs a point's four per-window series into one blob: a
-// format byte, then for each of Offered, Released, Rejected, InSystemMax a
-// uvarint of len+1 (0 for a nil slice) followed by the values as zig-zag
-// varints. Window counts are mostly small, so a window costs a few bytes
-// instead of a row.
+// encodeSeries packs a point's per-window series into one blob: a format
+// byte, then for each of Offered, Released, Rejected, InSystemMax (and in
+// format 2 SojournP99 and the classes' series) a uvarint of len+1 (0 for a
+// nil slice) followed by the values as zig-zag varints. Window counts are
+// mostly small, so a window costs a few bytes instead of a row.
 func encodeSeries(s *experiments.Series) []byte {
-	n := 1
-	for _, xs := range [][]int32{s.Offered, s.Released, s.Rejected, s.InSystemMax} {
+	lists := [][]int32{s.Offered, s.Released, s.Rejected, s.InSystemMax}
+	format := byte(seriesFormat)
+	if s.SojournP99 != nil || s.Classes != nil {
+		format = seriesFormatClasses
+		lists = append(lists, s.SojournP99)
+		for _, c := range s.Classes {
+			lists = append(lists, c.Offered, c.Success)
+		}
+	}
+	n := 1 + binary.MaxVarintLen64
+	for _, xs := range lists {
 		n += binary.MaxVarintLen64 + 2*len(xs)
 	}
 	b := make([]byte, 1, n)
-	b[0] = seriesFormat
-	for _, xs := range [][]int32{s.Offered, s.Released, s.Rejected, s.InSystemMax} {
+	b[0] = format
+	for i, xs := range lists {
+		if format == seriesFormatClasses && i == 5 {
+			b = binary.AppendUvarint(b, uint64(len(s.Classes)))
+		}
 		if xs == nil {
 			b = binary.AppendUvarint(b, 0)
 			continue
@@ -33,6 +51,9 @@ func encodeSeries(s *experiments.Series) []byte {
 			b = binary.AppendVarint(b, int64(x))
 		}
 	}
+	if format == seriesFormatClasses && len(lists) == 5 {
+		b = binary.AppendUvarint(b, 0) // no classes
+	}
 	return b
 }
 
@@ -41,33 +62,61 @@ var errSeries = errors.New("corrupt series blob")
 // decodeSeries is the inverse of encodeSeries.
 func decodeSeries(b []byte) (experiments.Series, error) {
 	var s experiments.Series
-	if len(b) == 0 || b[0] != seriesFormat {
+	if len(b) == 0 || (b[0] != seriesFormat && b[0] != seriesFormatClasses) {
 		return s, fmt.Errorf("%w: unknown format", errSeries)
 	}
+	format := b[0]
 	b = b[1:]
-	for _, dst := range []*[]int32{&s.Offered, &s.Released, &s.Rejected, &s.InSystemMax} {
+	list := func(dst *[]int32) error {
 		n, k := binary.Uvarint(b)
 		if k <= 0 {
-			return s, fmt.Errorf("%w: bad length", errSeries)
+			return fmt.Errorf("%w: bad length", errSeries)
 		}
 		b = b[k:]
 		if n == 0 {
-			continue
+			return nil
 		}
 		n--
 		if n > uint64(len(b)) { // every value takes at least one byte
-			return s, fmt.Errorf("%w: length %d past the end", errSeries, n)
+			return fmt.Errorf("%w: length %d past the end", errSeries, n)
 		}
 		xs := make([]int32, n)
 		for i := range xs {
 			v, k := binary.Varint(b)
 			if k <= 0 || v != int64(int32(v)) {
-				return s, fmt.Errorf("%w: bad value", errSeries)
+				return fmt.Errorf("%w: bad value", errSeries)
 			}
 			xs[i] = int32(v)
 			b = b[k:]
 		}
 		*dst = xs
+		return nil
+	}
+	for _, dst := range []*[]int32{&s.Offered, &s.Released, &s.Rejected, &s.InSystemMax} {
+		if err := list(dst); err != nil {
+			return s, err
+		}
+	}
+	if format == seriesFormatClasses {
+		if err := list(&s.SojournP99); err != nil {
+			return s, err
+		}
+		n, k := binary.Uvarint(b)
+		if k <= 0 || n > uint64(len(b)) {
+			return s, fmt.Errorf("%w: bad class count", errSeries)
+		}
+		b = b[k:]
+		if n > 0 {
+			s.Classes = make([]experiments.ClassSeries, n)
+		}
+		for i := range s.Classes {
+			if err := list(&s.Classes[i].Offered); err != nil {
+				return s, err
+			}
+			if err := list(&s.Classes[i].Success); err != nil {
+				return s, err
+			}
+		}
 	}
 	if len(b) != 0 {
 		return s, fmt.Errorf("%w: %d trailing bytes", errSeries, len(b))

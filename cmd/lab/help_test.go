@@ -24,6 +24,7 @@ func TestHelpListsTheRegistry(t *testing.T) {
 		"token-bucket", "rate_rps (number, req/s, 0.001 to 1000000)", "burst (whole number, requests, 1 to 10000000)", "window_ms (number, ms, 0.001 to 86400000, default 1000)",
 		"test-spacer", "test spacer: at most one admission per gap_ms", "gap_ms (number, ms, 0.5 to 60000)", "edge (closed | open)",
 		"flash-crowd", "multiplier (number, ×)",
+		"Server settings", "discipline", "tail-drop",
 	} {
 		if !strings.Contains(help, want) {
 			t.Errorf("lab -h lacks %q:\n%s", want, help)

@@ -25,6 +25,7 @@ import (
 	"syscall"
 
 	"github.com/ratelab/ratelab/experiments/limiter"
+	"github.com/ratelab/ratelab/experiments/server"
 	"github.com/ratelab/ratelab/experiments/workload"
 )
 
@@ -103,6 +104,20 @@ func usage(w io.Writer) {
 	limiterHelp(w)
 	fmt.Fprintln(w)
 	partHelp(w)
+	fmt.Fprintln(w)
+	serverHelp(w)
+}
+
+// serverHelp lists the server's settings (config "server": {...}) from the
+// engine's table.
+func serverHelp(w io.Writer) {
+	fmt.Fprintln(w, "Server settings (\"server\": {\"workers\", \"service_ms\", \"deadline_ms\", and these words}):")
+	for _, o := range server.Options() {
+		fmt.Fprintf(w, "  %-26s %s\n", o.Name, o.Doc)
+		for _, c := range o.Choices {
+			fmt.Fprintf(w, "  %-26s   %s: %s\n", "", c.Name, c.Doc)
+		}
+	}
 }
 
 // num prints a number in its shortest decimal form, without exponent.

@@ -93,10 +93,16 @@ func Files(res *experiments.Result) ([]File, error) {
 	return append(files, File{experiments.FileManifest, append(data, '\n')}), nil
 }
 
-// csvWriter appends rows under the lab's conventions.
+// csvWriter appends rows under the lab's conventions, printing numbers by
+// the config's decimals rule.
 type csvWriter struct {
 	b   []byte
 	col int
+	pr  experiments.Printer
+}
+
+func newWriter(res *experiments.Result) csvWriter {
+	return csvWriter{pr: experiments.PrinterFor(res.Config)}
 }
 
 // formulaStart holds the first characters that make a spreadsheet read a
@@ -123,7 +129,7 @@ func (w *csvWriter) text(s string) {
 
 func (w *csvWriter) num(f experiments.Format, v float64) {
 	w.sep()
-	w.b = experiments.AppendValue(w.b, f, v)
+	w.b = w.pr.Append(w.b, f, v)
 }
 
 func (w *csvWriter) int(v int) {
@@ -169,7 +175,7 @@ func (w *csvWriter) cell(c *experiments.Column, p *experiments.Point) {
 // (Objective.Column: pass_<metric>_<le|ge|lt|gt>_<value>) and meets_all,
 // each true or false (see package decide).
 func Results(res *experiments.Result) []byte {
-	var w csvWriter
+	w := newWriter(res)
 	cols := experiments.ResultColumns(res.Config)
 	var names []string
 	for _, c := range cols {
@@ -208,7 +214,7 @@ func Results(res *experiments.Result) []byte {
 
 // SeriesCSV is series.csv: per point, per aligned 100 ms window.
 func SeriesCSV(res *experiments.Result) []byte {
-	var w csvWriter
+	w := newWriter(res)
 	w.header("point", "limiter", "window_start_ms", "offered_rps", "released_rps", "rejected_rps", "in_system_max")
 	scale := 1000.0 / experiments.SeriesWindowMS
 	for i := range res.Points {
@@ -230,7 +236,7 @@ func SeriesCSV(res *experiments.Result) []byte {
 
 // ClientsCSV is clients.csv: per point, per client.
 func ClientsCSV(res *experiments.Result) []byte {
-	var w csvWriter
+	w := newWriter(res)
 	w.header("point", "limiter", "client", "group", "offered", "admitted", "admitted_rps", "share_pct")
 	for i := range res.Points {
 		p := &res.Points[i]
@@ -255,44 +261,60 @@ func ClientsCSV(res *experiments.Result) []byte {
 
 // Report writes one of the config's extra CSV files.
 func Report(res *experiments.Result, r *experiments.Report) ([]byte, error) {
-	var w csvWriter
+	w := newWriter(res)
 	for _, c := range r.Columns {
 		w.text(c.Header)
 	}
 	w.end()
 	switch r.Type {
 	case experiments.ReportPoints:
+		cols := make([]*experiments.Column, len(r.Columns))
+		for j, c := range r.Columns {
+			if c.Value != "swept" && c.Value != experiments.SweptOrLimiter {
+				if cols[j] = experiments.PointColumn(res.Config, c.Value, c.Class); cols[j] == nil {
+					return nil, fmt.Errorf("column %s: no value %q", c.Header, c.Value)
+				}
+			}
+		}
 		swept := experiments.SweptColumn()
 		for i := range res.Points {
 			p := &res.Points[i]
-			for _, c := range r.Columns {
-				if c.Value == "swept" { // empty for a limiter without parameters
+			if !r.Select.Keeps(p) {
+				continue
+			}
+			for j, c := range r.Columns {
+				switch {
+				case cols[j] != nil:
+					w.cell(cols[j], p)
+				case c.Value == experiments.SweptOrLimiter && p.Swept == "": // a limiter without parameters (none)
+					w.text(p.Limiter)
+				default: // swept: empty for a limiter without parameters
 					if v, ok := swept.Value(p); ok {
 						w.num(experiments.FormatFor(p.Swept), v)
 					} else {
 						w.empty()
 					}
-					continue
 				}
-				w.cell(experiments.ColumnByKey(c.Value), p)
 			}
 			w.end()
 		}
 	case experiments.ReportSeries:
 		pts := make([]*experiments.Point, len(r.Columns))
+		classes := make([]int, len(r.Columns))
 		for j, c := range r.Columns {
+			classes[j] = res.Config.ClassIndex(c.Class)
 			if c.Limiter == nil {
+				if c.Value == "offered_rps" && c.Load != nil {
+					pts[j] = findPoint(res, -1, nil, c.Server, c.Load)
+				}
 				continue
 			}
-			pts[j] = findPoint(res, *c.Limiter, c.Swept)
+			pts[j] = findPoint(res, *c.Limiter, c.Swept, c.Server, c.Load)
 			if pts[j] == nil {
 				return nil, fmt.Errorf("column %s: no such point", c.Header)
 			}
 		}
-		windows := int(res.Config.Workload.DurationMS / experiments.SeriesWindowMS)
-		if float64(windows)*experiments.SeriesWindowMS < res.Config.Workload.DurationMS {
-			windows++
-		}
+		windows := seriesWindows(res.Config)
 		scale := 1000.0 / experiments.SeriesWindowMS
 		for k := range windows {
 			for j, c := range r.Columns {
@@ -300,13 +322,29 @@ func Report(res *experiments.Result, r *experiments.Report) ([]byte, error) {
 				case "window_start_ms":
 					w.int(k * experiments.SeriesWindowMS)
 				case "offered_rps":
-					w.num(experiments.Fixed1, float64(experiments.At(res.Points[0].Series.Offered, k))*scale)
+					p := &res.Points[0]
+					if pts[j] != nil {
+						p = pts[j]
+					}
+					w.num(experiments.Fixed1, float64(experiments.At(p.Series.Offered, k))*scale)
 				case "released_rps":
 					w.num(experiments.Fixed1, float64(experiments.At(pts[j].Series.Released, k))*scale)
 				case "rejected_rps":
 					w.num(experiments.Fixed1, float64(experiments.At(pts[j].Series.Rejected, k))*scale)
 				case "in_system_max":
 					w.int(int(experiments.At(pts[j].Series.InSystemMax, k)))
+				case "sojourn_p99_ms":
+					w.num(experiments.Fixed1, float64(experiments.At(pts[j].Series.SojournP99, k)))
+				case "class_offered_rps", "class_success_pct":
+					var cs experiments.ClassSeries
+					if all := pts[j].Series.Classes; classes[j] >= 0 && classes[j] < len(all) {
+						cs = all[classes[j]]
+					}
+					if c.Value == "class_offered_rps" {
+						w.num(experiments.Fixed1, float64(experiments.At(cs.Offered, k))*scale)
+					} else {
+						w.num(experiments.Fixed1, cs.SuccessPct(k))
+					}
 				}
 			}
 			w.end()
@@ -317,14 +355,33 @@ func Report(res *experiments.Result, r *experiments.Report) ([]byte, error) {
 	return w.b, nil
 }
 
-// findPoint is the point of limiter li whose swept value is swept (or its
-// only point when swept is nil).
-func findPoint(res *experiments.Result, li int, swept *float64) *experiments.Point {
+// findPoint is the point of limiter li (any when li < 0) whose swept value
+// is swept (or its only point when swept is nil), on server si and load lo
+// (the first when nil).
+func findPoint(res *experiments.Result, li int, swept *float64, si, lo *int) *experiments.Point {
+	at := func(x *int) int {
+		if x == nil {
+			return 0
+		}
+		return *x
+	}
 	for i := range res.Points {
 		p := &res.Points[i]
-		if p.LimiterIndex == li && (swept == nil || p.SweptValue() == *swept) {
+		if (li < 0 || p.LimiterIndex == li) && (swept == nil || p.SweptValue() == *swept) && p.Server == at(si) && p.Load == at(lo) {
 			return p
 		}
 	}
 	return nil
+}
+
+// seriesWindows is the number of rows of a series report: the 100 ms
+// windows of the scoring window [0, E), a partial last one included
+// (output.windows "cover") or not ("whole").
+func seriesWindows(cfg *experiments.Config) int {
+	end := cfg.ScoreEndMS(cfg.ServerAt(0).DeadlineMS)
+	windows := int(end / experiments.SeriesWindowMS)
+	if cfg.Rule("output.windows") == experiments.WindowsCover && float64(windows)*experiments.SeriesWindowMS < end {
+		windows++
+	}
+	return max(windows, 0)
 }

@@ -20,11 +20,20 @@ const (
 	MaxDeadlineMS     = 86_400_000
 )
 
-// Spec is the server section of a config.
+// Spec is the server section of a config. The word-valued settings are
+// listed by Options (options.go); left out, each is its first choice, the
+// plain server described above.
 type Spec struct {
 	Workers    int     `json:"workers"`
 	ServiceMS  float64 `json:"service_ms"`
 	DeadlineMS float64 `json:"deadline_ms"`
+
+	Discipline string `json:"discipline,omitempty"`
+	Door       string `json:"door,omitempty"`
+	Bound      int    `json:"bound,omitempty"` // a shedding door's bound; 0: capacity × deadline
+	Expire     string `json:"expire,omitempty"`
+	End        string `json:"end,omitempty"`
+	Occupancy  string `json:"occupancy,omitempty"`
 }
 
 // Normalize fills the defaults: 1 worker, 10 ms service, 200 ms deadline.
@@ -52,7 +61,7 @@ func (s *Spec) Validate(path string) field.List {
 	if math.IsNaN(s.DeadlineMS) || s.DeadlineMS <= 0 || s.DeadlineMS > MaxDeadlineMS {
 		errs.Add(field.Join(path, "deadline_ms"), "must be more than 0 and at most %d ms", MaxDeadlineMS)
 	}
-	return errs
+	return append(errs, s.validateOptions(path)...)
 }
 
 // RateRPS is the server's capacity in requests/s: workers / service time.
@@ -64,6 +73,7 @@ func (s *Spec) RateRPS() float64 { return float64(s.Workers) * 1000 / s.ServiceM
 // while f > t.
 type Server struct {
 	workers   int
+	busyCeil  bool // InSystem answers by the seed's formula (occupancy busy-ceil)
 	serviceMS float64
 	fin       []float64 // ring of finish times of requests in the system
 	head, n   int
@@ -72,12 +82,21 @@ type Server struct {
 
 // New returns an idle server.
 func New(s Spec) *Server {
-	return &Server{workers: s.Workers, serviceMS: s.ServiceMS, fin: make([]float64, 64)}
+	return &Server{workers: s.Workers, busyCeil: s.Option(OptOccupancy) == OccupancyBusyCeil, serviceMS: s.ServiceMS, fin: make([]float64, 64)}
 }
 
-// InSystem is the number of requests waiting or in service at t. Queries
-// (and Serve calls) must come at non-decreasing times.
+// InSystem is the number of requests waiting or in service at t (by the
+// spec's occupancy rule). Queries (and Serve calls) must come at
+// non-decreasing times.
 func (s *Server) InSystem(t float64) int {
+	n := s.inSystem(t)
+	if s.busyCeil {
+		return s.ceilCount(t)
+	}
+	return n
+}
+
+func (s *Server) inSystem(t float64) int {
 	if t < s.lastMS {
 		panic("server: time went backwards")
 	}
@@ -93,7 +112,7 @@ func (s *Server) InSystem(t float64) int {
 // it starts and finishes. With n requests in the system and n >= workers it
 // starts when the (n-workers+1)-th of them finishes; otherwise at once.
 func (s *Server) Serve(t float64) (start, finish float64) {
-	n := s.InSystem(t)
+	n := s.inSystem(t)
 	start = t
 	if n >= s.workers {
 		start = s.fin[(s.head+n-s.workers)&(len(s.fin)-1)]

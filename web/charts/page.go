@@ -37,6 +37,9 @@ var sections = []func(v *View) *Group{
 	fairnessSection,
 	timeSection,
 	recoverySection,
+	hangoverSection,
+	shedSection,
+	classSection,
 	paretoSection,
 }
 

@@ -53,6 +53,7 @@ func (f *Sweep) Document() ([]byte, *experiments.Config) {
 	for i, lf := range f.Limiters {
 		cfg.Limiters = append(cfg.Limiters, f.limiter(i, lf))
 	}
+	f.applyModels(&cfg)
 	if s := strings.TrimSpace(f.Reports); s != "" {
 		dec := json.NewDecoder(strings.NewReader(s))
 		dec.DisallowUnknownFields()

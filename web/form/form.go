@@ -34,9 +34,14 @@ type Sweep struct {
 	Workers, ServiceMS, DeadlineMS      string
 	RollingWindowMS, FairnessWindowMS   string
 	Reports                             string // JSON list of extra CSV reports (a preset's), or empty
-	Objectives                          string // objectives, "metric op value" a line (experiments.ParseObjectives)
-	Parts                               []Part
-	Limiters                            []Limiter
+	// Settings are the server's word-valued settings, its door's bound and
+	// the output and measuring rules, by input key (models.go); Models is
+	// the JSON object of servers, loads, classes, class_draw and slo.
+	Settings   map[string]string
+	Models     string
+	Objectives string // objectives, "metric op value" a line (experiments.ParseObjectives)
+	Parts      []Part
+	Limiters   []Limiter
 
 	// Errors maps an input's key to its messages.
 	Errors map[string][]string
@@ -98,6 +103,7 @@ func FromConfig(cfg *experiments.Config) *Sweep {
 			f.Reports = string(b)
 		}
 	}
+	f.fillModels(cfg)
 	for i := range cfg.Workload.Parts {
 		f.Parts = append(f.Parts, partOf(&cfg.Workload.Parts[i]))
 	}
@@ -167,7 +173,11 @@ func (f *Sweep) HasErrors() bool { return len(f.Problems) > 0 }
 // hasAdvancedErrors reports an error inside the folded "advanced" section,
 // or extra reports there: the section opens to show them.
 func (f *Sweep) hasAdvancedErrors() bool {
-	return len(f.Err("metrics.rolling_window_ms"))+len(f.Err("metrics.fairness_window_ms"))+len(f.Err("reports")) > 0 || f.Reports != ""
+	n := len(f.Err("metrics.rolling_window_ms")) + len(f.Err("metrics.fairness_window_ms")) + len(f.Err("reports")) + len(f.Err(ModelsKey))
+	for _, r := range experiments.Rules() {
+		n += len(f.Err(r.Path)) + len(f.Setting(r.Path))
+	}
+	return n > 0 || f.Reports != "" || f.Models != ""
 }
 
 // problemsText counts the problems for the summary above the form.
@@ -192,8 +202,10 @@ func Key(path string) string {
 	switch segs[0] {
 	case "parts", "limiters":
 		keep = 3
-	case "server", "metrics":
+	case "server", "metrics", "output":
 		keep = 2
+	case "servers", "loads", "classes", "class_draw", "slo":
+		return ModelsKey
 	}
 	if len(segs) > keep {
 		segs = segs[:keep]

@@ -55,7 +55,12 @@ func FromValues(v Values) *Sweep {
 		Name: v["name"], Description: v["description"], Seed: v["seed"], DurationMS: v["duration_ms"],
 		Workers: v["server.workers"], ServiceMS: v["server.service_ms"], DeadlineMS: v["server.deadline_ms"],
 		RollingWindowMS: v["metrics.rolling_window_ms"], FairnessWindowMS: v["metrics.fairness_window_ms"],
-		Reports: v["reports"], Objectives: v["objectives"],
+		Reports: v["reports"], Objectives: v["objectives"], Models: v[ModelsKey], Settings: map[string]string{},
+	}
+	for _, k := range settingKeys() {
+		if s := v[k]; s != "" {
+			f.Settings[k] = s
+		}
 	}
 	v.eachRow("parts", maxParts, func(g func(name string) string) {
 		p := Part{Type: g("type"), Fields: map[string]string{}}
@@ -82,7 +87,10 @@ func (f *Sweep) Values() url.Values {
 	v := url.Values{}
 	for k, val := range map[string]string{"name": f.Name, "description": f.Description, "seed": f.Seed, "duration_ms": f.DurationMS,
 		"server.workers": f.Workers, "server.service_ms": f.ServiceMS, "server.deadline_ms": f.DeadlineMS,
-		"metrics.rolling_window_ms": f.RollingWindowMS, "metrics.fairness_window_ms": f.FairnessWindowMS, "reports": f.Reports, "objectives": f.Objectives} {
+		"metrics.rolling_window_ms": f.RollingWindowMS, "metrics.fairness_window_ms": f.FairnessWindowMS, "reports": f.Reports, "objectives": f.Objectives, ModelsKey: f.Models} {
+		v.Set(k, val)
+	}
+	for k, val := range f.Settings {
 		v.Set(k, val)
 	}
 	for i, p := range f.Parts {

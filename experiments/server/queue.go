@@ -1,0 +1,294 @@
+package server
+
+import "math"
+
+// Queue is the server model with an explicit waiting queue, for every
+// setting of Options: which waiting request a freed worker takes
+// (discipline), what a full system does with a newcomer (door), whether a
+// worker discards work that can no longer meet its deadline (expire), and
+// whether service stops at the end of the arrival window (end). With the
+// default settings it serves exactly as Server does.
+//
+// It is the seed lab's event loop (Posts 4 and 5) run forward one release
+// at a time. c workers start with free time 0; the next pick happens at
+// p = max(earliest free worker, the time the queue last became non-empty).
+// Before a request released at t enters, every pick at p < t happens (so a
+// request released exactly at p enters before the pick at p, and sees the
+// worker freeing at p as idle); with end "cut" no pick happens at p >= the
+// end of the window. A worker is busy at t while its free time is later
+// than t; a bounded door counts the waiting requests plus the busy workers.
+//
+// At a pick, the request taken (the oldest, or the newest under lifo) has
+// waited w = p - arrival; under expire "at-dequeue" it is discarded when
+// w + service_ms > deadline_ms, and the worker picks again at p. Otherwise
+// it is served from p to p + service_ms. Outcomes go to the Sink as they
+// happen: served requests in non-decreasing order of finish.
+type Queue struct {
+	sink                  Sink
+	serviceMS, deadlineMS float64
+	endMS                 float64 // no pick at or after (end "cut"), else +Inf
+	lifo, expire          bool
+	door                  string
+	bound                 int
+	classes               int
+
+	free  []float64 // workers' free times, ascending from fhead (cyclic)
+	fhead int
+
+	q     ring[entry] // waiting requests, oldest first; evicted ones are dead
+	qseq  int64       // sequence number of q's front entry
+	live  int         // waiting requests that are not dead
+	since float64     // when the queue last became non-empty
+	byCls []ring[int64]
+
+	lastMS float64
+}
+
+// Sink receives the outcome of every request a Queue accepted or shed.
+type Sink interface {
+	// Served: the request id, released to the server at release, started
+	// at start and finished at finish.
+	Served(id int32, release, start, finish float64)
+	// Shed: the request id left unserved at at (its door, its eviction,
+	// its expiry at a pick, or the end of the window), for why.
+	Shed(id int32, at float64, why Why)
+}
+
+// Why a request was shed.
+type Why uint8
+
+// Reasons for shedding.
+const (
+	ShedDoor    Why = iota // the door found the system full
+	ShedEvicted            // a request of a higher class took its place
+	ShedExpired            // its turn came too late to meet the deadline
+	ShedEnd                // still waiting when the window ended (end "cut")
+)
+
+type entry struct {
+	id      int32
+	class   uint8
+	dead    bool
+	arrival float64
+	release float64
+}
+
+// NewQueue returns an idle queue server for the spec (normalized and
+// valid), a window ending at endMS, and classes request classes (priority
+// order, 0 the highest; 0 or 1 when the workload has none).
+func NewQueue(s Spec, endMS float64, classes int, sink Sink) *Queue {
+	q := &Queue{
+		sink:       sink,
+		serviceMS:  s.ServiceMS,
+		deadlineMS: s.DeadlineMS,
+		endMS:      math.Inf(1),
+		lifo:       s.Option(OptDiscipline) == LIFO,
+		expire:     s.Option(OptExpire) == ExpireAtDequeue,
+		door:       s.Option(OptDoor),
+		bound:      s.DoorBound(),
+		classes:    max(classes, 1),
+		free:       make([]float64, max(s.Workers, 1)),
+		q:          newRing[entry](64),
+	}
+	if s.Option(OptEnd) == EndCut {
+		q.endMS = endMS
+	}
+	if q.door == DoorPriority {
+		q.byCls = make([]ring[int64], q.classes)
+		for k := range q.byCls {
+			q.byCls[k] = newRing[int64](16)
+		}
+	}
+	return q
+}
+
+// busy is the number of workers busy at t (free time later than t).
+func (q *Queue) busy(t float64) int {
+	c := len(q.free)
+	if c == 1 {
+		if q.free[0] > t {
+			return 1
+		}
+		return 0
+	}
+	// The free times ascend cyclically from fhead: find the first one > t.
+	lo, hi := 0, c
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if q.free[(q.fhead+m)%c] > t {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	return c - lo
+}
+
+// advance makes every pick that happens before t.
+func (q *Queue) advance(t float64) {
+	if t < q.lastMS {
+		panic("server: time went backwards")
+	}
+	q.lastMS = t
+	for q.live > 0 {
+		p := max(q.free[q.fhead], q.since)
+		if !(p < t) || !(p < q.endMS) {
+			return
+		}
+		e := q.take()
+		if q.expire && (p-e.arrival)+q.serviceMS > q.deadlineMS {
+			q.sink.Shed(e.id, p, ShedExpired)
+			continue
+		}
+		finish := p + q.serviceMS
+		q.free[q.fhead] = finish
+		q.fhead++
+		if q.fhead == len(q.free) {
+			q.fhead = 0
+		}
+		q.sink.Served(e.id, e.release, p, finish)
+	}
+}
+
+// take removes the next request to serve: the oldest, or the newest under lifo.
+func (q *Queue) take() entry {
+	for {
+		var e entry
+		if q.lifo {
+			e = q.q.popBack()
+		} else {
+			e = q.q.popFront()
+			q.qseq++
+		}
+		if e.dead {
+			continue
+		}
+		q.live--
+		if q.byCls != nil {
+			if q.lifo {
+				q.byCls[e.class].popBack()
+			} else {
+				q.byCls[e.class].popFront()
+			}
+		}
+		if q.live == 0 {
+			q.reset()
+		}
+		return e
+	}
+}
+
+// reset drops the dead entries of an empty queue.
+func (q *Queue) reset() {
+	q.qseq += int64(q.q.n)
+	q.q.clear()
+}
+
+// InSystem is the number of requests waiting or in service at t, after
+// every pick before t: what an admission gate in front reads.
+func (q *Queue) InSystem(t float64) int {
+	q.advance(t)
+	return q.live + q.busy(t)
+}
+
+// Offer hands over request id of class, which arrived at the gate at
+// arrival and is released to the server at t (non-decreasing), and reports
+// whether it entered. A request the door sheds, or one it evicts, goes to
+// the sink at once.
+func (q *Queue) Offer(id int32, class uint8, arrival, t float64) bool {
+	q.advance(t)
+	if q.door != DoorOpen && q.live+q.busy(t) >= q.bound {
+		if q.door != DoorPriority || !q.evict(class, t) {
+			q.sink.Shed(id, t, ShedDoor)
+			return false
+		}
+	}
+	if !(t < q.endMS) {
+		q.sink.Shed(id, t, ShedEnd) // released after the window: no service starts
+		return false
+	}
+	if q.live == 0 {
+		q.since = t
+	}
+	if q.byCls != nil {
+		q.byCls[class].pushBack(q.qseq + int64(q.q.n))
+	}
+	q.q.pushBack(entry{id: id, class: class, arrival: arrival, release: t})
+	q.live++
+	return true
+}
+
+// evict sheds the newest waiting request of a class lower than class (a
+// larger index), if there is one.
+func (q *Queue) evict(class uint8, t float64) bool {
+	best, bestCls := int64(-1), -1
+	for k := int(class) + 1; k < len(q.byCls); k++ {
+		if r := &q.byCls[k]; r.n > 0 {
+			if s := r.back(); s > best {
+				best, bestCls = s, k
+			}
+		}
+	}
+	if bestCls < 0 {
+		return false
+	}
+	q.byCls[bestCls].popBack()
+	e := q.q.at(int(best - q.qseq))
+	e.dead = true
+	q.live--
+	q.sink.Shed(e.id, t, ShedEvicted)
+	return true
+}
+
+// Finish ends the run: every pick the settings allow happens (all of them
+// after a drain), then every request still waiting is shed at the end of
+// the window. (Under end "cut" a request released at or after the end is
+// shed as it arrives, after the door.)
+func (q *Queue) Finish() {
+	q.advance(math.Inf(1))
+	for q.q.n > 0 {
+		e := q.q.popFront()
+		if !e.dead {
+			q.sink.Shed(e.id, q.endMS, ShedEnd)
+		}
+	}
+	q.live = 0
+}
+
+// ring is a growable ring buffer.
+type ring[T any] struct {
+	buf     []T
+	head, n int
+}
+
+func newRing[T any](size int) ring[T] { return ring[T]{buf: make([]T, size)} }
+
+func (r *ring[T]) pushBack(v T) {
+	if r.n == len(r.buf) {
+		next := make([]T, 2*len(r.buf))
+		for i := range r.n {
+			next[i] = r.buf[(r.head+i)&(len(r.buf)-1)]
+		}
+		r.buf, r.head = next, 0
+	}
+	r.buf[(r.head+r.n)&(len(r.buf)-1)] = v
+	r.n++
+}
+
+func (r *ring[T]) popFront() T {
+	v := r.buf[r.head]
+	r.head = (r.head + 1) & (len(r.buf) - 1)
+	r.n--
+	return v
+}
+
+func (r *ring[T]) popBack() T {
+	r.n--
+	return r.buf[(r.head+r.n)&(len(r.buf)-1)]
+}
+
+func (r *ring[T]) back() T { return r.buf[(r.head+r.n-1)&(len(r.buf)-1)] }
+
+func (r *ring[T]) at(i int) *T { return &r.buf[(r.head+i)&(len(r.buf)-1)] }
+
+func (r *ring[T]) clear() { r.head, r.n = 0, 0 }

@@ -1,0 +1,422 @@
+package experiments
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sync/atomic"
+
+	"github.com/ratelab/ratelab/experiments/calculus"
+	"github.com/ratelab/ratelab/experiments/limiter"
+	"github.com/ratelab/ratelab/experiments/metrics"
+	"github.com/ratelab/ratelab/experiments/server"
+	"github.com/ratelab/ratelab/experiments/workload"
+)
+
+// simulatePoint runs one point on its server and workload (variants.go):
+// the forward pass (simulate) when its server is the plain one, else the
+// queue model (simulateQueue); then it reports the percentiles by the
+// config's rule.
+func simulatePoint(ctx context.Context, cfg *Config, a *workload.Arrivals, classes []uint8, in *instruments, pt *Point) error {
+	pc := cfg.pointConfig(pt)
+	spec := &cfg.Limiters[pt.LimiterIndex]
+	var err error
+	if queueForAll.Load() || cfg.usesQueue(pt.Server) {
+		err = simulateQueue(ctx, pc, a, classes, spec, pt.Params, in, pt)
+	} else {
+		err = simulate(ctx, pc, a, spec, pt.Params, in, pt)
+	}
+	if err != nil {
+		return err
+	}
+	pc.applyPercentiles(pt)
+	return nil
+}
+
+// applyPercentiles reports every percentile of the point by the config's
+// rule: the nearest-rank value, or the top of its bucket in an HdrHistogram
+// of 3 significant digits (the maxima too, as HdrHistogram reports them).
+func (c *Config) applyPercentiles(pt *Point) {
+	if c.Rule("metrics.percentiles") == metrics.PercentilesExact {
+		return
+	}
+	m := &pt.Metrics
+	ds := []*Delays{&m.GateDelay, &m.ServerWait, &m.Sojourn, m.ShedWait}
+	for k := range m.Classes {
+		ds = append(ds, &m.Classes[k].Sojourn)
+	}
+	for _, d := range ds {
+		if d != nil {
+			d.P50, d.P99, d.Max = metrics.HdrTop(d.P50), metrics.HdrTop(d.P99), metrics.HdrTop(d.Max)
+		}
+	}
+	for w, v := range pt.Series.SojournP99 {
+		pt.Series.SojournP99[w] = int32(metrics.HdrTop(int(v)))
+	}
+}
+
+// queueForAll runs every point through the queue model (a test's switch:
+// with the plain server it must measure what the forward pass does).
+var queueForAll atomic.Bool
+
+// queueBufs are a worker's reusable instruments of the queue model.
+type queueBufs struct {
+	shedWait     metrics.Histogram
+	classSojourn []*metrics.Histogram
+	finish       []int32 // sojourns of the requests finishing in one window
+}
+
+// queueRun measures one point of the queue model: the server reports each
+// request's outcome to it (server.Sink).
+type queueRun struct {
+	a          *workload.Arrivals
+	classes    []uint8
+	in         *instruments
+	s          *Series
+	m          *Metrics
+	scoreEnd   float64 // requests that arrived after it are not measured
+	serviceMS  float64
+	deadlineMS float64
+	durationMS float64
+
+	bufs    *queueBufs
+	classOK []int
+
+	served, shed        int
+	serverSojournMax    float64
+	endToEndMax         float64
+	finishWindow        int // window of the buffered finishes (bufs.finish)
+	maxFinishWindows    int
+	lastFinish          float64
+	finishOrderViolated bool
+}
+
+func (r *queueRun) scored(id int32) bool { return r.a.T[id] <= r.scoreEnd }
+
+// Served measures a request served from start to finish.
+func (r *queueRun) Served(id int32, release, start, finish float64) {
+	t := r.a.T[id]
+	if finish < r.lastFinish {
+		r.finishOrderViolated = true
+	}
+	r.lastFinish = finish
+	// The p99 of the requests finishing in each window (by finish time),
+	// all of them: the hangover is the server's, whoever sent the work.
+	// (For 100 ms windows the exact index is the seed's trunc(finish / 100.0).)
+	if w := int(metrics.WindowIndex(finish, SeriesWindowMS)); w < r.maxFinishWindows {
+		if w != r.finishWindow {
+			r.flushFinishes()
+			r.finishWindow = w
+		}
+		r.bufs.finish = append(r.bufs.finish, metrics.ClampMS(finish-t))
+	}
+	if !r.scored(id) {
+		return
+	}
+	r.served++
+	r.in.wait.Record(start - release)
+	sojourn := max(r.serviceMS, metrics.RoundHalfUp(finish-t))
+	r.in.sojourn.Record(sojourn)
+	onTime := sojourn <= r.deadlineMS
+	if onTime {
+		r.m.OnTime++
+	} else {
+		r.m.Late++
+	}
+	if d := finish - release; d > r.serverSojournMax {
+		r.serverSojournMax = d
+	}
+	r.endToEndMax = max(r.endToEndMax, finish-t)
+	if r.classes != nil {
+		k := r.classes[id]
+		r.bufs.classSojourn[k].Record(sojourn)
+		if onTime {
+			r.classOK[k]++
+			r.s.Classes[k].Success[int(metrics.WindowIndex(t, SeriesWindowMS))]++
+		}
+	}
+}
+
+// Shed measures a request the server shed at at.
+func (r *queueRun) Shed(id int32, at float64, _ server.Why) {
+	if !r.scored(id) {
+		return
+	}
+	r.shed++
+	r.bufs.shedWait.Record(float64(metrics.ClampMS(at - r.a.T[id])))
+}
+
+// flushFinishes writes the p99 of the buffered window.
+func (r *queueRun) flushFinishes() {
+	buf := r.bufs.finish
+	if len(buf) == 0 {
+		return
+	}
+	for len(r.s.SojournP99) <= r.finishWindow {
+		r.s.SojournP99 = append(r.s.SojournP99, 0)
+	}
+	slices.Sort(buf)
+	r.s.SojournP99[r.finishWindow] = metrics.RankValue(buf, 99)
+	r.bufs.finish = buf[:0]
+}
+
+// simulateQueue replays the arrivals through one gate into the queue
+// model (server.Queue) and measures the point as simulate does, with the
+// outcomes only the queue model has: requests shed by the server and how
+// long they waited, the served p99 per finish window, and the classes.
+// Under the scoring rule "end-minus-deadline" only the arrivals at or
+// before duration - deadline are measured; the others still load the
+// gate and the server.
+func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, classes []uint8, spec *limiter.Spec, params limiter.Params, in *instruments, pt *Point) error {
+	durationMS := cfg.Workload.DurationMS
+	serviceMS, deadlineMS := cfg.Server.ServiceMS, cfg.Server.DeadlineMS
+	windows := int(metrics.WindowCount(durationMS, SeriesWindowMS))
+	s := Series{
+		Offered:     make([]int32, windows),
+		Rejected:    make([]int32, windows),
+		Released:    make([]int32, windows),
+		InSystemMax: make([]int32, windows),
+	}
+	var m Metrics
+	r := &queueRun{
+		a: a, classes: classes, in: in, s: &s, m: &m,
+		scoreEnd:   cfg.ScoreEndMS(deadlineMS),
+		serviceMS:  serviceMS,
+		deadlineMS: deadlineMS,
+		durationMS: durationMS,
+	}
+	if in.queue == nil {
+		in.queue = new(queueBufs)
+	}
+	r.bufs = in.queue
+	r.bufs.shedWait.Reset()
+	r.bufs.finish = r.bufs.finish[:0]
+	nclass := len(cfg.Classes)
+	if classes != nil {
+		for len(r.bufs.classSojourn) < nclass {
+			r.bufs.classSojourn = append(r.bufs.classSojourn, new(metrics.Histogram))
+		}
+		for k := range nclass {
+			r.bufs.classSojourn[k].Reset()
+		}
+		r.classOK = make([]int, nclass)
+		s.Classes = make([]ClassSeries, nclass)
+		for k := range s.Classes {
+			s.Classes[k] = ClassSeries{Offered: make([]int32, windows), Success: make([]int32, windows)}
+		}
+	}
+	srv := server.NewQueue(cfg.Server, durationMS, nclass, r)
+	weights := make([]float64, len(a.Clients))
+	for i, c := range a.Clients {
+		weights[i] = c.Weight
+	}
+	gate, err := limiter.New(spec, params, weights, srv)
+	if err != nil {
+		return err
+	}
+	in.gate.Reset()
+	in.wait.Reset()
+	in.sojourn.Reset()
+	if in.rolling == nil {
+		in.rolling = metrics.NewRolling(cfg.Metrics.RollingWindowMS)
+	}
+	in.rolling.Reset(cfg.Metrics.RollingWindowMS)
+
+	npoints := 0
+	for i := range cfg.Limiters {
+		npoints += cfg.Limiters[i].Count()
+	}
+	horizonMS := durationMS + spec.LagMS([]limiter.Params{params}) + float64(MaxSeriesRows/max(npoints, 1))*SeriesWindowMS
+	r.maxFinishWindows = int(math.Ceil(horizonMS / SeriesWindowMS))
+
+	nc := len(a.Clients)
+	clients := make([]ClientResult, nc)
+	multi := nc > 1
+	fairWindow := cfg.Metrics.FairnessWindowMS
+	fairWindows := int(metrics.WindowCount(durationMS, fairWindow))
+	var jain []float64
+	if multi {
+		if cap(in.fairCounts) < nc {
+			in.fairCounts = make([]float64, nc)
+		}
+		in.fairCounts = in.fairCounts[:nc]
+		clear(in.fairCounts)
+		jain = make([]float64, 0, fairWindows)
+	}
+	fairK := 0
+
+	lastRelease := math.Inf(-1)
+	var gateMax float64
+	in.releases = in.releases[:0]
+	keepReleases := len(a.T) <= MaxCurveArrivals
+	if keepReleases && cap(in.releases) < len(a.T) {
+		in.releases = make([]float64, 0, len(a.T))
+	}
+	inSystemMax := 0
+	arrivals := 0
+	for i, t := range a.T {
+		if i&(1<<20-1) == 0 && i > 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		scored := t <= r.scoreEnd
+		c := a.Client[i]
+		w := int(metrics.WindowIndex(t, SeriesWindowMS))
+		s.Offered[w]++
+		if scored {
+			arrivals++
+			clients[c].Offered++
+			if classes != nil {
+				s.Classes[classes[i]].Offered[w]++
+			}
+		}
+		release, ok := gate.Offer(t, c)
+		if !ok {
+			s.Rejected[w]++
+			continue
+		}
+		if release < lastRelease {
+			return fmt.Errorf("%s released at %g after %g: a gate must release in order", spec.Label(), release, lastRelease)
+		}
+		lastRelease = release
+		if !(release < horizonMS) {
+			return fmt.Errorf("%s released a request at %g ms, %g ms after the run ends: its series would pass the limit of %d rows (a rate or a stage too slow for the run)",
+				spec.Label(), release, release-durationMS, MaxSeriesRows)
+		}
+		if scored {
+			clients[c].Admitted++
+			in.gate.Record(release - t)
+			gateMax = max(gateMax, release-t)
+		}
+		if multi && scored {
+			if k := int(metrics.WindowIndex(t, fairWindow)); k != fairK {
+				for ; fairK < k; fairK++ {
+					jain = append(jain, metrics.Jain(in.fairCounts))
+					clear(in.fairCounts)
+				}
+			}
+			in.fairCounts[c]++
+		}
+		var class uint8
+		if classes != nil {
+			class = classes[i]
+		}
+		srv.Offer(int32(i), class, t, release)
+		n := srv.InSystem(release)
+		rw := int(metrics.WindowIndex(release, SeriesWindowMS))
+		for rw >= len(s.Released) {
+			s.Released = append(s.Released, 0)
+			s.InSystemMax = append(s.InSystemMax, 0)
+		}
+		s.Released[rw]++
+		if int32(n) > s.InSystemMax[rw] {
+			s.InSystemMax[rw] = int32(n)
+		}
+		if n > inSystemMax {
+			inSystemMax = n
+		}
+		in.rolling.Add(release)
+		if keepReleases {
+			in.releases = append(in.releases, release)
+		}
+	}
+	srv.Finish()
+	r.flushFinishes()
+	if r.finishOrderViolated {
+		return fmt.Errorf("the queue server finished requests out of order") // cannot happen: fixed service
+	}
+	if multi {
+		for ; fairK < fairWindows; fairK++ {
+			jain = append(jain, metrics.Jain(in.fairCounts))
+			clear(in.fairCounts)
+		}
+	}
+
+	seconds := cfg.scoreSeconds(deadlineMS)
+	m.Arrivals = arrivals
+	m.Admitted = in.gate.Count()
+	m.Rejected = m.Arrivals - m.Admitted
+	m.Served = r.served
+	m.Shed = r.shed
+	m.OfferedRPS = float64(m.Arrivals) / seconds
+	m.AdmittedRPS = float64(m.Admitted) / seconds
+	m.GoodputRPS = float64(m.OnTime) / seconds
+	if m.Arrivals > 0 {
+		m.RejectPct = 100.0 * float64(m.Rejected) / float64(m.Arrivals)
+		m.ServedLatePct = 100.0 * float64(m.Late) / float64(m.Arrivals)
+		m.ShedPct = 100.0 * float64(m.Shed) / float64(m.Arrivals)
+	}
+	if r.served > 0 {
+		m.WastedPct = 100.0 * float64(m.Late) / float64(r.served)
+	}
+	m.GateDelay = delays(&in.gate)
+	m.ServerWait = delays(&in.wait)
+	m.Sojourn = delays(&in.sojourn)
+	sw := delays(&r.bufs.shedWait)
+	m.ShedWait = &sw
+	peak := int32(0)
+	for _, x := range s.Released {
+		peak = max(peak, x)
+	}
+	m.DownstreamPeakRPS = float64(peak) * 1000 / SeriesWindowMS
+	m.RollingMax = in.rolling.Max()
+	m.UtilizationPct = math.Min(100, 100*float64(r.served)*serviceMS/(durationMS*float64(cfg.Server.Workers)))
+	m.InSystemMax = inSystemMax
+	m.ServerSojournMaxMS = r.serverSojournMax
+	if classes != nil {
+		m.Classes = make([]ClassMetrics, nclass)
+		for k := range m.Classes {
+			cm := &m.Classes[k]
+			for _, x := range s.Classes[k].Offered {
+				cm.Offered += int(x)
+			}
+			cm.Success = r.classOK[k]
+			cm.OfferedRPS = float64(cm.Offered) / seconds
+			cm.SuccessPct = 100
+			if cm.Offered > 0 {
+				cm.SuccessPct = 100.0 * float64(cm.Success) / float64(cm.Offered)
+			}
+			cm.Sojourn = delays(r.bufs.classSojourn[k])
+		}
+		if cfg.SLO != nil {
+			met := m.Classes[cfg.ClassIndex(cfg.SLO.Class)].SuccessPct >= cfg.SLO.SuccessPct
+			m.SLOMet = &met
+		}
+	}
+
+	rates := make([]float64, nc)
+	for i := range clients {
+		clients[i].AdmittedRPS = float64(clients[i].Admitted) / seconds
+		rates[i] = clients[i].AdmittedRPS
+	}
+	m.Jain = metrics.Jain(rates)
+	if len(a.Groups) > 0 {
+		m.GroupSharePct = make([]float64, len(a.Groups))
+		for i, cl := range a.Clients {
+			if g := cl.GroupIndex(); g >= 0 {
+				m.GroupSharePct[g] += float64(clients[i].Admitted)
+			}
+		}
+		for g := range m.GroupSharePct {
+			if m.Admitted > 0 {
+				m.GroupSharePct[g] = 100 * m.GroupSharePct[g] / float64(m.Admitted)
+			}
+		}
+	}
+	m.Recovery = measureRecovery(&cfg.Workload, &s)
+	pt.Metrics = m
+	if cfg.Server.Option(server.OptDiscipline) == server.FIFO {
+		pt.Bounds = pointBounds(cfg, spec, params, len(a.Clients), &m, gateMax, r.endToEndMax)
+	}
+	if keepReleases {
+		pt.OutputCurve = calculus.Empirical(in.releases, calculus.Grid(durationMS))
+	}
+	pt.Series = s
+	if multi {
+		pt.Clients = clients
+		pt.JainSeries = jain
+	}
+	return nil
+}

@@ -1,0 +1,80 @@
+package experiments
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+
+	"github.com/ratelab/ratelab/experiments/server"
+	"testing"
+)
+
+// TestQueueModelIsTheForwardPass runs every preset and the test configs
+// through the queue model with their plain servers and compares every
+// measurement with the forward pass: the event loop, run one release at a
+// time, is the same server.
+func TestQueueModelIsTheForwardPass(t *testing.T) {
+	files, _ := filepath.Glob("presets/*.json")
+	files = append(files, "testdata/all-types.json")
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := DecodeConfig(data)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if cfg.anyQueue() || cfg.Server.Option(server.OptOccupancy) != server.OccupancyCount {
+			continue // the seed's in-system formula is the forward pass's only
+		}
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			run := func(queue bool) *Result {
+				queueForAll.Store(queue)
+				defer queueForAll.Store(false)
+				res, err := Run(context.Background(), cfg, Options{Workers: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res
+			}
+			want, got := run(false), run(true)
+			for i := range want.Points {
+				w, g := &want.Points[i], &got.Points[i]
+				gm := g.Metrics
+				gm.Served, gm.Shed, gm.ShedPct, gm.ShedWait, gm.WastedPct = 0, 0, 0, nil, 0
+				if gm.Served = g.Metrics.Served; gm.Served != w.Metrics.Admitted || g.Metrics.Shed != 0 {
+					t.Errorf("point %d: served %d shed %d, want %d and 0", i, gm.Served, g.Metrics.Shed, w.Metrics.Admitted)
+				}
+				gm.Served = 0
+				if a, b := jsonOf(t, w.Metrics), jsonOf(t, gm); !bytes.Equal(a, b) {
+					t.Errorf("point %d (%s): metrics\n%s\nqueue model\n%s", i, w.Limiter, a, b)
+				}
+				gs := g.Series
+				gs.SojournP99 = nil
+				if a, b := jsonOf(t, w.Series), jsonOf(t, gs); !bytes.Equal(a, b) {
+					t.Errorf("point %d (%s): series differ", i, w.Limiter)
+				}
+				for _, x := range []struct {
+					name string
+					a, b any
+				}{{"bounds", w.Bounds, g.Bounds}, {"clients", w.Clients, g.Clients}, {"jain", w.JainSeries, g.JainSeries}, {"curve", w.OutputCurve, g.OutputCurve}} {
+					if a, b := jsonOf(t, x.a), jsonOf(t, x.b); !bytes.Equal(a, b) {
+						t.Errorf("point %d (%s): %s\n%s\nqueue model\n%s", i, w.Limiter, x.name, a, b)
+					}
+				}
+			}
+		})
+	}
+}
+
+func jsonOf(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -1,0 +1,118 @@
+package form
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/server"
+)
+
+// The form's inputs of the seed lab's models: a select per server setting
+// and per rule (the engine's tables: server.Options, experiments.Rules),
+// the door's bound, and the servers, loads, classes, class draw and SLO as
+// one JSON object ("models"), as a preset gives them.
+
+// ModelsKey is the input key of the JSON object of servers, loads,
+// classes, class_draw and slo.
+const ModelsKey = "models"
+
+// models is the JSON object of the "models" input.
+type models struct {
+	Servers   []experiments.ServerVariant `json:"servers,omitempty"`
+	Loads     []experiments.Load          `json:"loads,omitempty"`
+	Classes   []experiments.Class         `json:"classes,omitempty"`
+	ClassDraw *experiments.ClassDraw      `json:"class_draw,omitempty"`
+	SLO       *experiments.SLO            `json:"slo,omitempty"`
+}
+
+// modelSections are the config keys the "models" input holds.
+var modelSections = []string{"servers", "loads", "classes", "class_draw", "slo"}
+
+// ServerOptionKey is the input key of a server setting: "server.door".
+func ServerOptionKey(name string) string { return "server." + name }
+
+// BoundKey is the input key of the door's bound.
+const BoundKey = "server.bound"
+
+// settingKeys lists the keys of the server settings, the bound and the rules.
+func settingKeys() []string {
+	var keys []string
+	for _, o := range server.Options() {
+		keys = append(keys, ServerOptionKey(o.Name))
+	}
+	keys = append(keys, BoundKey)
+	for _, r := range experiments.Rules() {
+		keys = append(keys, r.Path)
+	}
+	return keys
+}
+
+// Setting is the text of a server setting, the bound or a rule input.
+func (f *Sweep) Setting(key string) string { return f.Settings[key] }
+
+// ChoiceNames are the words of a server option or a rule, the default first.
+func ChoiceNames(key string) []string {
+	var out []string
+	for _, o := range server.Options() {
+		if ServerOptionKey(o.Name) == key {
+			for _, c := range o.Choices {
+				out = append(out, c.Name)
+			}
+		}
+	}
+	for _, r := range experiments.Rules() {
+		if r.Path == key {
+			for _, c := range r.Choices {
+				out = append(out, c.Name)
+			}
+		}
+	}
+	return out
+}
+
+// fillModels fills the model inputs from a config: each setting as given
+// (empty when the config leaves it to its default).
+func (f *Sweep) fillModels(cfg *experiments.Config) {
+	f.Settings = map[string]string{}
+	for _, o := range server.Options() {
+		if v := cfg.Server.RawOption(o.Name); v != "" {
+			f.Settings[ServerOptionKey(o.Name)] = v
+		}
+	}
+	if cfg.Server.Bound != 0 {
+		f.Settings[BoundKey] = strconv.Itoa(cfg.Server.Bound)
+	}
+	for _, r := range experiments.Rules() {
+		if v := cfg.RawRule(r.Path); v != "" {
+			f.Settings[r.Path] = v
+		}
+	}
+	m := models{Servers: cfg.Servers, Loads: cfg.Loads, Classes: cfg.Classes, ClassDraw: cfg.ClassDraw, SLO: cfg.SLO}
+	if b, err := json.MarshalIndent(m, "", "  "); err == nil && string(b) != "{}" {
+		f.Models = string(b)
+	}
+}
+
+// applyModels puts the model inputs into the config document; the engine's
+// decoder checks them.
+func (f *Sweep) applyModels(cfg *experiments.Config) {
+	for _, o := range server.Options() {
+		cfg.Server.SetOption(o.Name, strings.TrimSpace(f.Setting(ServerOptionKey(o.Name))))
+	}
+	cfg.Server.Bound = f.integer(BoundKey, BoundKey, f.Setting(BoundKey))
+	for _, r := range experiments.Rules() {
+		cfg.SetRule(r.Path, strings.TrimSpace(f.Setting(r.Path)))
+	}
+	if s := strings.TrimSpace(f.Models); s != "" {
+		var m models
+		dec := json.NewDecoder(strings.NewReader(s))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&m); err != nil {
+			f.AddError(ModelsKey, ModelsKey, "must be a JSON object of "+strings.Join(modelSections, ", ")+": "+strings.TrimPrefix(err.Error(), "json: "))
+			return
+		}
+		cfg.Servers, cfg.Loads, cfg.Classes, cfg.ClassDraw, cfg.SLO = m.Servers, m.Loads, m.Classes, m.ClassDraw, m.SLO
+	}
+}

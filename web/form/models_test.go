@@ -1,0 +1,55 @@
+package form
+
+import (
+	"testing"
+
+	"github.com/ratelab/ratelab/experiments/presets"
+)
+
+// The seed lab's models in the form: each engine error lands on its input.
+func TestModelInputErrors(t *testing.T) {
+	cfg, err := presets.Config("load-shedding")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ key, text, want string }{
+		{"server.door", "closed", "server.door"},
+		{"server.bound", "x", "server.bound"},
+		{"output.decimals", "java", "output.decimals"},
+		{"metrics.score_until", "later", "metrics.score_until"},
+		{ModelsKey, `{"servers": [{"name": "a", "door": "closed"}]}`, ModelsKey},
+		{ModelsKey, `{"loads": 3}`, ModelsKey},
+		{ModelsKey, `{"tiers": []}`, ModelsKey},
+	} {
+		f := FromConfig(cfg)
+		if c.key == ModelsKey {
+			f.Models = c.text
+		} else {
+			f.Settings[c.key] = c.text
+		}
+		if _, got := f.Document(); got != nil {
+			t.Errorf("%s = %q: accepted", c.key, c.text)
+			continue
+		}
+		if len(f.Err(c.want)) == 0 {
+			t.Errorf("%s = %q: errors %v, none on %s", c.key, c.text, f.Problems, c.want)
+		}
+	}
+}
+
+func TestModelKeys(t *testing.T) {
+	for path, want := range map[string]string{
+		"servers[1].door":      ModelsKey,
+		"loads[2].parts[0]":    ModelsKey,
+		"classes[0].share":     ModelsKey,
+		"class_draw.generator": ModelsKey,
+		"slo.class":            ModelsKey,
+		"output.decimals":      "output.decimals",
+		"server.door":          "server.door",
+		"metrics.percentiles":  "metrics.percentiles",
+	} {
+		if got := Key(path); got != want {
+			t.Errorf("Key(%q) = %q, want %q", path, got, want)
+		}
+	}
+}
