@@ -52,15 +52,19 @@ func (g *gate) enter(ctx context.Context) bool {
 
 func (g *gate) leave() { <-g.slots }
 
-// heavyRequest runs a route's handler inside the heavy-request limit, or
-// answers 503 (overloaded) when the limit stays full.
-func (s *Server) heavyRequest(next http.HandlerFunc) http.HandlerFunc {
+// limited runs a route's handler inside a gate's limit, or answers 503
+// (overloaded) when the limit stays full. Downloads have their own gate,
+// apart from the renders of done runs' pages, so slow readers of one
+// cannot lock out the other. Submissions take no place here: what makes
+// them heavy is their body, which the body budget bounds (bodies.go),
+// and a client that sends its body slowly must not hold a place.
+func (s *Server) limited(g *gate, next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if !s.heavy.enter(r.Context()) {
+		if !g.enter(r.Context()) {
 			s.overloaded(w, r)
 			return
 		}
-		defer s.heavy.leave()
+		defer g.leave()
 		next(w, r)
 	}
 }

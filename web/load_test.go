@@ -95,32 +95,26 @@ func TestStreamedDownloads(t *testing.T) {
 	}
 }
 
-// hold takes the lab's only heavy-request place with an API submission
-// whose body does not end until release is called.
-func (l *lab) hold() (release func() int) {
-	l.t.Helper()
-	pr, pw := io.Pipe()
-	req := httptest.NewRequest(http.MethodPost, "/api/runs", pr)
-	req.Header.Set("Content-Type", "application/json")
-	done := make(chan int)
-	go func() { done <- l.do(req).Code }()
-	for deadline := time.Now().Add(10 * time.Second); len(l.srv.heavy.slots) < cap(l.srv.heavy.slots); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			l.t.Fatal("the held request never took its place")
-		}
+// fill takes every place of a gate; the returned func gives them back.
+func fill(g *gate) (release func()) {
+	n := 0
+	for len(g.slots) < cap(g.slots) {
+		g.slots <- struct{}{}
+		n++
 	}
-	return func() int {
-		pw.Write(must(form.Default()))
-		pw.Close()
-		return <-done
+	return func() {
+		for range n {
+			g.leave()
+		}
 	}
 }
 
-// TestHeavyLimitFull: with the heavy-request places taken, submissions,
-// downloads and renders of a done run's page get 503 with Retry-After
-// (the error page, or the API's error for /api/*), light pages and
-// cached pages are still served, and a heavy request that finds the
-// place free within HeavyWait is served.
+// TestHeavyLimitFull: with the places of renders and of downloads taken,
+// downloads and renders of a done run's page get 503 with Retry-After (the
+// error page), light pages and cached pages are still served, a request
+// that finds a place free within HeavyWait is served, and submissions,
+// whose bodies the body budget bounds, take no place: a client that sends
+// its body slowly locks out nothing.
 func TestHeavyLimitFull(t *testing.T) {
 	l := newLabWith(t, true, 8, Options{HeavyLimit: 1, HeavyWait: 20 * time.Millisecond})
 	id := l.doneRun()
@@ -129,7 +123,20 @@ func TestHeavyLimitFull(t *testing.T) {
 		t.Fatalf("run page: %d", w.Code)
 	}
 
-	release := l.hold()
+	// A submission whose body trickles in holds no place.
+	doc := must(form.Default())
+	pr, pw := io.Pipe()
+	slow := httptest.NewRequest(http.MethodPost, "/api/runs", pr)
+	slow.ContentLength = int64(len(doc))
+	slow.Header.Set("Content-Type", "application/json")
+	slowDone := make(chan int)
+	go func() { slowDone <- l.do(slow).Code }()
+	time.Sleep(20 * time.Millisecond)
+	if w := l.get("/runs/" + id + "/files/results.csv"); w.Code != http.StatusOK {
+		t.Errorf("download while a submission's body trickles: %d", w.Code)
+	}
+
+	releaseRenders, releaseDownloads := fill(l.srv.heavy), fill(l.srv.downloads)
 	busy := func(w *httptest.ResponseRecorder, what string) {
 		t.Helper()
 		if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") != strconv.Itoa(RetryAfterSeconds) {
@@ -141,26 +148,19 @@ func TestHeavyLimitFull(t *testing.T) {
 	if !strings.Contains(w.Header().Get("Content-Type"), "text/html") || !strings.Contains(w.Body.String(), "The lab is busy") {
 		t.Errorf("busy download: not the error page: %s %.200s", w.Header().Get("Content-Type"), w.Body)
 	}
-	w = l.postJSON("/api/runs", must(form.Default()))
-	busy(w, "API submission")
-	if !strings.Contains(w.Header().Get("Content-Type"), "json") {
-		t.Errorf("busy API answer is %s, not JSON", w.Header().Get("Content-Type"))
-	}
-	busy(l.postForm("/runs", formValuesOf(form.Default())), "form submission")
-	busy(l.postForm("/runs/"+id+"/rerun", nil), "re-run")
 	busy(l.get("/runs/"+id), "render of a done run's page")
 	for _, path := range []string{"/runs/" + cached, "/runs", "/", "/api/runs/" + id} {
 		if w := l.get(path); w.Code != http.StatusOK {
-			t.Errorf("%s with the heavy limit full: %d, want 200", path, w.Code)
+			t.Errorf("%s with the heavy limits full: %d, want 200", path, w.Code)
 		}
 	}
-	if code := release(); code != http.StatusAccepted {
-		t.Errorf("the held submission: %d", code)
+	if w := l.postJSON("/api/runs", must(form.Default())); w.Code != http.StatusAccepted {
+		t.Errorf("API submission with the heavy limits full: %d, want 202", w.Code)
 	}
+	releaseRenders()
 
-	// A heavy request waits for a place that comes free in time.
-	l.srv.heavy.wait = 10 * time.Second
-	release = l.hold()
+	// A download waits for a place that comes free in time.
+	l.srv.downloads.wait = 10 * time.Second
 	got := make(chan *httptest.ResponseRecorder)
 	go func() { got <- l.get("/runs/" + id + "/files/results.csv") }()
 	time.Sleep(50 * time.Millisecond)
@@ -169,12 +169,19 @@ func TestHeavyLimitFull(t *testing.T) {
 		t.Fatalf("download answered %d while the place was taken", w.Code)
 	default:
 	}
-	release()
+	releaseDownloads()
 	if w := <-got; w.Code != http.StatusOK {
 		t.Errorf("download after the place came free: %d", w.Code)
 	}
-	if n := len(l.srv.heavy.slots); n != 0 {
+	if n := len(l.srv.downloads.slots) + len(l.srv.heavy.slots); n != 0 {
 		t.Errorf("%d places still taken", n)
+	}
+	go func() {
+		pw.Write(doc)
+		pw.Close()
+	}()
+	if code := <-slowDone; code != http.StatusAccepted {
+		t.Errorf("the slow submission: %d", code)
 	}
 }
 

@@ -35,24 +35,24 @@ func (s *Server) routes() http.Handler {
 	// and X-Checksum-Sha256.
 	r.Use(middleware.GetHead)
 
-	r.Get("/", s.home)                                          // new-sweep form + recent runs
-	r.Post("/runs", s.heavyRequest(s.createRun))                // the form posts here (heavy: heavy.go)
-	r.Get("/runs", s.listRuns)                                  // every run, paged
-	r.Get("/runs/{id}", s.runPage)                              // permalink (finished: cached, pagecache.go)
-	r.Get("/runs/{id}/events", s.runEvents)                     // live progress (SSE)
-	r.Get("/runs/{id}/files/{name}", s.heavyRequest(s.runFile)) // downloads, streamed
-	r.Post("/runs/{id}/cancel", s.cancelRun)                    // cancel a queued or running sweep
-	r.Post("/runs/{id}/rerun", s.heavyRequest(s.rerunRun))      // run the stored config again
-	r.Get("/runs/{id}/delete", s.deleteConfirm)                 // asks before deleting (delete.go)
-	r.Post("/runs/{id}/delete", s.deleteRun)                    // deletes a finished run, confirmed
-	r.Post("/api/runs", s.heavyRequest(s.apiCreateRun))         // JSON API: submit a config document
-	r.Get("/api/runs/{id}", s.apiGetRun)                        // JSON API: status, progress, manifest
-	r.Get("/api/types", s.apiTypes)                             // JSON API: the limiter and workload part types
-	r.Get("/calculus", s.calculusPage)                          // the network-calculus calculator
-	r.Get("/calculus/check", s.calculusCheck)                   // its answer as a sweep to run
-	r.Get("/calculus/edit/{id}", s.editRun)                     // a stored run's config document, to edit and run
-	r.Post("/calculus/run", s.heavyRequest(s.runDocument))      // run a config document from the editor
-	r.Handle("/static/*", staticFiles())                        // echarts, CSS, app.js
+	r.Get("/", s.home)                                                  // new-sweep form + recent runs
+	r.Post("/runs", s.createRun)                                        // the form posts here
+	r.Get("/runs", s.listRuns)                                          // every run, paged
+	r.Get("/runs/{id}", s.runPage)                                      // permalink (finished: cached, pagecache.go)
+	r.Get("/runs/{id}/events", s.runEvents)                             // live progress (SSE)
+	r.Get("/runs/{id}/files/{name}", s.limited(s.downloads, s.runFile)) // downloads, streamed (heavy.go)
+	r.Post("/runs/{id}/cancel", s.cancelRun)                            // cancel a queued or running sweep
+	r.Post("/runs/{id}/rerun", s.rerunRun)                              // run the stored config again
+	r.Get("/runs/{id}/delete", s.deleteConfirm)                         // asks before deleting (delete.go)
+	r.Post("/runs/{id}/delete", s.deleteRun)                            // deletes a finished run, confirmed
+	r.Post("/api/runs", s.apiCreateRun)                                 // JSON API: submit a config document
+	r.Get("/api/runs/{id}", s.apiGetRun)                                // JSON API: status, progress, manifest
+	r.Get("/api/types", s.apiTypes)                                     // JSON API: the limiter and workload part types
+	r.Get("/calculus", s.calculusPage)                                  // the network-calculus calculator
+	r.Get("/calculus/check", s.calculusCheck)                           // its answer as a sweep to run
+	r.Get("/calculus/edit/{id}", s.editRun)                             // a stored run's config document, to edit and run
+	r.Post("/calculus/run", s.runDocument)                              // run a config document from the editor
+	r.Handle("/static/*", staticFiles())                                // echarts, CSS, app.js
 	r.Get("/favicon.ico", http.NotFound)
 
 	// "Deploy this setting": a point as the config that deploys it.

@@ -52,8 +52,9 @@ type Server struct {
 	handler http.Handler
 	// done ends long-lived responses (event streams) at shutdown.
 	done <-chan struct{}
-	// heavy bounds the heavy requests served at once (heavy.go).
-	heavy *gate
+	// heavy bounds the renders of done runs' pages served at once, and
+	// downloads the downloads (heavy.go).
+	heavy, downloads *gate
 	// pages holds finished runs' rendered pages (pagecache.go).
 	pages *pageCache
 	// hosts are the Host header values served (nil: any).
@@ -105,6 +106,7 @@ func New(st *storage.Store, rn *runner.Runner, opt Options) *Server {
 		opt.PageCacheBytes = DefaultPageCacheBytes
 	}
 	s.heavy = newGate(opt.HeavyLimit, opt.HeavyWait)
+	s.downloads = newGate(opt.HeavyLimit, opt.HeavyWait)
 	s.pages = newPageCache(opt.PageCacheBytes)
 	if opt.Listen != "" {
 		hosts, err := newHostPolicy(opt.Listen, opt.AllowedHosts)
