@@ -8,6 +8,7 @@ import (
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/limiter"
+	"github.com/ratelab/ratelab/experiments/presets"
 	"github.com/ratelab/ratelab/experiments/workload"
 	"github.com/ratelab/ratelab/web/format"
 )
@@ -114,28 +115,16 @@ func HasChain(cfg *experiments.Config) bool {
 	})
 }
 
-// Default is the form a new user sees: one Poisson client against a token
-// bucket swept over its burst.
-func Default() *Sweep {
-	return &Sweep{
-		Name: "my sweep", Seed: "1", DurationMS: "10000",
-		Workers: "1", ServiceMS: "10", DeadlineMS: "200",
-		RollingWindowMS: "1000", FairnessWindowMS: "1000",
-		Parts: []Part{{Type: string(workload.Poisson), Fields: map[string]string{"rate_rps": "90"}}},
-		Limiters: []Limiter{{Type: string(limiter.TypeTokenBucket),
-			Params: map[string]string{limiter.ParamRate: "100", limiter.ParamBurst: "1, 2, 4, 8, 16, 32, 64"}}},
-	}
-}
+// Default is the form a new user sees (presets.Start).
+func Default() *Sweep { return FromConfig(presets.Start()) }
 
 // Rows a form gains from "+ Add workload part" and "+ Add limiter".
 func newPart() Part {
-	return Part{Type: string(workload.Constant), Fields: map[string]string{"rate_rps": "50"}}
+	p := presets.NewPart()
+	return partOf(&p)
 }
 
-func newLimiter() Limiter {
-	return Limiter{Type: string(limiter.TypeLeakyBucket),
-		Params: map[string]string{limiter.ParamRate: "100", limiter.ParamQueue: "1, 2, 4, 8, 16, 32, 64"}}
-}
+func newLimiter() Limiter { return limiterOf(presets.NewLimiter()) }
 
 // limiterOf fills a limiter's inputs from its spec.
 func limiterOf(s limiter.Spec) Limiter {
