@@ -20,13 +20,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/experiments/server"
 	"github.com/ratelab/ratelab/experiments/workload"
+	"github.com/ratelab/ratelab/web/format"
 )
 
 // usageError is a mistake in the command line or the config: exit status 2.
@@ -120,9 +120,6 @@ func serverHelp(w io.Writer) {
 	}
 }
 
-// num prints a number in its shortest decimal form, without exponent.
-func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
-
 // partHelp lists the workload part types a config's "workload.parts" take,
 // with their fields, from the engine's table.
 func partHelp(w io.Writer) {
@@ -148,13 +145,13 @@ func limiterHelp(w io.Writer) {
 		for _, p := range k.Params {
 			def := ""
 			if p.Default != 0 {
-				def = ", default " + num(p.Default)
+				def = ", default " + format.Num(p.Default)
 			}
 			kind := "number"
 			if p.Integer {
 				kind = "whole number"
 			}
-			fmt.Fprintf(w, "  %-26s   %s (%s, %s, %s to %s%s): %s\n", "", p.Name, kind, p.Unit, num(p.Min), num(p.Max), def, p.Doc)
+			fmt.Fprintf(w, "  %-26s   %s (%s, %s, %s to %s%s): %s\n", "", p.Name, kind, p.Unit, format.Num(p.Min), format.Num(p.Max), def, p.Doc)
 		}
 		for _, o := range k.Options {
 			fmt.Fprintf(w, "  %-26s   %s (%s): %s\n", "", o.Name, strings.Join(o.Choices, " | "), o.Doc)
