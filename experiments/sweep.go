@@ -21,6 +21,9 @@ type Options struct {
 	// Workers is how many points run at once (default GOMAXPROCS).
 	Workers  int
 	Progress Progress
+	// Traces opens the trace files the workload names (a trace part's
+	// file); nil when the run reads none.
+	Traces workload.TraceOpener
 	// Points, when not nil, runs only the points of these indexes (into
 	// Config.Points, increasing): one shard of a sweep run across machines.
 	// The result holds those points alone, each with the same numbers as in
@@ -66,7 +69,7 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
 	loads := make([]*workload.Arrivals, cfg.LoadCount())
 	for i := range loads {
 		w := cfg.WorkloadAt(i)
-		arrivals, err := workload.Generate(&w, cfg.Seed)
+		arrivals, err := workload.GenerateWith(&w, cfg.Seed, opt.Traces)
 		if err != nil {
 			if len(cfg.Loads) > 0 {
 				return nil, fmt.Errorf("loads[%d]: %w", i, err)
