@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -257,7 +256,7 @@ func (s *Server) runFile(w http.ResponseWriter, r *http.Request) {
 	}
 	h := w.Header()
 	h.Set("Content-Type", ctype)
-	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": f.Name}))
+	h.Set("Content-Disposition", attachment(DownloadName(run.ID, f.Name)))
 	h.Set("Content-Length", strconv.Itoa(f.Bytes))
 	h.Set("X-Checksum-Sha256", f.SHA256)
 	w.WriteHeader(http.StatusOK)
