@@ -47,7 +47,7 @@ type pageKey struct {
 	point  int    // -1: the default point
 	format string // the deploy section's format (?format=), "" unless a known one
 	// view is the rest of what the address asks (results table order and
-	// filter, Pareto columns), cleaned; its Point is unused (-1).
+	// filter, Pareto columns), cleaned; its Point is unused (0).
 	view   charts.Query
 	engine string
 }

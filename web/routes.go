@@ -44,6 +44,7 @@ func (s *Server) routes() http.Handler {
 	r.Get("/runs/{id}", s.runPage)                                      // permalink (finished: cached, pagecache.go)
 	r.Get("/runs/{id}/events", s.runEvents)                             // live progress (SSE)
 	r.Get("/runs/{id}/files/{name}", s.limited(s.downloads, s.runFile)) // downloads, streamed (heavy.go)
+	r.Get("/runs/{id}/files.zip", s.limited(s.downloads, s.runZip))     // all of them in one zip (zip.go)
 	r.Post("/runs/{id}/cancel", s.cancelRun)                            // cancel a queued or running sweep
 	r.Post("/runs/{id}/rerun", s.rerunRun)                              // run the stored config again
 	r.Get("/runs/{id}/delete", s.deleteConfirm)                         // asks before deleting (delete.go)
