@@ -22,10 +22,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	out := fs.String("out", "", "write the outputs to `DIR` (created if missing)")
 	workers := fs.Int("workers", 0, "points to run at once (default: all cores); never changes the output")
 	quiet := fs.Bool("q", false, "no progress on stderr")
+	shardFlag := fs.String("shard", "", "run only shard `K/N` of the sweep's points (point i is in shard i mod N, K from 0); join the shards with lab merge")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: lab run (--preset NAME | --config FILE) --out DIR")
 		fmt.Fprintln(stderr, "Runs a sweep and writes results.csv, series.csv, clients.csv (several clients),")
 		fmt.Fprintln(stderr, "the config's reports and manifest.json to DIR.")
+		fmt.Fprintln(stderr, "With --shard K/N: the shard's points, shard-result.json.gz and shard.json (see lab merge).")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -70,9 +72,22 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 
+	var shard *shardSpec
+	if *shardFlag != "" {
+		sh, err := parseShard(*shardFlag)
+		if err != nil {
+			return usageError{err}
+		}
+		shard = &sh
+	}
+
 	start := time.Now()
 	last := start
 	opt := experiments.Options{Workers: *workers}
+	total := len(cfg.Points())
+	if shard != nil {
+		opt.Points = shardPoints(*shard, total)
+	}
 	if !*quiet {
 		opt.Progress = func(done, total int) {
 			if now := time.Now(); now.Sub(last) >= 500*time.Millisecond || done == total && now.Sub(start) >= time.Second {
@@ -85,7 +100,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
-	files, err := output.Files(res)
+	var files []output.File
+	if shard != nil {
+		files, err = shardFiles(cfg, *shard, total, res)
+	} else {
+		files, err = output.Files(res)
+	}
 	if err != nil {
 		return fmt.Errorf("write outputs: %w", err)
 	}
