@@ -18,7 +18,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := flag.NewFlagSet("lab run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	preset := fs.String("preset", "", "run the preset `NAME` (see lab presets)")
-	configPath := fs.String("config", "", "run the config document in `FILE` (- for stdin)")
+	configPath := fs.String("config", "", "run the config document in `FILE` (- for stdin), or the config a run's manifest.json records")
 	out := fs.String("out", "", "write the outputs to `DIR` (created if missing)")
 	workers := fs.Int("workers", 0, "points to run at once (default: all cores); never changes the output")
 	quiet := fs.Bool("q", false, "no progress on stderr")
@@ -58,7 +58,16 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if err != nil {
 			return usagef("read config: %w", err)
 		}
-		if cfg, err = experiments.DecodeConfig(data); err != nil {
+		if output.IsManifest(data) {
+			// A manifest.json runs the sweep it records.
+			var notes []string
+			if cfg, notes, err = output.ConfigFromManifest(data); err != nil {
+				return usagef("config %s: %w", *configPath, err)
+			}
+			for _, n := range notes {
+				fmt.Fprintf(stderr, "lab run: %s: %s\n", *configPath, n)
+			}
+		} else if cfg, err = experiments.DecodeConfig(data); err != nil {
 			return usagef("config %s: %w", *configPath, err)
 		}
 	}
