@@ -108,7 +108,9 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	}
 	// Checked a moment ago, and no run deleted since: no database at all.
 	gen, now := s.store.Deletions(), time.Now()
-	key := pageKey{id: chi.URLParam(r, "id"), point: chosen, format: deployFormatKey(r.URL.Query().Get("format")), engine: experiments.EngineVersion}
+	q := pageQuery(r)
+	q.Point = 0 // the key's point field holds the point, resolved against the run below
+	key := pageKey{id: chi.URLParam(r, "id"), point: chosen, format: deployFormatKey(r.URL.Query().Get("format")), view: q, engine: experiments.EngineVersion}
 	if e := s.pages.fresh(key, gen, now); e != nil {
 		s.servePage(w, r, e)
 		return
