@@ -28,7 +28,8 @@ func timeSection(v *View) *Group {
 		windows = max(windows, res.Points[pi].Series.Windows())
 	}
 	bucket := max((windows+maxSeriesPoints-1)/maxSeriesPoints, 1)
-	width := float64(bucket * experiments.SeriesWindowMS)
+	sw := int(res.Config.SeriesWindow())
+	width := float64(bucket * sw)
 	sub := fmt.Sprintf("per %s ms window", format.Num(width))
 	if bucket > 1 {
 		sub = fmt.Sprintf("per %s ms window (%d of the %d ms windows merged; %s has each)", format.Num(width), bucket, experiments.SeriesWindowMS, experiments.FileSeries)
@@ -39,7 +40,7 @@ func timeSection(v *View) *Group {
 	buckets := func(fold func(from, to int) float64) []Item {
 		data := make([]Item, 0, windows/bucket+1)
 		for k := 0; k < windows; k += bucket {
-			data = append(data, xy(float64(k*experiments.SeriesWindowMS), fold(k, k+bucket)))
+			data = append(data, xy(float64(k*sw), fold(k, k+bucket)))
 		}
 		return data
 	}
