@@ -59,6 +59,11 @@ type Config struct {
 	ClassDraw *ClassDraw      `json:"class_draw,omitempty"`
 	SLO       *SLO            `json:"slo,omitempty"`
 	Output    OutputSpec      `json:"output,omitzero"`
+
+	// Client behaviour (policies.go): the client policies every point runs
+	// with, and the trigger interval recovery is measured after.
+	Policies []ClientPolicy `json:"policies,omitempty"`
+	Trigger  *TriggerSpec   `json:"trigger,omitempty"`
 }
 
 // MetricsSpec sets the measuring windows.

@@ -19,7 +19,8 @@ type instruments struct {
 	rolling             *metrics.Rolling
 	fairCounts          []float64
 	releases            []float64  // release times, for the empirical arrival curve
-	queue               *queueBufs // the queue model's (simulate_queue.go)
+	queue               *queueBufs  // the queue model's (simulate_queue.go)
+	clients             *clientBufs // the client model's (simulate_clients.go)
 }
 
 // simulate replays the arrivals through one gate into a fresh server and
@@ -201,7 +202,7 @@ func simulate(ctx context.Context, cfg *Config, a *workload.Arrivals, spec *limi
 			}
 		}
 	}
-	m.Recovery = measureRecovery(&cfg.Workload, &s)
+	m.Recovery = cfg.recovery(&s)
 	pt.Metrics = m
 	pt.Bounds = pointBounds(cfg, spec, params, len(a.Clients), &m, gateMax, endToEndMax)
 	if keepReleases {

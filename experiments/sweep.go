@@ -31,22 +31,27 @@ type job struct {
 
 // Points lists the sweep's points in output order without running them:
 // limiters in the order given, then their parameter values, then the
-// servers, then the loads.
+// servers, then the client policies, then the loads.
 func (c *Config) Points() []Point {
 	var pts []Point
 	for li := range c.Limiters {
 		l := &c.Limiters[li]
 		for _, p := range l.Points() {
 			for si := range c.ServerCount() {
-				for lo := range c.LoadCount() {
-					pt := Point{Index: len(pts), LimiterIndex: li, Limiter: l.Label(), Type: l.Type, Params: p, Swept: l.Swept(), Server: si, Load: lo}
-					if len(c.Servers) > 0 {
-						pt.ServerName = c.Servers[si].Name
+				for pi := range c.PolicyCount() {
+					for lo := range c.LoadCount() {
+						pt := Point{Index: len(pts), LimiterIndex: li, Limiter: l.Label(), Type: l.Type, Params: p, Swept: l.Swept(), Server: si, Policy: pi, Load: lo}
+						if len(c.Servers) > 0 {
+							pt.ServerName = c.Servers[si].Name
+						}
+						if len(c.Policies) > 0 {
+							pt.PolicyName = c.Policies[pi].Name
+						}
+						if len(c.Loads) > 0 {
+							pt.LoadName = c.Loads[lo].Name
+						}
+						pts = append(pts, pt)
 					}
-					if len(c.Loads) > 0 {
-						pt.LoadName = c.Loads[lo].Name
-					}
-					pts = append(pts, pt)
 				}
 			}
 		}
