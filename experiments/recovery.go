@@ -108,27 +108,27 @@ func Trigger(w *workload.Spec) (startMS, endMS float64, ok bool) {
 
 // measureRecovery computes the recovery of one point from its series, or
 // nil when the workload has no measurable flash crowd.
-func measureRecovery(w *workload.Spec, s *Series) *Recovery {
+func measureRecovery(w *workload.Spec, s *Series, windowMS float64) *Recovery {
 	start, end, ok := Trigger(w)
 	if !ok {
 		return nil
 	}
-	return recoveryAfter(w, s, start, end)
+	return recoveryAfter(w, s, start, end, windowMS)
 }
 
 // recovery is the point's recovery after the config's trigger interval
 // (TriggerInterval), as measureRecovery measures it.
-func (c *Config) recovery(s *Series) *Recovery {
+func (c *Config) recovery(s *Series, windowMS float64) *Recovery {
 	start, end, ok := c.TriggerInterval()
 	if !ok {
 		return nil
 	}
-	return recoveryAfter(&c.Workload, s, start, end)
+	return recoveryAfter(&c.Workload, s, start, end, windowMS)
 }
 
-func recoveryAfter(w *workload.Spec, s *Series, start, end float64) *Recovery {
-	windows := int(metrics.WindowIndex(w.DurationMS, SeriesWindowMS)) // whole arrival windows
-	pre := int(metrics.WindowIndex(start, SeriesWindowMS))            // whole windows before the crowd
+func recoveryAfter(w *workload.Spec, s *Series, start, end, windowMS float64) *Recovery {
+	windows := int(metrics.WindowIndex(w.DurationMS, windowMS)) // whole arrival windows
+	pre := int(metrics.WindowIndex(start, windowMS))            // whole windows before the crowd
 	if pre < RecoveryWindows || end >= w.DurationMS {
 		return nil
 	}
@@ -136,11 +136,11 @@ func recoveryAfter(w *workload.Spec, s *Series, start, end float64) *Recovery {
 	a0, q0 := s.AcceptRatio(0, pre), s.QueueMean(0, pre)
 	r.BaselineAcceptPct = 100 * a0
 	r.BaselineQueue = q0
-	first := max(int(metrics.WindowCount(end, SeriesWindowMS))-1, RecoveryWindows-1)
+	first := max(int(metrics.WindowCount(end, windowMS))-1, RecoveryWindows-1)
 	for k := first; k < windows; k++ {
 		from, to := k+1-RecoveryWindows, k+1
 		if s.AcceptRatio(from, to) >= (1-RecoveryTolerance)*a0 && s.QueueMean(from, to) <= (1+RecoveryTolerance)*q0 {
-			ms := max(0, float64(to)*SeriesWindowMS-end)
+			ms := max(0, float64(to)*windowMS-end)
 			r.RecoveryMS = &ms
 			break
 		}
@@ -160,14 +160,14 @@ func recoveryAfter(w *workload.Spec, s *Series, start, end float64) *Recovery {
 // metastable failure when the load is back to normal). nil without a
 // trigger, one that starts before 1000 ms, or one that ends at or after
 // the end of the arrival window.
-func measureGoodputRecovery(c *Config, s *Series) *Recovery {
+func measureGoodputRecovery(c *Config, s *Series, windowMS float64) *Recovery {
 	start, end, ok := c.TriggerInterval()
 	w := &c.Workload
 	if !ok {
 		return nil
 	}
-	windows := int(metrics.WindowIndex(w.DurationMS, SeriesWindowMS))
-	pre := int(metrics.WindowIndex(start, SeriesWindowMS))
+	windows := int(metrics.WindowIndex(w.DurationMS, windowMS))
+	pre := int(metrics.WindowIndex(start, windowMS))
 	if pre < RecoveryWindows || end >= w.DurationMS {
 		return nil
 	}
@@ -179,12 +179,12 @@ func measureGoodputRecovery(c *Config, s *Series) *Recovery {
 		return float64(sum) / float64(to-from)
 	}
 	g0 := mean(0, pre)
-	r := &Recovery{CrowdStartMS: start, CrowdEndMS: end, Rule: RecoveryGoodput, BaselineGoodputRPS: g0 * 1000 / SeriesWindowMS}
-	first := max(int(metrics.WindowCount(end, SeriesWindowMS))-1, RecoveryWindows-1)
+	r := &Recovery{CrowdStartMS: start, CrowdEndMS: end, Rule: RecoveryGoodput, BaselineGoodputRPS: g0 * 1000 / windowMS}
+	first := max(int(metrics.WindowCount(end, windowMS))-1, RecoveryWindows-1)
 	for k := first; k < windows; k++ {
 		from, to := k+1-RecoveryWindows, k+1
 		if mean(from, to) >= (1-GoodputTolerance)*g0 {
-			ms := max(0, float64(to)*SeriesWindowMS-end)
+			ms := max(0, float64(to)*windowMS-end)
 			r.RecoveryMS = &ms
 			break
 		}

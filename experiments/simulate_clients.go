@@ -321,7 +321,7 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 		}
 		u := 0
 		for c := range a.Clients {
-			if a.ClientPart[c] != int32(p) {
+			if partOf(a, int32(c)) != int32(p) {
 				continue
 			}
 			first := l.StartMS + float64(u)*l.ThinkMS/float64(l.Users)
@@ -339,12 +339,13 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 		totalUsers += u
 	}
 
-	windows := int(metrics.WindowCount(durationMS, SeriesWindowMS))
+	windowMS := cfg.SeriesWindow()
+	windows := int(metrics.WindowCount(durationMS, windowMS))
 	npoints := 0
 	for i := range cfg.Limiters {
 		npoints += cfg.Limiters[i].Count()
 	}
-	horizonMS := durationMS + spec.LagMS([]limiter.Params{params}) + float64(MaxSeriesRows/max(npoints, 1))*SeriesWindowMS
+	horizonMS := durationMS + spec.LagMS([]limiter.Params{params}) + float64(MaxSeriesRows/max(npoints, 1))*windowMS
 	s := Series{
 		Offered:     make([]int32, windows),
 		Rejected:    make([]int32, windows),
@@ -380,6 +381,7 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 		in.releases = make([]float64, 0, len(a.T))
 	}
 	inSystemMax := 0
+	var peak peak100
 	next := 0 // next arrival of the list
 	for steps := 0; ; steps++ {
 		if steps&(1<<20-1) == 0 && steps > 0 {
@@ -392,7 +394,7 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 		case next < len(a.T) && (len(*r.heap) == 0 || a.T[next] <= (*r.heap)[0].t):
 			// The list's arrivals are older than every scheduled attempt.
 			c := a.Client[next]
-			at = attempt{t: a.T[next], seq: int64(next), c: c, part: a.ClientPart[c]}
+			at = attempt{t: a.T[next], seq: int64(next), c: c, part: partOf(a, c)}
 			next++
 		case len(*r.heap) > 0:
 			at = r.heap.pop()
@@ -401,7 +403,7 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 		}
 		t := at.t
 		b := &r.behs[at.part]
-		wi := int(metrics.WindowIndex(t, SeriesWindowMS))
+		wi := int(metrics.WindowIndex(t, windowMS))
 		if at.n == 0 {
 			m.Arrivals++
 			s.Offered[wi]++
@@ -496,7 +498,7 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 			cm.RetriesServed++
 		}
 		n := srv.Len()
-		rw := int(metrics.WindowIndex(release, SeriesWindowMS))
+		rw := int(metrics.WindowIndex(release, windowMS))
 		for rw >= len(s.Released) {
 			s.Released = append(s.Released, 0)
 			s.InSystemMax = append(s.InSystemMax, 0)
@@ -507,6 +509,7 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 		}
 		inSystemMax = max(inSystemMax, n)
 		in.rolling.Add(release)
+		peak.add(release)
 		in.wait.Record(start - release)
 		sojourn := max(serviceMS, metrics.RoundHalfUp(finish-t))
 		in.sojourn.Record(sojourn)
@@ -523,7 +526,7 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 			r.retry(&at, abandonAt, abandonAt)
 		case sojourn <= deadlineMS:
 			m.OnTime++
-			fw := int(metrics.WindowIndex(finish, SeriesWindowMS))
+			fw := int(metrics.WindowIndex(finish, windowMS))
 			for fw >= len(s.Goodput) {
 				s.Goodput = append(s.Goodput, 0)
 			}
@@ -553,11 +556,7 @@ done:
 	m.GateDelay = delays(&in.gate)
 	m.ServerWait = delays(&in.wait)
 	m.Sojourn = delays(&in.sojourn)
-	peak := int32(0)
-	for _, x := range s.Released {
-		peak = max(peak, x)
-	}
-	m.DownstreamPeakRPS = float64(peak) * 1000 / SeriesWindowMS
+	m.DownstreamPeakRPS = float64(peak.max) * 1000 / SeriesWindowMS
 	m.RollingMax = in.rolling.Max()
 	m.UtilizationPct = math.Min(100, 100*busyMS/(durationMS*float64(cfg.Server.Workers)))
 	m.InSystemMax = inSystemMax
@@ -604,7 +603,7 @@ done:
 			}
 		}
 	}
-	m.Recovery = measureGoodputRecovery(cfg, &s)
+	m.Recovery = measureGoodputRecovery(cfg, &s, windowMS)
 	pt.Metrics = m
 	pt.Bounds = pointBounds(cfg, spec, params, nc, &m, gateMax, endToEndMax)
 	if keepReleases {
@@ -616,4 +615,13 @@ done:
 		pt.JainSeries = jain
 	}
 	return nil
+}
+
+// partOf is the part whose behaviour client c's requests have: the part
+// that declared it first (the first part for a trace read from disk).
+func partOf(a *workload.Arrivals, c int32) int32 {
+	if a.ClientPart == nil {
+		return 0
+	}
+	return a.ClientPart[c]
 }

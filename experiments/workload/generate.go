@@ -42,7 +42,7 @@ type Generator struct {
 	w          float64
 	seed       uint64
 	multiply   bool // pacing by multiplication (PacingMultiplied)
-	part       int // index of the part being generated: its random streams
+	part       int  // index of the part being generated: its random streams
 	t          []float64
 	c          []int32
 	runs       []int // start offsets of the runs in t and c
