@@ -404,7 +404,7 @@ func ClientsCSV(res *experiments.Result) []byte {
 	for i := range res.Points {
 		rows += len(res.Points[i].Clients)
 	}
-	if len(res.Clients) > 0 {
+	if len(res.Clients) > 0 && len(res.Points) > 0 { // a shard may hold no point
 		w.b = slices.Grow(w.b, rows*(names/len(res.Clients)+len(res.Points[0].Limiter)+clientRowBytes))
 	}
 	for i := range res.Points {
