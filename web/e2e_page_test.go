@@ -17,14 +17,14 @@ import (
 // helpers: step runs actions, eval evaluates JavaScript to a string, poll
 // waits for a JavaScript condition.
 type browserLab struct {
-	t   *testing.T
-	l   *lab
-	url string
-	ctx interface{ Done() <-chan struct{} }
+	t    *testing.T
+	l    *lab
+	url  string
+	ctx  interface{ Done() <-chan struct{} }
 	blog *browserLog
-	run func(steps ...chromedp.Action[chromedp.Void]) error
-	ev  func(js string) (string, error)
-	ok  func(js string) (bool, error)
+	run  func(steps ...chromedp.Action[chromedp.Void]) error
+	ev   func(js string) (string, error)
+	ok   func(js string) (bool, error)
 }
 
 func newBrowserLab(t *testing.T, timeout time.Duration) *browserLab {
