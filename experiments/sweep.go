@@ -97,10 +97,9 @@ type OpenLoad func(load int) (*workload.Stream, error)
 // pass. The queue model holds its load in memory (at most MaxArrivals).
 var streamCacheArrivals = MaxCurveArrivals
 
-const (
-	streamBatch   = 1 << 16
-	maxLivePoints = 128
-)
+const streamBatch = 1 << 16
+
+var maxLivePoints = 128
 
 // RunArrivals runs the sweep over an arrival list already generated (a
 // config with one load).
