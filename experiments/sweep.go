@@ -31,25 +31,16 @@ type job struct {
 
 // Points lists the sweep's points in output order without running them:
 // limiters in the order given, then their parameter values, then the
-// servers, then the loads.
+// servers, the swept server fields, the loads, the swept workload fields
+// and the seed (axes.go). A replicated point is one point.
 func (c *Config) Points() []Point {
-	var pts []Point
-	for li := range c.Limiters {
-		l := &c.Limiters[li]
-		for _, p := range l.Points() {
-			for si := range c.ServerCount() {
-				for lo := range c.LoadCount() {
-					pt := Point{Index: len(pts), LimiterIndex: li, Limiter: l.Label(), Type: l.Type, Params: p, Swept: l.Swept(), Server: si, Load: lo}
-					if len(c.Servers) > 0 {
-						pt.ServerName = c.Servers[si].Name
-					}
-					if len(c.Loads) > 0 {
-						pt.LoadName = c.Loads[lo].Name
-					}
-					pts = append(pts, pt)
-				}
-			}
+	pts := c.expandedPoints()
+	if reps := c.Replicas(); reps > 1 {
+		out := make([]Point, 0, len(pts)/reps)
+		for i := 0; i < len(pts); i += reps {
+			out = append(out, pts[i])
 		}
+		pts = out
 	}
 	return pts
 }
@@ -58,13 +49,14 @@ func (c *Config) Points() []Point {
 // sweep, in parallel; the result (and every byte written from it) is the same
 // for any number of workers. cfg must be valid (DecodeConfig or Validate).
 func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
-	loads := make([]*workload.Arrivals, cfg.LoadCount())
+	loads := make([]*workload.Arrivals, cfg.genCount())
+	shape := cfg.shape()
 	for i := range loads {
-		w := cfg.WorkloadAt(i)
-		arrivals, err := workload.Generate(&w, cfg.Seed)
+		w, seed := cfg.genWorkload(&shape, i)
+		arrivals, err := workload.Generate(&w, seed)
 		if err != nil {
 			if len(cfg.Loads) > 0 {
-				return nil, fmt.Errorf("loads[%d]: %w", i, err)
+				return nil, fmt.Errorf("loads[%d]: %w", cfg.genAt(&shape, i).load, err)
 			}
 			return nil, err
 		}
@@ -79,8 +71,8 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
 // RunArrivals runs the sweep over an arrival list already generated (a
 // config with one load).
 func RunArrivals(ctx context.Context, cfg *Config, arrivals *workload.Arrivals, opt Options) (*Result, error) {
-	if cfg.LoadCount() != 1 {
-		return nil, fmt.Errorf("the config has %d loads: run it with Run", cfg.LoadCount())
+	if n := cfg.genCount(); n != 1 {
+		return nil, fmt.Errorf("the config has %d loads (loads, swept workload fields, seeds, replications): run it with Run", n)
 	}
 	return runLoads(ctx, cfg, []*workload.Arrivals{arrivals}, opt)
 }
@@ -91,11 +83,12 @@ func runLoads(ctx context.Context, cfg *Config, loads []*workload.Arrivals, opt 
 	for i, a := range loads {
 		classes[i] = cfg.drawClasses(a.Len())
 	}
-	points := cfg.Points()
+	points := cfg.expandedPoints()
 	res := &Result{Config: cfg, Arrivals: arrivals.Len(), Clients: arrivals.Clients, Groups: arrivals.Groups, Points: points}
 	if len(cfg.Loads) > 0 {
-		for _, a := range loads {
-			res.LoadArrivals = append(res.LoadArrivals, a.Len())
+		per := len(loads) / len(cfg.Loads)
+		for i := 0; i < len(loads); i += per {
+			res.LoadArrivals = append(res.LoadArrivals, loads[i].Len())
 		}
 	}
 	if arrivals.Len() <= MaxCurveArrivals {
@@ -128,7 +121,7 @@ func runLoads(ctx context.Context, cfg *Config, loads []*workload.Arrivals, opt 
 					return
 				}
 				pt := &points[i]
-				if err := simulatePoint(ctx, cfg, loads[pt.Load], classes[pt.Load], in, pt); err != nil {
+				if err := simulatePoint(ctx, cfg, loads[pt.gen], classes[pt.gen], in, pt); err != nil {
 					mu.Lock()
 					if firstErr == nil {
 						firstErr = fmt.Errorf("point %d (%s %s): %w", i, pt.Limiter, limiter.FormatParams(pt.Type, pt.Params), err)
@@ -153,5 +146,6 @@ func runLoads(ctx context.Context, cfg *Config, loads []*workload.Arrivals, opt 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	res.aggregate()
 	return res, nil
 }

@@ -55,18 +55,24 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.validateRules()...)
 	errs = append(errs, c.validateVariants()...)
 	errs = append(errs, c.validateClasses()...)
+	errs = append(errs, c.validateAxes()...)
 	if len(errs) > 0 {
 		return errs
 	}
-	points *= c.ServerCount() * c.LoadCount()
+	limiterPoints := points
+	points, expected, allLoads, work := c.sweepSize(limiterPoints)
 	if points > MaxPoints {
-		errs.Add("limiters", "the sweep has %d points; the limit is %d", points, MaxPoints)
+		errs.Add(c.sizePath(), "the sweep has %d points%s; the limit is %d", points, c.productNote(), MaxPoints)
+		return errs
 	}
-	expected := c.expectedArrivals()
-	if expected > MaxArrivals {
+	gens := c.genCount()
+	switch {
+	case expected > MaxArrivals:
 		errs.Add("workload", "produces about %.0f arrivals; the limit is %d (shorten duration_ms or lower the rates)", expected, MaxArrivals)
-	} else if expected*float64(points) > MaxWork {
-		errs.Add("limiters", "%d points × %.0f arrivals is more than %d decisions; sweep fewer values or a shorter workload", points, expected, int64(MaxWork))
+	case gens > 1 && allLoads > MaxArrivals:
+		errs.Add(c.sizePath(), "the sweep generates %d loads of about %.0f arrivals in all%s; the limit is %d", gens, allLoads, c.productNote(), MaxArrivals)
+	case work > MaxWork:
+		errs.Add(c.sizePath(), "%d points × about %.0f arrivals is more than %d decisions; sweep fewer values or a shorter workload", points, work/float64(points), int64(MaxWork))
 	}
 	windows := math.Ceil(c.Workload.DurationMS / SeriesWindowMS)
 	if k := float64(len(c.Classes)); windows*float64(points)*k > MaxSeriesRows {
@@ -74,7 +80,7 @@ func (c *Config) Validate() error {
 	}
 	if windows*float64(points) > MaxSeriesRows {
 		errs.Add("workload.duration_ms", "%d points × %.0f windows of 100 ms is more than %d series rows; shorten the run or sweep fewer values", points, windows, MaxSeriesRows)
-	} else if rows, li := c.seriesRows(); rows*float64(c.ServerCount()*c.LoadCount()) > MaxSeriesRows {
+	} else if rows, li := c.seriesRows(); rows*float64(points/max(limiterPoints, 1)) > MaxSeriesRows {
 		at := limiter.ParamRate
 		if c.Limiters[li].Kind().Compound() {
 			at = "stages"

@@ -103,12 +103,13 @@ func (c *Config) WorkloadAt(i int) workload.Spec {
 // pointConfig is the config one point runs: cfg itself, or a shallow copy
 // with the point's server and workload.
 func (c *Config) pointConfig(pt *Point) *Config {
-	if len(c.Servers) == 0 && len(c.Loads) == 0 {
+	if len(c.Servers) == 0 && len(c.Loads) == 0 && len(pt.Axes) == 0 {
 		return c
 	}
 	pc := *c
 	pc.Server = c.ServerAt(pt.Server)
 	pc.Workload = c.WorkloadAt(pt.Load)
+	c.withAxes(&pc, pt)
 	return &pc
 }
 
