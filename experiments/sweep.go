@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -21,6 +22,11 @@ type Options struct {
 	// Workers is how many points run at once (default GOMAXPROCS).
 	Workers  int
 	Progress Progress
+	// Points, when not nil, runs only the points of these indexes (into
+	// Config.Points, increasing): one shard of a sweep run across machines.
+	// The result holds those points alone, each with the same numbers as in
+	// the whole sweep.
+	Points []int
 }
 
 // job is one point to run.
@@ -84,6 +90,17 @@ func runLoads(ctx context.Context, cfg *Config, loads []*workload.Arrivals, opt 
 		classes[i] = cfg.drawClasses(a.Len())
 	}
 	points := cfg.expandedPoints()
+	if opt.Points != nil {
+		sel, err := selectPoints(cfg.Points(), opt.Points)
+		if err != nil {
+			return nil, err
+		}
+		keep := make(map[int]bool, len(sel))
+		for _, p := range sel {
+			keep[p.Index] = true
+		}
+		points = slices.DeleteFunc(points, func(p Point) bool { return !keep[p.Index] }) // a point's replications with it
+	}
 	res := &Result{Config: cfg, Arrivals: arrivals.Len(), Clients: arrivals.Clients, Groups: arrivals.Groups, Points: points}
 	if len(cfg.Loads) > 0 {
 		per := len(loads) / len(cfg.Loads)
@@ -148,4 +165,22 @@ func runLoads(ctx context.Context, cfg *Config, loads []*workload.Arrivals, opt 
 	}
 	res.aggregate()
 	return res, nil
+}
+
+// selectPoints keeps the points of the given indexes (all when idx is nil).
+func selectPoints(all []Point, idx []int) ([]Point, error) {
+	if idx == nil {
+		return all, nil
+	}
+	out := make([]Point, 0, len(idx))
+	for k, i := range idx {
+		if i < 0 || i >= len(all) {
+			return nil, fmt.Errorf("point %d: the sweep has %d points", i, len(all))
+		}
+		if k > 0 && i <= idx[k-1] {
+			return nil, fmt.Errorf("points must be increasing: %d after %d", i, idx[k-1])
+		}
+		out = append(out, all[i])
+	}
+	return out, nil
 }
