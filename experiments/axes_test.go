@@ -316,7 +316,12 @@ func TestBadSweepsNameTheField(t *testing.T) {
 		{"a bad service time", mk("1", "", okPart, `{"service_ms": [5, 0, -1]}`), "server.service_ms[2]"},
 		{"a list in a server word", mk("1", "", okPart, `{"discipline": ["fifo", "lifo"]}`), "server.discipline"},
 		{"too many points", mk("1", "", `{"type": "poisson", "rate_rps": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}`, `{"service_ms": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20], "deadline_ms": [100, 200, 300, 400, 500, 600, 700, 800, 900, 1000, 1100, 1200, 1300, 1400, 1500, 1600, 1700, 1800, 1900, 2000, 2100, 2200, 2300, 2400, 2500, 2600, 2700, 2800, 2900, 3000, 3100, 3200, 3300, 3400, 3500, 3600, 3700, 3800, 3900, 4000, 4100, 4200, 4300, 4400, 4500, 4600, 4700, 4800, 4900, 5000, 5100]}`), "workload.parts[0].rate_rps"},
-		{"too many replicated loads", mk("1", `"replications": 100,`, `{"type": "poisson", "rate_rps": [200000, 300000, 400000, 500000, 600000]}`, "{}"), "replications"},
+		{"too many replicated decisions", strings.Replace(mk("1", `"replications": 100,`, `{"type": "constant", "rate_rps": 100000}`, "{}"), `"duration_ms": 1000`, `"duration_ms": 86400000`, 1), "replications"},
+		{"too many swept decisions", strings.Replace(mk("1", "", `{"type": "constant", "rate_rps": [100000, 200000, 300000, 400000, 500000, 600000, 700000, 800000, 900000, 1000000]}`, "{}"), `"duration_ms": 1000`, `"duration_ms": 86400000`, 1), "workload.parts[0].rate_rps"},
+	}
+	// One load of that size is within the budget: the product is what fails.
+	if _, err := experiments.DecodeConfig([]byte(strings.Replace(mk("1", "", `{"type": "constant", "rate_rps": 100000}`, "{}"), `"duration_ms": 1000`, `"duration_ms": 86400000`, 1))); err != nil {
+		t.Fatalf("one day at 100000 req/s: %v", err)
 	}
 	for _, c := range cases {
 		_, err := experiments.DecodeConfig([]byte(c.doc))

@@ -25,7 +25,12 @@ func simulatePoint(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 	if queueForAll.Load() || cfg.usesQueue(pt.Server) {
 		err = simulateQueue(ctx, pc, a, classes, spec, pt.Params, in, pt)
 	} else {
-		err = simulate(ctx, pc, a, spec, pt.Params, in, pt)
+		var f *fwd
+		if f, err = newFwd(ctx, pc, a.Clients, len(a.Groups), spec, pt.Params, in, pt, a.Len() <= MaxCurveArrivals, a.Len()); err == nil {
+			if err = f.feed(a.T, a.Client); err == nil {
+				f.finish()
+			}
+		}
 	}
 	if err != nil {
 		return err
@@ -79,6 +84,7 @@ type queueRun struct {
 	serviceMS  float64
 	deadlineMS float64
 	durationMS float64
+	windowMS   float64 // the series'
 
 	bufs    *queueBufs
 	classOK []int
@@ -104,7 +110,7 @@ func (r *queueRun) Served(id int32, release, start, finish float64) {
 	// The p99 of the requests finishing in each window (by finish time),
 	// all of them: the hangover is the server's, whoever sent the work.
 	// (For 100 ms windows the exact index is the seed's trunc(finish / 100.0).)
-	if w := int(metrics.WindowIndex(finish, SeriesWindowMS)); w < r.maxFinishWindows {
+	if w := int(metrics.WindowIndex(finish, r.windowMS)); w < r.maxFinishWindows {
 		if w != r.finishWindow {
 			r.flushFinishes()
 			r.finishWindow = w
@@ -133,7 +139,7 @@ func (r *queueRun) Served(id int32, release, start, finish float64) {
 		r.bufs.classSojourn[k].Record(sojourn)
 		if onTime {
 			r.classOK[k]++
-			r.s.Classes[k].Success[int(metrics.WindowIndex(t, SeriesWindowMS))]++
+			r.s.Classes[k].Success[int(metrics.WindowIndex(t, r.windowMS))]++
 		}
 	}
 }
@@ -171,7 +177,8 @@ func (r *queueRun) flushFinishes() {
 func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, classes []uint8, spec *limiter.Spec, params limiter.Params, in *instruments, pt *Point) error {
 	durationMS := cfg.Workload.DurationMS
 	serviceMS, deadlineMS := cfg.Server.ServiceMS, cfg.Server.DeadlineMS
-	windows := int(metrics.WindowCount(durationMS, SeriesWindowMS))
+	windowMS := cfg.SeriesWindow()
+	windows := int(metrics.WindowCount(durationMS, windowMS))
 	s := Series{
 		Offered:     make([]int32, windows),
 		Rejected:    make([]int32, windows),
@@ -185,6 +192,7 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 		serviceMS:  serviceMS,
 		deadlineMS: deadlineMS,
 		durationMS: durationMS,
+		windowMS:   windowMS,
 	}
 	if in.queue == nil {
 		in.queue = new(queueBufs)
@@ -227,8 +235,8 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 	for i := range cfg.Limiters {
 		npoints += cfg.Limiters[i].Count()
 	}
-	horizonMS := durationMS + spec.LagMS([]limiter.Params{params}) + float64(MaxSeriesRows/max(npoints, 1))*SeriesWindowMS
-	r.maxFinishWindows = int(math.Ceil(horizonMS / SeriesWindowMS))
+	horizonMS := durationMS + spec.LagMS([]limiter.Params{params}) + float64(MaxSeriesRows/max(npoints, 1))*windowMS
+	r.maxFinishWindows = int(math.Ceil(horizonMS / windowMS))
 
 	nc := len(a.Clients)
 	clients := make([]ClientResult, nc)
@@ -255,6 +263,7 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 	}
 	inSystemMax := 0
 	arrivals := 0
+	var peak peak100
 	for i, t := range a.T {
 		if i&(1<<20-1) == 0 && i > 0 {
 			if err := ctx.Err(); err != nil {
@@ -263,7 +272,7 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 		}
 		scored := t <= r.scoreEnd
 		c := a.Client[i]
-		w := int(metrics.WindowIndex(t, SeriesWindowMS))
+		w := int(metrics.WindowIndex(t, windowMS))
 		s.Offered[w]++
 		if scored {
 			arrivals++
@@ -305,7 +314,7 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 		}
 		srv.Offer(int32(i), class, t, release)
 		n := srv.InSystem(release)
-		rw := int(metrics.WindowIndex(release, SeriesWindowMS))
+		rw := int(metrics.WindowIndex(release, windowMS))
 		for rw >= len(s.Released) {
 			s.Released = append(s.Released, 0)
 			s.InSystemMax = append(s.InSystemMax, 0)
@@ -318,6 +327,7 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 			inSystemMax = n
 		}
 		in.rolling.Add(release)
+		peak.add(release)
 		if keepReleases {
 			in.releases = append(in.releases, release)
 		}
@@ -356,11 +366,7 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 	m.Sojourn = delays(&in.sojourn)
 	sw := delays(&r.bufs.shedWait)
 	m.ShedWait = &sw
-	peak := int32(0)
-	for _, x := range s.Released {
-		peak = max(peak, x)
-	}
-	m.DownstreamPeakRPS = float64(peak) * 1000 / SeriesWindowMS
+	m.DownstreamPeakRPS = float64(peak.max) * 1000 / SeriesWindowMS
 	m.RollingMax = in.rolling.Max()
 	m.UtilizationPct = math.Min(100, 100*float64(r.served)*serviceMS/(durationMS*float64(cfg.Server.Workers)))
 	m.InSystemMax = inSystemMax
@@ -405,7 +411,7 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 			}
 		}
 	}
-	m.Recovery = measureRecovery(&cfg.Workload, &s)
+	m.Recovery = measureRecovery(&cfg.Workload, &s, windowMS)
 	pt.Metrics = m
 	if cfg.Server.Option(server.OptDiscipline) == server.FIFO {
 		pt.Bounds = pointBounds(cfg, spec, params, len(a.Clients), &m, gateMax, r.endToEndMax)

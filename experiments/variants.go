@@ -266,11 +266,13 @@ func decodeSeedModels(cfg *Config, servers, loads, classes, classDraw, slo, out 
 	return errs
 }
 
-// expectedArrivals is the most arrivals a load of the sweep produces.
+// expectedArrivals is the most arrivals a load of the sweep produces (of
+// each generated load: swept workload fields make several).
 func (c *Config) expectedArrivals() float64 {
+	s := c.shape()
 	n := 0.0
-	for i := range c.LoadCount() {
-		w := c.WorkloadAt(i)
+	for g := 0; g < c.genCount(); g += c.Replicas() {
+		w, _ := c.genWorkload(&s, g)
 		n = max(n, w.Expected())
 	}
 	return n
