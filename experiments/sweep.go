@@ -22,6 +22,9 @@ type Options struct {
 	// Workers is how many points run at once (default GOMAXPROCS).
 	Workers  int
 	Progress Progress
+	// Traces opens the trace files the workload names (a trace part's
+	// file); nil when the run reads none.
+	Traces workload.TraceOpener
 	// Points, when not nil, runs only the points of these indexes (into
 	// Config.Points, increasing): one shard of a sweep run across machines.
 	// The result holds those points alone, each with the same numbers as in
@@ -61,7 +64,7 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
 	shape := cfg.shape()
 	return runGens(ctx, cfg, func(g int) (*workload.Stream, error) {
 		w, seed := cfg.genWorkload(&shape, g)
-		return workload.Open(&w, seed)
+		return workload.OpenWith(&w, seed, opt.Traces)
 	}, opt)
 }
 

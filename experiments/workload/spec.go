@@ -63,7 +63,8 @@ type Part struct {
 	DurationMS float64 `json:"duration_ms,omitempty"`
 	RampMS     float64 `json:"ramp_ms,omitempty"`
 
-	CSV string `json:"csv,omitempty"` // trace
+	CSV  string `json:"csv,omitempty"`  // trace, given in the config
+	File string `json:"file,omitempty"` // trace, a file by name (TraceOpener)
 
 	// Lists are the values of the part's swept fields (those whose row
 	// says Sweep), by JSON key; the field itself holds the first value.

@@ -2,8 +2,7 @@ package workload
 
 import (
 	"fmt"
-	"math"
-	"strconv"
+	"io"
 	"strings"
 
 	"github.com/ratelab/ratelab/experiments/field"
@@ -13,22 +12,58 @@ import (
 // one request at its time from its client (DefaultClient when the line
 // names none), all clients in the part's group; sorted by time, ties in
 // file order. A request at or after the window's end is an error.
+//
+// The trace is the config's csv text, or a file named by file: the engine
+// opens nothing, the run's TraceOpener (GenerateWith) hands it the file's
+// bytes (cmd/lab: lab run --trace FILE, lab serve --traces DIR), which it
+// replays in one pass (TraceReplay): a file must be sorted by time.
 const Trace PartType = "trace"
 
-var csvField = Field{Name: "csv", Label: "Trace", Input: InputCSV, Line: "t_ms,client",
-	Doc: "one request a line: its time in ms and an optional client name; an optional header, # comments"}
+var (
+	csvField = Field{Name: "csv", Label: "Trace", Input: InputCSV, Line: "t_ms,client[,service_ms]",
+		Doc: "one request a line: its time in ms, an optional client name and service time in ms; an optional header, # comments"}
+	fileField = Field{Name: "file", Label: "Trace file", Input: InputText,
+		Doc: "instead of csv: a trace file by name (lab run --trace FILE, lab serve --traces DIR), CSV or gzip CSV as csv, sorted by time"}
+)
+
+// TraceOpener opens a trace file by its name (a part's file): its bytes,
+// decompressed and sorted by time. cmd/lab gives one to the run.
+type TraceOpener func(name string) (io.ReadCloser, error)
+
+// ValidTraceName says whether name can name a trace file: 1 to 200 letters,
+// digits, '.', '_' and '-', not starting with '.': no path, no parent.
+func ValidTraceName(name string) bool {
+	if name == "" || len(name) > 200 || name[0] == '.' {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 func traceKind() *Kind {
 	return &Kind{
 		Type:     Trace,
 		Label:    "trace replay (CSV)",
 		Model:    "the requests of a \"t_ms,client\" CSV trace, replayed as is",
-		Fields:   []Field{groupField.with("group of every client of the trace", ""), weightField, csvField},
+		Fields:   []Field{groupField.with("group of every client of the trace", ""), weightField, csvField, fileField},
 		Validate: validateTrace,
-		Expected: func(p *Part, _ float64) float64 { return float64(countLines(p.CSV)) },
+		Expected: func(p *Part, _ float64) float64 {
+			if p.File != "" {
+				return 0 // unknown until read; the reader counts (MaxTraceEvents)
+			}
+			return float64(countLines(p.CSV))
+		},
 		Generate: generateTrace,
 		Describe: func(*Part) string { return "trace replay" },
 		DeclareClients: func(g *Generator, p *Part) {
+			if p.File != "" {
+				return // named as the file is read
+			}
 			events, err := ParseTrace(p.CSV)
 			if err != nil {
 				return // reported by Validate
@@ -38,6 +73,9 @@ func traceKind() *Kind {
 			}
 		},
 		CountClients: func(p *Part) int {
+			if p.File != "" {
+				return 0 // bounded as the file is read (MaxClients)
+			}
 			events, _ := ParseTrace(p.CSV)
 			names := map[string]bool{}
 			for _, e := range events {
@@ -50,8 +88,17 @@ func traceKind() *Kind {
 
 func validateTrace(p *Part, path string, durationMS float64) field.List {
 	var errs field.List
+	switch {
+	case p.File != "" && p.CSV != "":
+		errs.Add(field.Join(path, "file"), "give the trace as csv or as file, not both")
+	case p.File != "":
+		if !ValidTraceName(p.File) {
+			errs.Add(field.Join(path, "file"), "%q is not a trace name: 1 to 200 letters, digits, '.', '_' or '-', not starting with '.'", clip(p.File))
+		}
+		return errs
+	}
 	if p.CSV == "" {
-		errs.Add(field.Join(path, "csv"), "is empty: give the trace as \"t_ms,client\" lines")
+		errs.Add(field.Join(path, "csv"), "is empty: give the trace as \"t_ms,client\" lines (or a trace file as file)")
 	} else if events, err := ParseTrace(p.CSV); err != nil {
 		errs.Add(field.Join(path, "csv"), "%v", err)
 	} else if finite(durationMS) && durationMS > 0 {
@@ -68,6 +115,9 @@ func validateTrace(p *Part, path string, durationMS float64) field.List {
 // generateTrace emits the trace in file order as one run, then sorts it by
 // time (ties keep file order).
 func generateTrace(g *Generator, p *Part) error {
+	if p.File != "" {
+		return g.traceFile(p)
+	}
 	events, err := ParseTrace(p.CSV)
 	if err != nil {
 		return fmt.Errorf("csv: %w", err)
@@ -99,54 +149,30 @@ const MaxTraceEvents = 20_000_000
 type TraceEvent struct {
 	T      float64
 	Client string
-	Line   int
+	// ServiceMS is the service time the line gives, NaN when none.
+	ServiceMS float64
+	Line      int
 }
 
-// ParseTrace reads "t_ms,client" CSV text: an optional header line
-// ("t_ms,client" or "t_ms"), then one request a line with its time in ms
-// (>= 0) and an optional client name. Blank lines and lines starting with #
-// are skipped. Errors name the line. Events come back in file order.
+// ParseTrace reads a trace given as text (the format is TraceDecoder's:
+// an optional header, one request a line with its time in ms, an optional
+// client name and an optional service time). Events come back in file
+// order.
 func ParseTrace(text string) ([]TraceEvent, error) {
 	var events []TraceEvent
-	line := 0
-	for len(text) > 0 {
-		var row string
-		if i := strings.IndexByte(text, '\n'); i >= 0 {
-			row, text = text[:i], text[i+1:]
-		} else {
-			row, text = text, ""
+	d := NewTraceDecoder(strings.NewReader(text))
+	for {
+		row, err := d.Next()
+		if err == io.EOF {
+			break
 		}
-		line++
-		row = strings.TrimSpace(strings.TrimSuffix(row, "\r"))
-		if row == "" || row[0] == '#' {
-			continue
-		}
-		tField, client, hasClient := strings.Cut(row, ",")
-		tField = strings.TrimSpace(tField)
-		client = strings.TrimSpace(client)
-		if len(events) == 0 && isHeader(tField) {
-			if tField != "t_ms" || (hasClient && client != "client") {
-				return nil, fmt.Errorf("line %d: header must be \"t_ms,client\" or \"t_ms\", got %q", line, row)
-			}
-			continue
-		}
-		if strings.Contains(client, ",") {
-			return nil, fmt.Errorf("line %d: expected 2 fields \"t_ms,client\", got %d", line, strings.Count(row, ",")+1)
-		}
-		t, err := strconv.ParseFloat(tField, 64)
-		if err != nil || math.IsNaN(t) || math.IsInf(t, 0) {
-			return nil, fmt.Errorf("line %d: t_ms %q is not a number", line, clip(tField))
-		}
-		if t < 0 {
-			return nil, fmt.Errorf("line %d: t_ms %g is negative", line, t)
-		}
-		if len(client) > 200 {
-			return nil, fmt.Errorf("line %d: client name longer than 200 characters", line)
+		if err != nil {
+			return nil, err
 		}
 		if len(events) == MaxTraceEvents {
-			return nil, fmt.Errorf("line %d: more than %d requests in the trace", line, MaxTraceEvents)
+			return nil, fmt.Errorf("line %d: more than %d requests in the trace", row.Line, MaxTraceEvents)
 		}
-		events = append(events, TraceEvent{T: t, Client: client, Line: line})
+		events = append(events, TraceEvent{T: row.T, Client: string(row.Client), ServiceMS: row.ServiceMS, Line: row.Line})
 	}
 	if len(events) == 0 {
 		return nil, fmt.Errorf("no requests in the trace")
@@ -154,8 +180,8 @@ func ParseTrace(text string) ([]TraceEvent, error) {
 	return events, nil
 }
 
-func isHeader(s string) bool {
-	return s != "" && (s[0] < '0' || s[0] > '9') && s[0] != '.' && s[0] != '-' && s[0] != '+'
+func isHeader(s []byte) bool {
+	return len(s) > 0 && (s[0] < '0' || s[0] > '9') && s[0] != '.' && s[0] != '-' && s[0] != '+'
 }
 
 func clip(s string) string {
@@ -166,3 +192,43 @@ func clip(s string) string {
 }
 
 func countLines(s string) int { return strings.Count(s, "\n") + 1 }
+
+// traceFile replays the part's trace file, opened by the run's opener, in
+// one pass and as one run: the file must be sorted.
+func (g *Generator) traceFile(p *Part) (err error) {
+	if g.open == nil {
+		return fmt.Errorf("trace file %q: this lab reads no trace files (lab run --trace FILE, lab serve --traces DIR)", p.File)
+	}
+	rc, err := g.open(p.File)
+	if err != nil {
+		return fmt.Errorf("trace file %q: %w", p.File, err)
+	}
+	defer func() {
+		if cerr := rc.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("trace file %q: %w", p.File, cerr)
+		}
+	}()
+	r := NewTraceReplay(rc, g.WindowMS(), p.Group, p.Weight)
+	var ids []int32 // the replay's client index → the generator's
+	g.StartRun()
+	n := 0
+	for {
+		t, c, ok := r.Next()
+		if !ok {
+			break
+		}
+		for int(c) >= len(ids) {
+			cl := r.Clients()[len(ids)]
+			ids = append(ids, g.Client(cl.Name, cl.Group, cl.Weight))
+		}
+		if n == MaxTraceEvents {
+			return fmt.Errorf("trace file %q: line %d: more than %d requests in the trace", p.File, r.lastLine, MaxTraceEvents)
+		}
+		n++
+		g.Emit(t, ids[c])
+	}
+	if err := r.Err(); err != nil {
+		return fmt.Errorf("trace file %q: %w", p.File, err)
+	}
+	return nil
+}
