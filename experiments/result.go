@@ -26,6 +26,9 @@ type Result struct {
 	// point, replications adjacent (Points hold their means); without
 	// series, clients or curves.
 	Replicas []Point `json:"replicas,omitempty"`
+	// Partial is set when the sweep was cancelled after some of its
+	// points finished: Points holds the first PointsDone (sweep.go).
+	Partial *Partial `json:"partial,omitempty"`
 }
 
 // UnmarshalJSON reads a stored result and restores what its JSON leaves
