@@ -25,7 +25,9 @@ import (
 // and the axes, in this order (outer to inner): limiters in the order
 // given, their parameter values, servers, the swept server fields (in the
 // server's row order), loads, the swept workload fields (parts in order,
-// each part's fields in its row order), the seed, then the replications.
+// each part's fields in its row order), the seed, then the replications;
+// the client policies (policies.go) come between the server fields and
+// the loads.
 // Every combination of the workload axes (and seed, and replication) is a
 // load of its own, generated once (the loads of variants.go, multiplied);
 // a server combination is a server variant. results.csv has a column per
@@ -178,40 +180,45 @@ func (c *Config) expandedPoints() []Point {
 			for si := range c.ServerCount() {
 				for sc := range s.serverCombos {
 					sv := s.combo(s.server, sc)
-					for lo := range c.LoadCount() {
-						for wc := range s.combos {
-							wv := s.combo(s.load, wc)
-							for r := range reps {
-								pt := Point{Index: logical, LimiterIndex: li, Limiter: l.Label(), Type: l.Type, Params: p, Swept: l.Swept(), Server: si, Load: lo}
-								if len(c.Servers) > 0 {
-									pt.ServerName = c.Servers[si].Name
-								}
-								if len(c.Loads) > 0 {
-									pt.LoadName = c.Loads[lo].Name
-								}
-								pt.gen = (lo*s.combos+wc)*reps + r
-								if len(s.axes) > 0 {
-									pt.Axes = make([]float64, 0, len(s.axes))
-									for j, ai := range s.server {
-										pt.Axes = append(pt.Axes, s.axes[ai].Values[sv[j]])
+					for pi := range c.PolicyCount() {
+						for lo := range c.LoadCount() {
+							for wc := range s.combos {
+								wv := s.combo(s.load, wc)
+								for r := range reps {
+									pt := Point{Index: logical, LimiterIndex: li, Limiter: l.Label(), Type: l.Type, Params: p, Swept: l.Swept(), Server: si, Policy: pi, Load: lo}
+									if len(c.Servers) > 0 {
+										pt.ServerName = c.Servers[si].Name
 									}
-									for j, ai := range s.load {
-										pt.Axes = append(pt.Axes, s.axes[ai].Values[wv[j]])
+									if len(c.Policies) > 0 {
+										pt.PolicyName = c.Policies[pi].Name
 									}
-								}
-								if len(c.Seeds) > 1 || reps > 1 {
-									seed := c.Seed
-									for j, ai := range s.load {
-										if s.axes[ai].Part == AxisSeed {
-											seed = c.Seeds[wv[j]]
+									if len(c.Loads) > 0 {
+										pt.LoadName = c.Loads[lo].Name
+									}
+									pt.gen = (lo*s.combos+wc)*reps + r
+									if len(s.axes) > 0 {
+										pt.Axes = make([]float64, 0, len(s.axes))
+										for j, ai := range s.server {
+											pt.Axes = append(pt.Axes, s.axes[ai].Values[sv[j]])
+										}
+										for j, ai := range s.load {
+											pt.Axes = append(pt.Axes, s.axes[ai].Values[wv[j]])
 										}
 									}
-									pt.Seed = strconv.FormatUint(seed+uint64(r), 10)
-									pt.Replica = r
+									if len(c.Seeds) > 1 || reps > 1 {
+										seed := c.Seed
+										for j, ai := range s.load {
+											if s.axes[ai].Part == AxisSeed {
+												seed = c.Seeds[wv[j]]
+											}
+										}
+										pt.Seed = strconv.FormatUint(seed+uint64(r), 10)
+										pt.Replica = r
+									}
+									pts = append(pts, pt)
 								}
-								pts = append(pts, pt)
+								logical++
 							}
-							logical++
 						}
 					}
 				}
@@ -447,7 +454,7 @@ func lastKey(path, base string) string {
 func (c *Config) sweepSize(limiterPoints int) (points int, maxLoad, allLoads, work float64) {
 	s := c.shape()
 	gens := c.LoadCount() * s.combos * c.Replicas()
-	perGen := limiterPoints * c.ServerCount() * s.serverCombos
+	perGen := limiterPoints * c.ServerCount() * s.serverCombos * c.PolicyCount()
 	points = perGen * gens
 	if points > MaxPoints || gens > MaxPoints {
 		return points, 0, 0, 0

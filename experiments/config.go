@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/experiments/lists"
@@ -77,6 +78,11 @@ type Config struct {
 	ClassDraw *ClassDraw      `json:"class_draw,omitempty"`
 	SLO       *SLO            `json:"slo,omitempty"`
 	Output    OutputSpec      `json:"output,omitzero"`
+
+	// Client behaviour (policies.go): the client policies every point runs
+	// with, and the trigger interval recovery is measured after.
+	Policies []ClientPolicy `json:"policies,omitempty"`
+	Trigger  *TriggerSpec   `json:"trigger,omitempty"`
 }
 
 // MetricsSpec sets the measuring windows.
@@ -110,14 +116,17 @@ const SeriesRowsTarget = 5000
 
 // SeriesWindow is the width in ms of the series' windows: the config's
 // series_window_ms, else 100 ms (SeriesWindowMS) for a run of at most
-// SeriesRowsTarget such windows or with a flash crowd (whose recovery is
-// measured on 100 ms windows), else the narrowest of 200, 500, 1000, 2000,
-// 5000, ... ms that covers the run in at most SeriesRowsTarget windows.
+// SeriesRowsTarget such windows, with a flash crowd (whose recovery is
+// measured on 100 ms windows) or with a series report (the seed lab's
+// files are per 100 ms at any duration), else the narrowest of 200, 500,
+// 1000, 2000, 5000, ... ms that covers the run in at most SeriesRowsTarget
+// windows.
 func (c *Config) SeriesWindow() float64 {
 	if c.Metrics.SeriesWindowMS > 0 {
 		return c.Metrics.SeriesWindowMS
 	}
-	return autoSeriesWindow(c.Workload.DurationMS, c.hasTrigger())
+	fixed := c.hasTrigger() || slices.ContainsFunc(c.Reports, func(r Report) bool { return r.Type == ReportSeries })
+	return autoSeriesWindow(c.Workload.DurationMS, fixed)
 }
 
 func autoSeriesWindow(durationMS float64, trigger bool) float64 {
@@ -133,6 +142,9 @@ func autoSeriesWindow(durationMS float64, trigger bool) float64 {
 
 // hasTrigger reports whether some load of the sweep has a flash crowd.
 func (c *Config) hasTrigger() bool {
+	if c.Trigger != nil {
+		return true
+	}
 	for i := range c.LoadCount() {
 		w := c.WorkloadAt(i)
 		if _, _, ok := Trigger(&w); ok {

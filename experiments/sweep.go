@@ -44,7 +44,8 @@ type job struct {
 
 // Points lists the sweep's points in output order without running them:
 // limiters in the order given, then their parameter values, then the
-// servers, the swept server fields, the loads, the swept workload fields
+// servers, the swept server fields, the client policies, the loads, the
+// swept workload fields
 // and the seed (axes.go). A replicated point is one point.
 func (c *Config) Points() []Point {
 	pts := c.expandedPoints()
@@ -152,7 +153,7 @@ func runGens(ctx context.Context, cfg *Config, open OpenLoad, opt Options) (*Res
 		for i := range points {
 			if pt := &points[i]; pt.gen == lo {
 				pts = append(pts, pt)
-				queue = queue || queueForAll.Load() || cfg.usesQueue(pt.Server)
+				queue = queue || queueForAll.Load() || cfg.usesQueue(pt.Server) || cfg.usesClients(pt.Policy, pt.Load)
 			}
 		}
 		st, err := open(lo)
@@ -174,7 +175,7 @@ func runGens(ctx context.Context, cfg *Config, open OpenLoad, opt Options) (*Res
 		var n int
 		switch {
 		case more && queue:
-			return nil, loadErr(lo, fmt.Errorf("workload: more than %d arrivals; the limit is %d for points that run the queue model (it holds the arrivals in memory)", limit, MaxArrivals))
+			return nil, loadErr(lo, fmt.Errorf("workload: more than %d arrivals; the limit is %d for points that run the queue model or the client model (they hold the arrivals in memory)", limit, MaxArrivals))
 		case more:
 			count, err := runStream(ctx, cfg, open, lo, st, t, c, pts, opt, budget-decisions, pr)
 			if err != nil {
@@ -182,7 +183,7 @@ func runGens(ctx context.Context, cfg *Config, open OpenLoad, opt Options) (*Res
 			}
 			n = int(count)
 		default:
-			a := &workload.Arrivals{T: t, Client: c, Clients: st.Clients, Groups: st.Groups}
+			a := &workload.Arrivals{T: t, Client: c, Clients: st.Clients, Groups: st.Groups, ClientPart: st.ClientPart}
 			n = a.Len()
 			if d := decisions + float64(n)*float64(len(pts)); d > budget {
 				return nil, budgetError(d, budget)

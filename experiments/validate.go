@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/ratelab/ratelab/experiments/field"
@@ -62,6 +63,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.validateRules()...)
 	errs = append(errs, c.validateVariants()...)
 	errs = append(errs, c.validateClasses()...)
+	errs = append(errs, c.validatePolicies()...)
 	errs = append(errs, c.validateAxes()...)
 	if len(errs) > 0 {
 		return errs
@@ -73,10 +75,14 @@ func (c *Config) Validate() error {
 		return errs
 	}
 	switch {
-	case expected > MaxArrivals && c.anyQueue():
-		errs.Add("workload", "produces about %.0f arrivals; the limit is %d for a sweep that runs the queue model (a server setting, classes or a scoring rule), which holds its arrivals in memory (shorten duration_ms or lower the rates)", expected, MaxArrivals)
-	case work > MaxDecisions:
-		errs.Add(c.sizePath(), "%d points × about %.0f arrivals is more than %d decisions; sweep fewer values or a shorter workload", points, work/float64(points), int64(MaxDecisions))
+	case expected > MaxArrivals && (c.anyQueue() || c.anyClients()):
+		errs.Add("workload", "produces about %.0f arrivals; the limit is %d for a sweep that runs the queue model (a server setting, classes or a scoring rule) or the client model (client behaviour, closed loops), which hold their arrivals in memory (shorten duration_ms or lower the rates)", expected, MaxArrivals)
+	case work*float64(c.maxAttempts()) > MaxDecisions:
+		what := "arrivals"
+		if tries := c.maxAttempts(); tries > 1 {
+			what = fmt.Sprintf("arrivals × %d attempts", tries) // retries count too
+		}
+		errs.Add(c.sizePath(), "%d points × about %.0f %s is more than %d decisions; sweep fewer values or a shorter workload", points, work/float64(points), what, int64(MaxDecisions))
 	}
 	sw := c.SeriesWindow()
 	windows := math.Ceil(c.Workload.DurationMS / sw)
