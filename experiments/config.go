@@ -83,6 +83,7 @@ const SeriesWindowMS = 100
 // Normalize fills every default, so the stored document says everything.
 func (c *Config) Normalize() {
 	c.Server.Normalize()
+	c.normalizeService()
 	if c.Metrics.RollingWindowMS == 0 {
 		c.Metrics.RollingWindowMS = DefaultMetricsWindowMS
 	}

@@ -119,7 +119,11 @@ func simulate(ctx context.Context, cfg *Config, a *workload.Arrivals, spec *limi
 			}
 			in.fairCounts[c]++
 		}
-		start, finish := srv.Serve(release)
+		svc := serviceMS
+		if a.ServiceMS != nil {
+			svc = a.ServiceMS[i]
+		}
+		start, finish := srv.ServeFor(release, svc)
 		n := srv.Len()
 		rw := int(metrics.WindowIndex(release, SeriesWindowMS))
 		for rw >= len(s.Released) {
@@ -136,7 +140,7 @@ func simulate(ctx context.Context, cfg *Config, a *workload.Arrivals, spec *limi
 		in.rolling.Add(release)
 		in.gate.Record(release - t)
 		in.wait.Record(start - release)
-		sojourn := max(serviceMS, metrics.RoundMS(finish-t))
+		sojourn := max(svc, metrics.RoundMS(finish-t))
 		in.sojourn.Record(sojourn)
 		if sojourn <= deadlineMS {
 			m.OnTime++
@@ -178,7 +182,8 @@ func simulate(ctx context.Context, cfg *Config, a *workload.Arrivals, spec *limi
 	}
 	m.DownstreamPeakRPS = float64(peak) * 1000 / SeriesWindowMS
 	m.RollingMax = in.rolling.Max()
-	m.UtilizationPct = math.Min(100, 100*float64(m.Admitted)*serviceMS/(durationMS*float64(cfg.Server.Workers)))
+	m.UtilizationPct = math.Min(100, 100*float64(m.Admitted)*serviceMS/(durationMS*float64(cfg.Server.Workers))) // service_ms: the mean
+
 	m.InSystemMax = inSystemMax
 	m.ServerSojournMaxMS = serverSojournMax
 

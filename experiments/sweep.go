@@ -9,6 +9,7 @@ import (
 
 	"github.com/ratelab/ratelab/experiments/calculus"
 	"github.com/ratelab/ratelab/experiments/limiter"
+	"github.com/ratelab/ratelab/experiments/server"
 	"github.com/ratelab/ratelab/experiments/workload"
 )
 
@@ -91,6 +92,7 @@ func runLoads(ctx context.Context, cfg *Config, loads []*workload.Arrivals, opt 
 	for i, a := range loads {
 		classes[i] = cfg.drawClasses(a.Len())
 	}
+	served := cfg.serviceLoads(loads)
 	points := cfg.Points()
 	res := &Result{Config: cfg, Arrivals: arrivals.Len(), Clients: arrivals.Clients, Groups: arrivals.Groups, Points: points}
 	if len(cfg.Loads) > 0 {
@@ -128,7 +130,7 @@ func runLoads(ctx context.Context, cfg *Config, loads []*workload.Arrivals, opt 
 					return
 				}
 				pt := &points[i]
-				if err := simulatePoint(ctx, cfg, loads[pt.Load], classes[pt.Load], in, pt); err != nil {
+				if err := simulatePoint(ctx, cfg, served[pt.Load][pt.Server], classes[pt.Load], in, pt); err != nil {
 					mu.Lock()
 					if firstErr == nil {
 						firstErr = fmt.Errorf("point %d (%s %s): %w", i, pt.Limiter, limiter.FormatParams(pt.Type, pt.Params), err)
@@ -154,4 +156,39 @@ func runLoads(ctx context.Context, cfg *Config, loads []*workload.Arrivals, opt 
 		return nil, err
 	}
 	return res, nil
+}
+
+// serviceLoads gives every load its requests' service times on every
+// server (server.Spec.Draw): loads[l] itself where the server's service is
+// fixed, else a copy with ServiceMS. Servers with the same distribution
+// share one draw; every draw starts from the seed, so request i always
+// takes the i-th draw whatever the server.
+func (c *Config) serviceLoads(loads []*workload.Arrivals) [][]*workload.Arrivals {
+	out := make([][]*workload.Arrivals, len(loads))
+	for l, a := range loads {
+		out[l] = make([]*workload.Arrivals, c.ServerCount())
+		var seen []server.Spec
+		var drawn [][]float64
+		for si := range out[l] {
+			srv := c.ServerAt(si)
+			if srv.FixedService() {
+				out[l][si] = a
+				continue
+			}
+			var svc []float64
+			for k := range seen {
+				if seen[k].SameService(&srv) {
+					svc = drawn[k]
+				}
+			}
+			if svc == nil {
+				svc = srv.Draw(c.Seed, a.Len(), a.GivenServiceMS)
+				seen, drawn = append(seen, srv), append(drawn, svc)
+			}
+			cp := *a
+			cp.ServiceMS = svc
+			out[l][si] = &cp
+		}
+	}
+	return out
 }

@@ -55,6 +55,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.validateRules()...)
 	errs = append(errs, c.validateVariants()...)
 	errs = append(errs, c.validateClasses()...)
+	errs = append(errs, c.validateService()...)
 	if len(errs) > 0 {
 		return errs
 	}

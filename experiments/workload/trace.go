@@ -12,11 +12,13 @@ import (
 // Trace replays "t_ms,client" CSV text as is (see ParseTrace): each line is
 // one request at its time from its client (DefaultClient when the line
 // names none), all clients in the part's group; sorted by time, ties in
-// file order. A request at or after the window's end is an error.
+// file order. A request at or after the window's end is an error. A third
+// column, service_ms, gives the request's own service time, which the
+// server's empirical service distribution reads (Arrivals.GivenServiceMS).
 const Trace PartType = "trace"
 
-var csvField = Field{Name: "csv", Label: "Trace", Input: InputCSV, Line: "t_ms,client",
-	Doc: "one request a line: its time in ms and an optional client name; an optional header, # comments"}
+var csvField = Field{Name: "csv", Label: "Trace", Input: InputCSV, Line: "t_ms,client,service_ms",
+	Doc: "one request a line: its time in ms, an optional client name and an optional service time in ms (read by the server's empirical service); an optional header, # comments"}
 
 func traceKind() *Kind {
 	return &Kind{
@@ -78,7 +80,12 @@ func generateTrace(g *Generator, p *Part) error {
 		if e.T >= w {
 			return fmt.Errorf("csv: line %d: t_ms %g is at or after the end of the run (duration_ms %g)", e.Line, e.T, w)
 		}
-		g.Emit(e.T, g.Client(traceClient(e), p.Group, p.Weight))
+		c := g.Client(traceClient(e), p.Group, p.Weight)
+		if math.IsNaN(e.ServiceMS) {
+			g.Emit(e.T, c)
+		} else {
+			g.EmitService(e.T, c, e.ServiceMS)
+		}
 	}
 	g.SortRun()
 	return nil
@@ -97,15 +104,22 @@ const MaxTraceEvents = 20_000_000
 
 // TraceEvent is one line of a replayed trace.
 type TraceEvent struct {
-	T      float64
-	Client string
-	Line   int
+	T         float64
+	Client    string
+	ServiceMS float64 // NaN when the line gives none
+	Line      int
 }
 
-// ParseTrace reads "t_ms,client" CSV text: an optional header line
-// ("t_ms,client" or "t_ms"), then one request a line with its time in ms
-// (>= 0) and an optional client name. Blank lines and lines starting with #
-// are skipped. Errors name the line. Events come back in file order.
+// MaxTraceServiceMS bounds a trace's service times (the server's longest
+// service time).
+const MaxTraceServiceMS = 3_600_000
+
+// ParseTrace reads "t_ms,client,service_ms" CSV text: an optional header
+// line ("t_ms", "t_ms,client" or "t_ms,client,service_ms"), then one
+// request a line with its time in ms (>= 0), an optional client name and
+// an optional service time in ms (more than 0, at most MaxTraceServiceMS;
+// empty or left out: none). Blank lines and lines starting with # are
+// skipped. Errors name the line. Events come back in file order.
 func ParseTrace(text string) ([]TraceEvent, error) {
 	var events []TraceEvent
 	line := 0
@@ -121,17 +135,30 @@ func ParseTrace(text string) ([]TraceEvent, error) {
 		if row == "" || row[0] == '#' {
 			continue
 		}
-		tField, client, hasClient := strings.Cut(row, ",")
+		tField, rest, hasClient := strings.Cut(row, ",")
+		client, sField, hasService := strings.Cut(rest, ",")
 		tField = strings.TrimSpace(tField)
 		client = strings.TrimSpace(client)
+		sField = strings.TrimSpace(sField)
 		if len(events) == 0 && isHeader(tField) {
-			if tField != "t_ms" || (hasClient && client != "client") {
-				return nil, fmt.Errorf("line %d: header must be \"t_ms,client\" or \"t_ms\", got %q", line, row)
+			if tField != "t_ms" || (hasClient && client != "client") || (hasService && sField != "service_ms") {
+				return nil, fmt.Errorf("line %d: header must be \"t_ms,client,service_ms\", \"t_ms,client\" or \"t_ms\", got %q", line, clip(row))
 			}
 			continue
 		}
-		if strings.Contains(client, ",") {
-			return nil, fmt.Errorf("line %d: expected 2 fields \"t_ms,client\", got %d", line, strings.Count(row, ",")+1)
+		if strings.Contains(sField, ",") {
+			return nil, fmt.Errorf("line %d: expected at most 3 fields \"t_ms,client,service_ms\", got %d", line, strings.Count(row, ",")+1)
+		}
+		svc := math.NaN()
+		if sField != "" {
+			v, err := strconv.ParseFloat(sField, 64)
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("line %d: service_ms %q is not a number", line, clip(sField))
+			}
+			if !(v > 0) || v > MaxTraceServiceMS {
+				return nil, fmt.Errorf("line %d: service_ms %g must be more than 0 and at most %d", line, v, MaxTraceServiceMS)
+			}
+			svc = v
 		}
 		t, err := strconv.ParseFloat(tField, 64)
 		if err != nil || math.IsNaN(t) || math.IsInf(t, 0) {
@@ -146,7 +173,7 @@ func ParseTrace(text string) ([]TraceEvent, error) {
 		if len(events) == MaxTraceEvents {
 			return nil, fmt.Errorf("line %d: more than %d requests in the trace", line, MaxTraceEvents)
 		}
-		events = append(events, TraceEvent{T: t, Client: client, Line: line})
+		events = append(events, TraceEvent{T: t, Client: client, ServiceMS: svc, Line: line})
 	}
 	if len(events) == 0 {
 		return nil, fmt.Errorf("no requests in the trace")
@@ -166,3 +193,25 @@ func clip(s string) string {
 }
 
 func countLines(s string) int { return strings.Count(s, "\n") + 1 }
+
+// ServiceColumn pools the service_ms column of the trace parts among parts
+// (an invalid trace counts nothing; validation reports it): how many lines
+// give one, their sum and their maximum.
+func ServiceColumn(parts []Part) (n int, sumMS, maxMS float64) {
+	for i := range parts {
+		p := &parts[i]
+		if p.Type != Trace || p.CSV == "" {
+			continue
+		}
+		events, err := ParseTrace(p.CSV)
+		if err != nil {
+			continue
+		}
+		for _, e := range events {
+			if !math.IsNaN(e.ServiceMS) {
+				n, sumMS, maxMS = n+1, sumMS+e.ServiceMS, max(maxMS, e.ServiceMS)
+			}
+		}
+	}
+	return n, sumMS, maxMS
+}

@@ -265,7 +265,12 @@ func TestParseTraceErrorsNameTheLine(t *testing.T) {
 	for _, c := range []struct{ csv, want string }{
 		{"t_ms,client\n1,a\nx,b\n", "line 3: t_ms \"x\" is not a number"},
 		{"1,a\n-2,b\n", "line 2: t_ms -2 is negative"},
-		{"1,a,b\n", "line 1: expected 2 fields"},
+		{"1,a,b\n", "line 1: service_ms \"b\" is not a number"},
+		{"1,a,2,3\n", "line 1: expected at most 3 fields"},
+		{"1,a,0\n", "line 1: service_ms 0 must be more than 0"},
+		{"1,a,-1\n", "line 1: service_ms -1 must be more than 0"},
+		{"1,a,Inf\n", "line 1: service_ms \"Inf\" is not a number"},
+		{"t_ms,client,work\n1,a,2\n", "line 1: header must be"},
 		{"time,who\n1,a\n", "line 1: header must be"},
 		{"# only a comment\n\n", "no requests"},
 		{"1,a\nNaN,b\n", "line 2: t_ms \"NaN\" is not a number"},
