@@ -9,6 +9,8 @@
 package experiments
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 
@@ -105,10 +107,20 @@ const (
 )
 
 // JSON is the config as an indented document (the form stored and shown).
+// Of a normalized config (DecodeConfig fills every default) it is the
+// canonical document: keys in the struct's order, two-space indent, a
+// final newline; two configs that run the same sweep have the same bytes.
 func (c *Config) JSON() []byte {
 	b, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
 		panic(fmt.Sprintf("marshal config: %v", err)) // cannot happen: plain data
 	}
 	return append(b, '\n')
+}
+
+// SHA256 is the hex sha256 of the canonical document (JSON) of a
+// normalized config: manifest.json records it as config_sha256.
+func (c *Config) SHA256() string {
+	sum := sha256.Sum256(c.JSON())
+	return hex.EncodeToString(sum[:])
 }

@@ -22,6 +22,11 @@ type Options struct {
 	// Workers is how many points run at once (default GOMAXPROCS).
 	Workers  int
 	Progress Progress
+	// Points, when not nil, runs only the points of these indexes (into
+	// Config.Points, increasing): one shard of a sweep run across machines.
+	// The result holds those points alone, each with the same numbers as in
+	// the whole sweep.
+	Points []int
 }
 
 // job is one point to run.
@@ -93,7 +98,10 @@ func runLoads(ctx context.Context, cfg *Config, loads []*workload.Arrivals, opt 
 		classes[i] = cfg.drawClasses(a.Len())
 	}
 	served := cfg.serviceLoads(loads)
-	points := cfg.Points()
+	points, err := selectPoints(cfg.Points(), opt.Points)
+	if err != nil {
+		return nil, err
+	}
 	res := &Result{Config: cfg, Arrivals: arrivals.Len(), Clients: arrivals.Clients, Groups: arrivals.Groups, Points: points}
 	if len(cfg.Loads) > 0 {
 		for _, a := range loads {
@@ -191,4 +199,22 @@ func (c *Config) serviceLoads(loads []*workload.Arrivals) [][]*workload.Arrivals
 		}
 	}
 	return out
+}
+
+// selectPoints keeps the points of the given indexes (all when idx is nil).
+func selectPoints(all []Point, idx []int) ([]Point, error) {
+	if idx == nil {
+		return all, nil
+	}
+	out := make([]Point, 0, len(idx))
+	for k, i := range idx {
+		if i < 0 || i >= len(all) {
+			return nil, fmt.Errorf("point %d: the sweep has %d points", i, len(all))
+		}
+		if k > 0 && i <= idx[k-1] {
+			return nil, fmt.Errorf("points must be increasing: %d after %d", i, idx[k-1])
+		}
+		out = append(out, all[i])
+	}
+	return out, nil
 }

@@ -8,8 +8,27 @@
 
   document.documentElement.classList.add('js');
 
-  // Charts: <div class="chart" data-option="{...}">.
+  // Charts: <div class="chart" data-option="{...}">. echarts (1 MB) is
+  // loaded only by a page that has one, from the hashed URL the page names
+  // (<html data-echarts>).
   var charts = [];
+  function loadCharts() {
+    if (!document.querySelector('div.chart[data-option]')) {
+      return;
+    }
+    if (typeof echarts !== 'undefined') {
+      drawCharts();
+      return;
+    }
+    var src = document.documentElement.getAttribute('data-echarts');
+    if (!src) {
+      return;
+    }
+    var s = document.createElement('script');
+    s.src = src;
+    s.addEventListener('load', drawCharts);
+    document.head.appendChild(s);
+  }
   function drawCharts() {
     if (typeof echarts === 'undefined') {
       return;
@@ -149,6 +168,77 @@
     });
   }
 
+  // Results table: its header links sort by a column and its checkbox
+  // shows only the points meeting every objective, in place; the address
+  // follows (history.replaceState), so it stays the permalink the server
+  // would render the same way.
+  function resultsTable() {
+    var table = document.querySelector('table[data-sortable]');
+    if (!table) {
+      return;
+    }
+    var tbody = table.tBodies[0];
+    function setParam(name, value) {
+      var u = new URL(window.location.href);
+      if (value) {
+        u.searchParams.set(name, value);
+      } else {
+        u.searchParams.delete(name);
+      }
+      window.history.replaceState(null, '', u.toString());
+    }
+    function key(row, col) {
+      var cell = row.cells[col];
+      return cell ? cell.getAttribute('data-sort') || '' : '';
+    }
+    function sortRows(col, desc) {
+      var rows = Array.prototype.slice.call(tbody.rows);
+      rows.sort(function (a, b) {
+        var x = key(a, col), y = key(b, col), c = 0;
+        if (x === '' || y === '') {
+          c = x === y ? 0 : (x === '' ? 1 : -1); // no value: last either way
+        } else {
+          var nx = Number(x), ny = Number(y);
+          c = !isNaN(nx) && !isNaN(ny) ? nx - ny : x.localeCompare(y);
+          if (desc) {
+            c = -c;
+          }
+        }
+        return c || Number(a.getAttribute('data-point')) - Number(b.getAttribute('data-point'));
+      });
+      rows.forEach(function (r) { tbody.appendChild(r); });
+    }
+    table.querySelectorAll('thead th[data-key]').forEach(function (th) {
+      var a = th.querySelector('a.sort');
+      if (!a) {
+        return;
+      }
+      a.addEventListener('click', function (e) {
+        e.preventDefault();
+        var col = Array.prototype.indexOf.call(th.parentNode.children, th);
+        var desc = th.getAttribute('aria-sort') === 'ascending';
+        sortRows(col, desc);
+        table.querySelectorAll('thead th[aria-sort]').forEach(function (o) { o.setAttribute('aria-sort', 'none'); });
+        th.setAttribute('aria-sort', desc ? 'descending' : 'ascending');
+        setParam('sort', th.getAttribute('data-key'));
+        setParam('dir', desc ? 'desc' : '');
+      });
+    });
+    var only = document.getElementById('feasible-only');
+    if (only) {
+      only.addEventListener('change', function () {
+        if (!only.checked && tbody.rows.length < Number(table.getAttribute('data-points'))) {
+          only.form.submit(); // the server left the other rows out
+          return;
+        }
+        Array.prototype.forEach.call(tbody.rows, function (r) {
+          r.hidden = only.checked && r.getAttribute('data-meets') !== 'true';
+        });
+        setParam('feasible', only.checked ? '1' : '');
+      });
+    }
+  }
+
   // Coming back through the history cache: the forms are idle again.
   window.addEventListener('pageshow', function () {
     document.querySelectorAll('form[data-busy]').forEach(function (form) {
@@ -160,12 +250,13 @@
   });
 
   function start() {
-    drawCharts();
+    loadCharts();
     followProgress();
     typeFields();
     autoSubmit();
     busyButtons();
     copyButtons();
+    resultsTable();
   }
   if (document.readyState === 'loading') {
     document.addEventListener('DOMContentLoaded', start);

@@ -220,9 +220,10 @@ func TestBrowserEndToEnd(t *testing.T) {
 	t.Logf("run page %s: %s", permalink, strings.TrimSpace(drawn))
 
 	// 3. Download the seed file through its link; the browser saves it under
-	// its Content-Disposition name.
-	step("download", chromedp.Click(chromedp.CSS(`.downloads a[download="bp-post3-burst-sweep.csv"]`)))
-	saved := filepath.Join(downloads, "bp-post3-burst-sweep.csv")
+	// its Content-Disposition name, <run-id>-<file>.
+	runID := strings.TrimPrefix(permalink, "/runs/")
+	step("download", chromedp.Click(chromedp.CSS(`.downloads a[download="`+runID+`-bp-post3-burst-sweep.csv"]`)))
+	saved := filepath.Join(downloads, runID+"-bp-post3-burst-sweep.csv")
 	var data []byte
 	for deadline := time.Now().Add(15 * time.Second); ; {
 		var err error

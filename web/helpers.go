@@ -8,6 +8,7 @@ import (
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/storage"
+	"github.com/ratelab/ratelab/web/charts"
 )
 
 // Helpers of the templates.
@@ -60,4 +61,22 @@ func dash(s string) string {
 		return "—"
 	}
 	return s
+}
+
+// boolAttr is a boolean as a data attribute's value.
+func boolAttr(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
+
+// resultsCount is the results table's count: "12 points, 3 meeting every
+// objective, 5000 arrivals".
+func resultsCount(res *charts.Page) string {
+	s := itoa(res.Table.Points) + " points"
+	if res.Table.Feasible {
+		s += ", " + itoa(len(res.Table.Rows)) + " meeting every objective"
+	}
+	return s + ", " + itoa(res.View.Res.Arrivals) + " arrivals"
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/storage"
+	"github.com/ratelab/ratelab/web/charts"
 )
 
 // The page cache: a finished run never changes, so its page is rendered
@@ -22,7 +23,9 @@ import (
 // An entry is keyed by run id, the point of its time-series charts
 // (?point=N, resolved: an out-of-range N is the default's page), the
 // format of its deploy section (?format=, a known format's name or "") and the
-// engine version that rendered it. It records the state of the run it
+// engine version that rendered it, and the results table's order and
+// filter and the Pareto chart's columns (?sort, dir, feasible, px, py:
+// charts.Query, cleaned). It records the state of the run it
 // shows (runStamp). A finished run changes only when it, or the run it
 // re-ran, is deleted (a re-run then loses its rerun_of link), so a hit is
 // served without touching the database while no run has been deleted
@@ -43,6 +46,9 @@ type pageKey struct {
 	id     string
 	point  int    // -1: the default point
 	format string // the deploy section's format (?format=), "" unless a known one
+	// view is the rest of what the address asks (results table order and
+	// filter, Pareto columns), cleaned; its Point is unused (0).
+	view   charts.Query
 	engine string
 }
 

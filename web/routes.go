@@ -2,7 +2,10 @@ package web
 
 import (
 	"fmt"
+	"mime"
 	"net/http"
+	"path"
+	"strconv"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
@@ -41,6 +44,7 @@ func (s *Server) routes() http.Handler {
 	r.Get("/runs/{id}", s.runPage)                                      // permalink (finished: cached, pagecache.go)
 	r.Get("/runs/{id}/events", s.runEvents)                             // live progress (SSE)
 	r.Get("/runs/{id}/files/{name}", s.limited(s.downloads, s.runFile)) // downloads, streamed (heavy.go)
+	r.Get("/runs/{id}/files.zip", s.limited(s.downloads, s.runZip))     // all of them in one zip (zip.go)
 	r.Post("/runs/{id}/cancel", s.cancelRun)                            // cancel a queued or running sweep
 	r.Post("/runs/{id}/rerun", s.rerunRun)                              // run the stored config again
 	r.Get("/runs/{id}/delete", s.deleteConfirm)                         // asks before deleting (delete.go)
@@ -87,10 +91,56 @@ func allowed(r *chi.Mux, path string) []string {
 	return out
 }
 
+// staticFiles serves the assets. A content-hashed name (static.URL, what
+// pages link) is immutable: cached for a year, gzip-compressed for clients
+// that take it (compressed once, kept). The plain names still answer,
+// cached for an hour.
 func staticFiles() http.Handler {
 	fs := http.StripPrefix("/static/", http.FileServerFS(static.FS))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a := static.ByHashedName(strings.TrimPrefix(r.URL.Path, "/static/")); a != nil {
+			serveAsset(w, r, a)
+			return
+		}
 		w.Header().Set("Cache-Control", "public, max-age=3600")
 		fs.ServeHTTP(w, r)
 	})
+}
+
+// serveAsset answers with a hashed asset, gzip-compressed when the client
+// accepts it.
+func serveAsset(w http.ResponseWriter, r *http.Request, a *static.Asset) {
+	h := w.Header()
+	h.Set("Cache-Control", "public, max-age=31536000, immutable")
+	h.Set("Vary", "Accept-Encoding")
+	h.Set("Content-Type", mime.TypeByExtension(path.Ext(a.Name)))
+	body, etag := a.Body, `"`+a.SHA256+`"`
+	if acceptsGzip(r.Header.Get("Accept-Encoding")) {
+		body, etag = a.Gzip(), `"`+a.SHA256+`-gz"`
+		h.Set("Content-Encoding", "gzip")
+	}
+	h.Set("ETag", etag)
+	if match := r.Header.Get("If-None-Match"); match != "" && strings.Contains(match, etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	if r.Method == http.MethodHead {
+		return
+	}
+	_, _ = w.Write(body)
+}
+
+// acceptsGzip reports whether an Accept-Encoding header takes gzip (and
+// does not refuse it with q=0).
+func acceptsGzip(header string) bool {
+	for _, part := range strings.Split(header, ",") {
+		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if !strings.EqualFold(strings.TrimSpace(coding), "gzip") {
+			continue
+		}
+		q := strings.ReplaceAll(strings.TrimSpace(params), " ", "")
+		return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
+	}
+	return false
 }

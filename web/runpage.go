@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/storage"
@@ -25,6 +28,11 @@ type RunPageData struct {
 	Compare    *RerunCompare // nil unless the run re-runs another
 	Notice     string
 	Chain      bool // a chain limiter: edited as a document, not in the form
+	// Query is what the address asks of the page (point, table order and
+	// filter, Pareto columns), Format the deploy section's format: the
+	// page's links keep them.
+	Query  charts.Query
+	Format string
 
 	// Deploy is "Deploy this setting" for the chosen point (nil until
 	// the run is done).
@@ -96,7 +104,10 @@ func (s *Server) runPageData(r *http.Request, run *storage.Run, chosen int) (*Ru
 	if err != nil {
 		return nil, fmt.Errorf("result of run %s: %w", run.ID, err)
 	}
-	d.Result = charts.NewPage(res, chosen, run.ID)
+	d.Query = pageQuery(r)
+	d.Query.Point = chosen
+	d.Format = deployFormatKey(r.URL.Query().Get("format"))
+	d.Result = charts.NewPageQuery(res, d.Query, run.ID)
 	if cfg, err := experiments.DecodeConfig(run.Config); err == nil && len(res.Points) > 0 {
 		d.Deploy = newDeployView(run.ID, cfg, d.Result.View.Chosen, r.URL.Query().Get("format"))
 	}
@@ -112,6 +123,92 @@ func (s *Server) runPageData(r *http.Request, run *storage.Run, chosen int) (*Ru
 		d.Compare.Engine = run.EngineVersion
 	}
 	return d, nil
+}
+
+// pageQuery reads what a run page's address asks (charts.Query): point,
+// sort and dir (asc, desc) of the results table, feasible=1, and the
+// Pareto chart's columns px and py. What the page cannot use is dropped.
+func pageQuery(r *http.Request) charts.Query {
+	v := r.URL.Query()
+	q := charts.Query{Point: -1, Sort: v.Get("sort"), Desc: v.Get("dir") == "desc", Feasible: v.Get("feasible") == "1",
+		ParetoX: v.Get("px"), ParetoY: v.Get("py")}
+	if p, err := strconv.Atoi(v.Get("point")); err == nil && p >= 0 {
+		q.Point = p
+	}
+	return q.Clean()
+}
+
+// pageURL is the run page's address asking q (with the page's deploy
+// format), then anchor ("#results").
+func (d *RunPageData) pageURL(q charts.Query, anchor string) string {
+	v := url.Values{}
+	if q.Point >= 0 {
+		v.Set("point", strconv.Itoa(q.Point))
+	}
+	if q.Sort != "" {
+		v.Set("sort", q.Sort)
+		if q.Desc {
+			v.Set("dir", "desc")
+		}
+	}
+	if q.Feasible {
+		v.Set("feasible", "1")
+	}
+	if q.ParetoX != "" {
+		v.Set("px", q.ParetoX)
+	}
+	if q.ParetoY != "" {
+		v.Set("py", q.ParetoY)
+	}
+	if d.Format != "" {
+		v.Set("format", d.Format)
+	}
+	u := "/runs/" + d.Run.ID
+	if len(v) > 0 {
+		u += "?" + v.Encode()
+	}
+	return u + anchor
+}
+
+// hiddenQuery is the page's address as hidden form inputs, without the
+// names a form sets itself.
+func (d *RunPageData) hiddenQuery(except ...string) [][2]string {
+	u, _ := url.Parse(d.pageURL(d.Query, "")) // pageURL builds a valid URL
+	var out [][2]string
+	v := u.Query()
+	for _, name := range []string{"point", "sort", "dir", "feasible", "px", "py", "format"} {
+		if val := v.Get(name); val != "" && !slices.Contains(except, name) {
+			out = append(out, [2]string{name, val})
+		}
+	}
+	return out
+}
+
+// sortURL is the address sorting the results table by key: ascending
+// first, then the other way.
+func (d *RunPageData) sortURL(key string) string {
+	q := d.Query
+	q.Desc = q.Sort == key && !q.Desc
+	q.Sort = key
+	return d.pageURL(q, "#results")
+}
+
+// pointURL is the address showing point i's time series, the rest kept.
+func (d *RunPageData) pointURL(i int) string {
+	q := d.Query
+	q.Point = i
+	return d.pageURL(q, "#timeline")
+}
+
+// ariaSort is a results column's aria-sort.
+func (d *RunPageData) ariaSort(key string) string {
+	switch {
+	case d.Query.Sort != key:
+		return "none"
+	case d.Query.Desc:
+		return "descending"
+	}
+	return "ascending"
 }
 
 // compareFiles is the reproducibility check of a re-run's files against

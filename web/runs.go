@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -109,7 +108,9 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	}
 	// Checked a moment ago, and no run deleted since: no database at all.
 	gen, now := s.store.Deletions(), time.Now()
-	key := pageKey{id: chi.URLParam(r, "id"), point: chosen, format: deployFormatKey(r.URL.Query().Get("format")), engine: experiments.EngineVersion}
+	q := pageQuery(r)
+	q.Point = 0 // the key's point field holds the point, resolved against the run below
+	key := pageKey{id: chi.URLParam(r, "id"), point: chosen, format: deployFormatKey(r.URL.Query().Get("format")), view: q, engine: experiments.EngineVersion}
 	if e := s.pages.fresh(key, gen, now); e != nil {
 		s.servePage(w, r, e)
 		return
@@ -257,7 +258,7 @@ func (s *Server) runFile(w http.ResponseWriter, r *http.Request) {
 	}
 	h := w.Header()
 	h.Set("Content-Type", ctype)
-	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": f.Name}))
+	h.Set("Content-Disposition", attachment(DownloadName(run.ID, f.Name)))
 	h.Set("Content-Length", strconv.Itoa(f.Bytes))
 	h.Set("X-Checksum-Sha256", f.SHA256)
 	w.WriteHeader(http.StatusOK)

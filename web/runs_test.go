@@ -63,7 +63,7 @@ func TestSubmitRunDownloadRerun(t *testing.T) {
 		if !bytes.Equal(w.Body.Bytes(), f.Data) {
 			t.Errorf("download %s differs from the CLI's output", f.Name)
 		}
-		if cd := w.Header().Get("Content-Disposition"); cd != `attachment; filename=`+f.Name && cd != `attachment; filename="`+f.Name+`"` {
+		if cd := w.Header().Get("Content-Disposition"); cd != `attachment; filename=`+id+"-"+f.Name && cd != `attachment; filename="`+id+"-"+f.Name+`"` {
 			t.Errorf("%s: Content-Disposition %q", f.Name, cd)
 		}
 	}

@@ -3,6 +3,8 @@
 //
 //	lab run --preset token-vs-leaky --out DIR
 //	lab run --config sweep.json --out DIR
+//	lab run --config sweep.json --shard K/N --out DIR
+//	lab merge --out DIR SHARD_DIR...
 //	lab presets [NAME]
 //	lab bench [-benchtime D] [LIMITER ...]
 //	lab export --run-dir DIR --point N --format FORMAT
@@ -48,6 +50,7 @@ func commands() []command {
 	return []command{
 		{"serve", "start the web lab (the default: lab with no command)", cmdServe},
 		{"run", "run a sweep headless and write its outputs to a folder", cmdRun},
+		{"merge", "join the shards of lab run --shard K/N into the outputs of the whole run", cmdMerge},
 		{"presets", "list the preset sweeps, or print one preset's config", cmdPresets},
 		{"bench", "measure each limiter's decision cost (ns and allocations per decision)", cmdBench},
 		{"export", "print the config that deploys one point (nginx, Envoy, Go, Guava, Resilience4j, Traefik)", cmdExport},

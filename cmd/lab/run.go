@@ -18,14 +18,16 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := flag.NewFlagSet("lab run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	preset := fs.String("preset", "", "run the preset `NAME` (see lab presets)")
-	configPath := fs.String("config", "", "run the config document in `FILE` (- for stdin)")
+	configPath := fs.String("config", "", "run the config document in `FILE` (- for stdin), or the config a run's manifest.json records")
 	out := fs.String("out", "", "write the outputs to `DIR` (created if missing)")
 	workers := fs.Int("workers", 0, "points to run at once (default: all cores); never changes the output")
 	quiet := fs.Bool("q", false, "no progress on stderr")
+	shardFlag := fs.String("shard", "", "run only shard `K/N` of the sweep's points (point i is in shard i mod N, K from 0); join the shards with lab merge")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: lab run (--preset NAME | --config FILE) --out DIR")
 		fmt.Fprintln(stderr, "Runs a sweep and writes results.csv, series.csv, clients.csv (several clients),")
 		fmt.Fprintln(stderr, "the config's reports and manifest.json to DIR.")
+		fmt.Fprintln(stderr, "With --shard K/N: the shard's points, shard-result.json.gz and shard.json (see lab merge).")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -56,14 +58,36 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if err != nil {
 			return usagef("read config: %w", err)
 		}
-		if cfg, err = experiments.DecodeConfig(data); err != nil {
+		if output.IsManifest(data) {
+			// A manifest.json runs the sweep it records.
+			var notes []string
+			if cfg, notes, err = output.ConfigFromManifest(data); err != nil {
+				return usagef("config %s: %w", *configPath, err)
+			}
+			for _, n := range notes {
+				fmt.Fprintf(stderr, "lab run: %s: %s\n", *configPath, n)
+			}
+		} else if cfg, err = experiments.DecodeConfig(data); err != nil {
 			return usagef("config %s: %w", *configPath, err)
 		}
+	}
+
+	var shard *shardSpec
+	if *shardFlag != "" {
+		sh, err := parseShard(*shardFlag)
+		if err != nil {
+			return usageError{err}
+		}
+		shard = &sh
 	}
 
 	start := time.Now()
 	last := start
 	opt := experiments.Options{Workers: *workers}
+	total := len(cfg.Points())
+	if shard != nil {
+		opt.Points = shardPoints(*shard, total)
+	}
 	if !*quiet {
 		opt.Progress = func(done, total int) {
 			if now := time.Now(); now.Sub(last) >= 500*time.Millisecond || done == total && now.Sub(start) >= time.Second {
@@ -76,7 +100,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
-	files, err := output.Files(res)
+	var files []output.File
+	if shard != nil {
+		files, err = shardFiles(cfg, *shard, total, res)
+	} else {
+		files, err = output.Files(res)
+	}
 	if err != nil {
 		return fmt.Errorf("write outputs: %w", err)
 	}

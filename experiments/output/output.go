@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -38,13 +39,52 @@ func (f File) SHA256() string {
 
 // Manifest makes a run reproducible: the engine, the full config (seed
 // included) and the hash of every output file. It holds nothing that
-// depends on when or where the run happened besides the Go toolchain.
+// depends on when or where the run happened besides the Go toolchain and
+// the source revision of the build.
 type Manifest struct {
 	EngineVersion string              `json:"engine_version"`
 	Config        *experiments.Config `json:"config"`
 	Seed          uint64              `json:"seed"`
 	Go            GoInfo              `json:"go"`
 	Outputs       []Output            `json:"outputs"`
+	// ConfigSHA256 is the sha256 of the config's canonical document
+	// (experiments.Config.SHA256: the normalized config as Config.JSON
+	// prints it), the same for the CLI and the web.
+	ConfigSHA256 string `json:"config_sha256"`
+	// Source is the source revision the binary was built from.
+	Source Source `json:"source"`
+}
+
+// Source is the version control state of the build, from the binary's
+// build info (runtime/debug.ReadBuildInfo: vcs.revision, vcs.modified);
+// each is "unknown" when the build recorded none (go test, go run, a
+// build outside a repository or with -buildvcs=false).
+type Source struct {
+	Revision string `json:"revision"`
+	// Modified is "true" when the build had uncommitted changes, "false"
+	// when not.
+	Modified string `json:"modified"`
+}
+
+// Unknown is a Source field the build did not record.
+const Unknown = "unknown"
+
+// BuildSource reads the build's source revision.
+func BuildSource() Source {
+	src := Source{Revision: Unknown, Modified: Unknown}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return src
+	}
+	for _, s := range info.Settings {
+		switch {
+		case s.Key == "vcs.revision" && s.Value != "":
+			src.Revision = s.Value
+		case s.Key == "vcs.modified" && s.Value != "":
+			src.Modified = s.Value
+		}
+	}
+	return src
 }
 
 // GoInfo names the toolchain and platform that ran the engine.
@@ -82,6 +122,8 @@ func Files(res *experiments.Result) ([]File, error) {
 		Config:        res.Config,
 		Seed:          res.Config.Seed,
 		Go:            GoInfo{runtime.Version(), runtime.GOOS, runtime.GOARCH},
+		ConfigSHA256:  res.Config.SHA256(),
+		Source:        BuildSource(),
 	}
 	for _, f := range files {
 		m.Outputs = append(m.Outputs, Output{Name: f.Name, SHA256: f.SHA256(), Bytes: len(f.Data)})

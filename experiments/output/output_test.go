@@ -156,7 +156,7 @@ func TestClientsCSVAndManifest(t *testing.T) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	if !slices.Equal(keys, []string{"config", "engine_version", "go", "outputs", "seed"}) {
+	if !slices.Equal(keys, []string{"config", "config_sha256", "engine_version", "go", "outputs", "seed", "source"}) {
 		t.Errorf("manifest keys %v", keys)
 	}
 	// The manifest's config is the normalized document: it decodes to the

@@ -27,6 +27,7 @@ func clientsKind() *Kind {
 			return float64(p.Clients) * p.RateRPS * (end - start) / 1000
 		},
 		Generate: generateClients,
+		Runs:     clientRuns,
 		Describe: func(p *Part) string {
 			arrival := p.Arrival
 			if arrival == "" {
@@ -48,6 +49,25 @@ func validateClients(p *Part, path string, _ float64) field.List {
 	}
 	errs = append(errs, checkArrival(field.Join(path, "arrival"), p.Arrival)...)
 	return errs
+}
+
+// clientRuns streams each client's arrivals as a run of its own.
+func clientRuns(g *Generator, p *Part) []Run {
+	start, end := p.span(g.WindowMS())
+	ids := g.PartClients(p)
+	spacing := 1000 / p.RateRPS
+	runs := make([]Run, len(ids))
+	for k, c := range ids {
+		switch p.Arrival {
+		case ArrivalPoisson:
+			runs[k] = PoissonRun(g.Rand(k), start, end, p.RateRPS, c)
+		case ArrivalSynchronized:
+			runs[k] = PacedRun(start, end, p.RateRPS, c)
+		default:
+			runs[k] = PacedRun(start+float64(k)*spacing/float64(len(ids)), end, p.RateRPS, c)
+		}
+	}
+	return runs
 }
 
 // generateClients emits each client's arrivals as a run of its own.

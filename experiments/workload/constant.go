@@ -23,17 +23,21 @@ func rateFields() []Field {
 
 func constantKind() *Kind {
 	return rateKind(Constant, "constant rate", "one client paced at rate_rps between start_ms and end_ms",
-		func(g *Generator, start, end, rate float64, c int32) { g.Paced(start, end, rate, c) })
+		func(g *Generator, start, end, rate float64, c int32) { g.Paced(start, end, rate, c) },
+		func(_ *Generator, start, end, rate float64, c int32) Run { return PacedRun(start, end, rate, c) })
 }
 
 func poissonKind() *Kind {
 	return rateKind(Poisson, "Poisson", "one client sending Poisson arrivals of mean rate_rps between start_ms and end_ms",
-		func(g *Generator, start, end, rate float64, c int32) { g.Poisson(g.Rand(0), start, end, rate, c) })
+		func(g *Generator, start, end, rate float64, c int32) { g.Poisson(g.Rand(0), start, end, rate, c) },
+		func(g *Generator, start, end, rate float64, c int32) Run {
+			return PoissonRun(g.Rand(0), start, end, rate, c)
+		})
 }
 
 // rateKind is the row of a one-client part at rate_rps over [start_ms,
-// end_ms); emit produces its arrivals.
-func rateKind(typ PartType, label, model string, emit func(g *Generator, start, end, rate float64, c int32)) *Kind {
+// end_ms); emit produces its arrivals, run streams them.
+func rateKind(typ PartType, label, model string, emit func(g *Generator, start, end, rate float64, c int32), run func(g *Generator, start, end, rate float64, c int32) Run) *Kind {
 	return &Kind{
 		Type:     typ,
 		Label:    label,
@@ -47,6 +51,11 @@ func rateKind(typ PartType, label, model string, emit func(g *Generator, start, 
 			g.StartRun()
 			emit(g, start, end, p.RateRPS, c)
 			return nil
+		},
+		Runs: func(g *Generator, p *Part) []Run {
+			start, end := p.span(g.WindowMS())
+			c := g.PartClients(p)[0]
+			return []Run{run(g, start, end, p.RateRPS, c)}
 		},
 		Describe: describeRate,
 	}

@@ -33,6 +33,10 @@ func demandCurveKind() *Kind {
 		Validate: validateDemandCurve,
 		Expected: expectedDemandCurve,
 		Generate: generateDemandCurve,
+		Runs: func(g *Generator, p *Part) []Run {
+			c := g.PartClients(p)[0]
+			return []Run{&demandRun{segs: p.Segments, w: g.WindowMS(), done: !(0 < g.WindowMS()), paced: pacedRun{c: c}}}
+		},
 		Describe: func(p *Part) string { return fmt.Sprintf("demand curve of %d segments", len(p.Segments)) },
 	}
 }

@@ -46,6 +46,9 @@ func flashCrowdKind() *Kind {
 			g.flashCrowd(p, ids)
 			return nil
 		},
+		Runs: func(g *Generator, p *Part) []Run {
+			return []Run{g.newFlashRun(p, g.PartClients(p))}
+		},
 		Describe: func(p *Part) string {
 			return fmt.Sprintf("flash crowd %g rps × %g for %g ms", p.BaseRPS, p.Multiplier, p.DurationMS)
 		},

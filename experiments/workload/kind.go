@@ -80,6 +80,12 @@ type Kind struct {
 	// Generate emits the part's arrivals into g, as one or more
 	// time-sorted runs (see Generator). The part is valid.
 	Generate func(g *Generator, p *Part) error
+	// Runs streams the part: it declares the part's clients in g as
+	// Generate does and returns the part's runs (see Run), in the order
+	// Generate emits them, giving the same arrivals. nil: the part is
+	// generated whole (Generate) when a stream is opened, which is for
+	// parts bounded by their own limits (bursts, a trace in the config).
+	Runs func(g *Generator, p *Part) []Run
 	// Describe says what the part is in a few words, for summaries; nil
 	// uses the type name.
 	Describe func(p *Part) string

@@ -22,6 +22,8 @@ type Group struct {
 	Title  string
 	Intro  string
 	Charts []Chart
+	// Axes, when set, lets the reader choose the charts' columns.
+	Axes *AxisChoice
 }
 
 // echartsPalette is echarts' default palette, for series without a color

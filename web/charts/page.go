@@ -5,7 +5,11 @@
 // engine's.
 package charts
 
-import "github.com/ratelab/ratelab/experiments"
+import (
+	"slices"
+
+	"github.com/ratelab/ratelab/experiments"
+)
 
 // Page is what the run page shows of a finished run's result.
 type Page struct {
@@ -24,7 +28,45 @@ type Page struct {
 // NewPage builds the run page's view of a result; chosen is the point
 // whose time series it shows (< 0: a default, see NewView).
 func NewPage(res *experiments.Result, chosen int, runID string) *Page {
-	v := NewView(res, chosen)
+	return NewPageQuery(res, Query{Point: chosen}, runID)
+}
+
+// Query is what a run page's address (its query parameters) asks of the
+// page beyond the deploy section; Clean makes it a page-cache key.
+type Query struct {
+	// Point is the point of the time-series charts (< 0: the default).
+	Point int
+	// Sort is the results table's sort column (a TableKeys key, "": sweep
+	// order), Desc its direction; Feasible shows only the points meeting
+	// every objective.
+	Sort     string
+	Desc     bool
+	Feasible bool
+	// ParetoX and ParetoY are the Pareto chart's columns (ParetoKeys; "":
+	// the default).
+	ParetoX, ParetoY string
+}
+
+// Clean drops what the page would not use: an unknown sort or Pareto
+// column, a direction without a sort.
+func (q Query) Clean() Query {
+	if !slices.Contains(TableKeys(), q.Sort) {
+		q.Sort, q.Desc = "", false
+	}
+	if !slices.Contains(ParetoKeys(), q.ParetoX) {
+		q.ParetoX = ""
+	}
+	if !slices.Contains(ParetoKeys(), q.ParetoY) {
+		q.ParetoY = ""
+	}
+	return q
+}
+
+// NewPageQuery builds the run page's view of a result as q asks.
+func NewPageQuery(res *experiments.Result, q Query, runID string) *Page {
+	q = q.Clean()
+	v := NewView(res, q.Point)
+	v.Query = q
 	return &Page{View: v, Groups: v.Groups(), Table: newTable(v, runID), Bounds: newBounds(v, runID), Answer: newAnswer(res, runID)}
 }
 

@@ -2,6 +2,7 @@ package charts
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/decide"
@@ -13,24 +14,52 @@ const (
 	paretoY = "goodput_rps"
 )
 
+// ParetoKeys are the results columns the Pareto chart can plot: the
+// results table's metric columns.
+func ParetoKeys() []string {
+	keys := make([]string, 0, len(tableColumns))
+	for _, c := range tableColumns {
+		keys = append(keys, c.key)
+	}
+	return keys
+}
+
+// AxisChoice is a chart's choice of columns, a form of two selects that
+// reloads the page with them (a permalink: ?px=...&py=...).
+type AxisChoice struct {
+	X, Y    string // the columns shown
+	Options []AxisOption
+}
+
+// AxisOption is one column a select offers.
+type AxisOption struct{ Key, Label string }
+
 // paretoSection plots every point on two results columns, the Pareto front
 // (experiments/decide.Front) as a line and the points meeting every
-// objective marked. The columns are goodput_rps against sojourn_p99_ms,
-// or, when the config has objectives, against the first objective's
-// column other than goodput_rps. Nil with fewer than two points.
+// objective marked. The columns are the page's Query's (px, py), else
+// goodput_rps against sojourn_p99_ms, or, when the config has objectives,
+// against the first objective's column other than goodput_rps. Nil with
+// fewer than two points.
 func paretoSection(v *View) *Group {
 	res := v.Res
 	if len(res.Points) < 2 {
 		return nil
 	}
 	objs := res.Config.Objectives
-	xKey := paretoX
+	xKey, yKey := paretoX, paretoY
 	for _, o := range objs {
 		if o.Metric != paretoY {
 			xKey = o.Metric
 			break
 		}
 	}
+	if v.Query.ParetoX != "" {
+		xKey = v.Query.ParetoX
+	}
+	if v.Query.ParetoY != "" {
+		yKey = v.Query.ParetoY
+	}
+	paretoY := yKey
 	xLower, yLower := decide.LowerIsBetter(objs, xKey), decide.LowerIsBetter(objs, paretoY)
 	xc, yc := experiments.ColumnByKey(xKey), experiments.ColumnByKey(paretoY)
 	if xc == nil || yc == nil {
@@ -80,7 +109,19 @@ func paretoSection(v *View) *Group {
 	if answer != nil {
 		intro += "; the diamonds meet every objective"
 	}
-	g := &Group{ID: "pareto", Title: "Pareto front", Intro: intro + "."}
+	g := &Group{ID: "pareto", Title: "Pareto front", Intro: intro + ".", Axes: &AxisChoice{X: xKey, Y: yKey}}
+	keys := ParetoKeys()
+	for _, k := range []string{yKey, xKey} {
+		if !slices.Contains(keys, k) {
+			keys = append([]string{k}, keys...)
+		}
+	}
+	for _, k := range keys {
+		if k == "jain_index" && len(res.Clients) <= 1 && xKey != k && yKey != k {
+			continue
+		}
+		g.Axes.Options = append(g.Axes.Options, AxisOption{Key: k, Label: columnLabel(k)})
+	}
 	g.Charts = []Chart{chart("chart-pareto", o.Title.Text, o)}
 	return g
 }

@@ -22,6 +22,9 @@ type View struct {
 	// Lines are the sweep's lines: one per limiter, or one per combination
 	// of a limiter's outer parameters when it sweeps more than one.
 	Lines []SweepLine
+	// Query is what the page's address asks: the table's order and filter,
+	// the Pareto chart's columns.
+	Query Query
 	// parent is the whole run's view when this one holds some of its lines
 	// (byUnit, a tandem's line): colors and ranks come from the parent.
 	parent *View
