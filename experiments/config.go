@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 
 	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/experiments/server"
@@ -27,9 +28,17 @@ const EngineVersion = "1.0.2"
 
 // Limits on one run, so a request cannot eat the machine.
 const (
-	MaxArrivals    = 20_000_000
+	// MaxArrivals bounds a load whose points run the queue model, which
+	// holds its arrivals in memory (12 bytes each); the forward pass
+	// streams them, bounded by the work budget alone.
+	MaxArrivals = 20_000_000
+	// MaxDecisions is the engine's work budget: arrivals × points, each a
+	// gate decision. It admits a day of 10^9 arrivals through 100 points
+	// from the CLI; Options.MaxDecisions lowers it for a run (the web lab
+	// runs with MaxWork).
+	MaxDecisions   = 100_000_000_000
 	MaxPoints      = 10_000
-	MaxWork        = 2_000_000_000 // arrivals × points
+	MaxWork        = 2_000_000_000 // the web lab's budget of arrivals × points; steps of Jain's index
 	MaxSeriesRows  = 2_000_000     // points × 100 ms windows; points × fairness windows
 	MaxClientRows  = 2_000_000     // points × clients (clients.csv)
 	MaxConfigBytes = 64 << 20
@@ -73,14 +82,58 @@ type MetricsSpec struct {
 	// nearest-rank value itself over every arrival of the window.
 	Percentiles string `json:"percentiles,omitempty"`
 	ScoreUntil  string `json:"score_until,omitempty"`
+	// SeriesWindowMS is the width of the aligned windows of the time
+	// series (series.csv, the charts), whole ms; left out (0), the engine
+	// chooses it (Config.SeriesWindow).
+	SeriesWindowMS float64 `json:"series_window_ms,omitempty"`
 }
 
 // DefaultMetricsWindowMS is the rolling and the fairness window when a
 // config gives none.
 const DefaultMetricsWindowMS = 1000
 
-// SeriesWindowMS is the width of the aligned windows of every time series.
+// SeriesWindowMS is the default width of the aligned windows of the time
+// series, and the width of the windows of downstream_peak_rps and of the
+// recovery after a flash crowd, whatever the series' width.
 const SeriesWindowMS = 100
+
+// SeriesRowsTarget is the most windows a point's series has when the
+// config leaves series_window_ms out: a longer run gets wider windows.
+const SeriesRowsTarget = 5000
+
+// SeriesWindow is the width in ms of the series' windows: the config's
+// series_window_ms, else 100 ms (SeriesWindowMS) for a run of at most
+// SeriesRowsTarget such windows or with a flash crowd (whose recovery is
+// measured on 100 ms windows), else the narrowest of 200, 500, 1000, 2000,
+// 5000, ... ms that covers the run in at most SeriesRowsTarget windows.
+func (c *Config) SeriesWindow() float64 {
+	if c.Metrics.SeriesWindowMS > 0 {
+		return c.Metrics.SeriesWindowMS
+	}
+	return autoSeriesWindow(c.Workload.DurationMS, c.hasTrigger())
+}
+
+func autoSeriesWindow(durationMS float64, trigger bool) float64 {
+	w := float64(SeriesWindowMS)
+	if trigger || !(durationMS > 0) {
+		return w
+	}
+	for k := 0; math.Ceil(durationMS/w) > SeriesRowsTarget; k++ {
+		w *= []float64{2, 2.5, 2}[k%3] // 200, 500, 1000, 2000, ...
+	}
+	return w
+}
+
+// hasTrigger reports whether some load of the sweep has a flash crowd.
+func (c *Config) hasTrigger() bool {
+	for i := range c.LoadCount() {
+		w := c.WorkloadAt(i)
+		if _, _, ok := Trigger(&w); ok {
+			return true
+		}
+	}
+	return false
+}
 
 // Normalize fills every default, so the stored document says everything.
 func (c *Config) Normalize() {

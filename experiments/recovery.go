@@ -88,13 +88,13 @@ func Trigger(w *workload.Spec) (startMS, endMS float64, ok bool) {
 
 // measureRecovery computes the recovery of one point from its series, or
 // nil when the workload has no measurable flash crowd.
-func measureRecovery(w *workload.Spec, s *Series) *Recovery {
+func measureRecovery(w *workload.Spec, s *Series, windowMS float64) *Recovery {
 	start, end, ok := Trigger(w)
 	if !ok {
 		return nil
 	}
-	windows := int(metrics.WindowIndex(w.DurationMS, SeriesWindowMS)) // whole arrival windows
-	pre := int(metrics.WindowIndex(start, SeriesWindowMS))            // whole windows before the crowd
+	windows := int(metrics.WindowIndex(w.DurationMS, windowMS)) // whole arrival windows
+	pre := int(metrics.WindowIndex(start, windowMS))            // whole windows before the crowd
 	if pre < RecoveryWindows || end >= w.DurationMS {
 		return nil
 	}
@@ -102,11 +102,11 @@ func measureRecovery(w *workload.Spec, s *Series) *Recovery {
 	a0, q0 := s.AcceptRatio(0, pre), s.QueueMean(0, pre)
 	r.BaselineAcceptPct = 100 * a0
 	r.BaselineQueue = q0
-	first := max(int(metrics.WindowCount(end, SeriesWindowMS))-1, RecoveryWindows-1)
+	first := max(int(metrics.WindowCount(end, windowMS))-1, RecoveryWindows-1)
 	for k := first; k < windows; k++ {
 		from, to := k+1-RecoveryWindows, k+1
 		if s.AcceptRatio(from, to) >= (1-RecoveryTolerance)*a0 && s.QueueMean(from, to) <= (1+RecoveryTolerance)*q0 {
-			ms := max(0, float64(to)*SeriesWindowMS-end)
+			ms := max(0, float64(to)*windowMS-end)
 			r.RecoveryMS = &ms
 			break
 		}

@@ -34,7 +34,7 @@ func TestRecoveryCountsFromTheCrowdsEnd(t *testing.T) {
 	for k := 50; k < 55; k++ {
 		s.InSystemMax[k] = 10
 	}
-	r := measureRecovery(crowdSpec(3000, 2000), s)
+	r := measureRecovery(crowdSpec(3000, 2000), s, SeriesWindowMS)
 	if r == nil || r.RecoveryMS == nil {
 		t.Fatalf("recovery = %+v, want a measurement", r)
 	}
@@ -59,14 +59,14 @@ func TestRecoveryToleratesFivePercent(t *testing.T) {
 	for k := 45; k < 50; k++ {
 		s.Rejected[k] = 1
 	}
-	r := measureRecovery(crowdSpec(3000, 2000), s)
+	r := measureRecovery(crowdSpec(3000, 2000), s, SeriesWindowMS)
 	if r == nil || r.RecoveryMS == nil || *r.RecoveryMS != 0 {
 		t.Fatalf("recovery = %+v, want 0 ms (within 5%%)", r)
 	}
 	// One more rejection in that second, and it is not: the first second
 	// without it is windows 45..54, ending 500 ms after the crowd.
 	s.Rejected[44] = 1
-	r = measureRecovery(crowdSpec(3000, 2000), s)
+	r = measureRecovery(crowdSpec(3000, 2000), s, SeriesWindowMS)
 	if r == nil || r.RecoveryMS == nil || *r.RecoveryMS != 500 {
 		t.Fatalf("recovery = %+v, want 500 ms", r)
 	}
@@ -77,7 +77,7 @@ func TestRecoveryNeverReached(t *testing.T) {
 	for k := 30; k < 100; k++ {
 		s.InSystemMax[k] = 50
 	}
-	r := measureRecovery(crowdSpec(3000, 2000), s)
+	r := measureRecovery(crowdSpec(3000, 2000), s, SeriesWindowMS)
 	if r == nil {
 		t.Fatal("no measurement, want one that did not recover")
 	}
@@ -100,7 +100,7 @@ func TestRecoveryNotMeasured(t *testing.T) {
 		{"crowd starts before a full second", crowdSpec(900, 2000)},
 		{"crowd ends with the run", crowdSpec(3000, 7000)},
 	} {
-		if r := measureRecovery(c.spec, s); r != nil {
+		if r := measureRecovery(c.spec, s, SeriesWindowMS); r != nil {
 			t.Errorf("%s: recovery %+v, want none", c.name, r)
 		}
 	}

@@ -1,6 +1,8 @@
 package experiments
 
 import (
+	"fmt"
+
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/server"
 	"github.com/ratelab/ratelab/experiments/workload"
@@ -73,4 +75,63 @@ func (c *Config) validateService() field.List {
 		}
 	}
 	return errs
+}
+
+// serviceArrivals gives a load's requests their service times on every
+// server (server.Spec.Draw): a itself where the server's service is fixed,
+// else a copy with ServiceMS. Servers with the same distribution share one
+// draw; every draw starts from the seed, so request i always takes the
+// i-th draw whatever the server.
+func (c *Config) serviceArrivals(a *workload.Arrivals) []*workload.Arrivals {
+	out := make([]*workload.Arrivals, c.ServerCount())
+	var seen []server.Spec
+	var drawn [][]float64
+	for si := range out {
+		srv := c.ServerAt(si)
+		if srv.FixedService() {
+			out[si] = a
+			continue
+		}
+		var svc []float64
+		for k := range seen {
+			if seen[k].SameService(&srv) {
+				svc = drawn[k]
+			}
+		}
+		if svc == nil {
+			svc = srv.Draw(c.Seed, a.Len(), a.GivenServiceMS)
+			seen, drawn = append(seen, srv), append(drawn, svc)
+		}
+		cp := *a
+		cp.ServiceMS = svc
+		out[si] = &cp
+	}
+	return out
+}
+
+// givenService is the service_ms column of load lo's traces, one value per
+// arrival in stream order (NaN where a line gives none), when a server
+// draws from it (empirical); nil otherwise. The stream does not carry the
+// column: the load is generated whole (workload.Generate, the same
+// arrivals in the same order) to read it.
+func (c *Config) givenService(lo, n int) ([]float64, error) {
+	if !c.usesEmpirical() {
+		return nil, nil
+	}
+	w := c.WorkloadAt(lo)
+	a, err := workload.Generate(&w, c.Seed)
+	if err != nil {
+		return nil, err
+	}
+	if a.GivenServiceMS != nil && a.Len() != n {
+		return nil, fmt.Errorf("workload: %d arrivals with service times, %d streamed", a.Len(), n)
+	}
+	return a.GivenServiceMS, nil
+}
+
+// fixedService reports whether every request takes service_ms on server
+// variant si.
+func (c *Config) fixedService(si int) bool {
+	s := c.ServerAt(si)
+	return s.FixedService()
 }

@@ -22,19 +22,82 @@ type instruments struct {
 	queue               *queueBufs // the queue model's (simulate_queue.go)
 }
 
-// simulate replays the arrivals through one gate into a fresh server and
-// measures the point. The loop does no allocation besides growing series
-// and rings, and checks ctx once per 2^20 arrivals.
-func simulate(ctx context.Context, cfg *Config, a *workload.Arrivals, spec *limiter.Spec, params limiter.Params, in *instruments, pt *Point) error {
-	srv := server.New(cfg.Server)
-	weights := make([]float64, len(a.Clients))
-	for i, c := range a.Clients {
+// fwd is one point's forward pass, fed the arrivals in time order in
+// batches (feed) and measured at the end (finish): the whole list at once
+// for a workload held in memory, or batch after batch of a stream that the
+// sweep's points share. Its memory grows with the windows and the clients,
+// never with the arrivals (but for the releases kept for the output curve,
+// up to MaxCurveArrivals).
+type fwd struct {
+	ctx    context.Context
+	cfg    *Config
+	spec   *limiter.Spec
+	params limiter.Params
+	in     *instruments
+	pt     *Point
+	srv    *server.Server
+	gate   limiter.Gate
+	groups []int // each client's group index, -1 without one
+	ngroup int
+
+	durationMS, serviceMS, deadlineMS float64
+	windowMS, horizonMS               float64
+	// svc is the service time of every arrival of the load (indexed from
+	// the first fed); nil: each takes serviceMS. Only a load held in
+	// memory has one (a server with a service distribution holds it).
+	svc []float64
+
+	s                  Series
+	clients            []ClientResult
+	multi              bool
+	fairWindow         float64
+	fairWindows, fairK int
+	jain               []float64
+
+	m                                      Metrics
+	n                                      int // arrivals fed
+	lastRelease                            float64
+	serverSojournMax, gateMax, endToEndMax float64
+	inSystemMax                            int
+	keepReleases                           bool
+	peak                                   peak100
+}
+
+// peak100 counts releases per aligned 100 ms window as they come (in
+// order) and keeps the largest count: downstream_peak_rps, whatever the
+// series' width.
+type peak100 struct {
+	window float64
+	count  int32
+	max    int32
+}
+
+func (p *peak100) add(release float64) {
+	if w := metrics.WindowIndex(release, SeriesWindowMS); w != p.window || p.count == 0 {
+		p.window, p.count = w, 0
+	}
+	p.count++
+	p.max = max(p.max, p.count)
+}
+
+// newFwd starts the forward pass of one point over a workload of clients
+// (their weights and groups). keepReleases keeps every release for the
+// point's empirical output curve (a workload of at most MaxCurveArrivals);
+// sizeHint, when known, sizes that list.
+func newFwd(ctx context.Context, cfg *Config, clients []workload.Client, ngroup int, spec *limiter.Spec, params limiter.Params, in *instruments, pt *Point, keepReleases bool, sizeHint int) (*fwd, error) {
+	f := &fwd{ctx: ctx, cfg: cfg, spec: spec, params: params, in: in, pt: pt, keepReleases: keepReleases, ngroup: ngroup}
+	f.srv = server.New(cfg.Server)
+	weights := make([]float64, len(clients))
+	f.groups = make([]int, len(clients))
+	for i, c := range clients {
 		weights[i] = c.Weight
+		f.groups[i] = c.GroupIndex()
 	}
-	gate, err := limiter.New(spec, params, weights, srv)
+	gate, err := limiter.New(spec, params, weights, f.srv)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	f.gate = gate
 	in.gate.Reset()
 	in.wait.Reset()
 	in.sojourn.Reset()
@@ -43,9 +106,10 @@ func simulate(ctx context.Context, cfg *Config, a *workload.Arrivals, spec *limi
 	}
 	in.rolling.Reset(cfg.Metrics.RollingWindowMS)
 
-	durationMS := cfg.Workload.DurationMS
-	serviceMS, deadlineMS := cfg.Server.ServiceMS, cfg.Server.DeadlineMS
-	windows := int(metrics.WindowCount(durationMS, SeriesWindowMS))
+	f.durationMS = cfg.Workload.DurationMS
+	f.serviceMS, f.deadlineMS = cfg.Server.ServiceMS, cfg.Server.DeadlineMS
+	f.windowMS = cfg.SeriesWindow()
+	windows := int(metrics.WindowCount(f.durationMS, f.windowMS))
 	// Releases after the run extend the series. Bound them, so that a rate
 	// too small to ever release or a chain's slow stage is an error, not a
 	// runaway allocation: past the gate's known lag, a point may add its
@@ -54,78 +118,81 @@ func simulate(ctx context.Context, cfg *Config, a *workload.Arrivals, spec *limi
 	for i := range cfg.Limiters {
 		npoints += cfg.Limiters[i].Count()
 	}
-	horizonMS := durationMS + spec.LagMS([]limiter.Params{params}) + float64(MaxSeriesRows/max(npoints, 1))*SeriesWindowMS
-	s := Series{
+	f.horizonMS = f.durationMS + spec.LagMS([]limiter.Params{params}) + float64(MaxSeriesRows/max(npoints, 1))*f.windowMS
+	f.s = Series{
 		Offered:     make([]int32, windows),
 		Rejected:    make([]int32, windows),
 		Released:    make([]int32, windows),
 		InSystemMax: make([]int32, windows),
 	}
-	nc := len(a.Clients)
-	clients := make([]ClientResult, nc)
-	multi := nc > 1
-	fairWindow := cfg.Metrics.FairnessWindowMS
-	fairWindows := int(metrics.WindowCount(durationMS, fairWindow))
-	var jain []float64
-	if multi {
+	nc := len(clients)
+	f.clients = make([]ClientResult, nc)
+	f.multi = nc > 1
+	f.fairWindow = cfg.Metrics.FairnessWindowMS
+	f.fairWindows = int(metrics.WindowCount(f.durationMS, f.fairWindow))
+	if f.multi {
 		if cap(in.fairCounts) < nc {
 			in.fairCounts = make([]float64, nc)
 		}
 		in.fairCounts = in.fairCounts[:nc]
 		clear(in.fairCounts)
-		jain = make([]float64, 0, fairWindows)
+		f.jain = make([]float64, 0, f.fairWindows)
 	}
-	fairK := 0
-
-	var m Metrics
-	lastRelease := math.Inf(-1)
-	var serverSojournMax, gateMax, endToEndMax float64
+	f.lastRelease = math.Inf(-1)
 	in.releases = in.releases[:0]
-	keepReleases := len(a.T) <= MaxCurveArrivals
-	if keepReleases && cap(in.releases) < len(a.T) {
-		in.releases = make([]float64, 0, len(a.T)) // never copied while it grows
+	if keepReleases && cap(in.releases) < sizeHint {
+		in.releases = make([]float64, 0, sizeHint) // never copied while it grows
 	}
-	inSystemMax := 0
-	for i, t := range a.T {
-		if i&(1<<20-1) == 0 && i > 0 {
-			if err := ctx.Err(); err != nil {
+	return f, nil
+}
+
+// feed replays the next arrivals (times ts from clients cs) through the
+// gate into the server. The loop allocates nothing besides growing the
+// series past the run and the kept releases, and checks ctx once per 2^20
+// arrivals.
+func (f *fwd) feed(ts []float64, cs []int32) error {
+	in, s := f.in, &f.s
+	cs = cs[:len(ts)]
+	for i, t := range ts {
+		if (f.n+i)&(1<<20-1) == 0 && f.n+i > 0 {
+			if err := f.ctx.Err(); err != nil {
 				return err
 			}
 		}
-		c := a.Client[i]
-		w := int(metrics.WindowIndex(t, SeriesWindowMS))
+		c := cs[i]
+		w := int(metrics.WindowIndex(t, f.windowMS))
 		s.Offered[w]++
-		clients[c].Offered++
-		release, ok := gate.Offer(t, c)
+		f.clients[c].Offered++
+		release, ok := f.gate.Offer(t, c)
 		if !ok {
 			s.Rejected[w]++
 			continue
 		}
-		if release < lastRelease {
-			return fmt.Errorf("%s released at %g after %g: a gate must release in order", spec.Label(), release, lastRelease)
+		if release < f.lastRelease {
+			return fmt.Errorf("%s released at %g after %g: a gate must release in order", f.spec.Label(), release, f.lastRelease)
 		}
-		lastRelease = release
-		if !(release < horizonMS) {
+		f.lastRelease = release
+		if !(release < f.horizonMS) {
 			return fmt.Errorf("%s released a request at %g ms, %g ms after the run ends: its series would pass the limit of %d rows (a rate or a stage too slow for the run)",
-				spec.Label(), release, release-durationMS, MaxSeriesRows)
+				f.spec.Label(), release, release-f.durationMS, MaxSeriesRows)
 		}
-		clients[c].Admitted++
-		if multi {
-			if k := int(metrics.WindowIndex(t, fairWindow)); k != fairK {
-				for ; fairK < k; fairK++ {
-					jain = append(jain, metrics.Jain(in.fairCounts))
+		f.clients[c].Admitted++
+		if f.multi {
+			if k := int(metrics.WindowIndex(t, f.fairWindow)); k != f.fairK {
+				for ; f.fairK < k; f.fairK++ {
+					f.jain = append(f.jain, metrics.Jain(in.fairCounts))
 					clear(in.fairCounts)
 				}
 			}
 			in.fairCounts[c]++
 		}
-		svc := serviceMS
-		if a.ServiceMS != nil {
-			svc = a.ServiceMS[i]
+		svc := f.serviceMS
+		if f.svc != nil {
+			svc = f.svc[f.n+i]
 		}
-		start, finish := srv.ServeFor(release, svc)
-		n := srv.Len()
-		rw := int(metrics.WindowIndex(release, SeriesWindowMS))
+		start, finish := f.srv.ServeFor(release, svc)
+		n := f.srv.Len()
+		rw := int(metrics.WindowIndex(release, f.windowMS))
 		for rw >= len(s.Released) {
 			s.Released = append(s.Released, 0)
 			s.InSystemMax = append(s.InSystemMax, 0)
@@ -134,36 +201,43 @@ func simulate(ctx context.Context, cfg *Config, a *workload.Arrivals, spec *limi
 		if int32(n) > s.InSystemMax[rw] {
 			s.InSystemMax[rw] = int32(n)
 		}
-		if n > inSystemMax {
-			inSystemMax = n
+		if n > f.inSystemMax {
+			f.inSystemMax = n
 		}
+		f.peak.add(release)
 		in.rolling.Add(release)
 		in.gate.Record(release - t)
 		in.wait.Record(start - release)
 		sojourn := max(svc, metrics.RoundMS(finish-t))
 		in.sojourn.Record(sojourn)
-		if sojourn <= deadlineMS {
-			m.OnTime++
+		if sojourn <= f.deadlineMS {
+			f.m.OnTime++
 		} else {
-			m.Late++
+			f.m.Late++
 		}
-		if d := finish - release; d > serverSojournMax {
-			serverSojournMax = d
+		if d := finish - release; d > f.serverSojournMax {
+			f.serverSojournMax = d
 		}
-		gateMax, endToEndMax = max(gateMax, release-t), max(endToEndMax, finish-t)
-		if keepReleases {
+		f.gateMax, f.endToEndMax = max(f.gateMax, release-t), max(f.endToEndMax, finish-t)
+		if f.keepReleases {
 			in.releases = append(in.releases, release)
 		}
 	}
-	if multi {
-		for ; fairK < fairWindows; fairK++ {
-			jain = append(jain, metrics.Jain(in.fairCounts))
+	f.n += len(ts)
+	return nil
+}
+
+// finish measures the point from what the arrivals fed left.
+func (f *fwd) finish() {
+	in, s, m, cfg := f.in, &f.s, &f.m, f.cfg
+	if f.multi {
+		for ; f.fairK < f.fairWindows; f.fairK++ {
+			f.jain = append(f.jain, metrics.Jain(in.fairCounts))
 			clear(in.fairCounts)
 		}
 	}
-
-	seconds := durationMS / 1000
-	m.Arrivals = len(a.T)
+	seconds := f.durationMS / 1000
+	m.Arrivals = f.n
 	m.Admitted = in.gate.Count()
 	m.Rejected = m.Arrivals - m.Admitted
 	m.OfferedRPS = float64(m.Arrivals) / seconds
@@ -176,28 +250,23 @@ func simulate(ctx context.Context, cfg *Config, a *workload.Arrivals, spec *limi
 	m.GateDelay = delays(&in.gate)
 	m.ServerWait = delays(&in.wait)
 	m.Sojourn = delays(&in.sojourn)
-	peak := int32(0)
-	for _, r := range s.Released {
-		peak = max(peak, r)
-	}
-	m.DownstreamPeakRPS = float64(peak) * 1000 / SeriesWindowMS
+	m.DownstreamPeakRPS = float64(f.peak.max) * 1000 / SeriesWindowMS
 	m.RollingMax = in.rolling.Max()
-	m.UtilizationPct = math.Min(100, 100*float64(m.Admitted)*serviceMS/(durationMS*float64(cfg.Server.Workers))) // service_ms: the mean
+	m.UtilizationPct = math.Min(100, 100*float64(m.Admitted)*f.serviceMS/(f.durationMS*float64(cfg.Server.Workers))) // service_ms: the mean
+	m.InSystemMax = f.inSystemMax
+	m.ServerSojournMaxMS = f.serverSojournMax
 
-	m.InSystemMax = inSystemMax
-	m.ServerSojournMaxMS = serverSojournMax
-
-	rates := make([]float64, nc)
-	for i := range clients {
-		clients[i].AdmittedRPS = float64(clients[i].Admitted) / seconds
-		rates[i] = clients[i].AdmittedRPS
+	rates := make([]float64, len(f.clients))
+	for i := range f.clients {
+		f.clients[i].AdmittedRPS = float64(f.clients[i].Admitted) / seconds
+		rates[i] = f.clients[i].AdmittedRPS
 	}
 	m.Jain = metrics.Jain(rates)
-	if len(a.Groups) > 0 {
-		m.GroupSharePct = make([]float64, len(a.Groups))
-		for i, cl := range a.Clients {
-			if g := cl.GroupIndex(); g >= 0 {
-				m.GroupSharePct[g] += float64(clients[i].Admitted)
+	if ng := f.ngroup; ng > 0 {
+		m.GroupSharePct = make([]float64, ng)
+		for i, g := range f.groups {
+			if g >= 0 {
+				m.GroupSharePct[g] += float64(f.clients[i].Admitted)
 			}
 		}
 		for g := range m.GroupSharePct {
@@ -206,18 +275,18 @@ func simulate(ctx context.Context, cfg *Config, a *workload.Arrivals, spec *limi
 			}
 		}
 	}
-	m.Recovery = measureRecovery(&cfg.Workload, &s)
-	pt.Metrics = m
-	pt.Bounds = pointBounds(cfg, spec, params, len(a.Clients), &m, gateMax, endToEndMax)
-	if keepReleases {
-		pt.OutputCurve = calculus.Empirical(in.releases, calculus.Grid(durationMS))
+	m.Recovery = measureRecovery(&cfg.Workload, s, f.windowMS)
+	pt := f.pt
+	pt.Metrics = *m
+	pt.Bounds = pointBounds(cfg, f.spec, f.params, len(f.clients), m, f.gateMax, f.endToEndMax)
+	if f.keepReleases {
+		pt.OutputCurve = calculus.Empirical(in.releases, calculus.Grid(f.durationMS))
 	}
-	pt.Series = s
-	if multi {
-		pt.Clients = clients
-		pt.JainSeries = jain
+	pt.Series = *s
+	if f.multi {
+		pt.Clients = f.clients
+		pt.JainSeries = f.jain
 	}
-	return nil
 }
 
 func delays(h *metrics.Histogram) Delays {

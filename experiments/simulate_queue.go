@@ -25,7 +25,13 @@ func simulatePoint(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 	if queueForAll.Load() || cfg.usesQueue(pt.Server) {
 		err = simulateQueue(ctx, pc, a, classes, spec, pt.Params, in, pt)
 	} else {
-		err = simulate(ctx, pc, a, spec, pt.Params, in, pt)
+		var f *fwd
+		if f, err = newFwd(ctx, pc, a.Clients, len(a.Groups), spec, pt.Params, in, pt, a.Len() <= MaxCurveArrivals, a.Len()); err == nil {
+			f.svc = a.ServiceMS
+			if err = f.feed(a.T, a.Client); err == nil {
+				f.finish()
+			}
+		}
 	}
 	if err != nil {
 		return err
@@ -80,6 +86,7 @@ type queueRun struct {
 	serviceMS  float64
 	deadlineMS float64
 	durationMS float64
+	windowMS   float64 // the series'
 
 	bufs    *queueBufs
 	classOK []int
@@ -108,7 +115,7 @@ func (r *queueRun) Served(id int32, release, start, finish float64) {
 	// (For 100 ms windows the exact index is the seed's trunc(finish / 100.0).)
 	// With variable service finishes overtake each other: they are kept
 	// and sorted at the end (sortFinishes).
-	if w := int(metrics.WindowIndex(finish, SeriesWindowMS)); w < r.maxFinishWindows {
+	if w := int(metrics.WindowIndex(finish, r.windowMS)); w < r.maxFinishWindows {
 		switch {
 		case r.variable:
 			r.bufs.finishes = append(r.bufs.finishes, uint64(w)<<32|uint64(metrics.ClampMS(finish-t)))
@@ -146,7 +153,7 @@ func (r *queueRun) Served(id int32, release, start, finish float64) {
 		r.bufs.classSojourn[k].Record(sojourn)
 		if onTime {
 			r.classOK[k]++
-			r.s.Classes[k].Success[int(metrics.WindowIndex(t, SeriesWindowMS))]++
+			r.s.Classes[k].Success[int(metrics.WindowIndex(t, r.windowMS))]++
 		}
 	}
 }
@@ -201,7 +208,8 @@ func (r *queueRun) flushFinishes() {
 func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, classes []uint8, spec *limiter.Spec, params limiter.Params, in *instruments, pt *Point) error {
 	durationMS := cfg.Workload.DurationMS
 	serviceMS, deadlineMS := cfg.Server.ServiceMS, cfg.Server.DeadlineMS
-	windows := int(metrics.WindowCount(durationMS, SeriesWindowMS))
+	windowMS := cfg.SeriesWindow()
+	windows := int(metrics.WindowCount(durationMS, windowMS))
 	s := Series{
 		Offered:     make([]int32, windows),
 		Rejected:    make([]int32, windows),
@@ -216,6 +224,7 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 		deadlineMS: deadlineMS,
 		durationMS: durationMS,
 		variable:   a.ServiceMS != nil,
+		windowMS:   windowMS,
 	}
 	if in.queue == nil {
 		in.queue = new(queueBufs)
@@ -259,8 +268,8 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 	for i := range cfg.Limiters {
 		npoints += cfg.Limiters[i].Count()
 	}
-	horizonMS := durationMS + spec.LagMS([]limiter.Params{params}) + float64(MaxSeriesRows/max(npoints, 1))*SeriesWindowMS
-	r.maxFinishWindows = int(math.Ceil(horizonMS / SeriesWindowMS))
+	horizonMS := durationMS + spec.LagMS([]limiter.Params{params}) + float64(MaxSeriesRows/max(npoints, 1))*windowMS
+	r.maxFinishWindows = int(math.Ceil(horizonMS / windowMS))
 
 	nc := len(a.Clients)
 	clients := make([]ClientResult, nc)
@@ -287,6 +296,7 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 	}
 	inSystemMax := 0
 	arrivals := 0
+	var peak peak100
 	for i, t := range a.T {
 		if i&(1<<20-1) == 0 && i > 0 {
 			if err := ctx.Err(); err != nil {
@@ -295,7 +305,7 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 		}
 		scored := t <= r.scoreEnd
 		c := a.Client[i]
-		w := int(metrics.WindowIndex(t, SeriesWindowMS))
+		w := int(metrics.WindowIndex(t, windowMS))
 		s.Offered[w]++
 		if scored {
 			arrivals++
@@ -341,7 +351,7 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 		}
 		srv.OfferFor(int32(i), class, t, release, svc)
 		n := srv.InSystem(release)
-		rw := int(metrics.WindowIndex(release, SeriesWindowMS))
+		rw := int(metrics.WindowIndex(release, windowMS))
 		for rw >= len(s.Released) {
 			s.Released = append(s.Released, 0)
 			s.InSystemMax = append(s.InSystemMax, 0)
@@ -354,6 +364,7 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 			inSystemMax = n
 		}
 		in.rolling.Add(release)
+		peak.add(release)
 		if keepReleases {
 			in.releases = append(in.releases, release)
 		}
@@ -395,11 +406,7 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 	m.Sojourn = delays(&in.sojourn)
 	sw := delays(&r.bufs.shedWait)
 	m.ShedWait = &sw
-	peak := int32(0)
-	for _, x := range s.Released {
-		peak = max(peak, x)
-	}
-	m.DownstreamPeakRPS = float64(peak) * 1000 / SeriesWindowMS
+	m.DownstreamPeakRPS = float64(peak.max) * 1000 / SeriesWindowMS
 	m.RollingMax = in.rolling.Max()
 	m.UtilizationPct = math.Min(100, 100*float64(r.served)*serviceMS/(durationMS*float64(cfg.Server.Workers)))
 	m.InSystemMax = inSystemMax
@@ -444,7 +451,7 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 			}
 		}
 	}
-	m.Recovery = measureRecovery(&cfg.Workload, &s)
+	m.Recovery = measureRecovery(&cfg.Workload, &s, windowMS)
 	pt.Metrics = m
 	if cfg.Server.Option(server.OptDiscipline) == server.FIFO {
 		pt.Bounds = pointBounds(cfg, spec, params, len(a.Clients), &m, gateMax, r.endToEndMax)

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
 	"github.com/ratelab/ratelab/experiments/calculus"
 	"github.com/ratelab/ratelab/experiments/limiter"
-	"github.com/ratelab/ratelab/experiments/server"
 	"github.com/ratelab/ratelab/experiments/workload"
 )
 
@@ -27,6 +27,9 @@ type Options struct {
 	// The result holds those points alone, each with the same numbers as in
 	// the whole sweep.
 	Points []int
+	// MaxDecisions is the run's work budget, arrivals × points (0 or more
+	// than MaxDecisions: MaxDecisions); the web lab runs with MaxWork.
+	MaxDecisions int64
 }
 
 // job is one point to run.
@@ -60,27 +63,37 @@ func (c *Config) Points() []Point {
 	return pts
 }
 
-// Run generates the workload once and replays it through every point of the
-// sweep, in parallel; the result (and every byte written from it) is the same
-// for any number of workers. cfg must be valid (DecodeConfig or Validate).
+// Run streams each load's arrivals once through every point of the sweep,
+// in parallel; the result (and every byte written from it) is the same for
+// any number of workers. cfg must be valid (DecodeConfig or Validate).
 func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
-	loads := make([]*workload.Arrivals, cfg.LoadCount())
-	for i := range loads {
+	return RunStreams(ctx, cfg, func(i int) (*workload.Stream, error) {
 		w := cfg.WorkloadAt(i)
-		arrivals, err := workload.Generate(&w, cfg.Seed)
-		if err != nil {
-			if len(cfg.Loads) > 0 {
-				return nil, fmt.Errorf("loads[%d]: %w", i, err)
-			}
-			return nil, err
-		}
-		if arrivals.Len() > MaxArrivals {
-			return nil, fmt.Errorf("workload: %d arrivals; the limit is %d", arrivals.Len(), MaxArrivals)
-		}
-		loads[i] = arrivals
-	}
-	return runLoads(ctx, cfg, loads, opt)
+		return workload.Open(&w, cfg.Seed)
+	}, opt)
 }
+
+// OpenLoad opens the arrival stream of load i (0 without loads): the
+// config's generators (workload.Open), or a trace read from disk
+// (workload.NewStream over a reader's Run).
+type OpenLoad func(load int) (*workload.Stream, error)
+
+// How a sweep holds its arrivals. A load of at most streamCacheArrivals
+// arrivals is held in memory and every point replays it whole, each worker
+// a point at a time (the empirical arrival curves need it all). A longer
+// one streams: its points share one pass over the stream, fed batches of
+// streamBatch arrivals, so memory grows with clients, points and windows,
+// not arrivals; at most maxLivePoints points share a pass (each holds its
+// histograms), a sweep of more opens the stream again for each further
+// pass. The queue model, and a server with a service distribution (the
+// requests' service times are drawn per load), hold the load in memory (at
+// most MaxArrivals).
+var streamCacheArrivals = MaxCurveArrivals
+
+const (
+	streamBatch   = 1 << 16
+	maxLivePoints = 128
+)
 
 // RunArrivals runs the sweep over an arrival list already generated (a
 // config with one load).
@@ -88,30 +101,185 @@ func RunArrivals(ctx context.Context, cfg *Config, arrivals *workload.Arrivals, 
 	if cfg.LoadCount() != 1 {
 		return nil, fmt.Errorf("the config has %d loads: run it with Run", cfg.LoadCount())
 	}
-	return runLoads(ctx, cfg, []*workload.Arrivals{arrivals}, opt)
-}
-
-func runLoads(ctx context.Context, cfg *Config, loads []*workload.Arrivals, opt Options) (*Result, error) {
-	arrivals := loads[0]
-	classes := make([][]uint8, len(loads))
-	for i, a := range loads {
-		classes[i] = cfg.drawClasses(a.Len())
-	}
-	served := cfg.serviceLoads(loads)
-	points, err := selectPoints(cfg.Points(), opt.Points)
+	res, points, budget, err := startResult(cfg, opt)
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Config: cfg, Arrivals: arrivals.Len(), Clients: arrivals.Clients, Groups: arrivals.Groups, Points: points}
-	if len(cfg.Loads) > 0 {
-		for _, a := range loads {
-			res.LoadArrivals = append(res.LoadArrivals, a.Len())
+	if d := float64(arrivals.Len()) * float64(len(points)); d > budget {
+		return nil, budgetError(d, budget)
+	}
+	res.Arrivals, res.Clients, res.Groups = arrivals.Len(), arrivals.Clients, arrivals.Groups
+	res.ArrivalCurves = arrivalCurves(cfg, arrivals.T)
+	pr := newProgress(opt.Progress, len(points))
+	pts := make([]*Point, len(points))
+	for i := range points {
+		pts[i] = &points[i]
+	}
+	if err := runMemory(ctx, cfg, arrivals, pts, opt, pr); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// RunStreams runs the sweep over the arrival streams open opens, one per
+// load: each is read once (once per maxLivePoints points of its load).
+func RunStreams(ctx context.Context, cfg *Config, open OpenLoad, opt Options) (*Result, error) {
+	res, points, budget, err := startResult(cfg, opt)
+	if err != nil {
+		return nil, err
+	}
+	if d := cfg.expectedArrivals() * float64(len(points)); d > budget {
+		return nil, budgetError(d, budget)
+	}
+	loadErr := func(i int, err error) error {
+		if len(cfg.Loads) > 0 {
+			return fmt.Errorf("loads[%d]: %w", i, err)
+		}
+		return err
+	}
+	pr := newProgress(opt.Progress, len(points))
+	decisions := 0.0
+	for lo := range cfg.LoadCount() {
+		var pts []*Point
+		queue := false
+		for i := range points {
+			if pt := &points[i]; pt.Load == lo {
+				pts = append(pts, pt)
+				queue = queue || queueForAll.Load() || cfg.usesQueue(pt.Server) || !cfg.fixedService(pt.Server)
+			}
+		}
+		st, err := open(lo)
+		if err != nil {
+			return nil, loadErr(lo, err)
+		}
+		if lo == 0 {
+			res.Clients, res.Groups = st.Clients, st.Groups
+		}
+		limit := streamCacheArrivals
+		if queue {
+			limit = MaxArrivals
+		}
+		w := cfg.WorkloadAt(lo)
+		t, c, more, err := readUpTo(st, limit, w.Expected())
+		if err != nil {
+			return nil, loadErr(lo, err)
+		}
+		var n int
+		switch {
+		case more && queue:
+			return nil, loadErr(lo, fmt.Errorf("workload: more than %d arrivals; the limit is %d for points that run the queue model or a service distribution (they hold the arrivals in memory)", limit, MaxArrivals))
+		case more:
+			count, err := runStream(ctx, cfg, open, lo, st, t, c, pts, opt, budget-decisions, pr)
+			if err != nil {
+				return nil, loadErr(lo, err)
+			}
+			n = int(count)
+		default:
+			a := &workload.Arrivals{T: t, Client: c, Clients: st.Clients, Groups: st.Groups}
+			if a.GivenServiceMS, err = cfg.givenService(lo, a.Len()); err != nil {
+				return nil, loadErr(lo, err)
+			}
+			n = a.Len()
+			if d := decisions + float64(n)*float64(len(pts)); d > budget {
+				return nil, budgetError(d, budget)
+			}
+			if lo == 0 {
+				res.ArrivalCurves = arrivalCurves(cfg, t)
+			}
+			if err := runMemory(ctx, cfg, a, pts, opt, pr); err != nil {
+				return nil, err
+			}
+		}
+		decisions += float64(n) * float64(len(pts))
+		if lo == 0 {
+			res.Arrivals = n
+		}
+		if len(cfg.Loads) > 0 {
+			res.LoadArrivals = append(res.LoadArrivals, n)
 		}
 	}
-	if arrivals.Len() <= MaxCurveArrivals {
-		grid := calculus.Grid(cfg.Workload.DurationMS)
-		res.ArrivalCurves = &ArrivalCurves{GridMS: grid, Offered: calculus.Empirical(arrivals.T, grid)}
+	return res, nil
+}
+
+// startResult is the result of the sweep's points (all, or opt.Points),
+// before they run, and the run's work budget.
+func startResult(cfg *Config, opt Options) (*Result, []Point, float64, error) {
+	points, err := selectPoints(cfg.Points(), opt.Points)
+	if err != nil {
+		return nil, nil, 0, err
 	}
+	budget := float64(MaxDecisions)
+	if opt.MaxDecisions > 0 {
+		budget = float64(min(opt.MaxDecisions, MaxDecisions))
+	}
+	return &Result{Config: cfg, Points: points}, points, budget, nil
+}
+
+func budgetError(d, budget float64) error {
+	return fmt.Errorf("the sweep takes about %.0f decisions (arrivals × points); this run's budget is %.0f: sweep fewer values or a shorter workload", d, budget)
+}
+
+// arrivalCurves is the empirical arrival curve of the offered traffic, nil
+// above MaxCurveArrivals.
+func arrivalCurves(cfg *Config, t []float64) *ArrivalCurves {
+	if len(t) > MaxCurveArrivals {
+		return nil
+	}
+	grid := calculus.Grid(cfg.Workload.DurationMS)
+	return &ArrivalCurves{GridMS: grid, Offered: calculus.Empirical(t, grid)}
+}
+
+// readUpTo reads a stream into memory until it ends or holds more than
+// limit arrivals (more), sized from the expected count.
+func readUpTo(st *workload.Stream, limit int, expected float64) (t []float64, c []int32, more bool, err error) {
+	size := streamBatch
+	if expected > 0 {
+		size = int(min(expected+expected/64+1024, float64(limit+1)))
+	}
+	t, c = make([]float64, 0, size), make([]int32, 0, size)
+	for {
+		if len(t) == cap(t) {
+			t, c = slices.Grow(t, max(len(t)/2, streamBatch)), slices.Grow(c, max(len(t)/2, streamBatch))
+		}
+		free := min(cap(t), cap(c)) - len(t)
+		k, err := st.Read(t[len(t):len(t)+free], c[len(c):len(c)+free])
+		t, c = t[:len(t)+k], c[:len(c)+k]
+		if err != nil {
+			return nil, nil, false, err
+		}
+		if len(t) > limit {
+			return t, c, true, nil
+		}
+		if k < free {
+			return t, c, false, nil
+		}
+	}
+}
+
+// progress counts finished points for Options.Progress.
+type progress struct {
+	mu    sync.Mutex
+	done  int
+	total int
+	f     Progress
+}
+
+func newProgress(f Progress, total int) *progress { return &progress{f: f, total: total} }
+
+func (p *progress) add(k int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done += k
+	if p.f != nil {
+		p.f(p.done, p.total)
+	}
+}
+
+// runMemory runs points over a load held in memory, each worker a point at
+// a time over the whole list.
+func runMemory(ctx context.Context, cfg *Config, a *workload.Arrivals, points []*Point, opt Options, pr *progress) error {
+	classes := cfg.drawClasses(a.Len())
+	served := cfg.serviceArrivals(a)
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -121,7 +289,6 @@ func runLoads(ctx context.Context, cfg *Config, loads []*workload.Arrivals, opt 
 	var (
 		next     atomic.Int64
 		mu       sync.Mutex
-		done     int
 		firstErr error
 		wg       sync.WaitGroup
 	)
@@ -137,68 +304,179 @@ func runLoads(ctx context.Context, cfg *Config, loads []*workload.Arrivals, opt 
 				if i >= len(points) || ctx.Err() != nil {
 					return
 				}
-				pt := &points[i]
-				if err := simulatePoint(ctx, cfg, served[pt.Load][pt.Server], classes[pt.Load], in, pt); err != nil {
+				pt := points[i]
+				if err := simulatePoint(ctx, cfg, served[pt.Server], classes, in, pt); err != nil {
 					mu.Lock()
 					if firstErr == nil {
-						firstErr = fmt.Errorf("point %d (%s %s): %w", i, pt.Limiter, limiter.FormatParams(pt.Type, pt.Params), err)
+						firstErr = pointError(pt, err)
 					}
 					mu.Unlock()
 					cancel()
 					return
 				}
-				mu.Lock()
-				done++
-				if opt.Progress != nil {
-					opt.Progress(done, len(points))
-				}
-				mu.Unlock()
+				pr.add(1)
 			}
 		}()
 	}
 	wg.Wait()
 	if firstErr != nil {
-		return nil, firstErr
+		return firstErr
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return res, nil
+	return ctx.Err()
 }
 
-// serviceLoads gives every load its requests' service times on every
-// server (server.Spec.Draw): loads[l] itself where the server's service is
-// fixed, else a copy with ServiceMS. Servers with the same distribution
-// share one draw; every draw starts from the seed, so request i always
-// takes the i-th draw whatever the server.
-func (c *Config) serviceLoads(loads []*workload.Arrivals) [][]*workload.Arrivals {
-	out := make([][]*workload.Arrivals, len(loads))
-	for l, a := range loads {
-		out[l] = make([]*workload.Arrivals, c.ServerCount())
-		var seen []server.Spec
-		var drawn [][]float64
-		for si := range out[l] {
-			srv := c.ServerAt(si)
-			if srv.FixedService() {
-				out[l][si] = a
-				continue
+func pointError(pt *Point, err error) error {
+	return fmt.Errorf("point %d (%s %s): %w", pt.Index, pt.Limiter, limiter.FormatParams(pt.Type, pt.Params), err)
+}
+
+// batch is a slice of a stream handed to every live point.
+type batch struct {
+	t      []float64
+	c      []int32
+	err    error
+	pooled bool // one of the producer's ring, returned after use
+}
+
+// runStream runs the forward pass of points over a stream whose first
+// arrivals (t, c) were read already: the points share each batch of the
+// stream, the workers feeding them a point and a batch at a time, while a
+// producer reads the next batch. Points beyond maxLivePoints take further
+// passes, each over the stream opened again. It returns the arrivals.
+func runStream(ctx context.Context, cfg *Config, open OpenLoad, lo int, st *workload.Stream, t []float64, c []int32, points []*Point, opt Options, budget float64, pr *progress) (int64, error) {
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	var count int64
+	for from := 0; from < len(points); from += maxLivePoints {
+		live := points[from:min(from+maxLivePoints, len(points))]
+		if from > 0 {
+			var err error
+			if st, err = open(lo); err != nil {
+				return 0, err
 			}
-			var svc []float64
-			for k := range seen {
-				if seen[k].SameService(&srv) {
-					svc = drawn[k]
+			t, c = nil, nil
+		}
+		n, err := streamPass(ctx, cfg, st, t, c, live, min(workers, len(live)), budget)
+		if err != nil {
+			return 0, err
+		}
+		budget -= float64(n) * float64(len(live))
+		count = n
+		pr.add(len(live))
+	}
+	return count, nil
+}
+
+// streamPass is one pass of live points over a stream.
+func streamPass(ctx context.Context, cfg *Config, st *workload.Stream, headT []float64, headC []int32, live []*Point, workers int, budget float64) (int64, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	runs := make([]*fwd, len(live))
+	for k, pt := range live {
+		f, err := newFwd(ctx, cfg.pointConfig(pt), st.Clients, len(st.Groups), &cfg.Limiters[pt.LimiterIndex], pt.Params, new(instruments), pt, false, 0)
+		if err != nil {
+			return 0, pointError(pt, err)
+		}
+		runs[k] = f
+	}
+
+	// The producer hands out the arrivals read already, then reads the
+	// rest into a ring of batches the points return when done.
+	batches := make(chan batch, 2)
+	free := make(chan batch, 3)
+	for range cap(free) {
+		free <- batch{t: make([]float64, streamBatch), c: make([]int32, streamBatch), pooled: true}
+	}
+	go func() {
+		defer close(batches)
+		for i := 0; i < len(headT); i += streamBatch {
+			j := min(i+streamBatch, len(headT))
+			select {
+			case batches <- batch{t: headT[i:j], c: headC[i:j]}:
+			case <-ctx.Done():
+				return
+			}
+		}
+		for {
+			var b batch
+			select {
+			case b = <-free:
+			case <-ctx.Done():
+				return
+			}
+			k, err := st.Read(b.t[:cap(b.t)], b.c[:cap(b.c)])
+			b.t, b.c, b.err = b.t[:k], b.c[:k], err
+			if k == 0 && err == nil {
+				return
+			}
+			select {
+			case batches <- b:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+
+	var (
+		cur      batch
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+	)
+	tasks := make(chan int)
+	defer close(tasks)
+	for range workers {
+		go func() {
+			for k := range tasks {
+				if err := runs[k].feed(cur.t, cur.c); err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = pointError(runs[k].pt, err)
+					}
+					mu.Unlock()
+					cancel()
 				}
+				wg.Done()
 			}
-			if svc == nil {
-				svc = srv.Draw(c.Seed, a.Len(), a.GivenServiceMS)
-				seen, drawn = append(seen, srv), append(drawn, svc)
-			}
-			cp := *a
-			cp.ServiceMS = svc
-			out[l][si] = &cp
+		}()
+	}
+	var n int64
+	for b := range batches {
+		if b.err != nil {
+			return 0, b.err
+		}
+		n += int64(len(b.t))
+		if d := float64(n) * float64(len(live)); d > budget {
+			return 0, budgetError(d, budget)
+		}
+		cur = b
+		wg.Add(len(runs))
+		for k := range runs {
+			tasks <- k
+		}
+		wg.Wait()
+		if firstErr != nil {
+			return 0, firstErr
+		}
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		if b.pooled {
+			free <- batch{t: b.t[:cap(b.t)], c: b.c[:cap(b.c)], pooled: true}
 		}
 	}
-	return out
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	for _, f := range runs {
+		f.finish()
+		cfg.pointConfig(f.pt).applyPercentiles(f.pt)
+	}
+	return n, nil
 }
 
 // selectPoints keeps the points of the given indexes (all when idx is nil).

@@ -30,6 +30,13 @@ func (c *Config) Validate() error {
 			errs.Add(field.Join("metrics", m.name), "must be more than 0 and at most %d ms", workload.MaxDurationMS)
 		}
 	}
+	if sw := c.Metrics.SeriesWindowMS; sw != 0 {
+		if !(sw >= 1 && sw <= workload.MaxDurationMS) || sw != math.Trunc(sw) {
+			errs.Add(field.Join("metrics", "series_window_ms"), "must be a whole number of ms between 1 and %d", workload.MaxDurationMS)
+		} else if sw != SeriesWindowMS && c.hasTrigger() {
+			errs.Add(field.Join("metrics", "series_window_ms"), "must be %d (or left out) with a flash crowd: its recovery is measured on windows of %d ms", SeriesWindowMS, SeriesWindowMS)
+		}
+	}
 	if len(c.Limiters) == 0 {
 		errs.Add("limiters", "needs at least one limiter")
 	}
@@ -64,23 +71,24 @@ func (c *Config) Validate() error {
 		errs.Add("limiters", "the sweep has %d points; the limit is %d", points, MaxPoints)
 	}
 	expected := c.expectedArrivals()
-	if expected > MaxArrivals {
-		errs.Add("workload", "produces about %.0f arrivals; the limit is %d (shorten duration_ms or lower the rates)", expected, MaxArrivals)
-	} else if expected*float64(points) > MaxWork {
-		errs.Add("limiters", "%d points × %.0f arrivals is more than %d decisions; sweep fewer values or a shorter workload", points, expected, int64(MaxWork))
+	if expected > MaxArrivals && c.anyQueue() {
+		errs.Add("workload", "produces about %.0f arrivals; the limit is %d for a sweep that runs the queue model (a server setting, classes or a scoring rule), which holds its arrivals in memory (shorten duration_ms or lower the rates)", expected, MaxArrivals)
+	} else if expected*float64(points) > MaxDecisions {
+		errs.Add("limiters", "%d points × %.0f arrivals is more than %d decisions; sweep fewer values or a shorter workload", points, expected, int64(MaxDecisions))
 	}
-	windows := math.Ceil(c.Workload.DurationMS / SeriesWindowMS)
+	sw := c.SeriesWindow()
+	windows := math.Ceil(c.Workload.DurationMS / sw)
 	if k := float64(len(c.Classes)); windows*float64(points)*k > MaxSeriesRows {
-		errs.Add("classes", "%d points × %.0f windows of 100 ms × %.0f classes is more than %d series rows; shorten the run, sweep fewer values or use fewer classes", points, windows, k, MaxSeriesRows)
+		errs.Add("classes", "%d points × %.0f windows of %g ms × %.0f classes is more than %d series rows; shorten the run, sweep fewer values or use fewer classes", points, windows, sw, k, MaxSeriesRows)
 	}
 	if windows*float64(points) > MaxSeriesRows {
-		errs.Add("workload.duration_ms", "%d points × %.0f windows of 100 ms is more than %d series rows; shorten the run or sweep fewer values", points, windows, MaxSeriesRows)
+		errs.Add("workload.duration_ms", "%d points × %.0f windows of %g ms is more than %d series rows; shorten the run, sweep fewer values or widen metrics.series_window_ms", points, windows, sw, MaxSeriesRows)
 	} else if rows, li := c.seriesRows(); rows*float64(c.ServerCount()*c.LoadCount()) > MaxSeriesRows {
 		at := limiter.ParamRate
 		if c.Limiters[li].Kind().Compound() {
 			at = "stages"
 		}
-		errs.Add(field.Join(field.Index("limiters", li), at), "releases up to %.0f ms after the run ends ((queue-1) × 1000/rate_rps): with it the series need %.0f rows of 100 ms, more than %d; raise the rate or shorten the queue", c.Limiters[li].LagMS(c.Limiters[li].Points()), rows, MaxSeriesRows)
+		errs.Add(field.Join(field.Index("limiters", li), at), "releases up to %.0f ms after the run ends ((queue-1) × 1000/rate_rps): with it the series need %.0f rows of %g ms, more than %d; raise the rate or shorten the queue", c.Limiters[li].LagMS(c.Limiters[li].Points()), rows, sw, MaxSeriesRows)
 	}
 	errs = append(errs, c.validateClients(points)...)
 	errs = append(errs, c.validateShares()...)
@@ -148,7 +156,7 @@ func (c *Config) seriesRows() (rows float64, worst int) {
 		l := &c.Limiters[i]
 		for _, p := range l.Points() {
 			lag := l.LagMS([]limiter.Params{p})
-			rows += math.Ceil((c.Workload.DurationMS + lag) / SeriesWindowMS)
+			rows += math.Ceil((c.Workload.DurationMS + lag) / c.SeriesWindow())
 			if lag > worstLag {
 				worstLag, worst = lag, i
 			}

@@ -441,7 +441,7 @@ func (r *Runner) sweep(j *job, prog *progressWriter) (res *experiments.Result, f
 			res, files, err = nil, nil, fmt.Errorf("internal error: %v", p)
 		}
 	}()
-	res, err = experiments.Run(j.ctx, j.cfg, experiments.Options{Workers: r.opt.EngineWorkers, Progress: prog.report})
+	res, err = experiments.Run(j.ctx, j.cfg, experiments.Options{Workers: r.opt.EngineWorkers, Progress: prog.report, MaxDecisions: experiments.MaxWork})
 	if err != nil {
 		return nil, nil, err
 	}

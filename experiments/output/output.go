@@ -254,18 +254,20 @@ func Results(res *experiments.Result) []byte {
 	return w.b
 }
 
-// SeriesCSV is series.csv: per point, per aligned 100 ms window.
+// SeriesCSV is series.csv: per point, per aligned window of the config's
+// series width (Config.SeriesWindow, 100 ms by default).
 func SeriesCSV(res *experiments.Result) []byte {
 	w := newWriter(res)
 	w.header("point", "limiter", "window_start_ms", "offered_rps", "released_rps", "rejected_rps", "in_system_max")
-	scale := 1000.0 / experiments.SeriesWindowMS
+	width := res.Config.SeriesWindow()
+	scale := 1000.0 / width
 	for i := range res.Points {
 		p := &res.Points[i]
 		s := &p.Series
 		for k := range s.Windows() {
 			w.int(p.Index)
 			w.text(p.Limiter)
-			w.int(k * experiments.SeriesWindowMS)
+			w.int(k * int(width))
 			w.num(experiments.Fixed1, float64(experiments.At(s.Offered, k))*scale)
 			w.num(experiments.Fixed1, float64(experiments.At(s.Released, k))*scale)
 			w.num(experiments.Fixed1, float64(experiments.At(s.Rejected, k))*scale)
@@ -357,12 +359,13 @@ func Report(res *experiments.Result, r *experiments.Report) ([]byte, error) {
 			}
 		}
 		windows := seriesWindows(res.Config)
-		scale := 1000.0 / experiments.SeriesWindowMS
+		width := res.Config.SeriesWindow()
+		scale := 1000.0 / width
 		for k := range windows {
 			for j, c := range r.Columns {
 				switch c.Value {
 				case "window_start_ms":
-					w.int(k * experiments.SeriesWindowMS)
+					w.int(k * int(width))
 				case "offered_rps":
 					p := &res.Points[0]
 					if pts[j] != nil {
@@ -421,8 +424,9 @@ func findPoint(res *experiments.Result, li int, swept *float64, si, lo *int) *ex
 // (output.windows "cover") or not ("whole").
 func seriesWindows(cfg *experiments.Config) int {
 	end := cfg.ScoreEndMS(cfg.ServerAt(0).DeadlineMS)
-	windows := int(end / experiments.SeriesWindowMS)
-	if cfg.Rule("output.windows") == experiments.WindowsCover && float64(windows)*experiments.SeriesWindowMS < end {
+	width := cfg.SeriesWindow()
+	windows := int(end / width)
+	if cfg.Rule("output.windows") == experiments.WindowsCover && float64(windows)*width < end {
 		windows++
 	}
 	return max(windows, 0)

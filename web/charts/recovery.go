@@ -34,12 +34,13 @@ func recoverySection(v *View) *Group {
 	// window, per limiter in its color.
 	trailing := func(id, title, yName string, f func(s *experiments.Series, from, to int) float64) Chart {
 		o := newLine(title, span+"; each point is the second ending there", "time (ms)", yName, "value")
-		windows := int(res.Config.Workload.DurationMS / experiments.SeriesWindowMS)
+		sw := res.Config.SeriesWindow()
+		windows := int(res.Config.Workload.DurationMS / sw)
 		for _, pi := range v.Step {
 			p := &res.Points[pi]
 			pts := make([]Item, 0, windows)
 			for k := experiments.RecoveryWindows - 1; k < windows; k++ {
-				pts = append(pts, xy(float64((k+1)*experiments.SeriesWindowMS), f(&p.Series, k+1-experiments.RecoveryWindows, k+1)))
+				pts = append(pts, xy(float64(k+1)*sw, f(&p.Series, k+1-experiments.RecoveryWindows, k+1)))
 			}
 			o.addLine(v.pointLabel(p), pts, styled(v.pointColor(p), solid, plain)...)
 		}

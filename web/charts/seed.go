@@ -66,13 +66,14 @@ func hangoverSection(v *View) *Group {
 	}
 	g := &Group{ID: "hangover", Title: "Hangover: the p99 of served work",
 		Intro: "The p99 sojourn of the requests that finished in each 100 ms window (by finish time), per server: after a burst, a server that serves its backlog in order keeps serving stale work long after the burst ends. Windows where nothing finished have no point."}
+	sw := int(res.Config.SeriesWindow())
 	o := newLine("p99 of served work per window", loadName(res, 0)+"; log axis", "time (ms)", "p99 sojourn (ms)", "value")
 	o.YAxis[0].Type = "log"
 	for si, p := range peers {
 		var data []Item
 		for k, x := range p.Series.SojournP99 {
 			if x > 0 {
-				data = append(data, xy(float64(k*experiments.SeriesWindowMS), float64(x)))
+				data = append(data, xy(float64(k*sw), float64(x)))
 			}
 		}
 		o.addLine(serverName(p), data, styled(palette[si%len(palette)], solid, plain)...)
@@ -163,7 +164,8 @@ func classSection(v *View) *Group {
 		return nil
 	}
 	end := cfg.ScoreEndMS(cfg.ServerAt(0).DeadlineMS)
-	windows := int(end / experiments.SeriesWindowMS)
+	sw := int(cfg.SeriesWindow())
+	windows := int(end / float64(sw))
 	g := &Group{ID: "classes", Title: "Success per class",
 		Intro: "The share of each class's arrivals in each 100 ms window (by arrival) that were served within the deadline, per server; 100 where the class had no arrivals. Scored arrivals only."}
 	sub := fmt.Sprintf("%s; first class solid, the others dashed", loadName(res, 0))
@@ -172,7 +174,7 @@ func classSection(v *View) *Group {
 	if cfg.SLO != nil {
 		target := cfg.SLO.SuccessPct
 		o.addLine(fmt.Sprintf("SLO: %s ≥ %s%%", cfg.SLO.Class, format.Num(target)),
-			[]Item{xy(0, target), xy(float64(windows*experiments.SeriesWindowMS), target)},
+			[]Item{xy(0, target), xy(float64(windows*sw), target)},
 			styled(referenceColor, dotted, plain)...)
 	}
 	for si, p := range peers {
@@ -183,7 +185,7 @@ func classSection(v *View) *Group {
 			cs := &p.Series.Classes[k]
 			data := make([]Item, 0, windows)
 			for w := range windows {
-				data = append(data, xy(float64(w*experiments.SeriesWindowMS), cs.SuccessPct(w)))
+				data = append(data, xy(float64(w*sw), cs.SuccessPct(w)))
 			}
 			lt := solid
 			if k > 0 {

@@ -26,7 +26,8 @@ func timeSection(v *View) *Group {
 		windows = max(windows, res.Points[pi].Series.Windows())
 	}
 	bucket := max((windows+maxSeriesPoints-1)/maxSeriesPoints, 1)
-	width := float64(bucket * experiments.SeriesWindowMS)
+	sw := int(res.Config.SeriesWindow())
+	width := float64(bucket * sw)
 	sub := fmt.Sprintf("per %s ms window", format.Num(width))
 	g := &Group{ID: "timeline", Title: "Over time, at " + v.pointLabel(chosen),
 		Intro: "Pick a point in the results table (\"show\") to see its time series; the other limiters are shown at the same swept value."}
@@ -34,7 +35,7 @@ func timeSection(v *View) *Group {
 	buckets := func(fold func(from, to int) float64) []Item {
 		data := make([]Item, 0, windows/bucket+1)
 		for k := 0; k < windows; k += bucket {
-			data = append(data, xy(float64(k*experiments.SeriesWindowMS), fold(k, k+bucket)))
+			data = append(data, xy(float64(k*sw), fold(k, k+bucket)))
 		}
 		return data
 	}

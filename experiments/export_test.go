@@ -1,0 +1,10 @@
+package experiments
+
+// SetStreamCache makes loads of more than n arrivals stream (n = 0: every
+// load whose points run the forward pass), for tests; it returns the
+// function that restores the limit.
+func SetStreamCache(n int) (restore func()) {
+	old := streamCacheArrivals
+	streamCacheArrivals = n
+	return func() { streamCacheArrivals = old }
+}

@@ -1,0 +1,107 @@
+package experiments_test
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/output"
+	"github.com/ratelab/ratelab/experiments/presets"
+)
+
+// withoutCurves is a point as the streaming path measures it: everything
+// but the empirical output curve, which needs every release.
+func withoutCurves(p experiments.Point) experiments.Point {
+	p.OutputCurve = nil
+	return p
+}
+
+// TestStreamingMeasuresWhatMemoryDoes: every preset, run with its arrivals
+// streamed (in batches shared by the points) instead of held in memory,
+// measures every point the same, at 1, 2 and 3 workers; only the empirical
+// arrival curves, which need the whole trace, are left out.
+func TestStreamingMeasuresWhatMemoryDoes(t *testing.T) {
+	for _, p := range presets.All() {
+		t.Run(p.Name, func(t *testing.T) {
+			cfg, err := presets.Config(p.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := experiments.Run(context.Background(), cfg, experiments.Options{Workers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			restore := experiments.SetStreamCache(0)
+			defer restore()
+			for _, workers := range []int{1, 2, 3} {
+				got, err := experiments.Run(context.Background(), cfg, experiments.Options{Workers: workers})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.Arrivals != want.Arrivals || !reflect.DeepEqual(got.LoadArrivals, want.LoadArrivals) || !reflect.DeepEqual(got.Clients, want.Clients) {
+					t.Fatalf("workers %d: %d arrivals %v, want %d %v", workers, got.Arrivals, got.LoadArrivals, want.Arrivals, want.LoadArrivals)
+				}
+				for i := range want.Points {
+					g, w := withoutCurves(got.Points[i]), withoutCurves(want.Points[i])
+					if !reflect.DeepEqual(g, w) {
+						gj, _ := json.Marshal(g)
+						wj, _ := json.Marshal(w)
+						t.Fatalf("workers %d: point %d streamed:\n%s\nin memory:\n%s", workers, i, clip(gj), clip(wj))
+					}
+				}
+			}
+		})
+	}
+}
+
+func clip(b []byte) string {
+	if len(b) > 3000 {
+		return string(b[:3000]) + "…"
+	}
+	return string(b)
+}
+
+// TestStreamedOutputsAreTheSameAtEveryWorkerCount: a sweep over a stream
+// writes the same bytes with 1 to 4 workers.
+func TestStreamedOutputsAreTheSameAtEveryWorkerCount(t *testing.T) {
+	restore := experiments.SetStreamCache(1000)
+	defer restore()
+	doc := `{"version": 1, "seed": 7,
+  "workload": {"duration_ms": 60000, "parts": [
+    {"type": "clients", "group": "c", "clients": 30, "rate_rps": 10, "arrival": "poisson"},
+    {"type": "poisson", "client": "heavy", "rate_rps": 300}]},
+  "server": {"workers": 2, "service_ms": 4, "deadline_ms": 100},
+  "limiters": [
+    {"type": "token-bucket", "rate_rps": 400, "burst": [1, 10, 100]},
+    {"type": "sliding-window-log", "limit": [200, 400], "window_ms": 1000},
+    {"type": "per-client-token-bucket", "rate_rps": 500, "burst": 60}]}`
+	cfg, err := experiments.DecodeConfig([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first []output.File
+	for workers := 1; workers <= 4; workers++ {
+		res, err := experiments.Run(context.Background(), cfg, experiments.Options{Workers: workers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.ArrivalCurves != nil {
+			t.Fatal("a streamed run has the offered arrival curve")
+		}
+		files, err := output.Files(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == nil {
+			first = files
+			continue
+		}
+		for i := range files {
+			if string(files[i].Data) != string(first[i].Data) {
+				t.Fatalf("workers %d: %s differs from workers 1", workers, files[i].Name)
+			}
+		}
+	}
+}
