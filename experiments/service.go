@@ -60,11 +60,16 @@ func (c *Config) validateService() field.List {
 	if !c.usesEmpirical() {
 		return nil
 	}
-	if n, _, _ := c.serviceColumn(); n > 0 {
+	n, mean, _ := c.serviceColumn()
+	if n > 0 && mean > 0 {
 		return nil
 	}
 	at := func(path string) {
-		errs.Add(field.Join(path, server.OptService), "%q reads the service_ms column of a trace part (\"t_ms,client,service_ms\" lines), and no trace of the workload gives one", server.ServiceEmpirical)
+		if n > 0 {
+			errs.Add(field.Join(path, server.OptService), "%q reads the service_ms column of the traces, and every value in it is 0", server.ServiceEmpirical)
+			return
+		}
+		errs.Add(field.Join(path, server.OptService), "%q reads the service_ms column of a trace part given as csv (\"t_ms,client,service_ms\" lines), and no trace of the workload gives one", server.ServiceEmpirical)
 	}
 	if c.Server.Option(server.OptService) == server.ServiceEmpirical {
 		at("server")

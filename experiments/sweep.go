@@ -22,6 +22,9 @@ type Options struct {
 	// Workers is how many points run at once (default GOMAXPROCS).
 	Workers  int
 	Progress Progress
+	// Traces opens the trace files the workload names (a trace part's
+	// file); nil when the run reads none.
+	Traces workload.TraceOpener
 	// Points, when not nil, runs only the points of these indexes (into
 	// Config.Points, increasing): one shard of a sweep run across machines.
 	// The result holds those points alone, each with the same numbers as in
@@ -69,7 +72,7 @@ func (c *Config) Points() []Point {
 func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
 	return RunStreams(ctx, cfg, func(i int) (*workload.Stream, error) {
 		w := cfg.WorkloadAt(i)
-		return workload.Open(&w, cfg.Seed)
+		return workload.OpenWith(&w, cfg.Seed, opt.Traces)
 	}, opt)
 }
 

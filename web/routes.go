@@ -52,6 +52,7 @@ func (s *Server) routes() http.Handler {
 	r.Post("/api/runs", s.apiCreateRun)                                 // JSON API: submit a config document
 	r.Get("/api/runs/{id}", s.apiGetRun)                                // JSON API: status, progress, manifest
 	r.Get("/api/types", s.apiTypes)                                     // JSON API: the limiter and workload part types
+	r.Get("/compare", s.comparePage)                                    // several runs side by side (compare.go)
 	r.Get("/calculus", s.calculusPage)                                  // the network-calculus calculator
 	r.Get("/calculus/check", s.calculusCheck)                           // its answer as a sweep to run
 	r.Get("/calculus/edit/{id}", s.editRun)                             // a stored run's config document, to edit and run

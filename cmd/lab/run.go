@@ -2,16 +2,19 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/presets"
+	"github.com/ratelab/ratelab/experiments/workload"
 )
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -22,11 +25,15 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	out := fs.String("out", "", "write the outputs to `DIR` (created if missing)")
 	workers := fs.Int("workers", 0, "points to run at once (default: all cores); never changes the output")
 	quiet := fs.Bool("q", false, "no progress on stderr")
+	tracePath := fs.String("trace", "", "replay the trace `FILE` (CSV or gzip CSV: t_ms,client[,service_ms] a line, sorted by time) as the workload, read in one pass")
+	sortTrace := fs.Bool("sort", false, "with --trace: sort the trace by time first (ties in file order), in bounded memory through temp files")
 	shardFlag := fs.String("shard", "", "run only shard `K/N` of the sweep's points (point i is in shard i mod N, K from 0); join the shards with lab merge")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: lab run (--preset NAME | --config FILE) --out DIR")
 		fmt.Fprintln(stderr, "Runs a sweep and writes results.csv, series.csv, clients.csv (several clients),")
 		fmt.Fprintln(stderr, "the config's reports and manifest.json to DIR.")
+		fmt.Fprintln(stderr, "With --trace FILE: the trace is the workload (the config's duration_ms stays); a config")
+		fmt.Fprintln(stderr, "whose trace parts name a file (\"file\": NAME, as manifest.json records) reads them from FILE.")
 		fmt.Fprintln(stderr, "With --shard K/N: the shard's points, shard-result.json.gz and shard.json (see lab merge).")
 		fs.PrintDefaults()
 	}
@@ -72,6 +79,17 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 
+	if *sortTrace && *tracePath == "" {
+		return usagef("--sort sorts the --trace FILE: give one")
+	}
+	var traces workload.TraceOpener
+	if *tracePath != "" {
+		if cfg, err = traceWorkload(cfg, *tracePath); err != nil {
+			return usageError{err}
+		}
+		traces = traceFileOpener(*tracePath, *sortTrace, os.TempDir())
+	}
+
 	var shard *shardSpec
 	if *shardFlag != "" {
 		sh, err := parseShard(*shardFlag)
@@ -83,7 +101,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 	start := time.Now()
 	last := start
-	opt := experiments.Options{Workers: *workers}
+	opt := experiments.Options{Workers: *workers, Traces: traces}
 	total := len(cfg.Points())
 	if shard != nil {
 		opt.Points = shardPoints(*shard, total)
@@ -136,4 +154,57 @@ func writeFiles(dir string, files []output.File) error {
 		}
 	}
 	return nil
+}
+
+// traceWorkload makes the trace at path the workload of cfg: the config's
+// trace parts that name a file read it; a config without one gets its parts
+// replaced by one trace part named by the file's base name (its
+// duration_ms stays). The result is decoded again, so it is a valid config.
+func traceWorkload(cfg *experiments.Config, path string) (*experiments.Config, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("trace %s: %w", path, err)
+	}
+	named := false
+	for i := range cfg.LoadCount() {
+		w := cfg.WorkloadAt(i)
+		for _, p := range w.Parts {
+			named = named || p.File != ""
+		}
+	}
+	if named {
+		return cfg, nil
+	}
+	if len(cfg.Loads) > 0 {
+		return nil, fmt.Errorf("--trace: the config has loads; name the trace in their parts ({\"type\": \"trace\", \"file\": NAME})")
+	}
+	c := *cfg
+	c.Workload.Parts = []workload.Part{{Type: workload.Trace, File: traceName(path)}}
+	doc, err := json.Marshal(&c)
+	if err != nil {
+		return nil, fmt.Errorf("--trace: %w", err)
+	}
+	out, err := experiments.DecodeConfig(doc)
+	if err != nil {
+		return nil, fmt.Errorf("--trace: %w", err)
+	}
+	return out, nil
+}
+
+// traceName is the name a trace file goes by in the config: its base name,
+// with what a trace name may not hold replaced by '_'.
+func traceName(path string) string {
+	b := []byte(filepath.Base(path))
+	for i, c := range b {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	name := strings.TrimLeft(string(b), ".")
+	if len(name) > 200 {
+		name = name[len(name)-200:]
+	}
+	if !workload.ValidTraceName(name) {
+		name = "trace"
+	}
+	return name
 }

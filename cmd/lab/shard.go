@@ -19,8 +19,6 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -78,8 +76,8 @@ func shardPoints(sh shardSpec, total int) []int {
 type shardManifest struct {
 	Format        string `json:"format"`
 	EngineVersion string `json:"engine_version"`
-	// ConfigSHA256 is the sha256 of Config, the normalized config
-	// document (as manifest.json records it, compact).
+	// ConfigSHA256 is the sha256 of the config's canonical document
+	// (experiments.Config.SHA256, as manifest.json records it).
 	ConfigSHA256 string          `json:"config_sha256"`
 	Shard        int             `json:"shard"`
 	Shards       int             `json:"shards"`
@@ -89,22 +87,8 @@ type shardManifest struct {
 	Config       json.RawMessage `json:"config"`
 }
 
-// configDocument is the compact normalized config document and its sha256.
-func configDocument(cfg *experiments.Config) ([]byte, string, error) {
-	doc, err := json.Marshal(cfg)
-	if err != nil {
-		return nil, "", fmt.Errorf("config document: %w", err)
-	}
-	sum := sha256.Sum256(doc)
-	return doc, hex.EncodeToString(sum[:]), nil
-}
-
 // shardFiles are the files of one shard's directory, shard.json last.
 func shardFiles(cfg *experiments.Config, sh shardSpec, total int, res *experiments.Result) ([]output.File, error) {
-	doc, sum, err := configDocument(cfg)
-	if err != nil {
-		return nil, err
-	}
 	part := *res
 	part.Config = nil // in shard.json, once
 	raw, err := json.Marshal(&part)
@@ -131,13 +115,13 @@ func shardFiles(cfg *experiments.Config, sh shardSpec, total int, res *experimen
 	m := shardManifest{
 		Format:        shardFormat,
 		EngineVersion: experiments.EngineVersion,
-		ConfigSHA256:  sum,
+		ConfigSHA256:  cfg.SHA256(),
 		Shard:         sh.K,
 		Shards:        sh.N,
 		TotalPoints:   total,
 		Points:        shardPoints(sh, total),
 		Result:        output.Output{Name: shardResultFile, SHA256: result.SHA256(), Bytes: len(result.Data)},
-		Config:        doc,
+		Config:        cfg.JSON(),
 	}
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
@@ -214,11 +198,7 @@ func mergeShards(dirs []string) (*experiments.Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("shard %s: config: %w", first.dir, err)
 	}
-	_, sum, err := configDocument(cfg)
-	if err != nil {
-		return nil, err
-	}
-	if sum != first.m.ConfigSHA256 {
+	if sum := cfg.SHA256(); sum != first.m.ConfigSHA256 {
 		return nil, fmt.Errorf("shard %s: the config reads back with sha256 %s, the shard manifest says %s", first.dir, sum, first.m.ConfigSHA256)
 	}
 	total := len(cfg.Points())

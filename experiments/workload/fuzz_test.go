@@ -1,18 +1,22 @@
 package workload_test
 
 import (
+	"bytes"
+	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/ratelab/ratelab/experiments/workload"
 )
 
 // FuzzParseTrace: ParseTrace never panics; what it accepts is a list of
 // finite, non-negative times with line numbers in file order, service
-// times that are NaN (none) or in (0, MaxTraceServiceMS], and writing the
-// events back as "t_ms,client,service_ms" lines parses to the same events. The
+// times that are NaN (none) or finite and >= 0, and writing the events
+// back as "t_ms,client,service_ms" lines parses to the same events. The
 // seed corpus is in testdata/fuzz/FuzzParseTrace; run with
 //
 //	go test -run '^$' -fuzz FuzzParseTrace -fuzztime 60s ./experiments/workload/
@@ -42,7 +46,7 @@ func FuzzParseTrace(f *testing.F) {
 			if e.Line <= last {
 				t.Fatalf("line numbers out of order: %d after %d", e.Line, last)
 			}
-			if !math.IsNaN(e.ServiceMS) && (!(e.ServiceMS > 0) || e.ServiceMS > workload.MaxTraceServiceMS) {
+			if !math.IsNaN(e.ServiceMS) && (e.ServiceMS < 0 || math.IsInf(e.ServiceMS, 0)) {
 				t.Fatalf("line %d: accepted service_ms %g", e.Line, e.ServiceMS)
 			}
 			last = e.Line
@@ -69,4 +73,82 @@ func FuzzParseTrace(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzTraceDecoder: the trace file decoder never panics; its errors name a
+// line; what it accepts is finite non-negative times (service times NaN or
+// finite and non-negative), line numbers increasing; reading one byte at a
+// time gives the same rows and error (the buffer's edges change nothing);
+// and the rows written back decode to the same rows.
+//
+//	go test -run '^$' -fuzz FuzzTraceDecoder -fuzztime 60s ./experiments/workload/
+func FuzzTraceDecoder(f *testing.F) {
+	f.Add([]byte("t_ms,client,service_ms\n0,a,1.5\n1.5,b\n"))
+	f.Add([]byte("t_ms\r\n0\r\n0"))
+	f.Add([]byte("# c\n\n3,x,\n 4 , y , 2e3 \n"))
+	f.Add([]byte("1,a,2,3\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rows, err := decodeAll(workload.NewTraceDecoder(bytes.NewReader(data)))
+		slow, slowErr := decodeAll(workload.NewTraceDecoder(iotest.OneByteReader(bytes.NewReader(data))))
+		if fmt.Sprint(err) != fmt.Sprint(slowErr) || len(rows) != len(slow) {
+			t.Fatalf("one byte at a time: %d rows, %v; at once: %d rows, %v", len(slow), slowErr, len(rows), err)
+		}
+		if err != nil && !strings.HasPrefix(err.Error(), "line ") {
+			t.Fatalf("error %q does not name a line", err)
+		}
+		var b bytes.Buffer
+		last := 0
+		for i, r := range rows {
+			if !sameRow(r, slow[i]) {
+				t.Fatalf("row %d: %+v one byte at a time, %+v at once", i, slow[i], r)
+			}
+			if math.IsNaN(r.T) || math.IsInf(r.T, 0) || r.T < 0 {
+				t.Fatalf("line %d: accepted t_ms %g", r.Line, r.T)
+			}
+			if !math.IsNaN(r.ServiceMS) && (math.IsInf(r.ServiceMS, 0) || r.ServiceMS < 0) {
+				t.Fatalf("line %d: accepted service_ms %g", r.Line, r.ServiceMS)
+			}
+			if r.Line <= last {
+				t.Fatalf("line numbers out of order: %d after %d", r.Line, last)
+			}
+			last = r.Line
+			b.WriteString(strconv.FormatFloat(r.T, 'g', -1, 64) + "," + string(r.Client))
+			if !math.IsNaN(r.ServiceMS) {
+				b.WriteString("," + strconv.FormatFloat(r.ServiceMS, 'g', -1, 64))
+			}
+			b.WriteByte('\n')
+		}
+		again, err := decodeAll(workload.NewTraceDecoder(&b))
+		if err != nil || len(again) != len(rows) {
+			t.Fatalf("rows written back: %d rows, %v; want %d", len(again), err, len(rows))
+		}
+		for i := range again {
+			again[i].Line = rows[i].Line
+			if !sameRow(again[i], rows[i]) {
+				t.Fatalf("row %d: %+v became %+v", i, rows[i], again[i])
+			}
+		}
+	})
+}
+
+// decodeAll reads every row, copying the client names.
+func decodeAll(d *workload.TraceDecoder) ([]workload.TraceRow, error) {
+	var rows []workload.TraceRow
+	for {
+		r, err := d.Next()
+		if err == io.EOF {
+			return rows, nil
+		}
+		if err != nil {
+			return rows, err
+		}
+		c := *r
+		c.Client = bytes.Clone(r.Client)
+		rows = append(rows, c)
+	}
+}
+
+func sameRow(a, b workload.TraceRow) bool {
+	return a.T == b.T && bytes.Equal(a.Client, b.Client) && a.Line == b.Line &&
+		(a.ServiceMS == b.ServiceMS || math.IsNaN(a.ServiceMS) && math.IsNaN(b.ServiceMS))
 }

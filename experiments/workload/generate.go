@@ -12,7 +12,14 @@ import (
 // run's seed. Parts are generated in order, each as one or more time-sorted
 // runs, and merged stably, so ties in time keep generation order.
 func Generate(s *Spec, seed uint64) (*Arrivals, error) {
+	return GenerateWith(s, seed, nil)
+}
+
+// GenerateWith is Generate with the opener of the spec's trace files (nil:
+// a trace file part is an error).
+func GenerateWith(s *Spec, seed uint64, open TraceOpener) (*Arrivals, error) {
 	g := newGenerator(s.DurationMS, seed)
+	g.open = open
 	// Size the list once from the expected count (with room for a random
 	// part's excess), so a 10 M-request list is not copied while it grows.
 	if n := min(s.Expected(), MaxTraceEvents); n > 0 {
@@ -50,6 +57,7 @@ type Generator struct {
 	index      map[string]int32
 	groups     []string
 	groupIndex map[string]int
+	open       TraceOpener
 }
 
 func newGenerator(w float64, seed uint64) *Generator {

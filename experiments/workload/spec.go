@@ -62,7 +62,8 @@ type Part struct {
 	DurationMS float64 `json:"duration_ms,omitempty"`
 	RampMS     float64 `json:"ramp_ms,omitempty"`
 
-	CSV string `json:"csv,omitempty"` // trace
+	CSV  string `json:"csv,omitempty"`  // trace, given in the config
+	File string `json:"file,omitempty"` // trace, a file by name (TraceOpener)
 }
 
 // Kind is the part's registry row (nil for an unknown type).

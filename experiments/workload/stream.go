@@ -150,7 +150,14 @@ func (s *Stream) down(i int) {
 // given in the config, bounded by their own limits) is generated whole
 // into its runs first.
 func Open(s *Spec, seed uint64) (*Stream, error) {
+	return OpenWith(s, seed, nil)
+}
+
+// OpenWith is Open with the opener of the spec's trace files (nil: a trace
+// file part is an error).
+func OpenWith(s *Spec, seed uint64, open TraceOpener) (*Stream, error) {
 	g := newGenerator(s.DurationMS, seed)
+	g.open = open
 	var runs []Run
 	for i := range s.Parts {
 		p := &s.Parts[i]

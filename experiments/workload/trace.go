@@ -2,8 +2,8 @@ package workload
 
 import (
 	"fmt"
+	"io"
 	"math"
-	"strconv"
 	"strings"
 
 	"github.com/ratelab/ratelab/experiments/field"
@@ -12,25 +12,59 @@ import (
 // Trace replays "t_ms,client" CSV text as is (see ParseTrace): each line is
 // one request at its time from its client (DefaultClient when the line
 // names none), all clients in the part's group; sorted by time, ties in
-// file order. A request at or after the window's end is an error. A third
-// column, service_ms, gives the request's own service time, which the
-// server's empirical service distribution reads (Arrivals.GivenServiceMS).
+// file order. A request at or after the window's end is an error.
+//
+// The trace is the config's csv text, or a file named by file: the engine
+// opens nothing, the run's TraceOpener (GenerateWith) hands it the file's
+// bytes (cmd/lab: lab run --trace FILE, lab serve --traces DIR), which it
+// replays in one pass (TraceReplay): a file must be sorted by time.
 const Trace PartType = "trace"
 
-var csvField = Field{Name: "csv", Label: "Trace", Input: InputCSV, Line: "t_ms,client,service_ms",
-	Doc: "one request a line: its time in ms, an optional client name and an optional service time in ms (read by the server's empirical service); an optional header, # comments"}
+var (
+	csvField = Field{Name: "csv", Label: "Trace", Input: InputCSV, Line: "t_ms,client[,service_ms]",
+		Doc: "one request a line: its time in ms, an optional client name and service time in ms; an optional header, # comments"}
+	fileField = Field{Name: "file", Label: "Trace file", Input: InputText,
+		Doc: "instead of csv: a trace file by name (lab run --trace FILE, lab serve --traces DIR), CSV or gzip CSV as csv, sorted by time"}
+)
+
+// TraceOpener opens a trace file by its name (a part's file): its bytes,
+// decompressed and sorted by time. cmd/lab gives one to the run.
+type TraceOpener func(name string) (io.ReadCloser, error)
+
+// ValidTraceName says whether name can name a trace file: 1 to 200 letters,
+// digits, '.', '_' and '-', not starting with '.': no path, no parent.
+func ValidTraceName(name string) bool {
+	if name == "" || len(name) > 200 || name[0] == '.' {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 func traceKind() *Kind {
 	return &Kind{
 		Type:     Trace,
 		Label:    "trace replay (CSV)",
 		Model:    "the requests of a \"t_ms,client\" CSV trace, replayed as is",
-		Fields:   []Field{groupField.with("group of every client of the trace", ""), weightField, csvField},
+		Fields:   []Field{groupField.with("group of every client of the trace", ""), weightField, csvField, fileField},
 		Validate: validateTrace,
-		Expected: func(p *Part, _ float64) float64 { return float64(countLines(p.CSV)) },
+		Expected: func(p *Part, _ float64) float64 {
+			if p.File != "" {
+				return 0 // unknown until read; the reader counts (MaxTraceEvents)
+			}
+			return float64(countLines(p.CSV))
+		},
 		Generate: generateTrace,
 		Describe: func(*Part) string { return "trace replay" },
 		DeclareClients: func(g *Generator, p *Part) {
+			if p.File != "" {
+				return // named as the file is read
+			}
 			events, err := ParseTrace(p.CSV)
 			if err != nil {
 				return // reported by Validate
@@ -40,6 +74,9 @@ func traceKind() *Kind {
 			}
 		},
 		CountClients: func(p *Part) int {
+			if p.File != "" {
+				return 0 // bounded as the file is read (MaxClients)
+			}
 			events, _ := ParseTrace(p.CSV)
 			names := map[string]bool{}
 			for _, e := range events {
@@ -52,8 +89,17 @@ func traceKind() *Kind {
 
 func validateTrace(p *Part, path string, durationMS float64) field.List {
 	var errs field.List
+	switch {
+	case p.File != "" && p.CSV != "":
+		errs.Add(field.Join(path, "file"), "give the trace as csv or as file, not both")
+	case p.File != "":
+		if !ValidTraceName(p.File) {
+			errs.Add(field.Join(path, "file"), "%q is not a trace name: 1 to 200 letters, digits, '.', '_' or '-', not starting with '.'", clip(p.File))
+		}
+		return errs
+	}
 	if p.CSV == "" {
-		errs.Add(field.Join(path, "csv"), "is empty: give the trace as \"t_ms,client\" lines")
+		errs.Add(field.Join(path, "csv"), "is empty: give the trace as \"t_ms,client\" lines (or a trace file as file)")
 	} else if events, err := ParseTrace(p.CSV); err != nil {
 		errs.Add(field.Join(path, "csv"), "%v", err)
 	} else if finite(durationMS) && durationMS > 0 {
@@ -70,6 +116,9 @@ func validateTrace(p *Part, path string, durationMS float64) field.List {
 // generateTrace emits the trace in file order as one run, then sorts it by
 // time (ties keep file order).
 func generateTrace(g *Generator, p *Part) error {
+	if p.File != "" {
+		return g.traceFile(p)
+	}
 	events, err := ParseTrace(p.CSV)
 	if err != nil {
 		return fmt.Errorf("csv: %w", err)
@@ -84,7 +133,7 @@ func generateTrace(g *Generator, p *Part) error {
 		if math.IsNaN(e.ServiceMS) {
 			g.Emit(e.T, c)
 		} else {
-			g.EmitService(e.T, c, e.ServiceMS)
+			g.EmitService(e.T, c, e.ServiceMS) // read by the empirical service (Arrivals.GivenServiceMS)
 		}
 	}
 	g.SortRun()
@@ -104,76 +153,32 @@ const MaxTraceEvents = 20_000_000
 
 // TraceEvent is one line of a replayed trace.
 type TraceEvent struct {
-	T         float64
-	Client    string
-	ServiceMS float64 // NaN when the line gives none
+	T      float64
+	Client string
+	// ServiceMS is the service time the line gives, NaN when none.
+	ServiceMS float64
 	Line      int
 }
 
-// MaxTraceServiceMS bounds a trace's service times (the server's longest
-// service time).
-const MaxTraceServiceMS = 3_600_000
-
-// ParseTrace reads "t_ms,client,service_ms" CSV text: an optional header
-// line ("t_ms", "t_ms,client" or "t_ms,client,service_ms"), then one
-// request a line with its time in ms (>= 0), an optional client name and
-// an optional service time in ms (more than 0, at most MaxTraceServiceMS;
-// empty or left out: none). Blank lines and lines starting with # are
-// skipped. Errors name the line. Events come back in file order.
+// ParseTrace reads a trace given as text (the format is TraceDecoder's:
+// an optional header, one request a line with its time in ms, an optional
+// client name and an optional service time). Events come back in file
+// order.
 func ParseTrace(text string) ([]TraceEvent, error) {
 	var events []TraceEvent
-	line := 0
-	for len(text) > 0 {
-		var row string
-		if i := strings.IndexByte(text, '\n'); i >= 0 {
-			row, text = text[:i], text[i+1:]
-		} else {
-			row, text = text, ""
+	d := NewTraceDecoder(strings.NewReader(text))
+	for {
+		row, err := d.Next()
+		if err == io.EOF {
+			break
 		}
-		line++
-		row = strings.TrimSpace(strings.TrimSuffix(row, "\r"))
-		if row == "" || row[0] == '#' {
-			continue
-		}
-		tField, rest, hasClient := strings.Cut(row, ",")
-		client, sField, hasService := strings.Cut(rest, ",")
-		tField = strings.TrimSpace(tField)
-		client = strings.TrimSpace(client)
-		sField = strings.TrimSpace(sField)
-		if len(events) == 0 && isHeader(tField) {
-			if tField != "t_ms" || (hasClient && client != "client") || (hasService && sField != "service_ms") {
-				return nil, fmt.Errorf("line %d: header must be \"t_ms,client,service_ms\", \"t_ms,client\" or \"t_ms\", got %q", line, clip(row))
-			}
-			continue
-		}
-		if strings.Contains(sField, ",") {
-			return nil, fmt.Errorf("line %d: expected at most 3 fields \"t_ms,client,service_ms\", got %d", line, strings.Count(row, ",")+1)
-		}
-		svc := math.NaN()
-		if sField != "" {
-			v, err := strconv.ParseFloat(sField, 64)
-			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("line %d: service_ms %q is not a number", line, clip(sField))
-			}
-			if !(v > 0) || v > MaxTraceServiceMS {
-				return nil, fmt.Errorf("line %d: service_ms %g must be more than 0 and at most %d", line, v, MaxTraceServiceMS)
-			}
-			svc = v
-		}
-		t, err := strconv.ParseFloat(tField, 64)
-		if err != nil || math.IsNaN(t) || math.IsInf(t, 0) {
-			return nil, fmt.Errorf("line %d: t_ms %q is not a number", line, clip(tField))
-		}
-		if t < 0 {
-			return nil, fmt.Errorf("line %d: t_ms %g is negative", line, t)
-		}
-		if len(client) > 200 {
-			return nil, fmt.Errorf("line %d: client name longer than 200 characters", line)
+		if err != nil {
+			return nil, err
 		}
 		if len(events) == MaxTraceEvents {
-			return nil, fmt.Errorf("line %d: more than %d requests in the trace", line, MaxTraceEvents)
+			return nil, fmt.Errorf("line %d: more than %d requests in the trace", row.Line, MaxTraceEvents)
 		}
-		events = append(events, TraceEvent{T: t, Client: client, ServiceMS: svc, Line: line})
+		events = append(events, TraceEvent{T: row.T, Client: string(row.Client), ServiceMS: row.ServiceMS, Line: row.Line})
 	}
 	if len(events) == 0 {
 		return nil, fmt.Errorf("no requests in the trace")
@@ -181,8 +186,8 @@ func ParseTrace(text string) ([]TraceEvent, error) {
 	return events, nil
 }
 
-func isHeader(s string) bool {
-	return s != "" && (s[0] < '0' || s[0] > '9') && s[0] != '.' && s[0] != '-' && s[0] != '+'
+func isHeader(s []byte) bool {
+	return len(s) > 0 && (s[0] < '0' || s[0] > '9') && s[0] != '.' && s[0] != '-' && s[0] != '+'
 }
 
 func clip(s string) string {
@@ -194,9 +199,50 @@ func clip(s string) string {
 
 func countLines(s string) int { return strings.Count(s, "\n") + 1 }
 
+// traceFile replays the part's trace file, opened by the run's opener, in
+// one pass and as one run: the file must be sorted.
+func (g *Generator) traceFile(p *Part) (err error) {
+	if g.open == nil {
+		return fmt.Errorf("trace file %q: this lab reads no trace files (lab run --trace FILE, lab serve --traces DIR)", p.File)
+	}
+	rc, err := g.open(p.File)
+	if err != nil {
+		return fmt.Errorf("trace file %q: %w", p.File, err)
+	}
+	defer func() {
+		if cerr := rc.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("trace file %q: %w", p.File, cerr)
+		}
+	}()
+	r := NewTraceReplay(rc, g.WindowMS(), p.Group, p.Weight)
+	var ids []int32 // the replay's client index → the generator's
+	g.StartRun()
+	n := 0
+	for {
+		t, c, ok := r.Next()
+		if !ok {
+			break
+		}
+		for int(c) >= len(ids) {
+			cl := r.Clients()[len(ids)]
+			ids = append(ids, g.Client(cl.Name, cl.Group, cl.Weight))
+		}
+		if n == MaxTraceEvents {
+			return fmt.Errorf("trace file %q: line %d: more than %d requests in the trace", p.File, r.lastLine, MaxTraceEvents)
+		}
+		n++
+		g.Emit(t, ids[c])
+	}
+	if err := r.Err(); err != nil {
+		return fmt.Errorf("trace file %q: %w", p.File, err)
+	}
+	return nil
+}
+
 // ServiceColumn pools the service_ms column of the trace parts among parts
-// (an invalid trace counts nothing; validation reports it): how many lines
-// give one, their sum and their maximum.
+// given as csv (a trace file is not read here; an invalid trace counts
+// nothing, validation reports it): how many lines give one, their sum and
+// their maximum.
 func ServiceColumn(parts []Part) (n int, sumMS, maxMS float64) {
 	for i := range parts {
 		p := &parts[i]

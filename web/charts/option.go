@@ -12,6 +12,7 @@ type Option struct {
 	Animation bool `json:"animation"`
 	// Color is the palette for series without a color of their own.
 	Color     []string   `json:"color,omitempty"`
+	DataZoom  []DataZoom `json:"dataZoom,omitempty"`
 	Grid      []Grid     `json:"grid,omitempty"`
 	Legend    *Legend    `json:"legend,omitempty"`
 	Series    []Series   `json:"series"`
@@ -42,8 +43,33 @@ type Legend struct {
 	ItemHeight int `json:"itemHeight,omitempty"`
 }
 
-// Toolbox is echarts' toolbox; the lab's is empty (no buttons).
-type Toolbox struct{}
+// Toolbox is echarts' toolbox: empty (no buttons) but on the time
+// series, which save as an image.
+type Toolbox struct {
+	Right   string          `json:"right,omitempty"`
+	Feature *ToolboxFeature `json:"feature,omitempty"`
+}
+
+// ToolboxFeature are the toolbox's buttons.
+type ToolboxFeature struct {
+	SaveAsImage *SaveAsImage `json:"saveAsImage,omitempty"`
+}
+
+// SaveAsImage saves the chart as a PNG named Name.
+type SaveAsImage struct {
+	Name  string `json:"name,omitempty"`
+	Title string `json:"title,omitempty"`
+}
+
+// DataZoom zooms an axis: Type "inside" (wheel and drag on the plot) or
+// "slider" (a bar under the plot, Bottom px from the chart's foot).
+type DataZoom struct {
+	Type       string `json:"type"`
+	XAxisIndex int    `json:"xAxisIndex"`
+	FilterMode string `json:"filterMode,omitempty"`
+	Bottom     string `json:"bottom,omitempty"`
+	Height     int    `json:"height,omitempty"`
+}
 
 // Tooltip is shown on hover: Trigger "axis" lists every series at an x,
 // Position places an item's tooltip.
@@ -102,16 +128,33 @@ type SplitArea struct {
 	Show bool `json:"show"`
 }
 
-// VisualMap maps a heatmap cell's value from Min to Max onto the InRange
-// colors, low to high.
+// VisualMap colours heatmap cells by their Dimension-th value: Type
+// "continuous" (the default) from Min to Max onto the InRange colours, low
+// to high; "piecewise" by Pieces.
 type VisualMap struct {
-	Min        float64 `json:"min"`
-	Max        float64 `json:"max"`
-	Calculable bool    `json:"calculable"`
-	Orient     string  `json:"orient,omitempty"`
-	Left       string  `json:"left,omitempty"`
-	Bottom     string  `json:"bottom,omitempty"`
-	InRange    InRange `json:"inRange"`
+	Type       string   `json:"type,omitempty"`
+	Min        *float64 `json:"min,omitempty"`
+	Max        *float64 `json:"max,omitempty"`
+	Calculable bool     `json:"calculable,omitempty"`
+	Dimension  int      `json:"dimension,omitempty"`
+	Pieces     []Piece  `json:"pieces,omitempty"`
+	Orient     string   `json:"orient,omitempty"`
+	Align      string   `json:"align,omitempty"`
+	Left       string   `json:"left,omitempty"`
+	Right      string   `json:"right,omitempty"`
+	Top        string   `json:"top,omitempty"`
+	Bottom     string   `json:"bottom,omitempty"`
+	ItemWidth  int      `json:"itemWidth,omitempty"`
+	ItemGap    int      `json:"itemGap,omitempty"`
+	InRange    *InRange `json:"inRange,omitempty"`
+}
+
+// Piece is one class of a piecewise visual map: the cells whose value is
+// Value, named Label, coloured Color.
+type Piece struct {
+	Value *float64 `json:"value,omitempty"`
+	Label string   `json:"label,omitempty"`
+	Color string   `json:"color,omitempty"`
 }
 
 // InRange is a visual map's color scale.
@@ -135,6 +178,41 @@ type Series struct {
 	LineStyle  *LineStyle `json:"lineStyle,omitempty"`
 	AreaStyle  *AreaStyle `json:"areaStyle,omitempty"`
 	Label      *Label     `json:"label,omitempty"`
+	// LabelLayout hides labels that would overlap.
+	LabelLayout *LabelLayout `json:"labelLayout,omitempty"`
+	// Encode names the dimensions of a heatmap's [x, y, value, ...] items.
+	Encode *Encode `json:"encode,omitempty"`
+	// MarkArea shades a region of the chart (the values meeting an
+	// objective).
+	MarkArea *MarkArea `json:"markArea,omitempty"`
+}
+
+// LabelLayout is echarts' label layout.
+type LabelLayout struct {
+	HideOverlap bool `json:"hideOverlap"`
+}
+
+// Encode maps item dimensions to a series' x, y and value.
+type Encode struct {
+	X     int `json:"x"`
+	Y     int `json:"y"`
+	Value int `json:"value"`
+}
+
+// MarkArea is a series' shaded regions: each a pair of corners.
+type MarkArea struct {
+	Silent    bool         `json:"silent"`
+	ItemStyle *ItemStyle   `json:"itemStyle,omitempty"`
+	Label     *Label       `json:"label,omitempty"`
+	Data      [][2]AreaEnd `json:"data"`
+}
+
+// AreaEnd is one corner of a shaded region: a y value (and, optionally,
+// an x value); "Infinity" reaches the grid's edge.
+type AreaEnd struct {
+	Name  string `json:"name,omitempty"`
+	XAxis any    `json:"xAxis,omitempty"`
+	YAxis any    `json:"yAxis,omitempty"`
 }
 
 // Item is one value of a series: a number (a bar), an [x, y] pair (a
@@ -143,13 +221,15 @@ type Series struct {
 type Item struct {
 	Value     any        `json:"value,omitempty"`
 	ItemStyle *ItemStyle `json:"itemStyle,omitempty"`
+	Label     *Label     `json:"label,omitempty"`
 }
 
 // ItemStyle colors a series' symbols and bars, or outlines an item.
 type ItemStyle struct {
-	Color       string `json:"color,omitempty"`
-	BorderColor string `json:"borderColor,omitempty"`
-	BorderWidth int    `json:"borderWidth,omitempty"`
+	Color       string  `json:"color,omitempty"`
+	Opacity     float64 `json:"opacity,omitempty"`
+	BorderColor string  `json:"borderColor,omitempty"`
+	BorderWidth int     `json:"borderWidth,omitempty"`
 }
 
 // LineStyle is a line's color, width in pixels and type ("solid",
@@ -165,9 +245,15 @@ type AreaStyle struct {
 	Opacity float64 `json:"opacity,omitempty"`
 }
 
-// Label prints each item's value on it.
+// Label prints each item's value on it: Formatter is echarts' template
+// ("{@[2]}": the item's third value).
 type Label struct {
-	Show bool `json:"show"`
+	Show      bool    `json:"show"`
+	Formatter string  `json:"formatter,omitempty"`
+	FontSize  int     `json:"fontSize,omitempty"`
+	Color     string  `json:"color,omitempty"`
+	Position  string  `json:"position,omitempty"`
+	Opacity   float64 `json:"opacity,omitempty"`
 }
 
 // JSON is the option as JSON, with <, > and & escaped.

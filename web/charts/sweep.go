@@ -2,6 +2,7 @@ package charts
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ratelab/ratelab/experiments"
@@ -94,6 +95,32 @@ func (v *View) flat(o *Option, name string, y float64) {
 	o.addLine(name, data, styled(referenceColor, dotted, plain)...)
 }
 
+// targetColor draws objectives' targets and the region meeting them.
+const targetColor = "#2166ac"
+
+// objectives adds, for each of the config's objectives on one of the
+// chart's results columns (keys), its target as a dashed line and the
+// values meeting it shaded (a mark area from the target to the axis' end
+// on the objective's side; echarts reads a missing corner as the grid's
+// edge). The line keeps the target on the y axis.
+func (v *View) objectives(o *Option, keys ...string) {
+	for _, obj := range v.Res.Config.Objectives {
+		if !slices.Contains(keys, obj.Metric) {
+			continue
+		}
+		v.flat(o, "meets "+obj.String(), obj.Value)
+		s := &o.Series[len(o.Series)-1]
+		s.LineStyle = &LineStyle{Color: targetColor, Width: 1.5, Type: "dashed"}
+		s.ItemStyle = &ItemStyle{Color: targetColor}
+		target := AreaEnd{YAxis: obj.Value}
+		area := [2]AreaEnd{target, {}} // from the target up
+		if obj.Upper() {
+			area = [2]AreaEnd{{}, target} // from the bottom to the target
+		}
+		s.MarkArea = &MarkArea{Silent: true, ItemStyle: &ItemStyle{Color: targetColor, Opacity: 0.08}, Data: [][2]AreaEnd{area}}
+	}
+}
+
 // sweepCharts draws one sweep chart per unit of the swept parameters
 // (see byUnit): the first keeps id, the others get id-2, id-3, ... and
 // every title names its parameters when there are several.
@@ -127,12 +154,14 @@ func throughputSection(v *View) *Group {
 		o := v.newSweepChart(title, "one line per limiter; dotted: offered load", "dotted: offered load", "goodput (req/s)")
 		v.sweepLines(o, "", always(func(m *experiments.Metrics) float64 { return m.GoodputRPS }), solid)
 		v.flat(o, "offered", v.Res.Points[0].Metrics.OfferedRPS)
+		v.objectives(o, "goodput_rps")
 		return o
 	})...)
 	g.Charts = append(g.Charts, v.sweepCharts("chart-reject-late", "Rejected and served late", func(v *View, title string) *Option {
 		o := v.newSweepChart(title, "solid: rejected; dashed: served after the deadline (both % of arrivals)", "late: served after the deadline (both % of arrivals)", "share of arrivals (%)")
 		v.sweepLines(o, " rejected", always(func(m *experiments.Metrics) float64 { return m.RejectPct }), solid)
 		v.sweepLines(o, " late", always(func(m *experiments.Metrics) float64 { return m.ServedLatePct }), dashed)
+		v.objectives(o, "reject_pct", "served_late_pct")
 		return o
 	})...)
 	return g
@@ -147,6 +176,7 @@ func delaySection(v *View) *Group {
 		o := v.newSweepChart(title, "solid: at the gate; dashed: at the server (admitted requests)", "admitted requests", "p99 wait (ms)")
 		v.sweepLines(o, " gate p99", always(func(m *experiments.Metrics) float64 { return float64(m.GateDelay.P99) }), solid)
 		v.sweepLines(o, " server p99", always(func(m *experiments.Metrics) float64 { return float64(m.ServerWait.P99) }), dashed)
+		v.objectives(o, "gate_delay_p99_ms", "server_wait_p99_ms")
 		return o
 	})...)
 
@@ -155,6 +185,7 @@ func delaySection(v *View) *Group {
 		o := v.newSweepChart(title, dl, dl, "p99 time in system (ms)")
 		v.sweepLines(o, "", always(func(m *experiments.Metrics) float64 { return float64(m.Sojourn.P99) }), solid)
 		v.flat(o, "deadline", v.Res.Config.Server.DeadlineMS)
+		v.objectives(o, "sojourn_p99_ms")
 		return o
 	})...)
 	return g
@@ -172,6 +203,7 @@ func downstreamSection(v *View) *Group {
 		o := v.newSweepChart(title, pk, pk, "peak rate (req/s)")
 		v.sweepLines(o, "", always(func(m *experiments.Metrics) float64 { return m.DownstreamPeakRPS }), solid)
 		v.flat(o, "server capacity", cfg.Server.RateRPS())
+		v.objectives(o, "downstream_peak_rps")
 		return o
 	})...)
 
@@ -181,6 +213,7 @@ func downstreamSection(v *View) *Group {
 			fmt.Sprintf("solid: measured; dashed: the gate's bound, its arrival curve at %s ms", format.Num(L)), fmt.Sprintf("measured, and the gate's bound (its arrival curve at %s ms)", format.Num(L)), fmt.Sprintf("releases (per %s ms)", format.Num(L)))
 		v.sweepLines(o, " measured", always(func(m *experiments.Metrics) float64 { return float64(m.RollingMax) }), solid)
 		v.sweepLines(o, " bound α(L)", func(p *experiments.Point) (float64, bool) { return gateBound(v.Res, p, L) }, dashed)
+		v.objectives(o, "rolling_max")
 		return o
 	})...)
 	return g

@@ -2,6 +2,7 @@ package charts
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -255,5 +256,48 @@ func TestSweepChartsSplitByUnit(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestSweepShadesObjectives: a sweep chart of a measure with an objective
+// draws the target as a line and shades the side that meets it: below a
+// cap (<=), above a floor (>=).
+func TestSweepShadesObjectives(t *testing.T) {
+	res := runDoc(t, `{"version":1,"seed":1,"workload":{"duration_ms":1000,"parts":[{"type":"poisson","rate_rps":90}]},
+		"server":{"workers":1,"service_ms":10},
+		"limiters":[{"type":"token-bucket","rate_rps":80,"burst":[1,5,20]}],
+		"objectives":[{"metric":"sojourn_p99_ms","op":"<=","value":50},{"metric":"goodput_rps","op":">=","value":70}]}`)
+	v := NewView(res, -1)
+	found := map[string]string{}
+	for _, g := range v.Groups() {
+		for _, c := range g.Charts {
+			var o struct {
+				Series []struct {
+					Name     string
+					MarkArea *struct {
+						Data [][2]map[string]float64
+					}
+				}
+			}
+			if err := json.Unmarshal([]byte(c.Option), &o); err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range o.Series {
+				if s.MarkArea == nil {
+					continue
+				}
+				a := s.MarkArea.Data[0]
+				found[c.ID] = fmt.Sprintf("%s %v", s.Name, a)
+			}
+		}
+	}
+	if got := found["chart-sojourn"]; got != "meets sojourn_p99_ms <= 50 [map[] map[yAxis:50]]" {
+		t.Errorf("sojourn chart: %q", got)
+	}
+	if got := found["chart-goodput"]; got != "meets goodput_rps >= 70 [map[yAxis:70] map[]]" {
+		t.Errorf("goodput chart: %q", got)
+	}
+	if len(found) != 2 {
+		t.Errorf("shaded charts: %v", found)
 	}
 }

@@ -2,14 +2,16 @@ package charts
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/web/format"
 )
 
 // maxSeriesPoints bounds a time-series line: longer runs are shown in
-// buckets of several 100 ms windows (rates stay rates).
-const maxSeriesPoints = 300
+// buckets of several 100 ms windows (rates stay rates), at most about
+// 2,000 to a line; series.csv keeps every window.
+const maxSeriesPoints = 2000
 
 // offeredColor draws the offered load of the time series, under the
 // limiters' lines.
@@ -29,6 +31,9 @@ func timeSection(v *View) *Group {
 	sw := int(res.Config.SeriesWindow())
 	width := float64(bucket * sw)
 	sub := fmt.Sprintf("per %s ms window", format.Num(width))
+	if bucket > 1 {
+		sub = fmt.Sprintf("per %s ms window (%d of the %d ms windows merged; %s has each)", format.Num(width), bucket, experiments.SeriesWindowMS, experiments.FileSeries)
+	}
 	g := &Group{ID: "timeline", Title: "Over time, at " + v.pointLabel(chosen),
 		Intro: "Pick a point in the results table (\"show\") to see its time series; the other limiters are shown at the same swept value."}
 	// buckets folds each bucket of windows into one value at its start.
@@ -52,6 +57,7 @@ func timeSection(v *View) *Group {
 	// after the series that before adds.
 	perLimiter := func(id, title, subtitle, yName, suffix string, values func(p *experiments.Point) []Item, before ...func(o *Option)) Chart {
 		o := newLine(title, subtitle, "time (ms)", yName, "value")
+		zoomable(o, id)
 		for _, add := range before {
 			add(o)
 		}
@@ -84,4 +90,15 @@ func timeSection(v *View) *Group {
 				})
 			}))
 	return g
+}
+
+// zoomable lets a time-series chart zoom (the wheel or a drag on the plot,
+// and a slider under it), save itself as a PNG, and scroll its legend.
+func zoomable(o *Option, name string) {
+	o.DataZoom = []DataZoom{{Type: "inside", FilterMode: "none"}, {Type: "slider", FilterMode: "none", Bottom: "30", Height: 18}}
+	o.Toolbox = &Toolbox{Right: "10", Feature: &ToolboxFeature{SaveAsImage: &SaveAsImage{Name: name, Title: "save as image"}}}
+	o.Legend.Type = "scroll"
+	if b, err := strconv.Atoi(o.Grid[0].Bottom); err == nil {
+		o.Grid[0].Bottom = strconv.Itoa(b + 20)
+	}
 }

@@ -1,0 +1,91 @@
+package charts
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/ratelab/ratelab/experiments"
+)
+
+// The compare page's charts: several runs' measures overlaid against
+// each swept parameter, one chart per measure, one line per run · limiter
+// (· the other parameters' values when they vary): a run's lines share
+// its color, a limiter's share a line type.
+
+// CompareRun is one run of a comparison: a short label (its id) and its
+// stored result.
+type CompareRun struct {
+	Label string
+	Res   *experiments.Result
+}
+
+// CompareMetrics are the results columns the compare page overlays, each
+// a chart (the column key names the unit).
+var CompareMetrics = []string{"goodput_rps", "reject_pct", "sojourn_p99_ms", "gate_delay_p99_ms", "downstream_peak_rps", "rolling_max"}
+
+// compareLineTypes tell the limiters of one run apart.
+var compareLineTypes = []seriesOpt{solid, dashed, dotted}
+
+// Compare groups the runs' charts by swept parameter ("" for points that
+// sweep nothing: drawn at x = 0), in the order the runs first sweep them.
+func Compare(runs []CompareRun) []*Group {
+	var params []string
+	for _, r := range runs {
+		for i := range r.Res.Points {
+			if s := r.Res.Points[i].Swept; !slices.Contains(params, s) {
+				params = append(params, s)
+			}
+		}
+	}
+	var groups []*Group
+	for gi, param := range params {
+		title, xName := "Swept "+param, param
+		if param == "" {
+			title, xName = "Points that sweep nothing", "(one setting: x = 0)"
+		}
+		g := &Group{ID: fmt.Sprintf("compare-%d", gi+1), Title: title,
+			Intro: "Each run in its own color; each of its limiters in its own line type (solid, dashed, dotted)."}
+		for mi, key := range CompareMetrics {
+			col := experiments.ColumnByKey(key)
+			if col == nil {
+				continue
+			}
+			o := newLine(key, "", xName, key, "value")
+			for ri, r := range runs {
+				color := palette[ri%len(palette)]
+				byLimiter := map[int][]*experiments.Point{}
+				var order []int
+				for i := range r.Res.Points {
+					p := &r.Res.Points[i]
+					if p.Swept != param {
+						continue
+					}
+					if _, ok := byLimiter[p.LimiterIndex]; !ok {
+						order = append(order, p.LimiterIndex)
+					}
+					byLimiter[p.LimiterIndex] = append(byLimiter[p.LimiterIndex], p)
+				}
+				for k, li := range order {
+					for _, l := range linesOf(byLimiter[li]) {
+						var data []Item
+						for _, p := range l.Points {
+							if y, ok := col.Value(p); ok {
+								data = append(data, xy(p.SweptValue(), y))
+							}
+						}
+						if len(data) > 0 {
+							o.addLine(r.Label+" · "+l.Name, data, dots, compareLineTypes[k%len(compareLineTypes)], colored(color))
+						}
+					}
+				}
+			}
+			if len(o.Series) > 0 {
+				g.Charts = append(g.Charts, chart(fmt.Sprintf("%s-%d", g.ID, mi+1), key+" against "+xName, o))
+			}
+		}
+		if len(g.Charts) > 0 {
+			groups = append(groups, g)
+		}
+	}
+	return groups
+}
