@@ -22,6 +22,9 @@ type Result struct {
 	// ArrivalCurves is the empirical arrival curve of the offered traffic
 	// (nil above MaxCurveArrivals).
 	ArrivalCurves *ArrivalCurves `json:"arrival_curves,omitempty"`
+	// Partial is set when the sweep was cancelled after some of its
+	// points finished: Points holds the first PointsDone (sweep.go).
+	Partial *Partial `json:"partial,omitempty"`
 }
 
 // UnmarshalJSON reads a stored result and restores what its JSON leaves

@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -119,7 +120,7 @@ func RunArrivals(ctx context.Context, cfg *Config, arrivals *workload.Arrivals, 
 		pts[i] = &points[i]
 	}
 	if err := runMemory(ctx, cfg, arrivals, pts, opt, pr); err != nil {
-		return nil, err
+		return partialResult(ctx, res, pr, err)
 	}
 	return res, nil
 }
@@ -174,7 +175,7 @@ func RunStreams(ctx context.Context, cfg *Config, open OpenLoad, opt Options) (*
 		case more:
 			count, err := runStream(ctx, cfg, open, lo, st, t, c, pts, opt, budget-decisions, pr)
 			if err != nil {
-				return nil, loadErr(lo, err)
+				return partialResult(ctx, res, pr, loadErr(lo, err))
 			}
 			n = int(count)
 		default:
@@ -189,8 +190,11 @@ func RunStreams(ctx context.Context, cfg *Config, open OpenLoad, opt Options) (*
 			if lo == 0 {
 				res.ArrivalCurves = arrivalCurves(cfg, t)
 			}
+			if lo == 0 {
+				res.Arrivals = n
+			}
 			if err := runMemory(ctx, cfg, a, pts, opt, pr); err != nil {
-				return nil, err
+				return partialResult(ctx, res, pr, err)
 			}
 		}
 		decisions += float64(n) * float64(len(pts))
@@ -259,23 +263,79 @@ func readUpTo(st *workload.Stream, limit int, expected float64) (t []float64, c 
 	}
 }
 
-// progress counts finished points for Options.Progress.
+// progress counts finished points for Options.Progress and remembers
+// which they are (for a partial result).
 type progress struct {
-	mu    sync.Mutex
-	done  int
-	total int
-	f     Progress
+	mu       sync.Mutex
+	done     int
+	total    int
+	f        Progress
+	finished map[*Point]bool
 }
 
-func newProgress(f Progress, total int) *progress { return &progress{f: f, total: total} }
+func newProgress(f Progress, total int) *progress {
+	return &progress{f: f, total: total, finished: map[*Point]bool{}}
+}
 
-func (p *progress) add(k int) {
+// finish records finished points.
+func (p *progress) finish(pts ...*Point) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.done += k
+	p.done += len(pts)
+	for _, pt := range pts {
+		p.finished[pt] = true
+	}
 	if p.f != nil {
 		p.f(p.done, p.total)
 	}
+}
+
+// Partial marks a result cut short: its sweep was cancelled (or the
+// process interrupted) after the first PointsDone of its PointsTotal
+// points had finished, and it holds those alone.
+type Partial struct {
+	PointsDone  int `json:"points_done"`
+	PointsTotal int `json:"points_total"`
+}
+
+// partialResult is what a sweep ended by its context (cancelled, or its
+// deadline passed) keeps: the longest run of finished points from the
+// first, in sweep order, so a partial result is the first k points of the
+// sweep with their numbers unchanged (points that finished after the
+// first unfinished one, at most a worker's share, are dropped). With no
+// point finished, or an error of the sweep's own, it is nil and err.
+func partialResult(ctx context.Context, res *Result, pr *progress, err error) (*Result, error) {
+	if err == nil || ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
+		return nil, err
+	}
+	pr.mu.Lock()
+	k := 0
+	for k < len(res.Points) && pr.finished[&res.Points[k]] {
+		k++
+	}
+	pr.mu.Unlock()
+	if k == 0 {
+		return nil, err
+	}
+	res.Partial = &Partial{PointsDone: k, PointsTotal: len(res.Points)}
+	res.Points = res.Points[:k:k]
+	// The arrivals of loads whose pass had not ended: from their points.
+	if res.Arrivals == 0 {
+		res.Arrivals = res.Points[0].Metrics.Arrivals
+	}
+	if len(res.Config.Loads) > 0 && len(res.LoadArrivals) < len(res.Config.Loads) {
+		for lo := len(res.LoadArrivals); lo < len(res.Config.Loads); lo++ {
+			n := 0
+			for i := range res.Points {
+				if res.Points[i].Load == lo {
+					n = res.Points[i].Metrics.Arrivals
+					break
+				}
+			}
+			res.LoadArrivals = append(res.LoadArrivals, n)
+		}
+	}
+	return res, err
 }
 
 // runMemory runs points over a load held in memory, each worker a point at
@@ -317,7 +377,7 @@ func runMemory(ctx context.Context, cfg *Config, a *workload.Arrivals, points []
 					cancel()
 					return
 				}
-				pr.add(1)
+				pr.finish(pt)
 			}
 		}()
 	}
@@ -366,7 +426,7 @@ func runStream(ctx context.Context, cfg *Config, open OpenLoad, lo int, st *work
 		}
 		budget -= float64(n) * float64(len(live))
 		count = n
-		pr.add(len(live))
+		pr.finish(live...)
 	}
 	return count, nil
 }

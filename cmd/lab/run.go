@@ -115,7 +115,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	res, err := experiments.Run(ctx, cfg, opt)
-	if err != nil {
+	// Interrupted (SIGINT, SIGTERM) after some points finished: write
+	// those, marked partial in manifest.json, and still fail.
+	stopped := err
+	if err != nil && (res == nil || res.Partial == nil || shard != nil) {
 		return fmt.Errorf("run: %w", err)
 	}
 	var files []output.File
@@ -133,6 +136,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fmt.Fprintf(stdout, "%d points, %d arrivals, %d files in %s (%.2fs)\n", len(res.Points), res.Arrivals, len(files), *out, time.Since(start).Seconds())
 	for _, f := range files {
 		fmt.Fprintf(stdout, "  %s  %s\n", f.SHA256(), f.Name)
+	}
+	if stopped != nil {
+		return fmt.Errorf("run: %w: the first %d of %d points finished and are written to %s, marked partial in manifest.json",
+			stopped, res.Partial.PointsDone, res.Partial.PointsTotal, *out)
 	}
 	return nil
 }

@@ -5,8 +5,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // lab run --config manifest.json runs the sweep the manifest records: the
@@ -39,5 +41,38 @@ func TestRunFromManifest(t *testing.T) {
 	stderr.Reset()
 	if code := run(context.Background(), []string{"run", "-q", "--config", edited, "--out", filepath.Join(dir, "c")}, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "config_sha256") {
 		t.Errorf("an edited manifest: exit %d: %s", code, stderr.String())
+	}
+}
+
+// An interrupted lab run writes the points that finished, marked partial
+// in manifest.json, and exits 1.
+func TestRunInterruptedWritesPartial(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "sweep.json")
+	bursts := make([]string, 400)
+	for i := range bursts {
+		bursts[i] = strconv.Itoa(i + 1)
+	}
+	doc := `{"version":1,"workload":{"duration_ms":60000,"parts":[{"type":"constant","rate_rps":2000}]},
+		"limiters":[{"type":"token-bucket","rate_rps":100,"burst":[` + strings.Join(bursts, ",") + `]}]}`
+	if err := os.WriteFile(cfg, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := filepath.Join(dir, "out")
+	var stdout bytes.Buffer
+	// The context ends as a SIGINT ends it, a while after the first of
+	// the 400 points (about 10 ms each) finished and long before the last.
+	var stderr bytes.Buffer
+	stop := time.AfterFunc(300*time.Millisecond, cancel)
+	defer stop.Stop()
+	code := run(ctx, []string{"run", "-q", "--workers", "1", "--config", cfg, "--out", out}, &stdout, &stderr)
+	if code != 1 || !strings.Contains(stderr.String(), "marked partial") {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	data, err := os.ReadFile(filepath.Join(out, "manifest.json"))
+	if err != nil || !strings.Contains(string(data), `"partial": {`) || !strings.Contains(string(data), `"points_total": 400`) {
+		t.Fatalf("manifest (%v):\n%.2000s", err, data)
 	}
 }

@@ -53,6 +53,9 @@ type Manifest struct {
 	ConfigSHA256 string `json:"config_sha256"`
 	// Source is the source revision the binary was built from.
 	Source Source `json:"source"`
+	// Partial is set when the sweep was cut short (cancelled or
+	// interrupted): the outputs hold its first points_done points.
+	Partial *experiments.Partial `json:"partial,omitempty"`
 }
 
 // Source is the version control state of the build, from the binary's
@@ -112,6 +115,9 @@ func Files(res *experiments.Result) ([]File, error) {
 	}
 	for _, r := range res.Config.Reports {
 		data, err := Report(res, &r)
+		if err != nil && res.Partial != nil {
+			continue // a partial result may lack the points a report picks
+		}
 		if err != nil {
 			return nil, fmt.Errorf("report %s: %w", r.File, err)
 		}
@@ -124,6 +130,7 @@ func Files(res *experiments.Result) ([]File, error) {
 		Go:            GoInfo{runtime.Version(), runtime.GOOS, runtime.GOARCH},
 		ConfigSHA256:  res.Config.SHA256(),
 		Source:        BuildSource(),
+		Partial:       res.Partial,
 	}
 	for _, f := range files {
 		m.Outputs = append(m.Outputs, Output{Name: f.Name, SHA256: f.SHA256(), Bytes: len(f.Data)})

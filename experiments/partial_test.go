@@ -1,0 +1,82 @@
+package experiments_test
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/output"
+	"github.com/ratelab/ratelab/experiments/presets"
+)
+
+// TestCancelKeepsFinishedPoints: a sweep cancelled after k points have
+// finished returns the context's error and a partial result holding the
+// first points of the sweep, each equal to the whole run's, at 1 and 3
+// workers, in memory and streamed; a sweep cancelled before any point
+// finished returns no result.
+func TestCancelKeepsFinishedPoints(t *testing.T) {
+	cfg, err := presets.Config("token-vs-leaky")
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := experiments.Run(context.Background(), cfg, experiments.Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stream := range []bool{false, true} {
+		for _, workers := range []int{1, 3} {
+			if stream {
+				restore := experiments.SetStreamCache(0)
+				defer restore()
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			res, err := experiments.Run(ctx, cfg, experiments.Options{Workers: workers, Progress: func(done, total int) {
+				if done >= 5 {
+					cancel()
+				}
+			}})
+			cancel()
+			if stream {
+				// A streamed load's points finish together, at the end of
+				// their pass: cancelled in it, none is kept.
+				if !errors.Is(err, context.Canceled) && err != nil {
+					t.Fatalf("streamed: %v", err)
+				}
+				continue
+			}
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("workers %d: err %v, want context.Canceled", workers, err)
+			}
+			if res == nil || res.Partial == nil {
+				t.Fatalf("workers %d: no partial result", workers)
+			}
+			k := res.Partial.PointsDone
+			if k < 5-workers+1 || k != len(res.Points) || res.Partial.PointsTotal != len(whole.Points) || k >= len(whole.Points) {
+				t.Fatalf("workers %d: partial %+v with %d points", workers, res.Partial, len(res.Points))
+			}
+			if res.Arrivals != whole.Arrivals {
+				t.Errorf("workers %d: %d arrivals, want %d", workers, res.Arrivals, whole.Arrivals)
+			}
+			for i := range res.Points {
+				if !reflect.DeepEqual(res.Points[i], whole.Points[i]) {
+					t.Fatalf("workers %d: point %d differs from the whole run's", workers, i)
+				}
+			}
+			files, err := output.Files(res)
+			if err != nil {
+				t.Fatalf("outputs of a partial result: %v", err)
+			}
+			if m := string(files[len(files)-1].Data); !strings.Contains(m, `"partial": {`) {
+				t.Error("the manifest of a partial result does not say so")
+			}
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if res, err := experiments.Run(ctx, cfg, experiments.Options{Workers: 2}); res != nil || !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled before it began: %v, %v", res, err)
+	}
+}
