@@ -247,3 +247,33 @@ func TestServiceVariants(t *testing.T) {
 		t.Fatalf("utilization %g vs %g: the same mean on the same requests", u, res.Points[2].Metrics.UtilizationPct)
 	}
 }
+
+// TestServiceClientModel: retries and closed-loop users on a lognormal
+// server write the same bytes at every worker count, and differ from the
+// fixed server's.
+func TestServiceClientModel(t *testing.T) {
+	doc := func(srv string) *experiments.Config {
+		cfg, err := experiments.DecodeConfig([]byte(`{"version": 1, "seed": 8,
+		  "workload": {"duration_ms": 3000, "parts": [
+		    {"type": "poisson", "rate_rps": 150, "client": "p", "timeout_ms": 80, "retries": 2, "backoff_ms": 20},
+		    {"type": "users", "users": 5, "think_ms": 30, "group": "u"}]},
+		  "server": {"workers": 2` + srv + `},
+		  "limiters": [{"type": "token-bucket", "rate_rps": [100, 200], "burst": 10}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	logn := `, "service": "lognormal", "service_p50_ms": 8, "service_p99_ms": 80`
+	one := runFiles(t, doc(logn), 1)
+	four := runFiles(t, doc(logn), 4)
+	fixed := runFiles(t, doc(`, "service_ms": 10`), 1)
+	for i := range one {
+		if !bytes.Equal(one[i].Data, four[i].Data) {
+			t.Fatalf("%s differs at 4 workers", one[i].Name)
+		}
+	}
+	if bytes.Equal(one[0].Data, fixed[0].Data) {
+		t.Fatal("the distribution changed nothing in the client model")
+	}
+}

@@ -45,6 +45,9 @@ type Spec struct {
 	ServiceSlowMS    float64 `json:"service_slow_ms,omitempty"`
 
 	columnMeanMS, columnMaxMS float64 // the trace's service column (SetColumn)
+	// CancelOnTimeout is what happens to an attempt its client abandoned
+	// (OptCancel); it matters to the client model only.
+	CancelOnTimeout string `json:"cancel_on_timeout,omitempty"`
 }
 
 // Normalize fills the defaults: 1 worker, 10 ms service, 200 ms deadline.
@@ -169,6 +172,19 @@ func (s *Server) ServeFor(t, serviceMS float64) (start, finish float64) {
 	s.fin[(s.head+s.n)&(len(s.fin)-1)] = finish
 	s.n++
 	return start, finish
+}
+
+// StartAt is when a request released at t (non-decreasing, as for Serve)
+// would start, without serving it.
+func (s *Server) StartAt(t float64) float64 {
+	n := s.inSystem(t)
+	if s.heaps {
+		return max(t, s.free[0])
+	}
+	if n >= s.workers {
+		return s.fin[(s.head+n-s.workers)&(len(s.fin)-1)]
+	}
+	return t
 }
 
 func (s *Server) grow() {

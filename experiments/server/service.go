@@ -180,33 +180,55 @@ func (s *Spec) Quantile(u float64, column []float64) float64 {
 // Draw gives n requests their service times (nil when the service is
 // fixed): request i takes the quantile at the i-th uniform of the seed's
 // service stream, or under empirical its own value given[i] when the trace
-// gives one (given is nil or NaN where a request has none). Draws are capped
-// at MaxServiceMS.
+// gives one (given is nil or NaN where a request has none).
 func (s *Spec) Draw(seed uint64, n int, given []float64) []float64 {
-	if s.FixedService() {
+	p := s.Sampler(seed, ServiceStream, given)
+	if p == nil {
 		return nil
-	}
-	rng := rand.New(rand.NewPCG(seed, ServiceStream))
-	empirical := s.Option(OptService) == ServiceEmpirical
-	var column []float64
-	if empirical {
-		for _, v := range given {
-			if !math.IsNaN(v) {
-				column = append(column, v)
-			}
-		}
-		slices.Sort(column)
 	}
 	out := make([]float64, n)
 	for i := range out {
-		u := (float64(rng.Uint64()>>11) + 0.5) / (1 << 53) // in (0, 1): no zero service
-		if empirical && given != nil && !math.IsNaN(given[i]) {
+		out[i] = p.Next()
+		if p.empirical && given != nil && !math.IsNaN(given[i]) {
 			out[i] = given[i]
-			continue
 		}
-		out[i] = min(s.Quantile(u, column), MaxServiceMS)
 	}
 	return out
+}
+
+// Sampler draws service times one request at a time from a PCG stream:
+// Draw's, or another for requests made while a point runs (closed-loop
+// users draw theirs in the order they make them).
+type Sampler struct {
+	s         Spec
+	rng       *rand.Rand
+	column    []float64 // empirical: the sorted given values
+	empirical bool
+}
+
+// Sampler returns a sampler of the spec's distribution on (seed, stream);
+// nil when the service is fixed. Under empirical it draws from the values
+// of given (NaN: none). Draws are capped at MaxServiceMS.
+func (s *Spec) Sampler(seed, stream uint64, given []float64) *Sampler {
+	if s.FixedService() {
+		return nil
+	}
+	p := &Sampler{s: *s, rng: rand.New(rand.NewPCG(seed, stream)), empirical: s.Option(OptService) == ServiceEmpirical}
+	if p.empirical {
+		for _, v := range given {
+			if !math.IsNaN(v) {
+				p.column = append(p.column, v)
+			}
+		}
+		slices.Sort(p.column)
+	}
+	return p
+}
+
+// Next is the next request's service time.
+func (p *Sampler) Next() float64 {
+	u := (float64(p.rng.Uint64()>>11) + 0.5) / (1 << 53) // in (0, 1): no zero service
+	return min(p.s.Quantile(u, p.column), MaxServiceMS)
 }
 
 // validateService checks the distribution's settings.

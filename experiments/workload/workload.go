@@ -24,6 +24,9 @@ type Arrivals struct {
 	// (server.Spec.Draw); nil: every request takes the server's service_ms.
 	// Generate leaves it nil; the sweep fills a copy per load and server.
 	ServiceMS []float64
+	// ClientPart is the index of the part that declared each client first:
+	// whose behaviour (Behaviour) its requests have.
+	ClientPart []int32
 }
 
 // Len is the number of arrivals.
