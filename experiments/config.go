@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/experiments/server"
@@ -103,14 +104,17 @@ const SeriesRowsTarget = 5000
 
 // SeriesWindow is the width in ms of the series' windows: the config's
 // series_window_ms, else 100 ms (SeriesWindowMS) for a run of at most
-// SeriesRowsTarget such windows or with a flash crowd (whose recovery is
-// measured on 100 ms windows), else the narrowest of 200, 500, 1000, 2000,
-// 5000, ... ms that covers the run in at most SeriesRowsTarget windows.
+// SeriesRowsTarget such windows, with a flash crowd (whose recovery is
+// measured on 100 ms windows) or with a series report (the seed lab's
+// files are per 100 ms at any duration), else the narrowest of 200, 500,
+// 1000, 2000, 5000, ... ms that covers the run in at most SeriesRowsTarget
+// windows.
 func (c *Config) SeriesWindow() float64 {
 	if c.Metrics.SeriesWindowMS > 0 {
 		return c.Metrics.SeriesWindowMS
 	}
-	return autoSeriesWindow(c.Workload.DurationMS, c.hasTrigger())
+	fixed := c.hasTrigger() || slices.ContainsFunc(c.Reports, func(r Report) bool { return r.Type == ReportSeries })
+	return autoSeriesWindow(c.Workload.DurationMS, fixed)
 }
 
 func autoSeriesWindow(durationMS float64, trigger bool) float64 {

@@ -1,0 +1,48 @@
+package output_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/output"
+	"github.com/ratelab/ratelab/experiments/presets"
+)
+
+// BenchmarkSeedModelOutputs is the whole-run case: the seed model
+// (preset token-vs-leaky, 20 points) at 9,900 s, 1.16 M arrivals, whose
+// series report keeps the series at 100 ms: 1.98 M rows of series.csv.
+// It reports the simulation and the writing of the outputs apart.
+func BenchmarkSeedModelOutputs(b *testing.B) {
+	cfg, err := presets.Config("token-vs-leaky")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.Workload.DurationMS = 9_900_000
+	if err := cfg.Validate(); err != nil {
+		b.Fatal(err)
+	}
+	var sim, write time.Duration
+	bytes := 0
+	for b.Loop() {
+		t0 := time.Now()
+		res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		files, err := output.Files(res)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sim, write = sim+t1.Sub(t0), write+time.Since(t1)
+		bytes = 0
+		for _, f := range files {
+			bytes += len(f.Data)
+		}
+	}
+	b.ReportMetric(sim.Seconds()/float64(b.N), "sim-s/op")
+	b.ReportMetric(write.Seconds()/float64(b.N), "write-s/op")
+	b.ReportMetric(float64(bytes), "bytes")
+}
