@@ -11,10 +11,54 @@ import (
 // config has what they measure (withSeedColumns), so a config without them
 // writes the same file as before; a "points" report picks them by key.
 
-// variantColumns name the point's server and load.
+// variantColumns name the point's server, load and client policy.
 var variantColumns = []Column{
 	{Key: "server", Format: Text, Label: func(p *Point) string { return p.ServerName }},
 	{Key: "load", Format: Text, Label: func(p *Point) string { return p.LoadName }},
+	{Key: "policy", Format: Text, Label: func(p *Point) string { return p.PolicyName }},
+}
+
+// clientColumns are the client model's measurements (ClientMetrics):
+// empty cells for a point without client behaviour.
+var clientColumns = []Column{
+	clientMetric("attempts", Int, func(c *ClientMetrics) float64 { return float64(c.Attempts) }),
+	clientMetric("retries", Int, func(c *ClientMetrics) float64 { return float64(c.Retries) }),
+	clientMetric("attempts_rps", Fixed1, func(c *ClientMetrics) float64 { return c.AttemptsRPS }),
+	clientMetric("amplification", Fixed4, func(c *ClientMetrics) float64 { return c.Amplification }),
+	clientMetric("retry_share_pct", Fixed1, func(c *ClientMetrics) float64 { return c.RetrySharePct }),
+	clientMetric("retry_share_server_pct", Fixed1, func(c *ClientMetrics) float64 { return c.RetryShareServerPct }),
+	clientMetric("success_pct", Fixed1, func(c *ClientMetrics) float64 { return c.SuccessPct }),
+	clientMetric("failed_attempts_pct", Fixed1, func(c *ClientMetrics) float64 { return c.FailedAttemptsPct }),
+	clientMetric("abandoned", Int, func(c *ClientMetrics) float64 { return float64(c.Abandoned) }),
+	clientMetric("dropped", Int, func(c *ClientMetrics) float64 { return float64(c.Dropped) }),
+	clientMetric("throttled", Int, func(c *ClientMetrics) float64 { return float64(c.Throttled) }),
+	clientMetric("budget_denied", Int, func(c *ClientMetrics) float64 { return float64(c.BudgetDenied) }),
+	clientMetric("wasted_work_ms", Fixed1, func(c *ClientMetrics) float64 { return c.WastedWorkMS }),
+	clientMetric("wasted_work_pct", Fixed1, func(c *ClientMetrics) float64 { return c.WastedWorkPct }),
+	clientMetric("queue_depth_mean", Fixed4, func(c *ClientMetrics) float64 { return c.QueueDepthMean }),
+	clientMetric("ideal_goodput_rps", Fixed1, func(c *ClientMetrics) float64 { return c.IdealGoodputRPS }),
+	clientMetric("users_in_flight_max", Int, func(c *ClientMetrics) float64 { return float64(c.UsersInFlightMax) }),
+	// recovered: after the trigger, "yes" within the run, "no" when
+	// goodput never came back (metastable), empty without a measure.
+	{Key: "recovered", Format: Text, Label: func(p *Point) string {
+		r := p.Metrics.Recovery
+		switch {
+		case p.Metrics.Client == nil || r == nil:
+			return ""
+		case r.RecoveryMS == nil:
+			return "no"
+		}
+		return "yes"
+	}},
+}
+
+func clientMetric(key string, f Format, get func(c *ClientMetrics) float64) Column {
+	return Column{Key: key, Format: f, Value: func(p *Point) (float64, bool) {
+		if p.Metrics.Client == nil {
+			return 0, false
+		}
+		return get(p.Metrics.Client), true
+	}}
 }
 
 // queueColumns are the queue model's outcomes: empty cells for a point of
@@ -81,14 +125,18 @@ var sloColumn = Column{Key: "slo_met", Format: Text, Label: func(p *Point) strin
 
 // withSeedColumns adds to results.csv's columns (ResultColumns) those of
 // the config's seed-lab models: the server and load names after the type
-// (with servers or loads), then the queue model's outcomes (when a point
-// runs it), the per class values (with classes) and slo_met (with an SLO).
+// (with servers, policies or loads), then the queue model's outcomes (when
+// a point runs it), the client model's (when a point runs it), the per
+// class values (with classes) and slo_met (with an SLO).
 func withSeedColumns(cfg *Config, cols []Column) []Column {
-	if len(cfg.Servers) > 0 || len(cfg.Loads) > 0 {
+	if len(cfg.Servers) > 0 || len(cfg.Loads) > 0 || len(cfg.Policies) > 0 {
 		at := 3 // after point, limiter, type
 		var vc []Column
 		if len(cfg.Servers) > 0 {
 			vc = append(vc, variantColumns[0])
+		}
+		if len(cfg.Policies) > 0 {
+			vc = append(vc, variantColumns[2])
 		}
 		if len(cfg.Loads) > 0 {
 			vc = append(vc, variantColumns[1])
@@ -97,6 +145,9 @@ func withSeedColumns(cfg *Config, cols []Column) []Column {
 	}
 	if cfg.anyQueue() {
 		cols = append(cols, queueColumns...)
+	}
+	if cfg.anyClients() {
+		cols = append(cols, clientColumns...)
 	}
 	for k, cl := range cfg.Classes {
 		for _, cc := range ClassColumns() {
@@ -115,7 +166,7 @@ func PointColumn(cfg *Config, key, class string) *Column {
 	if c := ColumnByKey(key); c != nil {
 		return c
 	}
-	for _, list := range [][]Column{variantColumns, queueColumns, {sloColumn}} {
+	for _, list := range [][]Column{variantColumns, queueColumns, clientColumns, {sloColumn}} {
 		for i := range list {
 			if list[i].Key == key {
 				return &list[i]
@@ -138,7 +189,7 @@ func PointColumn(cfg *Config, key, class string) *Column {
 // PointColumnKeys lists every key a "points" report can name.
 func PointColumnKeys() []string {
 	keys := append([]string{"swept", SweptOrLimiter}, ColumnKeys()...)
-	for _, list := range [][]Column{variantColumns, queueColumns, {sloColumn}} {
+	for _, list := range [][]Column{variantColumns, queueColumns, clientColumns, {sloColumn}} {
 		for _, c := range list {
 			keys = append(keys, c.Key)
 		}

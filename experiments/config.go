@@ -71,6 +71,11 @@ type Config struct {
 	ClassDraw *ClassDraw      `json:"class_draw,omitempty"`
 	SLO       *SLO            `json:"slo,omitempty"`
 	Output    OutputSpec      `json:"output,omitzero"`
+
+	// Client behaviour (policies.go): the client policies every point runs
+	// with, and the trigger interval recovery is measured after.
+	Policies []ClientPolicy `json:"policies,omitempty"`
+	Trigger  *TriggerSpec   `json:"trigger,omitempty"`
 }
 
 // MetricsSpec sets the measuring windows.
@@ -130,6 +135,9 @@ func autoSeriesWindow(durationMS float64, trigger bool) float64 {
 
 // hasTrigger reports whether some load of the sweep has a flash crowd.
 func (c *Config) hasTrigger() bool {
+	if c.Trigger != nil {
+		return true
+	}
 	for i := range c.LoadCount() {
 		w := c.WorkloadAt(i)
 		if _, _, ok := Trigger(&w); ok {

@@ -86,6 +86,8 @@ func ReadConfig(r io.Reader, lim Limits) (*Config, error) {
 		ClassDraw   json.RawMessage `json:"class_draw"`
 		SLO         json.RawMessage `json:"slo"`
 		Output      json.RawMessage `json:"output"`
+		Policies    json.RawMessage `json:"policies"`
+		Trigger     json.RawMessage `json:"trigger"`
 	}
 	if errs := strict(skeleton, &shell, ""); errs != nil {
 		return nil, errs
@@ -103,6 +105,7 @@ func ReadConfig(r io.Reader, lim Limits) (*Config, error) {
 		var w struct {
 			DurationMS float64           `json:"duration_ms"`
 			Parts      []json.RawMessage `json:"parts"`
+			Pacing     string            `json:"pacing"`
 		}
 		if e := strict(shell.Workload, &w, "workload"); e != nil {
 			errs = append(errs, e...)
@@ -110,6 +113,7 @@ func ReadConfig(r io.Reader, lim Limits) (*Config, error) {
 			// The parts were decoded as they were read (w.Parts is empty).
 			cfg.Workload.DurationMS = w.DurationMS
 			cfg.Workload.Parts = parts
+			cfg.Workload.Pacing = w.Pacing
 			errs = append(errs, partErrs...)
 		}
 	}
@@ -145,6 +149,7 @@ func ReadConfig(r io.Reader, lim Limits) (*Config, error) {
 		}
 	}
 	errs = append(errs, decodeSeedModels(cfg, shell.Servers, shell.Loads, shell.Classes, shell.ClassDraw, shell.SLO, shell.Output)...)
+	errs = append(errs, decodePolicies(cfg, shell.Policies, shell.Trigger)...)
 	if len(errs) > 0 {
 		return nil, errorsKept(errs)
 	}

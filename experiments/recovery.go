@@ -43,7 +43,18 @@ type Recovery struct {
 	BaselineQueue float64 `json:"baseline_queue"`
 	// RecoveryMS is nil when the system did not recover within the run.
 	RecoveryMS *float64 `json:"recovery_ms"`
+	// Rule is RecoveryGoodput for the client model's measure (below); empty
+	// for the acceptance-and-queue measure.
+	Rule string `json:"rule,omitempty"`
+	// BaselineGoodputRPS is the pre-trigger goodput (RecoveryGoodput).
+	BaselineGoodputRPS float64 `json:"baseline_goodput_rps,omitempty"`
 }
+
+// RecoveryGoodput names the client model's recovery measure.
+const RecoveryGoodput = "goodput"
+
+// GoodputTolerance: recovered is within 10% of the pre-trigger goodput.
+const GoodputTolerance = 0.10
 
 // Recovery thresholds: within 5% of the pre-crowd values, over 1 s.
 const (
@@ -74,6 +85,15 @@ func (s *Series) QueueMean(from, to int) float64 {
 	return float64(sum) / float64(to-from)
 }
 
+// TriggerInterval is the interval recovery is measured after: the config's
+// trigger, else the workload's (Trigger).
+func (c *Config) TriggerInterval() (startMS, endMS float64, ok bool) {
+	if c.Trigger != nil {
+		return c.Trigger.StartMS, c.Trigger.EndMS, true
+	}
+	return Trigger(&c.Workload)
+}
+
 // Trigger is the interval of the workload's first part that has one (a
 // flash crowd): Recovery is measured after it. ok=false without one.
 func Trigger(w *workload.Spec) (startMS, endMS float64, ok bool) {
@@ -93,6 +113,20 @@ func measureRecovery(w *workload.Spec, s *Series, windowMS float64) *Recovery {
 	if !ok {
 		return nil
 	}
+	return recoveryAfter(w, s, start, end, windowMS)
+}
+
+// recovery is the point's recovery after the config's trigger interval
+// (TriggerInterval), as measureRecovery measures it.
+func (c *Config) recovery(s *Series, windowMS float64) *Recovery {
+	start, end, ok := c.TriggerInterval()
+	if !ok {
+		return nil
+	}
+	return recoveryAfter(&c.Workload, s, start, end, windowMS)
+}
+
+func recoveryAfter(w *workload.Spec, s *Series, start, end, windowMS float64) *Recovery {
 	windows := int(metrics.WindowIndex(w.DurationMS, windowMS)) // whole arrival windows
 	pre := int(metrics.WindowIndex(start, windowMS))            // whole windows before the crowd
 	if pre < RecoveryWindows || end >= w.DurationMS {
@@ -106,6 +140,50 @@ func measureRecovery(w *workload.Spec, s *Series, windowMS float64) *Recovery {
 	for k := first; k < windows; k++ {
 		from, to := k+1-RecoveryWindows, k+1
 		if s.AcceptRatio(from, to) >= (1-RecoveryTolerance)*a0 && s.QueueMean(from, to) <= (1+RecoveryTolerance)*q0 {
+			ms := max(0, float64(to)*windowMS-end)
+			r.RecoveryMS = &ms
+			break
+		}
+	}
+	return r
+}
+
+// measureGoodputRecovery is the client model's recovery after the trigger
+// (the config's trigger, else a flash crowd): the baseline is the mean
+// goodput (requests that succeeded, by finish window) over the whole
+// series windows before the trigger; the system has recovered at the end
+// of the first trailing second (RecoveryWindows windows) that ends at or
+// after the trigger's end with a goodput of at least 90% of the baseline
+// (GoodputTolerance; doing better counts). RecoveryMS is from the
+// trigger's end to the end of that second, nil when no such second ends
+// inside the arrival window: it did not recover within the run (a
+// metastable failure when the load is back to normal). nil without a
+// trigger, one that starts before 1000 ms, or one that ends at or after
+// the end of the arrival window.
+func measureGoodputRecovery(c *Config, s *Series, windowMS float64) *Recovery {
+	start, end, ok := c.TriggerInterval()
+	w := &c.Workload
+	if !ok {
+		return nil
+	}
+	windows := int(metrics.WindowIndex(w.DurationMS, windowMS))
+	pre := int(metrics.WindowIndex(start, windowMS))
+	if pre < RecoveryWindows || end >= w.DurationMS {
+		return nil
+	}
+	mean := func(from, to int) float64 {
+		var sum int64
+		for k := from; k < to; k++ {
+			sum += int64(At(s.Goodput, k))
+		}
+		return float64(sum) / float64(to-from)
+	}
+	g0 := mean(0, pre)
+	r := &Recovery{CrowdStartMS: start, CrowdEndMS: end, Rule: RecoveryGoodput, BaselineGoodputRPS: g0 * 1000 / windowMS}
+	first := max(int(metrics.WindowCount(end, windowMS))-1, RecoveryWindows-1)
+	for k := first; k < windows; k++ {
+		from, to := k+1-RecoveryWindows, k+1
+		if mean(from, to) >= (1-GoodputTolerance)*g0 {
 			ms := max(0, float64(to)*windowMS-end)
 			r.RecoveryMS = &ms
 			break

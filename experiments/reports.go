@@ -51,7 +51,15 @@ type ReportColumn struct {
 	Server  *int     `json:"server,omitempty"`
 	Load    *int     `json:"load,omitempty"`
 	Class   string   `json:"class,omitempty"`
+	// Places prints a number column with this many decimal places (0 to
+	// 6, by the decimals rule) instead of its own format: the seed lab's
+	// Post 1 prints its offered rate as a whole number and its queue depth
+	// with two places.
+	Places *int `json:"places,omitempty"`
 }
+
+// MaxPlaces bounds a report column's places.
+const MaxPlaces = 6
 
 // SeriesValue is one value a "series" report can show per window.
 type SeriesValue struct {
@@ -124,6 +132,9 @@ func (c *Config) validateReports() field.List {
 				errs.Add(field.Join(cp, "header"), "must be a plain name (no commas, quotes or line breaks)")
 			}
 			errs = append(errs, c.validateColumnPicks(r.Type, cp, &col)...)
+			if col.Places != nil && (*col.Places < 0 || *col.Places > MaxPlaces) {
+				errs.Add(field.Join(cp, "places"), "must be between 0 and %d", MaxPlaces)
+			}
 			switch r.Type {
 			case ReportPoints:
 				if col.Value != "swept" && col.Value != SweptOrLimiter && !IsClassKey(col.Value) && PointColumn(c, col.Value, "") == nil {

@@ -50,10 +50,14 @@ type Point struct {
 	Swept        string         `json:"swept"` // name of the swept parameter
 	// Server and Load index the config's servers and loads (variants.go);
 	// their names are empty when the config has none.
-	Server     int            `json:"server,omitempty"`
-	ServerName string         `json:"server_name,omitempty"`
-	Load       int            `json:"load,omitempty"`
-	LoadName   string         `json:"load_name,omitempty"`
+	Server     int    `json:"server,omitempty"`
+	ServerName string `json:"server_name,omitempty"`
+	Load       int    `json:"load,omitempty"`
+	LoadName   string `json:"load_name,omitempty"`
+	// Policy indexes the config's client policies (policies.go); its name
+	// is empty when the config has none.
+	Policy     int            `json:"policy,omitempty"`
+	PolicyName string         `json:"policy_name,omitempty"`
 	Metrics    Metrics        `json:"metrics"`
 	Series     Series         `json:"series"`
 	Clients    []ClientResult `json:"clients,omitempty"`
@@ -119,6 +123,50 @@ type Metrics struct {
 	Classes []ClassMetrics `json:"classes,omitempty"`
 	// SLOMet says whether the config's SLO holds (nil without one).
 	SLOMet *bool `json:"slo_met,omitempty"`
+	// Client is what the client model measures (simulate_clients.go): nil
+	// for a point without client behaviour.
+	Client *ClientMetrics `json:"client,omitempty"`
+}
+
+// ClientMetrics are the client model's measurements of one point. Under
+// it Metrics counts requests and attempts apart: Arrivals are the first
+// attempts (logical requests; OfferedRPS their rate), Admitted and
+// Rejected are attempts at the gate, OnTime the requests that succeeded
+// (GoodputRPS: logical goodput), Late the served attempts that did not
+// (late or abandoned), and RejectPct and ServedLatePct are shares of the
+// attempts.
+type ClientMetrics struct {
+	Attempts      int `json:"attempts"`       // attempts that reached the gate
+	Retries       int `json:"retries"`        // of them, retries
+	Served        int `json:"served"`         // attempts the server worked on
+	RetriesServed int `json:"retries_served"` // of them, retries
+	Succeeded     int `json:"succeeded"`      // requests served within deadline and timeout
+	Abandoned     int `json:"abandoned"`      // attempts whose client gave up (timeout_ms)
+	Dropped       int `json:"dropped"`        // of them, dropped unstarted (cancel_on_timeout)
+	Throttled     int `json:"throttled"`      // attempts their own client refused (adaptive throttling)
+	BudgetDenied  int `json:"budget_denied"`  // retries the retry budget did not send
+	Users         int `json:"users,omitempty"`
+	// UsersInFlightMax is the most closed-loop requests in flight at once.
+	UsersInFlightMax int `json:"users_in_flight_max,omitempty"`
+
+	AttemptsRPS   float64 `json:"attempts_rps"`
+	Amplification float64 `json:"amplification"` // attempts per first attempt
+	// RetrySharePct is the retries' share of the attempts at the gate,
+	// RetryShareServerPct of the attempts the server worked on.
+	RetrySharePct       float64 `json:"retry_share_pct"`
+	RetryShareServerPct float64 `json:"retry_share_server_pct"`
+	SuccessPct          float64 `json:"success_pct"`         // succeeded / first attempts
+	FailedAttemptsPct   float64 `json:"failed_attempts_pct"` // attempts that did not succeed
+	// WastedWorkMS is the server's time on attempts nobody waited for (served
+	// after their client gave up); WastedWorkPct its share of the busy time.
+	WastedWorkMS  float64 `json:"wasted_work_ms"`
+	WastedWorkPct float64 `json:"wasted_work_pct"`
+	// QueueDepthMean is the mean number of requests in the system that an
+	// attempt found at the gate (by the server's occupancy rule).
+	QueueDepthMean float64 `json:"queue_depth_mean"`
+	// IdealGoodputRPS is min(offered, capacity): the goodput a server
+	// without losses would give.
+	IdealGoodputRPS float64 `json:"ideal_goodput_rps"`
 }
 
 // ClassMetrics are one request class's results over the scored arrivals:
@@ -150,6 +198,12 @@ type Series struct {
 	// Classes count each class's scored arrivals and successes by arrival
 	// window (with classes).
 	Classes []ClassSeries `json:"classes,omitempty"`
+	// The client model's (simulate_clients.go): attempts at the gate and
+	// the retries among them by arrival window, and the requests that
+	// succeeded by finish window (Offered counts first attempts).
+	Attempts []int32 `json:"attempts,omitempty"`
+	Retries  []int32 `json:"retries,omitempty"`
+	Goodput  []int32 `json:"goodput,omitempty"`
 }
 
 // ClassSeries are one class's counts per arrival window.

@@ -8,6 +8,7 @@ import (
 	"github.com/ratelab/ratelab/experiments/decimal"
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/metrics"
+	"github.com/ratelab/ratelab/experiments/workload"
 )
 
 // OutputSpec says how the run's files print (the "output" section of a
@@ -60,6 +61,10 @@ func Rules() []Rule {
 			{WindowsCover, "ceil(E / 100): a partial last window is a row"},
 			{WindowsWhole, "floor(E / 100): a partial last window is dropped (below 100 ms, the header only), the seed lab's rule"},
 		}, get: func(c *Config) *string { return &c.Output.Windows }},
+		{Path: "workload.pacing", Label: "Pacing", Doc: "where a paced part (constant, demand curve, paced client groups) at spacing d = 1000/rate_rps places its arrivals from its start s", Choices: []RuleChoice{
+			{workload.PacingAdded, "by repeated floating addition, s, s+d, (s+d)+d, ... (the lab spec's rule: rounding sometimes adds an arrival just before the end)"},
+			{workload.PacingMultiplied, "arrival k at s + k × d, one multiplication each (the seed lab's Post 1)"},
+		}, get: func(c *Config) *string { return &c.Workload.Pacing }},
 		{Path: "metrics.percentiles", Label: "Percentiles", Doc: "what a percentile of whole-millisecond delays reports for its nearest-rank value v", Choices: []RuleChoice{
 			{metrics.PercentilesExact, "v itself"},
 			{metrics.PercentilesHdr3, "the largest value of v's bucket in an HdrHistogram of 3 significant digits, the seed lab's recording: v below 2048, else v | (2^b - 1) with b = bitlength(v) - 11 (60000 reads 60031)"},
@@ -159,4 +164,16 @@ func (p Printer) Append(b []byte, f Format, v float64) []byte {
 		places = 4
 	}
 	return decimal.AppendHalfUp(b, v, places)
+}
+
+// AppendPlaces formats v with places decimals (0 to 20) by the decimals
+// rule.
+func (p Printer) AppendPlaces(b []byte, v float64, places int) []byte {
+	if v == 0 {
+		v = 0 // no "-0.0"
+	}
+	if p.shortest {
+		return decimal.AppendHalfUp(b, v, places)
+	}
+	return strconv.AppendFloat(b, v, 'f', places, 64)
 }

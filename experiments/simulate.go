@@ -18,8 +18,9 @@ type instruments struct {
 	gate, wait, sojourn metrics.Histogram
 	rolling             *metrics.Rolling
 	fairCounts          []float64
-	releases            []float64  // release times, for the empirical arrival curve
-	queue               *queueBufs // the queue model's (simulate_queue.go)
+	releases            []float64   // release times, for the empirical arrival curve
+	queue               *queueBufs  // the queue model's (simulate_queue.go)
+	clients             *clientBufs // the client model's (simulate_clients.go)
 }
 
 // fwd is one point's forward pass, fed the arrivals in time order in
@@ -267,7 +268,7 @@ func (f *fwd) finish() {
 			}
 		}
 	}
-	m.Recovery = measureRecovery(&cfg.Workload, s, f.windowMS)
+	m.Recovery = cfg.recovery(s, f.windowMS)
 	pt := f.pt
 	pt.Metrics = *m
 	pt.Bounds = pointBounds(cfg, f.spec, f.params, len(f.clients), m, f.gateMax, f.endToEndMax)

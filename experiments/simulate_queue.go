@@ -14,15 +14,18 @@ import (
 	"github.com/ratelab/ratelab/experiments/workload"
 )
 
-// simulatePoint runs one point on its server and workload (variants.go):
-// the forward pass (simulate) when its server is the plain one, else the
-// queue model (simulateQueue); then it reports the percentiles by the
-// config's rule.
+// simulatePoint runs one point on its server, client policy and workload
+// (variants.go, policies.go): the client model (simulateClients) when its
+// clients have behaviour, else the forward pass (simulate) when its server
+// is the plain one, else the queue model (simulateQueue); then it reports
+// the percentiles by the config's rule.
 func simulatePoint(ctx context.Context, cfg *Config, a *workload.Arrivals, classes []uint8, in *instruments, pt *Point) error {
 	pc := cfg.pointConfig(pt)
 	spec := &cfg.Limiters[pt.LimiterIndex]
 	var err error
-	if queueForAll.Load() || cfg.usesQueue(pt.Server) {
+	if cfg.usesClients(pt.Policy, pt.Load) {
+		err = simulateClients(ctx, pc, a, spec, pt.Params, in, pt)
+	} else if queueForAll.Load() || cfg.usesQueue(pt.Server) {
 		err = simulateQueue(ctx, pc, a, classes, spec, pt.Params, in, pt)
 	} else {
 		var f *fwd
@@ -411,7 +414,7 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 			}
 		}
 	}
-	m.Recovery = measureRecovery(&cfg.Workload, &s, windowMS)
+	m.Recovery = cfg.recovery(&s, windowMS)
 	pt.Metrics = m
 	if cfg.Server.Option(server.OptDiscipline) == server.FIFO {
 		pt.Bounds = pointBounds(cfg, spec, params, len(a.Clients), &m, gateMax, r.endToEndMax)

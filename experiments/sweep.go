@@ -44,22 +44,27 @@ type job struct {
 
 // Points lists the sweep's points in output order without running them:
 // limiters in the order given, then their parameter values, then the
-// servers, then the loads.
+// servers, then the client policies, then the loads.
 func (c *Config) Points() []Point {
 	var pts []Point
 	for li := range c.Limiters {
 		l := &c.Limiters[li]
 		for _, p := range l.Points() {
 			for si := range c.ServerCount() {
-				for lo := range c.LoadCount() {
-					pt := Point{Index: len(pts), LimiterIndex: li, Limiter: l.Label(), Type: l.Type, Params: p, Swept: l.Swept(), Server: si, Load: lo}
-					if len(c.Servers) > 0 {
-						pt.ServerName = c.Servers[si].Name
+				for pi := range c.PolicyCount() {
+					for lo := range c.LoadCount() {
+						pt := Point{Index: len(pts), LimiterIndex: li, Limiter: l.Label(), Type: l.Type, Params: p, Swept: l.Swept(), Server: si, Policy: pi, Load: lo}
+						if len(c.Servers) > 0 {
+							pt.ServerName = c.Servers[si].Name
+						}
+						if len(c.Policies) > 0 {
+							pt.PolicyName = c.Policies[pi].Name
+						}
+						if len(c.Loads) > 0 {
+							pt.LoadName = c.Loads[lo].Name
+						}
+						pts = append(pts, pt)
 					}
-					if len(c.Loads) > 0 {
-						pt.LoadName = c.Loads[lo].Name
-					}
-					pts = append(pts, pt)
 				}
 			}
 		}
@@ -147,7 +152,7 @@ func RunStreams(ctx context.Context, cfg *Config, open OpenLoad, opt Options) (*
 		for i := range points {
 			if pt := &points[i]; pt.Load == lo {
 				pts = append(pts, pt)
-				queue = queue || queueForAll.Load() || cfg.usesQueue(pt.Server)
+				queue = queue || queueForAll.Load() || cfg.usesQueue(pt.Server) || cfg.usesClients(pt.Policy, pt.Load)
 			}
 		}
 		st, err := open(lo)
@@ -169,7 +174,7 @@ func RunStreams(ctx context.Context, cfg *Config, open OpenLoad, opt Options) (*
 		var n int
 		switch {
 		case more && queue:
-			return nil, loadErr(lo, fmt.Errorf("workload: more than %d arrivals; the limit is %d for points that run the queue model (it holds the arrivals in memory)", limit, MaxArrivals))
+			return nil, loadErr(lo, fmt.Errorf("workload: more than %d arrivals; the limit is %d for points that run the queue model or the client model (they hold the arrivals in memory)", limit, MaxArrivals))
 		case more:
 			count, err := runStream(ctx, cfg, open, lo, st, t, c, pts, opt, budget-decisions, pr)
 			if err != nil {
@@ -177,7 +182,7 @@ func RunStreams(ctx context.Context, cfg *Config, open OpenLoad, opt Options) (*
 			}
 			n = int(count)
 		default:
-			a := &workload.Arrivals{T: t, Client: c, Clients: st.Clients, Groups: st.Groups}
+			a := &workload.Arrivals{T: t, Client: c, Clients: st.Clients, Groups: st.Groups, ClientPart: st.ClientPart}
 			n = a.Len()
 			if d := decisions + float64(n)*float64(len(pts)); d > budget {
 				return nil, budgetError(d, budget)

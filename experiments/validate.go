@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/ratelab/ratelab/experiments/field"
@@ -62,18 +63,23 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.validateRules()...)
 	errs = append(errs, c.validateVariants()...)
 	errs = append(errs, c.validateClasses()...)
+	errs = append(errs, c.validatePolicies()...)
 	if len(errs) > 0 {
 		return errs
 	}
-	points *= c.ServerCount() * c.LoadCount()
+	points *= c.ServerCount() * c.PolicyCount() * c.LoadCount()
 	if points > MaxPoints {
 		errs.Add("limiters", "the sweep has %d points; the limit is %d", points, MaxPoints)
 	}
 	expected := c.expectedArrivals()
-	if expected > MaxArrivals && c.anyQueue() {
-		errs.Add("workload", "produces about %.0f arrivals; the limit is %d for a sweep that runs the queue model (a server setting, classes or a scoring rule), which holds its arrivals in memory (shorten duration_ms or lower the rates)", expected, MaxArrivals)
-	} else if expected*float64(points) > MaxDecisions {
-		errs.Add("limiters", "%d points × %.0f arrivals is more than %d decisions; sweep fewer values or a shorter workload", points, expected, int64(MaxDecisions))
+	if expected > MaxArrivals && (c.anyQueue() || c.anyClients()) {
+		errs.Add("workload", "produces about %.0f arrivals; the limit is %d for a sweep that runs the queue model (a server setting, classes or a scoring rule) or the client model (client behaviour, closed loops), which hold their arrivals in memory (shorten duration_ms or lower the rates)", expected, MaxArrivals)
+	} else if tries := c.maxAttempts(); expected*float64(tries)*float64(points) > MaxDecisions {
+		what := "arrivals"
+		if tries > 1 {
+			what = fmt.Sprintf("arrivals × %d attempts", tries) // retries count too
+		}
+		errs.Add("limiters", "%d points × %.0f %s is more than %d decisions; sweep fewer values or a shorter workload", points, expected, what, int64(MaxDecisions))
 	}
 	sw := c.SeriesWindow()
 	windows := math.Ceil(c.Workload.DurationMS / sw)

@@ -91,7 +91,7 @@ func TestAPITypes(t *testing.T) {
 	if !byType["chain"].Stages || byType["admission"].Stage {
 		t.Errorf("chain %+v, admission %+v", byType["chain"], byType["admission"])
 	}
-	if len(types.Parts) == 0 || types.Parts[0].Type != "demand-curve" || types.Parts[0].Fields[len(types.Parts[0].Fields)-1].Line != "rate_rps,duration_ms" {
+	if len(types.Parts) == 0 || types.Parts[0].Type != "demand-curve" || !slices.ContainsFunc(types.Parts[0].Fields, func(f APIPartField) bool { return f.Name == "segments" && f.Line == "rate_rps,duration_ms" }) {
 		t.Errorf("parts: %+v", types.Parts)
 	}
 }

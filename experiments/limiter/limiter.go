@@ -12,6 +12,16 @@ type Gate interface {
 	Offer(t float64, client int32) (release float64, ok bool)
 }
 
+// Advisor is a gate that can say when it would admit again: after it
+// rejected client's request at t, NextAdmitMS is the earliest time (>= t)
+// at which a request of that client would be admitted if nothing else
+// arrived before it, the gate's Retry-After. A gate implements it where
+// that time is well defined (the policers); clients that honour it
+// (workload.Behaviour.RetryAfter) do not retry earlier.
+type Advisor interface {
+	NextAdmitMS(t float64, client int32) float64
+}
+
 // Occupancy is what an admission gate reads from the server: the number of
 // requests in the system (waiting or in service) at t.
 type Occupancy interface {

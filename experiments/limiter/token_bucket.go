@@ -1,6 +1,10 @@
 package limiter
 
-import "github.com/ratelab/ratelab/experiments/calculus"
+import (
+	"math"
+
+	"github.com/ratelab/ratelab/experiments/calculus"
+)
 
 // TokenBucket is a token bucket of size burst, initially full, refilled
 // continuously at rate tokens per second. A request takes one token and
@@ -29,6 +33,17 @@ func (b *TokenBucket) Offer(t float64, _ int32) (float64, bool) {
 	}
 	b.tokens--
 	return t, true
+}
+
+// NextAdmitMS is when the bucket holds a whole token again (Advisor).
+func (b *TokenBucket) NextAdmitMS(t float64, _ int32) float64 {
+	if b.tokens >= 1 {
+		return t
+	}
+	if b.refillPerMS <= 0 {
+		return math.Inf(1)
+	}
+	return b.lastMS + (1-b.tokens)/b.refillPerMS
 }
 
 // Tokens is the bucket's content after the last decision.

@@ -406,6 +406,13 @@ func Report(res *experiments.Result, r *experiments.Report) ([]byte, error) {
 			}
 			for j, c := range r.Columns {
 				switch {
+				case cols[j] != nil && c.Places != nil && cols[j].Format != experiments.Text:
+					if v, ok := cols[j].Value(p); ok {
+						w.sep()
+						w.b = w.pr.AppendPlaces(w.b, v, *c.Places)
+					} else {
+						w.empty()
+					}
 				case cols[j] != nil:
 					w.cell(cols[j], p)
 				case c.Value == experiments.SweptOrLimiter && p.Swept == "": // a limiter without parameters (none)

@@ -34,6 +34,7 @@ const (
 	OptExpire     = "expire"
 	OptEnd        = "end"
 	OptOccupancy  = "occupancy"
+	OptCancel     = "cancel_on_timeout"
 
 	FIFO = "fifo"
 	LIFO = "lifo"
@@ -50,6 +51,9 @@ const (
 
 	OccupancyCount    = "count"
 	OccupancyBusyCeil = "busy-ceil"
+
+	CancelFinish = "finish"
+	CancelDrop   = "drop-unstarted"
 )
 
 // Options lists the server's word-valued settings. The queue disciplines of
@@ -80,6 +84,10 @@ func Options() []Option {
 			{OccupancyCount, "the admitted requests whose finish is later than t (exact)"},
 			{OccupancyBusyCeil, "ceil((busyUntil - t) / service_ms) in float64, busyUntil the last finish: the seed lab's formula (Posts 1 and 2); one worker; it can differ from the count by one when the division rounds across an integer"},
 		}},
+		{Name: OptCancel, Label: "Abandoned work", Doc: "what the server does with an attempt whose client gave up on it (timeout_ms of a workload part)", Choices: []Choice{
+			{CancelFinish, "it serves the attempt anyway: the work is wasted"},
+			{CancelDrop, "it drops an attempt that has not started when its client gives up (no work); one already started is finished, wasted"},
+		}},
 	}
 }
 
@@ -107,6 +115,8 @@ func (s *Spec) Option(name string) string {
 		v = s.End
 	case OptOccupancy:
 		v = s.Occupancy
+	case OptCancel:
+		v = s.CancelOnTimeout
 	}
 	if v == "" {
 		if o, ok := OptionByName(name); ok {
@@ -191,6 +201,8 @@ func (s *Spec) RawOption(name string) string {
 		return s.End
 	case OptOccupancy:
 		return s.Occupancy
+	case OptCancel:
+		return s.CancelOnTimeout
 	}
 	return ""
 }
@@ -231,6 +243,8 @@ func (s *Spec) SetOption(name, v string) {
 		s.End = v
 	case OptOccupancy:
 		s.Occupancy = v
+	case OptCancel:
+		s.CancelOnTimeout = v
 	default:
 		panic(fmt.Sprintf("server: no option %q", name))
 	}

@@ -34,6 +34,9 @@ type Spec struct {
 	Expire     string `json:"expire,omitempty"`
 	End        string `json:"end,omitempty"`
 	Occupancy  string `json:"occupancy,omitempty"`
+	// CancelOnTimeout is what happens to an attempt its client abandoned
+	// (OptCancel); it matters to the client model only.
+	CancelOnTimeout string `json:"cancel_on_timeout,omitempty"`
 }
 
 // Normalize fills the defaults: 1 worker, 10 ms service, 200 ms deadline.
@@ -124,6 +127,16 @@ func (s *Server) Serve(t float64) (start, finish float64) {
 	s.fin[(s.head+s.n)&(len(s.fin)-1)] = finish
 	s.n++
 	return start, finish
+}
+
+// StartAt is when a request released at t (non-decreasing, as for Serve)
+// would start, without serving it.
+func (s *Server) StartAt(t float64) float64 {
+	n := s.inSystem(t)
+	if n >= s.workers {
+		return s.fin[(s.head+n-s.workers)&(len(s.fin)-1)]
+	}
+	return t
 }
 
 func (s *Server) grow() {

@@ -62,9 +62,9 @@ func clientRuns(g *Generator, p *Part) []Run {
 		case ArrivalPoisson:
 			runs[k] = PoissonRun(g.Rand(k), start, end, p.RateRPS, c)
 		case ArrivalSynchronized:
-			runs[k] = PacedRun(start, end, p.RateRPS, c)
+			runs[k] = g.PacedRun(start, end, p.RateRPS, c)
 		default:
-			runs[k] = PacedRun(start+float64(k)*spacing/float64(len(ids)), end, p.RateRPS, c)
+			runs[k] = g.PacedRun(start+float64(k)*spacing/float64(len(ids)), end, p.RateRPS, c)
 		}
 	}
 	return runs

@@ -24,7 +24,7 @@ func rateFields() []Field {
 func constantKind() *Kind {
 	return rateKind(Constant, "constant rate", "one client paced at rate_rps between start_ms and end_ms",
 		func(g *Generator, start, end, rate float64, c int32) { g.Paced(start, end, rate, c) },
-		func(_ *Generator, start, end, rate float64, c int32) Run { return PacedRun(start, end, rate, c) })
+		func(g *Generator, start, end, rate float64, c int32) Run { return g.PacedRun(start, end, rate, c) })
 }
 
 func poissonKind() *Kind {

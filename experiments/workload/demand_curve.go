@@ -35,7 +35,7 @@ func demandCurveKind() *Kind {
 		Generate: generateDemandCurve,
 		Runs: func(g *Generator, p *Part) []Run {
 			c := g.PartClients(p)[0]
-			return []Run{&demandRun{segs: p.Segments, w: g.WindowMS(), done: !(0 < g.WindowMS()), paced: pacedRun{c: c}}}
+			return []Run{&demandRun{segs: p.Segments, w: g.WindowMS(), done: !(0 < g.WindowMS()), paced: pacedRun{c: c, multiply: g.multiply}}}
 		},
 		Describe: func(p *Part) string { return fmt.Sprintf("demand curve of %d segments", len(p.Segments)) },
 	}

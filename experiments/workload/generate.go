@@ -18,6 +18,7 @@ func Generate(s *Spec, seed uint64) (*Arrivals, error) {
 // a trace file part is an error).
 func GenerateWith(s *Spec, seed uint64, open TraceOpener) (*Arrivals, error) {
 	g := newGenerator(s.DurationMS, seed)
+	g.multiply = s.Pacing == PacingMultiplied
 	g.open = open
 	// Size the list once from the expected count (with room for a random
 	// part's excess), so a 10 M-request list is not copied while it grows.
@@ -37,7 +38,7 @@ func GenerateWith(s *Spec, seed uint64, open TraceOpener) (*Arrivals, error) {
 		}
 	}
 	g.merge()
-	return &Arrivals{T: g.t, Client: g.c, Clients: g.clients, Groups: g.groups}, nil
+	return &Arrivals{T: g.t, Client: g.c, Clients: g.clients, Groups: g.groups, ClientPart: g.clientPart}, nil
 }
 
 // Generator collects the arrivals of a spec's parts: a part type's Generate
@@ -47,11 +48,13 @@ func GenerateWith(s *Spec, seed uint64, open TraceOpener) (*Arrivals, error) {
 type Generator struct {
 	w          float64
 	seed       uint64
-	part       int // index of the part being generated: its random streams
+	multiply   bool // pacing by multiplication (PacingMultiplied)
+	part       int  // index of the part being generated: its random streams
 	t          []float64
 	c          []int32
 	runs       []int // start offsets of the runs in t and c
 	clients    []Client
+	clientPart []int32 // the part that declared each client first
 	index      map[string]int32
 	groups     []string
 	groupIndex map[string]int
@@ -86,6 +89,7 @@ func (g *Generator) Client(name, group string, weight float64) int32 {
 	}
 	i := int32(len(g.clients))
 	g.clients = append(g.clients, Client{Name: name, Group: group, Weight: weight, group: gi})
+	g.clientPart = append(g.clientPart, int32(g.part))
 	g.index[name] = i
 	return i
 }
@@ -125,12 +129,22 @@ func (g *Generator) Rand(k int) *rand.Rand {
 }
 
 // Paced emits arrivals from start while t < end by repeated floating addition
-// of the spacing (the seed lab's rule: not start + k*spacing).
+// of the spacing (the seed lab's rule: not start + k*spacing), or, under
+// the pacing rule PacingMultiplied, at start + k*spacing.
 func (g *Generator) Paced(start, end, rateRPS float64, c int32) {
 	if rateRPS <= 0 {
 		return
 	}
 	spacing := 1000 / rateRPS
+	if g.multiply {
+		for k := 0; ; k++ {
+			t := start + float64(k)*spacing
+			if !(t < end) {
+				return
+			}
+			g.Emit(t, c)
+		}
+	}
 	for t := start; t < end; t += spacing {
 		g.Emit(t, c)
 	}

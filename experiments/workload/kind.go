@@ -99,6 +99,10 @@ type Kind struct {
 	// CountClients bounds the clients the part declares, before any is
 	// built; nil counts p.Clients, or 1 when that is 0.
 	CountClients func(p *Part) int
+	// Users is the closed loop of a part whose clients send their next
+	// request only after the previous one ended (users.go): nil for the
+	// open-loop parts, whose arrivals Generate lists.
+	Users func(p *Part) *Loop
 }
 
 // Field finds one of the kind's fields by JSON key.
@@ -128,8 +132,10 @@ func (k *Kind) FieldNames() []string {
 
 // The registry, in the order the form and the help list the types. Adding a
 // part type is its file (the generator and its Kind) and one line here.
+// Every built-in type takes the client behaviour fields after its own
+// (BehaviourFields).
 func builtinKinds() []*Kind {
-	return []*Kind{
+	ks := []*Kind{
 		demandCurveKind(),
 		constantKind(),
 		poissonKind(),
@@ -137,7 +143,12 @@ func builtinKinds() []*Kind {
 		clientsKind(),
 		flashCrowdKind(),
 		traceKind(),
+		usersKind(),
 	}
+	for _, k := range ks {
+		k.Fields = append(k.Fields, BehaviourFields()...)
+	}
+	return ks
 }
 
 // kinds is the registry; builtinKinds fills it on first use.

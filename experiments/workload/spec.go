@@ -31,7 +31,22 @@ const DefaultClient = "client"
 type Spec struct {
 	DurationMS float64 `json:"duration_ms"`
 	Parts      []Part  `json:"parts"`
+	// Pacing is how paced parts space their arrivals (a rule of the
+	// config, experiments.Rules): PacingAdded (left out) or
+	// PacingMultiplied.
+	Pacing string `json:"pacing,omitempty"`
 }
+
+// Pacing rules: how a paced part at spacing d = 1000/rate_rps places its
+// arrivals from start s.
+const (
+	// PacingAdded adds d again and again: t = s, s+d, (s+d)+d, ... (the lab
+	// spec's rule; accumulated rounding sometimes adds an arrival just
+	// before the end).
+	PacingAdded = "added"
+	// PacingMultiplied places arrival k at s + k × d (the seed lab's Post 1).
+	PacingMultiplied = "multiplied"
+)
 
 // Part is one generator. Type selects the part's row in the registry
 // (Kinds): the fields that apply and what the part produces. The config
@@ -64,6 +79,14 @@ type Part struct {
 
 	CSV  string `json:"csv,omitempty"`  // trace, given in the config
 	File string `json:"file,omitempty"` // trace, a file by name (TraceOpener)
+
+	// users (closed loop)
+	Users   int     `json:"users,omitempty"`
+	ThinkMS float64 `json:"think_ms,omitempty"`
+	Think   string  `json:"think,omitempty"`
+
+	// How the part's clients treat their requests (behaviour.go).
+	Behaviour
 }
 
 // Kind is the part's registry row (nil for an unknown type).
@@ -180,6 +203,9 @@ func (p *Part) validate(path string, durationMS float64) field.List {
 	if k == nil {
 		errs.Add(field.Join(path, "type"), "unknown part type %q (one of %v)", p.Type, PartTypes())
 		return errs
+	}
+	if k.Has(timeoutField.Name) {
+		errs = append(errs, p.Behaviour.Validate(path)...)
 	}
 	if k.Validate != nil {
 		errs = append(errs, k.Validate(p, path, durationMS)...)

@@ -30,6 +30,9 @@ type Stream struct {
 	// size per-client state from them).
 	Clients []Client
 	Groups  []string
+	// ClientPart is the part that declared each client first (as in
+	// Arrivals; nil for a stream of a trace read from disk).
+	ClientPart []int32
 
 	heap  []head // runs with an arrival pending, a min-heap on (t, run)
 	runs  []Run
@@ -157,6 +160,7 @@ func Open(s *Spec, seed uint64) (*Stream, error) {
 // file part is an error).
 func OpenWith(s *Spec, seed uint64, open TraceOpener) (*Stream, error) {
 	g := newGenerator(s.DurationMS, seed)
+	g.multiply = s.Pacing == PacingMultiplied
 	g.open = open
 	var runs []Run
 	for i := range s.Parts {
@@ -183,7 +187,7 @@ func OpenWith(s *Spec, seed uint64, open TraceOpener) (*Stream, error) {
 			runs = append(runs, &sliceRun{t: g.t[lo:hi], c: g.c[lo:hi]})
 		}
 	}
-	st := &Stream{Clients: g.clients, Groups: g.groups}
+	st := &Stream{Clients: g.clients, Groups: g.groups, ClientPart: g.clientPart}
 	st.start(runs)
 	return st, nil
 }
@@ -219,12 +223,31 @@ func PacedRun(start, end, rateRPS float64, c int32) Run {
 	return &pacedRun{t: start, end: end, spacing: 1000 / rateRPS, c: c}
 }
 
+// PacedRun is Paced as a Run, by the generator's pacing rule (Spec.Pacing).
+func (g *Generator) PacedRun(start, end, rateRPS float64, c int32) Run {
+	r := PacedRun(start, end, rateRPS, c).(*pacedRun)
+	r.multiply, r.start = g.multiply, r.t
+	return r
+}
+
 type pacedRun struct {
 	t, end, spacing float64
 	c               int32
+	// multiply: arrival k at start + k × spacing (PacingMultiplied).
+	multiply bool
+	start    float64
+	k        int
 }
 
 func (r *pacedRun) Next() (float64, int32, bool) {
+	if r.multiply {
+		t := r.start + float64(r.k)*r.spacing
+		if !(t < r.end) {
+			return 0, 0, false
+		}
+		r.k++
+		return t, r.c, true
+	}
 	if !(r.t < r.end) {
 		return 0, 0, false
 	}
@@ -274,9 +297,10 @@ func (r *demandRun) Next() (float64, int32, bool) {
 		if !r.started {
 			sg := r.segs[r.i]
 			r.started = true
-			r.paced.t, r.paced.end, r.paced.spacing = 0, 0, 0
+			r.paced.t, r.paced.end, r.paced.spacing, r.paced.start, r.paced.k = 0, 0, 0, 0, 0
 			if sg.RateRPS > 0 {
 				r.paced.t, r.paced.end, r.paced.spacing = r.s, math.Min(r.s+sg.DurationMS, r.w), 1000/sg.RateRPS
+				r.paced.start = r.s
 			}
 		}
 		if t, c, ok := r.paced.Next(); ok {

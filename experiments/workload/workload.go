@@ -15,6 +15,9 @@ type Arrivals struct {
 	Client  []int32   // index into Clients, one per arrival
 	Clients []Client  // every client named by the workload, in order of declaration
 	Groups  []string  // client group names in order of declaration
+	// ClientPart is the index of the part that declared each client first:
+	// whose behaviour (Behaviour) its requests have.
+	ClientPart []int32
 }
 
 // Len is the number of arrivals.

@@ -11,8 +11,9 @@ import (
 
 // The form's inputs of the seed lab's models: a select per server setting
 // and per rule (the engine's tables: server.Options, experiments.Rules),
-// the door's bound, and the servers, loads, classes, class draw and SLO as
-// one JSON object ("models"), as a preset gives them.
+// the door's bound, and the servers, loads, classes, class draw, SLO,
+// client policies and trigger as one JSON object ("models"), as a preset
+// gives them.
 
 // ModelsKey is the input key of the JSON object of servers, loads,
 // classes, class_draw and slo.
@@ -25,10 +26,12 @@ type models struct {
 	Classes   []experiments.Class         `json:"classes,omitempty"`
 	ClassDraw *experiments.ClassDraw      `json:"class_draw,omitempty"`
 	SLO       *experiments.SLO            `json:"slo,omitempty"`
+	Policies  []experiments.ClientPolicy  `json:"policies,omitempty"`
+	Trigger   *experiments.TriggerSpec    `json:"trigger,omitempty"`
 }
 
 // modelSections are the config keys the "models" input holds.
-var modelSections = []string{"servers", "loads", "classes", "class_draw", "slo"}
+var modelSections = []string{"servers", "loads", "classes", "class_draw", "slo", "policies", "trigger"}
 
 // ServerOptionKey is the input key of a server setting: "server.door".
 func ServerOptionKey(name string) string { return "server." + name }
@@ -89,7 +92,7 @@ func (f *Sweep) fillModels(cfg *experiments.Config) {
 			f.Settings[r.Path] = v
 		}
 	}
-	m := models{Servers: cfg.Servers, Loads: cfg.Loads, Classes: cfg.Classes, ClassDraw: cfg.ClassDraw, SLO: cfg.SLO}
+	m := models{Servers: cfg.Servers, Loads: cfg.Loads, Classes: cfg.Classes, ClassDraw: cfg.ClassDraw, SLO: cfg.SLO, Policies: cfg.Policies, Trigger: cfg.Trigger}
 	if b, err := json.MarshalIndent(m, "", "  "); err == nil && string(b) != "{}" {
 		f.Models = string(b)
 	}
@@ -114,5 +117,6 @@ func (f *Sweep) applyModels(cfg *experiments.Config) {
 			return
 		}
 		cfg.Servers, cfg.Loads, cfg.Classes, cfg.ClassDraw, cfg.SLO = m.Servers, m.Loads, m.Classes, m.ClassDraw, m.SLO
+		cfg.Policies, cfg.Trigger = m.Policies, m.Trigger
 	}
 }

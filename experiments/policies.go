@@ -1,0 +1,157 @@
+package experiments
+
+import (
+	"encoding/json"
+
+	"github.com/ratelab/ratelab/experiments/field"
+	"github.com/ratelab/ratelab/experiments/workload"
+)
+
+// ClientPolicy is one client behaviour a sweep runs every point with (the
+// "policies" of a config): the behaviour fields it sets (workload.Behaviour)
+// replace those of every workload part, for example
+//
+//	"policies": [{"name": "no-retry", "timeout_ms": 200},
+//	             {"name": "retry", "timeout_ms": 200, "retries": 3, "backoff_ms": 50}]
+//
+// Points run on the policies after the servers and before the loads, so a
+// report lists a policy's loads together (the seed lab's Post 1: every
+// offered rate without retries, then with).
+type ClientPolicy struct {
+	Name string `json:"name"`
+	workload.Behaviour
+}
+
+// MaxPolicies bounds the policies of a sweep.
+const MaxPolicies = 20
+
+// PolicyCount is the number of client policies each point runs on (1
+// without policies).
+func (c *Config) PolicyCount() int { return max(1, len(c.Policies)) }
+
+// Trigger is the interval of the config's trigger (the "trigger" of a
+// config): recovery is measured after it (recovery.go). Left out, a flash
+// crowd of the workload is the trigger.
+type TriggerSpec struct {
+	StartMS float64 `json:"start_ms"`
+	EndMS   float64 `json:"end_ms"`
+}
+
+// behaviours is the behaviour of each part of workload w under policy pi
+// (the parts' own without policies).
+func (c *Config) behaviours(w *workload.Spec, pi int) []workload.Behaviour {
+	bs := make([]workload.Behaviour, len(w.Parts))
+	for i := range w.Parts {
+		bs[i] = w.Parts[i].Behaviour
+		if len(c.Policies) > 0 {
+			bs[i] = bs[i].Override(c.Policies[pi].Behaviour)
+		}
+	}
+	return bs
+}
+
+// usesClients reports whether the points on policy pi and load lo run the
+// client model (simulate_clients.go): a part with client behaviour, or a
+// closed loop.
+func (c *Config) usesClients(pi, lo int) bool {
+	w := c.WorkloadAt(lo)
+	bs := c.behaviours(&w, pi)
+	for i := range w.Parts {
+		if bs[i].Active() {
+			return true
+		}
+		if k := w.Parts[i].Kind(); k != nil && k.Users != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// anyClients reports whether some point runs the client model: results.csv
+// then has the client columns.
+func (c *Config) anyClients() bool {
+	for pi := range c.PolicyCount() {
+		for lo := range c.LoadCount() {
+			if c.usesClients(pi, lo) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// maxAttempts is the most attempts one request of the sweep can make.
+func (c *Config) maxAttempts() int {
+	n := 0
+	for pi := range c.PolicyCount() {
+		for lo := range c.LoadCount() {
+			w := c.WorkloadAt(lo)
+			for _, b := range c.behaviours(&w, pi) {
+				n = max(n, b.Retries)
+			}
+		}
+	}
+	return 1 + n
+}
+
+// validatePolicies checks the policies, the trigger, and that the client
+// model can run the sweep's servers.
+func (c *Config) validatePolicies() field.List {
+	var errs field.List
+	if len(c.Policies) > MaxPolicies {
+		errs.Add("policies", "at most %d policies", MaxPolicies)
+	}
+	seen := map[string]int{}
+	for i := range c.Policies {
+		path := field.Index("policies", i)
+		checkName(&errs, field.Join(path, "name"), c.Policies[i].Name, seen, "policies")
+		errs = append(errs, c.Policies[i].Behaviour.Validate(path)...)
+	}
+	if t := c.Trigger; t != nil {
+		d := c.Workload.DurationMS
+		if !(t.StartMS >= 0 && t.StartMS < d) {
+			errs.Add("trigger.start_ms", "must be a time in the arrival window [0, %g)", d)
+		}
+		if !(t.EndMS > t.StartMS && t.EndMS <= d) {
+			errs.Add("trigger.end_ms", "must be after start_ms and at most duration_ms (%g)", d)
+		}
+	}
+	if len(errs) == 0 && c.anyClients() {
+		for si := range c.ServerCount() {
+			if c.usesQueue(si) {
+				path := "server"
+				if len(c.Servers) > 0 {
+					path = field.Index("servers", si)
+				}
+				errs.Add(path, "runs the queue model (a discipline, door, expiry, end, classes or scoring rule other than the plain one), which the client model (timeouts, retries, closed loops) does not run yet")
+			}
+		}
+	}
+	return errs
+}
+
+// decodePolicies decodes the policies and the trigger strictly.
+func decodePolicies(cfg *Config, policies, trigger json.RawMessage) field.List {
+	var errs field.List
+	given := func(r json.RawMessage) bool { return len(r) > 0 && string(r) != "null" }
+	if given(policies) {
+		var raws []json.RawMessage
+		errs = append(errs, strict(policies, &raws, "policies")...)
+		for i, raw := range raws {
+			var p ClientPolicy
+			if e := strict(raw, &p, field.Index("policies", i)); e != nil {
+				errs = append(errs, e...)
+				continue
+			}
+			cfg.Policies = append(cfg.Policies, p)
+		}
+		if len(raws) == 0 && len(errs) == 0 {
+			errs.Add("policies", "needs at least one policy (or leave policies out)")
+		}
+	}
+	if given(trigger) {
+		cfg.Trigger = new(TriggerSpec)
+		errs = append(errs, strict(trigger, cfg.Trigger, "trigger")...)
+	}
+	return errs
+}

@@ -1,0 +1,627 @@
+package experiments
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/ratelab/ratelab/experiments/calculus"
+	"github.com/ratelab/ratelab/experiments/limiter"
+	"github.com/ratelab/ratelab/experiments/metrics"
+	"github.com/ratelab/ratelab/experiments/server"
+	"github.com/ratelab/ratelab/experiments/workload"
+)
+
+// The client model: a point whose workload parts have client behaviour
+// (workload.Behaviour: timeouts, retries, budgets, throttling) or a closed
+// loop (workload.Users) runs here, event by event, because what a client
+// does next depends on what happened to its last attempt.
+//
+// Every attempt is an event (t, seq): t is when it reaches the gate, seq
+// its creation number, and events run in (t, seq) order. The workload's
+// arrivals are the first attempts, created up front in list order (seq =
+// their index); a retry, or a closed-loop user's next request, is created
+// when the attempt it follows is processed, and it never starts at or
+// after the end of the arrival window. The pending events other than the
+// arrival list sit in a binary heap (attemptHeap) that a worker keeps
+// across points, so the loop allocates nothing in steady state.
+//
+// Processing an attempt at t, of a request from client c with behaviour b:
+//
+//  1. A retry spends the retry budget (b.Budget): over it, the request
+//     ends unsent (budget_denied).
+//  2. Adaptive throttling (b.ThrottleK): the client refuses the attempt
+//     itself with probability max(0, (requests - K·accepts)/(requests+1))
+//     over its last throttle_window_ms; a refused attempt ends its
+//     request (throttled).
+//  3. The attempt reaches the gate (attempts; queue depth: the requests
+//     in the system at t). Rejected: a retry is offered at t + backoff
+//     (not before the gate's Retry-After when the client honours it and
+//     the gate can say it, limiter.Advisor).
+//  4. Released, it goes to the server. Its client gives up at t +
+//     timeout_ms: an attempt that has not started by then is dropped under
+//     cancel_on_timeout "drop-unstarted"; otherwise it is served, and its
+//     sojourn max(S, round(finish - t)) decides: longer than timeout_ms,
+//     it is abandoned (its service is wasted work) and a retry is offered
+//     at (t + timeout_ms) + backoff; else within deadline_ms it succeeds,
+//     and beyond it the request ends late.
+//
+// A retry is created only while the request has retries left and its time
+// is inside the arrival window. A closed-loop user sends its next request
+// think time after its request ended (success or late: at its finish; a
+// final failure: when it failed).
+//
+// Random draws (jitter, throttling, exponential think times) come from
+// one PCG stream per point, seeded by the config's seed, in event order.
+
+// attempt is one pending attempt of the client model.
+type attempt struct {
+	t    float64 // when it reaches the gate
+	prev float64 // the previous wait (decorrelated jitter)
+	seq  int64   // creation number: of two attempts at one t the older runs first
+	c    int32   // client
+	n    int32   // attempt number: 0 the first, k the k-th retry
+	part int32   // the part whose behaviour it has
+	user bool    // a closed-loop user's request
+}
+
+// before orders attempts by (t, seq).
+func (a *attempt) before(b *attempt) bool {
+	return a.t < b.t || a.t == b.t && a.seq < b.seq
+}
+
+// attemptHeap is a binary min-heap of attempts by (t, seq). Its slice is
+// kept across points: pushes allocate only while it grows.
+type attemptHeap []attempt
+
+func (h *attemptHeap) push(a attempt) {
+	*h = append(*h, a)
+	s := *h
+	i := len(s) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !s[i].before(&s[p]) {
+			break
+		}
+		s[i], s[p] = s[p], s[i]
+		i = p
+	}
+}
+
+func (h *attemptHeap) pop() attempt {
+	s := *h
+	top := s[0]
+	last := len(s) - 1
+	s[0] = s[last]
+	s = s[:last]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= len(s) {
+			break
+		}
+		m := l
+		if r := l + 1; r < len(s) && s[r].before(&s[l]) {
+			m = r
+		}
+		if !s[m].before(&s[i]) {
+			break
+		}
+		s[i], s[m] = s[m], s[i]
+		i = m
+	}
+	*h = s
+	return top
+}
+
+// clientBufs are a worker's reusable state of the client model.
+type clientBufs struct {
+	heap attemptHeap
+}
+
+// throttleSlices is how many slices a throttling window is counted in.
+const throttleSlices = 10
+
+// clientRun is the state of one point of the client model.
+type clientRun struct {
+	behs  []workload.Behaviour // per part
+	loops []*workload.Loop     // per part, nil for open-loop parts
+	ends  []float64            // per part: no closed-loop request at or after it
+	rng   *rand.Rand
+	heap  *attemptHeap
+	seq   int64
+	w     float64 // end of the arrival window
+
+	// Retry budgets: per key (a client, or the global key nc), the aligned
+	// second and its first attempts and retries.
+	budgetSec     []int64
+	budgetFirsts  []float64
+	budgetRetries []float64
+	// Adaptive throttling: per client, throttleSlices slices of requests
+	// and accepts, and the slice index of the last update.
+	thrReq, thrAcc []int32
+	thrAt          []int64
+
+	usersInFlight, usersInFlightMax int
+}
+
+func (r *clientRun) schedule(a attempt) {
+	a.seq = r.seq
+	r.seq++
+	r.heap.push(a)
+}
+
+// budgetKey is the budget a client's retries spend.
+func (r *clientRun) budgetKey(b *workload.Behaviour, c int32) int {
+	if b.Budget == workload.BudgetGlobal {
+		return len(r.budgetSec) - 1
+	}
+	return int(c)
+}
+
+// budgetAt moves budget k to the aligned second of t.
+func (r *clientRun) budgetAt(k int, t float64) {
+	if s := int64(math.Floor(t / 1000)); s != r.budgetSec[k] {
+		r.budgetSec[k], r.budgetFirsts[k], r.budgetRetries[k] = s, 0, 0
+	}
+}
+
+// throttleAt moves client c's throttling slices to the slice of t and
+// returns the counts over the window.
+func (r *clientRun) throttleAt(b *workload.Behaviour, c int32, t float64) (req, acc float64) {
+	slice := b.ThrottleWindow() / throttleSlices
+	k := int64(math.Floor(t / slice))
+	base := int(c) * throttleSlices
+	if at := r.thrAt[c]; k > at {
+		for i := int64(1); i <= min(k-at, throttleSlices); i++ {
+			j := base + int((at+i)%throttleSlices)
+			r.thrReq[j], r.thrAcc[j] = 0, 0
+		}
+		r.thrAt[c] = k
+	}
+	for j := base; j < base+throttleSlices; j++ {
+		req += float64(r.thrReq[j])
+		acc += float64(r.thrAcc[j])
+	}
+	return req, acc
+}
+
+func (r *clientRun) throttleSlot(c int32) int {
+	return int(c)*throttleSlices + int(r.thrAt[c]%throttleSlices)
+}
+
+// wait is the backoff before retry k of a request (k >= 1) with its
+// jitter; prev is the previous wait (decorrelated jitter).
+func (r *clientRun) wait(b *workload.Behaviour, k int, prev float64) float64 {
+	d := b.BaseBackoffMS(k)
+	switch b.Jitter {
+	case workload.JitterFull:
+		return r.rng.Float64() * d
+	case workload.JitterEqual:
+		return d/2 + r.rng.Float64()*d/2
+	case workload.JitterDecorrelated:
+		lo := b.BackoffMS
+		hi := 3 * max(prev, lo)
+		w := lo + r.rng.Float64()*(hi-lo)
+		if b.BackoffMaxMS > 0 {
+			w = min(w, b.BackoffMaxMS)
+		}
+		return w
+	}
+	return d
+}
+
+// think is a closed-loop user's think time.
+func (r *clientRun) think(l *workload.Loop) float64 {
+	if l.Exponential {
+		return r.rng.ExpFloat64() * l.ThinkMS
+	}
+	return l.ThinkMS
+}
+
+// end ends the request of attempt a at time at: a closed-loop user thinks,
+// then sends its next request.
+func (r *clientRun) end(a *attempt, at float64) {
+	if !a.user {
+		return
+	}
+	r.usersInFlight--
+	l := r.loops[a.part]
+	if next := at + r.think(l); next < r.ends[a.part] {
+		r.schedule(attempt{t: next, c: a.c, part: a.part, user: true})
+	}
+}
+
+// retry offers a retry of attempt a, which failed at failAt; the gate
+// said it would admit again at notBefore (failAt when it cannot say or the
+// client does not listen). Without retries left, or past the window, the
+// request ends at failAt.
+func (r *clientRun) retry(a *attempt, failAt, notBefore float64) {
+	b := &r.behs[a.part]
+	if int(a.n) < b.Retries {
+		d := r.wait(b, int(a.n)+1, a.prev)
+		u := max(failAt+d, notBefore)
+		if u < r.w {
+			next := *a
+			next.t, next.prev, next.n = u, d, a.n+1
+			r.schedule(next)
+			return
+		}
+	}
+	r.end(a, failAt)
+}
+
+// simulateClients runs one point through the client model and measures it
+// as simulate does, with the client columns (ClientMetrics).
+func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spec *limiter.Spec, params limiter.Params, in *instruments, pt *Point) error {
+	srv := server.New(cfg.Server)
+	weights := make([]float64, len(a.Clients))
+	for i, c := range a.Clients {
+		weights[i] = c.Weight
+	}
+	gate, err := limiter.New(spec, params, weights, srv)
+	if err != nil {
+		return err
+	}
+	advisor, _ := gate.(limiter.Advisor)
+	in.gate.Reset()
+	in.wait.Reset()
+	in.sojourn.Reset()
+	if in.rolling == nil {
+		in.rolling = metrics.NewRolling(cfg.Metrics.RollingWindowMS)
+	}
+	in.rolling.Reset(cfg.Metrics.RollingWindowMS)
+	if in.clients == nil {
+		in.clients = new(clientBufs)
+	}
+
+	w := &cfg.Workload
+	durationMS := w.DurationMS
+	serviceMS, deadlineMS := cfg.Server.ServiceMS, cfg.Server.DeadlineMS
+	cancel := cfg.Server.Option(server.OptCancel) == server.CancelDrop
+	nc := len(a.Clients)
+	r := &clientRun{
+		behs:  cfg.behaviours(w, pt.Policy),
+		loops: make([]*workload.Loop, len(w.Parts)),
+		ends:  make([]float64, len(w.Parts)),
+		rng:   rand.New(rand.NewPCG(cfg.Seed, 0x636c69656e7473)), // "clients"
+		heap:  &in.clients.heap,
+		seq:   int64(len(a.T)),
+		w:     durationMS,
+	}
+	*r.heap = (*r.heap)[:0]
+	budgets, throttles := false, false
+	for i := range r.behs {
+		budgets = budgets || r.behs[i].Budgeted()
+		throttles = throttles || r.behs[i].Throttles()
+	}
+	if budgets {
+		r.budgetSec = make([]int64, nc+1)
+		for k := range r.budgetSec {
+			r.budgetSec[k] = -1
+		}
+		r.budgetFirsts, r.budgetRetries = make([]float64, nc+1), make([]float64, nc+1)
+	}
+	if throttles {
+		r.thrReq, r.thrAcc, r.thrAt = make([]int32, nc*throttleSlices), make([]int32, nc*throttleSlices), make([]int64, nc)
+	}
+	// Closed loops: each user's first request.
+	totalUsers := 0
+	for p := range w.Parts {
+		k := w.Parts[p].Kind()
+		if k == nil || k.Users == nil {
+			continue
+		}
+		l := k.Users(&w.Parts[p])
+		r.loops[p] = l
+		r.ends[p] = durationMS
+		if l.EndMS >= 0 {
+			r.ends[p] = min(l.EndMS, durationMS)
+		}
+		u := 0
+		for c := range a.Clients {
+			if partOf(a, int32(c)) != int32(p) {
+				continue
+			}
+			first := l.StartMS + float64(u)*l.ThinkMS/float64(l.Users)
+			if l.Exponential {
+				first = l.StartMS + r.rng.ExpFloat64()*l.ThinkMS
+			}
+			if first < r.ends[p] {
+				r.schedule(attempt{t: first, c: int32(c), part: int32(p), user: true})
+			}
+			u++
+		}
+		if u != l.Users {
+			return fmt.Errorf("workload.parts[%d]: %d of its %d users are clients another part declared first: give the users their own group", p, l.Users-u, l.Users)
+		}
+		totalUsers += u
+	}
+
+	windowMS := cfg.SeriesWindow()
+	windows := int(metrics.WindowCount(durationMS, windowMS))
+	npoints := 0
+	for i := range cfg.Limiters {
+		npoints += cfg.Limiters[i].Count()
+	}
+	horizonMS := durationMS + spec.LagMS([]limiter.Params{params}) + float64(MaxSeriesRows/max(npoints, 1))*windowMS
+	s := Series{
+		Offered:     make([]int32, windows),
+		Rejected:    make([]int32, windows),
+		Released:    make([]int32, windows),
+		InSystemMax: make([]int32, windows),
+		Attempts:    make([]int32, windows),
+		Retries:     make([]int32, windows),
+		Goodput:     make([]int32, windows),
+	}
+	clients := make([]ClientResult, nc)
+	multi := nc > 1
+	fairWindow := cfg.Metrics.FairnessWindowMS
+	fairWindows := int(metrics.WindowCount(durationMS, fairWindow))
+	var jain []float64
+	if multi {
+		if cap(in.fairCounts) < nc {
+			in.fairCounts = make([]float64, nc)
+		}
+		in.fairCounts = in.fairCounts[:nc]
+		clear(in.fairCounts)
+		jain = make([]float64, 0, fairWindows)
+	}
+	fairK := 0
+
+	var m Metrics
+	var cm ClientMetrics
+	var occupancySum int64
+	lastRelease, lastQuery := math.Inf(-1), 0.0
+	var serverSojournMax, gateMax, endToEndMax, busyMS float64
+	in.releases = in.releases[:0]
+	keepReleases := len(a.T) <= MaxCurveArrivals
+	if keepReleases && cap(in.releases) < len(a.T) {
+		in.releases = make([]float64, 0, len(a.T))
+	}
+	inSystemMax := 0
+	var peak peak100
+	next := 0 // next arrival of the list
+	for steps := 0; ; steps++ {
+		if steps&(1<<20-1) == 0 && steps > 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		var at attempt
+		switch {
+		case next < len(a.T) && (len(*r.heap) == 0 || a.T[next] <= (*r.heap)[0].t):
+			// The list's arrivals are older than every scheduled attempt.
+			c := a.Client[next]
+			at = attempt{t: a.T[next], seq: int64(next), c: c, part: partOf(a, c)}
+			next++
+		case len(*r.heap) > 0:
+			at = r.heap.pop()
+		default:
+			goto done
+		}
+		t := at.t
+		b := &r.behs[at.part]
+		wi := int(metrics.WindowIndex(t, windowMS))
+		if at.n == 0 {
+			m.Arrivals++
+			s.Offered[wi]++
+			clients[at.c].Offered++
+			if at.user {
+				r.usersInFlight++
+				r.usersInFlightMax = max(r.usersInFlightMax, r.usersInFlight)
+			}
+			if b.Budgeted() {
+				k := r.budgetKey(b, at.c)
+				r.budgetAt(k, t)
+				r.budgetFirsts[k]++
+			}
+		} else if b.Budgeted() {
+			k := r.budgetKey(b, at.c)
+			r.budgetAt(k, t)
+			if r.budgetRetries[k]+1 > b.BudgetRatio*r.budgetFirsts[k]+b.BudgetFloorRPS {
+				cm.BudgetDenied++
+				r.end(&at, t)
+				continue
+			}
+			r.budgetRetries[k]++
+		}
+		if b.Throttles() {
+			req, acc := r.throttleAt(b, at.c, t)
+			if p := (req - b.ThrottleK*acc) / (req + 1); p > 0 && r.rng.Float64() < p {
+				r.thrReq[r.throttleSlot(at.c)]++
+				cm.Throttled++
+				r.end(&at, t)
+				continue
+			}
+			r.thrReq[r.throttleSlot(at.c)]++
+		}
+		cm.Attempts++
+		s.Attempts[wi]++
+		if at.n > 0 {
+			cm.Retries++
+			s.Retries[wi]++
+		}
+		lastQuery = max(lastQuery, t)
+		occupancySum += int64(srv.InSystem(lastQuery))
+		release, ok := gate.Offer(t, at.c)
+		if !ok {
+			m.Rejected++
+			s.Rejected[wi]++
+			notBefore := t
+			if advisor != nil && b.RetryAfter == workload.RetryAfterHonour {
+				notBefore = max(t, advisor.NextAdmitMS(t, at.c))
+			}
+			r.retry(&at, t, notBefore)
+			continue
+		}
+		if b.Throttles() {
+			r.thrAcc[r.throttleSlot(at.c)]++
+		}
+		if release < lastRelease {
+			return fmt.Errorf("%s released at %g after %g: a gate must release in order", spec.Label(), release, lastRelease)
+		}
+		lastRelease = release
+		lastQuery = max(lastQuery, release)
+		if !(release < horizonMS) {
+			return fmt.Errorf("%s released a request at %g ms, %g ms after the run ends: its series would pass the limit of %d rows (a rate or a stage too slow for the run)",
+				spec.Label(), release, release-durationMS, MaxSeriesRows)
+		}
+		m.Admitted++
+		clients[at.c].Admitted++
+		if multi {
+			if k := int(metrics.WindowIndex(t, fairWindow)); k != fairK {
+				for ; fairK < k; fairK++ {
+					jain = append(jain, metrics.Jain(in.fairCounts))
+					clear(in.fairCounts)
+				}
+			}
+			in.fairCounts[at.c]++
+		}
+		in.gate.Record(release - t)
+		gateMax = max(gateMax, release-t)
+		abandonAt := math.Inf(1)
+		if b.TimeoutMS > 0 {
+			abandonAt = t + b.TimeoutMS
+		}
+		if cancel && b.TimeoutMS > 0 && srv.StartAt(release) > abandonAt {
+			cm.Abandoned++
+			cm.Dropped++
+			r.retry(&at, abandonAt, abandonAt)
+			continue
+		}
+		start, finish := srv.Serve(release)
+		cm.Served++
+		busyMS += serviceMS
+		if at.n > 0 {
+			cm.RetriesServed++
+		}
+		n := srv.Len()
+		rw := int(metrics.WindowIndex(release, windowMS))
+		for rw >= len(s.Released) {
+			s.Released = append(s.Released, 0)
+			s.InSystemMax = append(s.InSystemMax, 0)
+		}
+		s.Released[rw]++
+		if int32(n) > s.InSystemMax[rw] {
+			s.InSystemMax[rw] = int32(n)
+		}
+		inSystemMax = max(inSystemMax, n)
+		in.rolling.Add(release)
+		peak.add(release)
+		in.wait.Record(start - release)
+		sojourn := max(serviceMS, metrics.RoundHalfUp(finish-t))
+		in.sojourn.Record(sojourn)
+		serverSojournMax = max(serverSojournMax, finish-release)
+		endToEndMax = max(endToEndMax, finish-t)
+		if keepReleases {
+			in.releases = append(in.releases, release)
+		}
+		switch {
+		case b.TimeoutMS > 0 && sojourn > b.TimeoutMS:
+			m.Late++
+			cm.Abandoned++
+			cm.WastedWorkMS += serviceMS
+			r.retry(&at, abandonAt, abandonAt)
+		case sojourn <= deadlineMS:
+			m.OnTime++
+			fw := int(metrics.WindowIndex(finish, windowMS))
+			for fw >= len(s.Goodput) {
+				s.Goodput = append(s.Goodput, 0)
+			}
+			s.Goodput[fw]++
+			r.end(&at, finish)
+		default:
+			m.Late++
+			r.end(&at, finish)
+		}
+	}
+done:
+	if multi {
+		for ; fairK < fairWindows; fairK++ {
+			jain = append(jain, metrics.Jain(in.fairCounts))
+			clear(in.fairCounts)
+		}
+	}
+
+	seconds := durationMS / 1000
+	m.OfferedRPS = float64(m.Arrivals) / seconds
+	m.AdmittedRPS = float64(m.Admitted) / seconds
+	m.GoodputRPS = float64(m.OnTime) / seconds
+	if cm.Attempts > 0 {
+		m.RejectPct = 100.0 * float64(m.Rejected) / float64(cm.Attempts)
+		m.ServedLatePct = 100.0 * float64(m.Late) / float64(cm.Attempts)
+	}
+	m.GateDelay = delays(&in.gate)
+	m.ServerWait = delays(&in.wait)
+	m.Sojourn = delays(&in.sojourn)
+	m.DownstreamPeakRPS = float64(peak.max) * 1000 / SeriesWindowMS
+	m.RollingMax = in.rolling.Max()
+	m.UtilizationPct = math.Min(100, 100*busyMS/(durationMS*float64(cfg.Server.Workers)))
+	m.InSystemMax = inSystemMax
+	m.ServerSojournMaxMS = serverSojournMax
+
+	cm.Succeeded = m.OnTime
+	cm.AttemptsRPS = float64(cm.Attempts) / seconds
+	cm.IdealGoodputRPS = min(m.OfferedRPS, cfg.Server.RateRPS())
+	cm.UsersInFlightMax = r.usersInFlightMax
+	cm.Users = totalUsers
+	if m.Arrivals > 0 {
+		cm.Amplification = float64(cm.Attempts) / float64(m.Arrivals)
+		cm.SuccessPct = 100 * float64(cm.Succeeded) / float64(m.Arrivals)
+	}
+	if cm.Attempts > 0 {
+		cm.RetrySharePct = 100 * float64(cm.Retries) / float64(cm.Attempts)
+		cm.FailedAttemptsPct = 100 * float64(cm.Attempts-cm.Succeeded) / float64(cm.Attempts)
+		cm.QueueDepthMean = float64(occupancySum) / float64(cm.Attempts)
+	}
+	if cm.Served > 0 {
+		cm.RetryShareServerPct = 100 * float64(cm.RetriesServed) / float64(cm.Served)
+	}
+	if busyMS > 0 {
+		cm.WastedWorkPct = 100 * cm.WastedWorkMS / busyMS
+	}
+	m.Client = &cm
+
+	rates := make([]float64, nc)
+	for i := range clients {
+		clients[i].AdmittedRPS = float64(clients[i].Admitted) / seconds
+		rates[i] = clients[i].AdmittedRPS
+	}
+	m.Jain = metrics.Jain(rates)
+	if len(a.Groups) > 0 {
+		m.GroupSharePct = make([]float64, len(a.Groups))
+		for i, cl := range a.Clients {
+			if g := cl.GroupIndex(); g >= 0 {
+				m.GroupSharePct[g] += float64(clients[i].Admitted)
+			}
+		}
+		for g := range m.GroupSharePct {
+			if m.Admitted > 0 {
+				m.GroupSharePct[g] = 100 * m.GroupSharePct[g] / float64(m.Admitted)
+			}
+		}
+	}
+	m.Recovery = measureGoodputRecovery(cfg, &s, windowMS)
+	pt.Metrics = m
+	pt.Bounds = pointBounds(cfg, spec, params, nc, &m, gateMax, endToEndMax)
+	if keepReleases {
+		pt.OutputCurve = calculus.Empirical(in.releases, calculus.Grid(durationMS))
+	}
+	pt.Series = s
+	if multi {
+		pt.Clients = clients
+		pt.JainSeries = jain
+	}
+	return nil
+}
+
+// partOf is the part whose behaviour client c's requests have: the part
+// that declared it first (the first part for a trace read from disk).
+func partOf(a *workload.Arrivals, c int32) int32 {
+	if a.ClientPart == nil {
+		return 0
+	}
+	return a.ClientPart[c]
+}

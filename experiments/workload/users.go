@@ -1,0 +1,110 @@
+package workload
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/ratelab/ratelab/experiments/field"
+)
+
+// Users is a closed loop: users virtual users named "<group>-1".."<group>-N"
+// (group "user" when left out), each sending its next request a think time
+// after its previous one ended (completed, timed out, or was refused), as
+// load tools model virtual users. User k sends its first request at
+// start_ms + k × think_ms / users (fixed think times, spread evenly) or
+// after a first exponential think time; no request starts at or after
+// end_ms. The part lists no arrivals: the engine's client model makes them
+// as the run goes (experiments/simulate_clients.go), so a user never has
+// more than one request in flight.
+const Users PartType = "users"
+
+// Think-time distributions.
+const (
+	ThinkFixed       = "fixed"
+	ThinkExponential = "exponential"
+
+	DefaultUsersGroup = "user"
+	MaxUsers          = 100_000
+)
+
+var (
+	usersField = Field{Name: "users", Label: "Users", Input: InputInteger,
+		Doc: "virtual users, each with at most one request in flight"}
+	thinkMSField = Field{Name: "think_ms", Label: "Think time", Unit: "ms", Input: InputNumber,
+		Doc: "after a request ends, before the user's next (at least 1 ms)"}
+	thinkField = Field{Name: "think", Label: "Think distribution", Input: InputChoice, Choices: []string{ThinkFixed, ThinkExponential}, Default: ThinkFixed,
+		Doc: "fixed, or exponential with mean think_ms (seeded)"}
+)
+
+// Loop is a closed-loop part's users as the client model runs them.
+type Loop struct {
+	Users       int
+	ThinkMS     float64
+	Exponential bool
+	StartMS     float64
+	EndMS       float64 // no request starts at or after it
+}
+
+func usersKind() *Kind {
+	return &Kind{
+		Type:  Users,
+		Label: "closed-loop users",
+		Model: "N virtual users <group>-1..N, each sending its next request think_ms after its previous one ended",
+		Fields: []Field{groupField.with("the users' group; users are <group>-1..N", DefaultUsersGroup), usersField, weightField,
+			thinkMSField, thinkField, startField, endField},
+		Validate: validateUsers,
+		Expected: func(p *Part, w float64) float64 {
+			start, end := p.span(w)
+			return float64(p.Users) * (end - start) / max(p.ThinkMS, 1)
+		},
+		Generate: func(g *Generator, p *Part) error {
+			g.usersClients(p)
+			return nil
+		},
+		DeclareClients: func(g *Generator, p *Part) { g.usersClients(p) },
+		CountClients:   func(p *Part) int { return max(p.Users, 1) },
+		Describe: func(p *Part) string {
+			think := p.Think
+			if think == "" {
+				think = ThinkFixed
+			}
+			return fmt.Sprintf("%d users, think %g ms (%s)", p.Users, p.ThinkMS, think)
+		},
+		Users: func(p *Part) *Loop {
+			return &Loop{Users: p.Users, ThinkMS: p.ThinkMS, Exponential: p.Think == ThinkExponential, StartMS: p.StartMS, EndMS: endOr(p, -1)}
+		},
+	}
+}
+
+// endOr is the part's end_ms, or or when it has none.
+func endOr(p *Part, or float64) float64 {
+	if p.EndMS != nil {
+		return *p.EndMS
+	}
+	return or
+}
+
+func validateUsers(p *Part, path string, _ float64) field.List {
+	var errs field.List
+	if p.Users < 1 || p.Users > MaxUsers {
+		errs.Add(field.Join(path, "users"), "must be between 1 and %d", MaxUsers)
+	}
+	if !finite(p.ThinkMS) || p.ThinkMS < 1 || p.ThinkMS > MaxDurationMS {
+		errs.Add(field.Join(path, "think_ms"), "must be between 1 and %d ms (a user refused at once would otherwise send again at the same instant)", MaxDurationMS)
+	}
+	errs = append(errs, checkChoice(field.Join(path, "think"), &thinkField, p.Think)...)
+	return errs
+}
+
+// usersClients declares the part's users as clients <group>-1..N.
+func (g *Generator) usersClients(p *Part) []int32 {
+	group := p.Group
+	if group == "" {
+		group = DefaultUsersGroup
+	}
+	ids := make([]int32, p.Users)
+	for k := range ids {
+		ids[k] = g.Client(group+"-"+strconv.Itoa(k+1), group, p.Weight)
+	}
+	return ids
+}
