@@ -162,6 +162,7 @@ func BenchmarkStreamVsMemory(b *testing.B) {
 	opt := experiments.Options{Workers: 1}
 	b.Run("memory", func(b *testing.B) {
 		n := 0
+		cpu0 := cpuTime()
 		for b.Loop() {
 			a, err := workload.Generate(&cfg.Workload, cfg.Seed)
 			if err != nil {
@@ -173,9 +174,11 @@ func BenchmarkStreamVsMemory(b *testing.B) {
 			n = a.Len()
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/req")
+		b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N)/float64(n), "cpu-ns/req")
 	})
 	b.Run("stream", func(b *testing.B) {
 		n := 0
+		cpu0 := cpuTime()
 		for b.Loop() {
 			res, err := experiments.Run(ctx, cfg, opt)
 			if err != nil {
@@ -187,5 +190,6 @@ func BenchmarkStreamVsMemory(b *testing.B) {
 			n = res.Arrivals
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/req")
+		b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N)/float64(n), "cpu-ns/req")
 	})
 }

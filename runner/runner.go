@@ -18,11 +18,14 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/output"
+	"github.com/ratelab/ratelab/experiments/workload"
 	"github.com/ratelab/ratelab/storage"
 )
 
@@ -50,6 +53,62 @@ type Options struct {
 	// EngineWorkers is experiments.Options.Workers for each sweep: points
 	// run at once (0 = all cores).
 	EngineWorkers int
+	// Traces opens the trace files a config's trace parts name (lab serve
+	// --traces DIR), and TraceNames lists them; Submit refuses a config
+	// that names another. nil: the lab has no trace files.
+	Traces     workload.TraceOpener
+	TraceNames func() ([]string, error)
+}
+
+// TraceError is Submit's refusal of a config whose trace part names a file
+// the lab does not have.
+type TraceError struct{ Errs field.List }
+
+func (e *TraceError) Error() string { return e.Errs.Err().Error() }
+
+// TraceNames lists the lab's trace files (none without a trace directory).
+func (r *Runner) TraceNames() []string {
+	if r.opt.TraceNames == nil {
+		return nil
+	}
+	names, err := r.opt.TraceNames()
+	if err != nil {
+		r.log.Error("list the trace files", "err", err)
+	}
+	return names
+}
+
+// checkTraces refuses trace files the lab does not have.
+func (r *Runner) checkTraces(cfg *experiments.Config) error {
+	var names []string
+	listed := false
+	var errs field.List
+	for lo := range cfg.LoadCount() {
+		w := cfg.WorkloadAt(lo)
+		for i, p := range w.Parts {
+			if p.File == "" {
+				continue
+			}
+			if !listed {
+				names, listed = r.TraceNames(), true
+			}
+			if !slices.Contains(names, p.File) {
+				path := fmt.Sprintf("workload.parts[%d].file", i)
+				if len(cfg.Loads) > 0 {
+					path = fmt.Sprintf("loads[%d].%s", lo, path)
+				}
+				if len(names) == 0 {
+					errs.Add(path, "%q: this lab has no trace files (lab serve --traces DIR)", p.File)
+				} else {
+					errs.Add(path, "%q is not one of the lab's trace files", p.File)
+				}
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return &TraceError{errs}
+	}
+	return nil
 }
 
 // Event tells a subscriber where a run is: its status, points done of
@@ -147,6 +206,9 @@ func (r *Runner) Start() {
 // when not "") and queues it. When Options.Queue runs are already waiting it
 // stores nothing and returns ErrQueueFull; after Shutdown, ErrClosed.
 func (r *Runner) Submit(ctx context.Context, cfg *experiments.Config, name, rerunOf string) (*storage.Run, error) {
+	if err := r.checkTraces(cfg); err != nil {
+		return nil, err
+	}
 	run := &storage.Run{
 		Name:          name,
 		Status:        storage.StatusQueued,
@@ -458,7 +520,7 @@ func (r *Runner) sweep(j *job, prog *progressWriter) (res *experiments.Result, f
 			res, files, err = nil, nil, fmt.Errorf("internal error: %v", p)
 		}
 	}()
-	res, err = experiments.Run(j.ctx, j.cfg, experiments.Options{Workers: r.opt.EngineWorkers, Progress: prog.report, MaxDecisions: experiments.MaxWork})
+	res, err = experiments.Run(j.ctx, j.cfg, experiments.Options{Workers: r.opt.EngineWorkers, Progress: prog.report, MaxDecisions: experiments.MaxWork, Traces: r.opt.Traces})
 	if err != nil && res != nil && res.Partial != nil {
 		// Cut short with points finished: their files, and still err.
 		if files, ferr := output.Files(res); ferr == nil {

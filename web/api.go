@@ -13,6 +13,7 @@ import (
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/field"
+	"github.com/ratelab/ratelab/runner"
 	"github.com/ratelab/ratelab/storage"
 	"github.com/ratelab/ratelab/web/form"
 	"github.com/ratelab/ratelab/web/format"
@@ -87,6 +88,10 @@ func (s *Server) apiCreateRun(w http.ResponseWriter, r *http.Request) {
 			problem(w, r, status, fmt.Sprintf("the queue of waiting sweeps is full: retry in %d seconds", RetryAfterSeconds), nil)
 		case http.StatusServiceUnavailable:
 			problem(w, r, status, "the lab is shutting down and takes no new sweeps", nil)
+		case http.StatusUnprocessableEntity:
+			var te *runner.TraceError
+			errors.As(err, &te)
+			problem(w, r, status, "the config names a trace file the lab does not have", te.Errs)
 		default:
 			s.log.Error("api: queue the sweep", "err", err)
 			problem(w, r, status, "queue the sweep: "+err.Error(), nil)

@@ -89,6 +89,8 @@ func (s *Server) runDocument(w http.ResponseWriter, r *http.Request) {
 			s.errorPage(w, r, status, "The lab is busy", fmt.Sprintf("The queue of waiting sweeps is full: go back and try again in %d seconds.", RetryAfterSeconds))
 		case http.StatusServiceUnavailable:
 			s.errorPage(w, r, status, "The lab is shutting down", "The lab is shutting down and takes no new sweeps.")
+		case http.StatusUnprocessableEntity:
+			s.errorPage(w, r, status, "Unknown trace file", err.Error())
 		default:
 			s.internalError(w, r, "queue the chain check", err)
 		}

@@ -60,6 +60,9 @@ func (s *Server) homePage(w http.ResponseWriter, r *http.Request, status int, d 
 		s.log.Error("list recent runs", "err", err)
 	}
 	d.Recent = runs
+	if d.Form != nil {
+		d.Form.Traces = s.runner.TraceNames()
+	}
 	s.render(w, r, status, HomePage(d))
 }
 
@@ -108,6 +111,9 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 			s.homePage(w, r, status, d)
 		case http.StatusServiceUnavailable:
 			d.Notice = "The lab is shutting down and takes no new sweeps."
+			s.homePage(w, r, status, d)
+		case http.StatusUnprocessableEntity:
+			d.Notice = err.Error()
 			s.homePage(w, r, status, d)
 		default:
 			s.internalError(w, r, "queue the sweep", err)

@@ -176,9 +176,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // submitStatus is the HTTP status that answers an error of runner.Submit:
 // 429 when the queue is full, 503 when the runner is closed (the lab is
 // shutting down; a restarted one takes the sweep), both with Retry-After;
-// else 500.
+// 422 for a trace file the lab does not have (runner.TraceError); else 500.
 func submitStatus(w http.ResponseWriter, err error) int {
+	var te *runner.TraceError
 	switch {
+	case errors.As(err, &te):
+		return http.StatusUnprocessableEntity
 	case errors.Is(err, runner.ErrQueueFull):
 		w.Header().Set("Retry-After", strconv.Itoa(RetryAfterSeconds))
 		return http.StatusTooManyRequests

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/ratelab/ratelab/runner"
@@ -35,9 +36,10 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	engineWorkers := fs.Int("engine-workers", 0, "points of one sweep run at once (0 = all cores); never changes the output")
 	heavy := fs.Int("heavy", web.DefaultHeavyLimit, "heavy requests (submissions, downloads, result page renders) served at once; more wait up to 5 s, then get 503")
 	pageCacheMB := fs.Int("page-cache-mb", web.DefaultPageCacheBytes>>20, "MiB of finished runs' rendered pages kept in memory (0: none)")
+	tracesDir := fs.String("traces", "", "offer the trace files in `DIR` (CSV or gzip CSV, sorted by time; plain names) by name in the new-sweep form and the API's trace parts (\"file\": NAME), replayed on the server")
 	allowedHosts := fs.String("allowed-hosts", "", "more `NAMES` to serve, comma-separated (\"lab.example.org\" on any port, \"lab.example.org:8443\"): besides them only localhost, 127.0.0.1 and [::1] on the lab's port are served, other Host headers get 421")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: lab serve [--addr 127.0.0.1:8080] [--db ./ratelab.db] [--allowed-hosts NAMES]")
+		fmt.Fprintln(stderr, "usage: lab serve [--addr 127.0.0.1:8080] [--db ./ratelab.db] [--allowed-hosts NAMES] [--traces DIR]")
 		fmt.Fprintln(stderr, "Starts the web lab: define sweeps in the browser, watch them run, compare them, share permalinks.")
 		fs.PrintDefaults()
 	}
@@ -61,7 +63,17 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return usagef("--allowed-hosts: %v", err)
 	}
+	ropt := runner.Options{Workers: *workers, Queue: *queue, EngineWorkers: *engineWorkers}
+	if *tracesDir != "" {
+		if st, err := os.Stat(*tracesDir); err != nil || !st.IsDir() {
+			return usagef("--traces %s: not a directory", *tracesDir)
+		}
+		dir := *tracesDir
+		ropt.Traces = dirTraceOpener(dir)
+		ropt.TraceNames = func() ([]string, error) { return listTraces(dir) }
+	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
+	ropt.Logger = log
 
 	st, err := storage.Open(ctx, *dbPath)
 	if err != nil {
@@ -75,7 +87,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if n > 0 {
 		log.Warn("runs left unfinished by the last server are now interrupted", "runs", n)
 	}
-	rn := runner.New(st, runner.Options{Workers: *workers, Queue: *queue, Logger: log, EngineWorkers: *engineWorkers})
+	rn := runner.New(st, ropt)
 	rn.Start()
 
 	ln, err := net.Listen("tcp", *addr)

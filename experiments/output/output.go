@@ -19,6 +19,7 @@ import (
 	"math"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -360,6 +361,17 @@ func join(head []byte, parts [][]byte) []byte {
 func ClientsCSV(res *experiments.Result) []byte {
 	w := newWriter(res)
 	w.header("point", "limiter", "client", "group", "offered", "admitted", "admitted_rps", "share_pct")
+	names := 0
+	for _, c := range res.Clients {
+		names += len(c.Name) + len(c.Group)
+	}
+	rows := 0
+	for i := range res.Points {
+		rows += len(res.Points[i].Clients)
+	}
+	if len(res.Clients) > 0 {
+		w.b = slices.Grow(w.b, rows*(names/len(res.Clients)+len(res.Points[0].Limiter)+clientRowBytes))
+	}
 	for i := range res.Points {
 		p := &res.Points[i]
 		for c, cl := range p.Clients {
@@ -380,6 +392,10 @@ func ClientsCSV(res *experiments.Result) []byte {
 	}
 	return w.b
 }
+
+// clientRowBytes is about the bytes of a clients.csv row besides the
+// names.
+const clientRowBytes = 40
 
 // Report writes one of the config's extra CSV files.
 func Report(res *experiments.Result, r *experiments.Report) ([]byte, error) {

@@ -22,6 +22,7 @@ const (
 	InputChoice  Input = "choice"       // one of Field.Choices
 	InputLines   Input = "lines"        // a list of objects, one a line in the form, as Field.Line
 	InputCSV     Input = "csv"          // CSV text, one record a line, as Field.Line
+	InputFile    Input = "trace file"   // the name of one of the lab's trace files
 )
 
 // Field is one JSON field a part type accepts (besides "type"): its key,

@@ -22,7 +22,7 @@ const Trace PartType = "trace"
 var (
 	csvField = Field{Name: "csv", Label: "Trace", Input: InputCSV, Line: "t_ms,client[,service_ms]",
 		Doc: "one request a line: its time in ms, an optional client name and service time in ms; an optional header, # comments"}
-	fileField = Field{Name: "file", Label: "Trace file", Input: InputText,
+	fileField = Field{Name: "file", Label: "Trace file", Input: InputFile,
 		Doc: "instead of csv: a trace file by name (lab run --trace FILE, lab serve --traces DIR), CSV or gzip CSV as csv, sorted by time"}
 )
 

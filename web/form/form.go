@@ -42,6 +42,9 @@ type Sweep struct {
 	Objectives string // objectives, "metric op value" a line (experiments.ParseObjectives)
 	Parts      []Part
 	Limiters   []Limiter
+	// Traces are the names of the lab's trace files (lab serve --traces),
+	// offered by a trace part's file input; not posted.
+	Traces []string
 
 	// Errors maps an input's key to its messages.
 	Errors map[string][]string

@@ -312,3 +312,14 @@ func paramVariants(name string) []paramVariant {
 func (v paramVariant) shownFor(typ string) bool {
 	return slices.Contains(strings.Fields(v.Types), typ)
 }
+
+// traceChoices are the lab's trace files offered by a file input, with the
+// part's own value first when it is not one of them (a config from
+// elsewhere), so the form shows what it names and the submission says why
+// it is refused.
+func traceChoices(names []string, value string) []string {
+	if value == "" || slices.Contains(names, value) {
+		return names
+	}
+	return append([]string{value}, names...)
+}

@@ -1,0 +1,72 @@
+package runner
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/storage"
+)
+
+// A config's trace part naming one of the lab's trace files runs, reading
+// it through the opener; another name is refused at Submit with its field
+// path, and nothing is stored.
+func TestTraceFiles(t *testing.T) {
+	st := newStore(t)
+	traces := map[string]string{"day.csv": "t_ms,client\n0,a\n10,b\n10,a\n250,b\n"}
+	opened := 0
+	r := newRunner(t, st, Options{
+		Traces: func(name string) (io.ReadCloser, error) {
+			opened++
+			return io.NopCloser(strings.NewReader(traces[name])), nil
+		},
+		TraceNames: func() ([]string, error) { return []string{"day.csv"}, nil },
+	})
+	r.Start()
+	doc := func(name string) *experiments.Config {
+		cfg, err := experiments.DecodeConfig([]byte(`{"version":1,"workload":{"duration_ms":1000,"parts":[{"type":"trace","file":"` + name + `"}]},
+			"limiters":[{"type":"token-bucket","rate_rps":10,"burst":[1,2]}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	if got := r.TraceNames(); len(got) != 1 || got[0] != "day.csv" {
+		t.Errorf("TraceNames = %v", got)
+	}
+
+	_, err := r.Submit(t.Context(), doc("other.csv"), "x", "")
+	var te *TraceError
+	if !errors.As(err, &te) || len(te.Errs) != 1 || te.Errs[0].Path != "workload.parts[0].file" || !strings.Contains(err.Error(), `"other.csv" is not one of the lab's trace files`) {
+		t.Fatalf("unknown trace: %v", err)
+	}
+	if runs, n, _ := st.List(t.Context(), 10, 0); n != 0 {
+		t.Errorf("a refused config was stored: %v", runs)
+	}
+
+	run, err := r.Submit(t.Context(), doc("day.csv"), "day", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, unsubscribe := r.Subscribe(run.ID)
+	defer unsubscribe()
+	if final, _ := waitFinal(t, events, time.Minute); final.Status != storage.StatusDone {
+		t.Fatalf("final %+v", final)
+	}
+	res, err := st.Result(t.Context(), run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Arrivals != 4 || len(res.Clients) != 2 || opened == 0 {
+		t.Errorf("%d arrivals from %d clients (opened %d times), want 4 from 2", res.Arrivals, len(res.Clients), opened)
+	}
+
+	// without a trace directory every name is refused
+	bare := newRunner(t, newStore(t), Options{})
+	if _, err := bare.Submit(t.Context(), doc("day.csv"), "x", ""); !errors.As(err, &te) || !strings.Contains(err.Error(), "this lab has no trace files") {
+		t.Errorf("no trace directory: %v", err)
+	}
+}
