@@ -285,25 +285,35 @@ func Results(res *experiments.Result) []byte {
 
 // SeriesCSV is series.csv: per point, per aligned window of the config's
 // series width (Config.SeriesWindow, 100 ms by default). The points' rows
-// are formatted in parallel, each point's into a buffer sized for it, and
-// joined in point order: the same bytes on any number of cores.
+// are formatted in parallel, each point's into its own stretch of one
+// buffer sized from an upper bound of its rows' widths, then moved
+// together in point order: the same bytes on any number of cores, and the
+// file's memory touched once.
 func SeriesCSV(res *experiments.Result) []byte {
 	w := newWriter(res)
 	w.header("point", "limiter", "window_start_ms", "offered_rps", "released_rps", "rejected_rps", "in_system_max")
 	width := res.Config.SeriesWindow()
 	scale := 1000.0 / width
+	labels := make([][]byte, len(res.Points))
+	offsets := make([]int, len(res.Points)+1)
+	offsets[0] = len(w.b)
+	for i := range res.Points {
+		p := &res.Points[i]
+		lw := csvWriter{pr: w.pr}
+		lw.text(p.Limiter)
+		labels[i] = lw.b
+		offsets[i+1] = offsets[i] + seriesBytesBound(p, len(lw.b), width, scale)
+	}
+	buf := make([]byte, offsets[len(res.Points)])
+	copy(buf, w.b)
 	parts := make([][]byte, len(res.Points))
 	forEach(len(res.Points), func(i int) {
 		p := &res.Points[i]
 		s := &p.Series
-		pw := csvWriter{pr: w.pr}
-		pw.text(p.Limiter)
-		label := pw.b
-		windows := s.Windows()
-		pw = csvWriter{pr: w.pr, b: make([]byte, 0, windows*(len(label)+seriesRowBytes))}
-		for k := range windows {
+		pw := csvWriter{pr: w.pr, b: buf[offsets[i]:offsets[i]:offsets[i+1]]}
+		for k := range s.Windows() {
 			pw.int(p.Index)
-			pw.raw(label)
+			pw.raw(labels[i])
 			pw.int(k * int(width))
 			pw.count(float64(experiments.At(s.Offered, k)) * scale)
 			pw.count(float64(experiments.At(s.Released, k)) * scale)
@@ -311,14 +321,53 @@ func SeriesCSV(res *experiments.Result) []byte {
 			pw.int(int(experiments.At(s.InSystemMax, k)))
 			pw.end()
 		}
-		parts[i] = pw.b
+		parts[i] = pw.b // in buf, unless the bound was short and append moved it
 	})
-	return join(w.b, parts)
+	n := len(w.b)
+	for i, part := range parts {
+		if len(part) > offsets[i+1]-offsets[i] { // cannot happen: the bound held
+			out := append([]byte(nil), buf[:n]...)
+			for _, rest := range parts[i:] {
+				out = append(out, rest...)
+			}
+			return out
+		}
+		n += copy(buf[n:], part) // never forward: n <= the part's offset
+	}
+	return buf[:n:n]
 }
 
-// seriesRowBytes is about the bytes of a series.csv row besides the
-// limiter's label.
-const seriesRowBytes = 48
+// seriesBytesBound is at least the bytes of a point's series.csv rows:
+// each cell at the width of the largest value its column takes.
+func seriesBytesBound(p *experiments.Point, label int, width, scale float64) int {
+	s := &p.Series
+	windows := s.Windows()
+	largest := func(xs []int32) int {
+		m := int32(0)
+		for _, x := range xs {
+			m = max(m, x)
+		}
+		// a rate of one decimal: its whole digits (one more for
+		// rounding up), the point and the decimal
+		return digits(int(float64(m)*scale)+1) + 2
+	}
+	inSystem := int32(0)
+	for _, x := range s.InSystemMax {
+		inSystem = max(inSystem, x)
+	}
+	row := digits(p.Index) + label + digits(windows*int(width)) +
+		largest(s.Offered) + largest(s.Released) + largest(s.Rejected) + digits(int(inSystem)) + 7 // 6 commas, a newline
+	return windows * row
+}
+
+// digits is the length of n >= 0 in decimal.
+func digits(n int) int {
+	d := 1
+	for ; n >= 10; n /= 10 {
+		d++
+	}
+	return d
+}
 
 // forEach calls f(0..n-1) on up to GOMAXPROCS goroutines.
 func forEach(n int, f func(i int)) {
@@ -343,20 +392,6 @@ func forEach(n int, f func(i int)) {
 	wg.Wait()
 }
 
-// join appends the parts to head in one buffer of the right size.
-func join(head []byte, parts [][]byte) []byte {
-	n := len(head)
-	for _, p := range parts {
-		n += len(p)
-	}
-	out := make([]byte, 0, n)
-	out = append(out, head...)
-	for _, p := range parts {
-		out = append(out, p...)
-	}
-	return out
-}
-
 // ClientsCSV is clients.csv: per point, per client.
 func ClientsCSV(res *experiments.Result) []byte {
 	w := newWriter(res)
@@ -369,7 +404,7 @@ func ClientsCSV(res *experiments.Result) []byte {
 	for i := range res.Points {
 		rows += len(res.Points[i].Clients)
 	}
-	if len(res.Clients) > 0 {
+	if len(res.Clients) > 0 && len(res.Points) > 0 { // a shard may hold no point
 		w.b = slices.Grow(w.b, rows*(names/len(res.Clients)+len(res.Points[0].Limiter)+clientRowBytes))
 	}
 	for i := range res.Points {
