@@ -145,6 +145,7 @@ type ClientMetrics struct {
 	Dropped       int `json:"dropped"`        // of them, dropped unstarted (cancel_on_timeout)
 	Throttled     int `json:"throttled"`      // attempts their own client refused (adaptive throttling)
 	BudgetDenied  int `json:"budget_denied"`  // retries the retry budget did not send
+	AttemptsMax   int `json:"attempts_max"`   // the most attempts one request made
 	Users         int `json:"users,omitempty"`
 	// UsersInFlightMax is the most closed-loop requests in flight at once.
 	UsersInFlightMax int `json:"users_in_flight_max,omitempty"`

@@ -120,12 +120,16 @@ type clientBufs struct {
 	heap attemptHeap
 }
 
+// partFlags are a part's behaviour words, decided once.
+type partFlags struct{ budgeted, throttles, honour, timeout bool }
+
 // throttleSlices is how many slices a throttling window is counted in.
 const throttleSlices = 10
 
 // clientRun is the state of one point of the client model.
 type clientRun struct {
 	behs  []workload.Behaviour // per part
+	flags []partFlags          // per part
 	loops []*workload.Loop     // per part, nil for open-loop parts
 	ends  []float64            // per part: no closed-loop request at or after it
 	rng   *rand.Rand
@@ -292,9 +296,12 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 	}
 	*r.heap = (*r.heap)[:0]
 	budgets, throttles := false, false
+	r.flags = make([]partFlags, len(r.behs))
 	for i := range r.behs {
-		budgets = budgets || r.behs[i].Budgeted()
-		throttles = throttles || r.behs[i].Throttles()
+		b := &r.behs[i]
+		r.flags[i] = partFlags{b.Budgeted(), b.Throttles(), b.RetryAfter == workload.RetryAfterHonour, b.TimeoutMS > 0}
+		budgets = budgets || r.flags[i].budgeted
+		throttles = throttles || r.flags[i].throttles
 	}
 	if budgets {
 		r.budgetSec = make([]int64, nc+1)
@@ -402,7 +409,7 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 			goto done
 		}
 		t := at.t
-		b := &r.behs[at.part]
+		b, fl := &r.behs[at.part], r.flags[at.part]
 		wi := int(metrics.WindowIndex(t, windowMS))
 		if at.n == 0 {
 			m.Arrivals++
@@ -412,12 +419,12 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 				r.usersInFlight++
 				r.usersInFlightMax = max(r.usersInFlightMax, r.usersInFlight)
 			}
-			if b.Budgeted() {
+			if fl.budgeted {
 				k := r.budgetKey(b, at.c)
 				r.budgetAt(k, t)
 				r.budgetFirsts[k]++
 			}
-		} else if b.Budgeted() {
+		} else if fl.budgeted {
 			k := r.budgetKey(b, at.c)
 			r.budgetAt(k, t)
 			if r.budgetRetries[k]+1 > b.BudgetRatio*r.budgetFirsts[k]+b.BudgetFloorRPS {
@@ -427,7 +434,7 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 			}
 			r.budgetRetries[k]++
 		}
-		if b.Throttles() {
+		if fl.throttles {
 			req, acc := r.throttleAt(b, at.c, t)
 			if p := (req - b.ThrottleK*acc) / (req + 1); p > 0 && r.rng.Float64() < p {
 				r.thrReq[r.throttleSlot(at.c)]++
@@ -438,6 +445,7 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 			r.thrReq[r.throttleSlot(at.c)]++
 		}
 		cm.Attempts++
+		cm.AttemptsMax = max(cm.AttemptsMax, int(at.n)+1)
 		s.Attempts[wi]++
 		if at.n > 0 {
 			cm.Retries++
@@ -450,13 +458,13 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 			m.Rejected++
 			s.Rejected[wi]++
 			notBefore := t
-			if advisor != nil && b.RetryAfter == workload.RetryAfterHonour {
+			if advisor != nil && fl.honour {
 				notBefore = max(t, advisor.NextAdmitMS(t, at.c))
 			}
 			r.retry(&at, t, notBefore)
 			continue
 		}
-		if b.Throttles() {
+		if fl.throttles {
 			r.thrAcc[r.throttleSlot(at.c)]++
 		}
 		if release < lastRelease {
@@ -482,10 +490,10 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 		in.gate.Record(release - t)
 		gateMax = max(gateMax, release-t)
 		abandonAt := math.Inf(1)
-		if b.TimeoutMS > 0 {
+		if fl.timeout {
 			abandonAt = t + b.TimeoutMS
 		}
-		if cancel && b.TimeoutMS > 0 && srv.StartAt(release) > abandonAt {
+		if cancel && fl.timeout && srv.StartAt(release) > abandonAt {
 			cm.Abandoned++
 			cm.Dropped++
 			r.retry(&at, abandonAt, abandonAt)
@@ -519,7 +527,7 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 			in.releases = append(in.releases, release)
 		}
 		switch {
-		case b.TimeoutMS > 0 && sojourn > b.TimeoutMS:
+		case fl.timeout && sojourn > b.TimeoutMS:
 			m.Late++
 			cm.Abandoned++
 			cm.WastedWorkMS += serviceMS

@@ -34,6 +34,15 @@ func (w *FixedWindow) Offer(t float64, _ int32) (float64, bool) {
 	return t, true
 }
 
+// NextAdmitMS is the start of the next window when the current one is
+// full (Advisor).
+func (w *FixedWindow) NextAdmitMS(t float64, _ int32) float64 {
+	if w.count < w.limit || w.current != metrics.WindowIndex(t, w.windowMS) {
+		return t
+	}
+	return (w.current + 1) * w.windowMS
+}
+
 // TypeFixedWindow is the fixed window's type name.
 const TypeFixedWindow Type = "fixed-window"
 

@@ -53,6 +53,16 @@ func (g *GCRA) Offer(t float64, _ int32) (float64, bool) {
 	return t, true
 }
 
+// NextAdmitMS is TAT - tau, when a request conforms again (Advisor).
+func (g *GCRA) NextAdmitMS(t float64, _ int32) float64 {
+	need := (g.k - g.burst + 1) * g.intervalMS
+	n := max(t, g.baseMS+need)
+	for n-g.baseMS < need { // the sum rounded down: the first time that passes
+		n = math.Nextafter(n, math.Inf(1))
+	}
+	return n
+}
+
 // TATMS is the theoretical arrival time after the last decision.
 func (g *GCRA) TATMS() float64 { return g.baseMS + g.k*g.intervalMS }
 

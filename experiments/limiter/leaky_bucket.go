@@ -38,6 +38,15 @@ func (b *LeakyBucket) Offer(t float64, _ int32) (float64, bool) {
 	return release, true
 }
 
+// NextAdmitMS is when fewer than queue requests wait ahead again (Advisor).
+func (b *LeakyBucket) NextAdmitMS(t float64, _ int32) float64 {
+	n := max(t, b.nextReleaseMS-(b.queue-1)*b.intervalMS)
+	for b.nextReleaseMS > n && math.Ceil((b.nextReleaseMS-n)/b.intervalMS) >= b.queue {
+		n = math.Nextafter(n, math.Inf(1))
+	}
+	return n
+}
+
 // TypeLeakyBucket is the leaky bucket's type name.
 const TypeLeakyBucket Type = "leaky-bucket"
 

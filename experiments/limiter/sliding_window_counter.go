@@ -44,6 +44,23 @@ func (w *SlidingWindowCounter) Offer(t float64, _ int32) (float64, bool) {
 	return t, true
 }
 
+// NextAdmitMS is when the estimate falls below the limit again, if no
+// request comes before (Advisor): in the current window while the previous
+// one's weight decays, else in the next one, where this window's count
+// decays.
+func (w *SlidingWindowCounter) NextAdmitMS(t float64, _ int32) float64 {
+	k := w.current
+	if w.curr < w.limit {
+		if w.prev <= 0 {
+			return t
+		}
+		e := w.windowMS * (1 - (w.limit-w.curr)/w.prev)
+		return max(t, math.Nextafter(k*w.windowMS+e, math.Inf(1)))
+	}
+	e := w.windowMS * max(0, 1-w.limit/w.curr)
+	return max(t, math.Nextafter((k+1)*w.windowMS+e, math.Inf(1)))
+}
+
 // TypeSlidingCounter is the sliding-window counter's type name.
 const TypeSlidingCounter Type = "sliding-window-counter"
 

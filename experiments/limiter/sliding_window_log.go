@@ -3,6 +3,7 @@ package limiter
 import (
 	"github.com/ratelab/ratelab/experiments/calculus"
 	"github.com/ratelab/ratelab/experiments/metrics"
+	"math"
 )
 
 // SlidingWindowLog is exact: it admits at t when fewer than limit admissions
@@ -45,6 +46,16 @@ func (w *SlidingWindowLog) Offer(t float64, _ int32) (float64, bool) {
 	w.log[(w.head+w.n)&mask] = t
 	w.n++
 	return t, true
+}
+
+// NextAdmitMS is just after the admission that must leave the window for
+// one more to fit (Advisor): the log holds n >= limit of them.
+func (w *SlidingWindowLog) NextAdmitMS(t float64, _ int32) float64 {
+	if w.n < w.limit {
+		return t
+	}
+	e := w.log[(w.head+w.n-w.limit)&(len(w.log)-1)]
+	return max(t, math.Nextafter(e+w.windowMS, math.Inf(1)))
 }
 
 // TypeSlidingLog is the sliding-window log's type name.

@@ -43,7 +43,11 @@ func (b *TokenBucket) NextAdmitMS(t float64, _ int32) float64 {
 	if b.refillPerMS <= 0 {
 		return math.Inf(1)
 	}
-	return b.lastMS + (1-b.tokens)/b.refillPerMS
+	n := max(t, b.lastMS+(1-b.tokens)/b.refillPerMS)
+	for b.tokens+(n-b.lastMS)*b.refillPerMS < 1 { // rounded short: the first time that refills
+		n = math.Nextafter(n, math.Inf(1))
+	}
+	return n
 }
 
 // Tokens is the bucket's content after the last decision.
