@@ -97,25 +97,90 @@
   }
 
   // Form: show only the inputs of each row's chosen type.
+  function kindRow(row) {
+    var select = row.querySelector('select[data-kind]');
+    if (!select) {
+      return;
+    }
+    var doc = row.querySelector('.doc');
+    function apply() {
+      var kind = select.value;
+      row.querySelectorAll('[data-for]').forEach(function (field) {
+        var kinds = field.getAttribute('data-for').split(' ');
+        field.hidden = kinds.indexOf(kind) < 0;
+      });
+      if (doc && select.selectedOptions.length) {
+        doc.textContent = select.selectedOptions[0].title || '';
+      }
+    }
+    select.addEventListener('change', apply);
+    apply();
+  }
   function typeFields() {
-    document.querySelectorAll('[data-kind-row]').forEach(function (row) {
-      var select = row.querySelector('select[data-kind]');
-      if (!select) {
+    document.querySelectorAll('[data-kind-row]').forEach(kindRow);
+  }
+
+  // "+ Add limiter" and "+ Add workload part" copy the row in their
+  // <template> (rendered by the server with the number 987654) under the
+  // next free row number, without posting the form; without JavaScript
+  // they post it and the server adds the row.
+  var templateIndex = '987654';
+  function addRows() {
+    document.querySelectorAll('button[data-add]').forEach(function (b) {
+      var tpl = document.getElementById(b.getAttribute('data-add'));
+      var prefix = b.getAttribute('data-prefix');
+      if (!tpl || !prefix || !b.form) {
         return;
       }
-      var doc = row.querySelector('.doc');
-      function apply() {
-        var kind = select.value;
-        row.querySelectorAll('[data-for]').forEach(function (field) {
-          var kinds = field.getAttribute('data-for').split(' ');
-          field.hidden = kinds.indexOf(kind) < 0;
+      b.addEventListener('click', function (e) {
+        e.preventDefault();
+        var next = 0;
+        var re = new RegExp('^' + prefix + '\\.(\\d+)\\.');
+        Array.prototype.forEach.call(b.form.elements, function (el) {
+          var m = re.exec(el.name || '');
+          if (m) {
+            next = Math.max(next, Number(m[1]) + 1);
+          }
         });
-        if (doc && select.selectedOptions.length) {
-          doc.textContent = select.selectedOptions[0].title || '';
+        var holder = document.createElement('div');
+        holder.innerHTML = tpl.innerHTML.split(templateIndex).join(String(next));
+        var row = holder.querySelector('fieldset.row');
+        if (!row) {
+          return;
         }
-      }
-      select.addEventListener('change', apply);
-      apply();
+        b.parentNode.insertBefore(row, b);
+        var count = b.parentNode.querySelectorAll('fieldset.row').length;
+        var legend = row.querySelector('legend');
+        if (legend) {
+          legend.textContent = legend.textContent.replace(/\d+$/, String(count));
+        }
+        kindRow(row);
+        var first = row.querySelector('select, input, textarea');
+        if (first) {
+          first.focus();
+        }
+      });
+    });
+  }
+
+  // The error summary's links focus their fields (opening a closed
+  // <details> around one).
+  function errorLinks() {
+    document.querySelectorAll('.error-summary a[data-focus]').forEach(function (a) {
+      a.addEventListener('click', function (e) {
+        var el = document.getElementById(a.getAttribute('data-focus'));
+        if (!el) {
+          return;
+        }
+        e.preventDefault();
+        for (var p = el.parentElement; p; p = p.parentElement) {
+          if (p.tagName === 'DETAILS') {
+            p.open = true;
+          }
+        }
+        el.scrollIntoView({ block: 'center' });
+        el.focus();
+      });
     });
   }
 
@@ -257,6 +322,8 @@
     busyButtons();
     copyButtons();
     resultsTable();
+    addRows();
+    errorLinks();
   }
   if (document.readyState === 'loading') {
     document.addEventListener('DOMContentLoaded', start);

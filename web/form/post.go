@@ -248,6 +248,12 @@ func readValues(w http.ResponseWriter, r *http.Request) (v Values, files map[str
 	}
 }
 
+// TemplateIndex is the row number of the part and limiter rows the form
+// carries in <template> elements: static/app.js copies one with the next
+// free number in its place ("+ Add limiter" without a post), and a post
+// reads rows in the order of their numbers.
+const TemplateIndex = 987654
+
 // Edit applies a row action to the form: add or remove a part or a
 // limiter, or refresh (show the inputs of a changed type). It reports
 // false for any other action: run the sweep.
