@@ -12,7 +12,8 @@ import (
 
 // Report asks for an extra CSV file in a fixed layout, such as the seed
 // lab's two files. Type "points" writes a row per point; type "series" a row
-// per aligned 100 ms window of [0, duration).
+// per aligned series window (Config.SeriesWindow: 100 ms unless
+// metrics.series_window_ms says otherwise) of [0, duration).
 type Report struct {
 	Type    string         `json:"type"`
 	File    string         `json:"file"`

@@ -187,7 +187,8 @@ type Delays struct {
 	Max int `json:"max"`
 }
 
-// Series are per aligned 100 ms window counts; index k covers [100k, 100k+100).
+// Series are counts per aligned window of w = Config.SeriesWindow() ms
+// (100 by default); index k covers [k·w, (k+1)·w).
 type Series struct {
 	Offered     []int32 `json:"offered"`
 	Released    []int32 `json:"released"`

@@ -1,5 +1,5 @@
 // Package output writes a sweep's result as files: results.csv (a row per
-// point), series.csv (per point, per 100 ms window), clients.csv (per point,
+// point), series.csv (per point, per series window, Config.SeriesWindow), clients.csv (per point,
 // per client, when there are several clients), the config's extra reports,
 // and manifest.json with every file's sha256. CLI and web both write through
 // here, so the same config gives the same bytes wherever it ran.

@@ -65,7 +65,7 @@ func hangoverSection(v *View) *Group {
 		return nil
 	}
 	g := &Group{ID: "hangover", Title: "Hangover: the p99 of served work",
-		Intro: "The p99 sojourn of the requests that finished in each 100 ms window (by finish time), per server: after a burst, a server that serves its backlog in order keeps serving stale work long after the burst ends. Windows where nothing finished have no point."}
+		Intro: "The p99 sojourn of the requests that finished in each " + format.Num(res.Config.SeriesWindow()) + " ms window (by finish time), per server: after a burst, a server that serves its backlog in order keeps serving stale work long after the burst ends. Windows where nothing finished have no point."}
 	sw := int(res.Config.SeriesWindow())
 	o := newLine("p99 of served work per window", loadName(res, 0)+"; log axis", "time (ms)", "p99 sojourn (ms)", "value")
 	o.YAxis[0].Type = "log"
@@ -167,7 +167,7 @@ func classSection(v *View) *Group {
 	sw := int(cfg.SeriesWindow())
 	windows := int(end / float64(sw))
 	g := &Group{ID: "classes", Title: "Success per class",
-		Intro: "The share of each class's arrivals in each 100 ms window (by arrival) that were served within the deadline, per server; 100 where the class had no arrivals. Scored arrivals only."}
+		Intro: "The share of each class's arrivals in each " + format.Num(cfg.SeriesWindow()) + " ms window (by arrival) that were served within the deadline, per server; 100 where the class had no arrivals. Scored arrivals only."}
 	sub := fmt.Sprintf("%s; first class solid, the others dashed", loadName(res, 0))
 	o := newLine("Success per class over time", sub, "time (ms)", "success (%)", "value")
 	o.YAxis[0].Max = floatPtr(100)

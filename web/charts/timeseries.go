@@ -9,7 +9,7 @@ import (
 )
 
 // maxSeriesPoints bounds a time-series line: longer runs are shown in
-// buckets of several 100 ms windows (rates stay rates), at most about
+// buckets of several series windows (Config.SeriesWindow; rates stay rates), at most about
 // 2,000 to a line; series.csv keeps every window.
 const maxSeriesPoints = 2000
 
