@@ -28,6 +28,36 @@ type Column struct {
 	Value func(p *Point) (v float64, ok bool)
 	// Label for text columns.
 	Label func(p *Point) string
+	// Measured: the column is a measurement (not the point's settings),
+	// averaged over replications with a confidence interval
+	// (replications.go); Value gives a replicated point's mean.
+	Measured bool
+}
+
+// measured marks a numeric column as a measurement: at a point with
+// Stats its value is the mean over the replications.
+func measured(c Column) Column {
+	if c.Format == Text {
+		return c
+	}
+	get, key := c.Value, c.Key
+	c.Measured = true
+	c.Value = func(p *Point) (float64, bool) {
+		if len(p.Stats) > 0 {
+			if s, ok := p.Stat(key); ok {
+				return s.Mean, s.N > 0
+			}
+		}
+		return get(p)
+	}
+	return c
+}
+
+func measuredAll(cs []Column) []Column {
+	for i := range cs {
+		cs[i] = measured(cs[i])
+	}
+	return cs
 }
 
 func metric(key string, f Format, get func(m *Metrics) float64) Column {
@@ -84,7 +114,12 @@ func ResultColumns(cfg *Config) []Column {
 	for i := range cfg.Limiters {
 		mark(&cfg.Limiters[i])
 	}
-	return withSeedColumns(cfg, columns(func(q limiter.Param) bool { return q.Column || used[q.Name] }))
+	cols := withSeedColumns(cfg, columns(func(q limiter.Param) bool { return q.Column || used[q.Name] }))
+	if ax := axisColumns(cfg); len(ax) > 0 {
+		at := slices.IndexFunc(cols, func(c Column) bool { return c.Measured })
+		cols = slices.Insert(cols, at, ax...)
+	}
+	return cols
 }
 
 func columns(keep func(limiter.Param) bool) []Column {
@@ -103,7 +138,7 @@ var headColumns = []Column{
 	{Key: "type", Format: Text, Label: func(p *Point) string { return string(p.Type) }},
 }
 
-var metricColumns = []Column{
+var metricColumns = measuredAll([]Column{
 	metric("arrivals", Int, func(m *Metrics) float64 { return float64(m.Arrivals) }),
 	metric("admitted", Int, func(m *Metrics) float64 { return float64(m.Admitted) }),
 	metric("rejected", Int, func(m *Metrics) float64 { return float64(m.Rejected) }),
@@ -165,7 +200,7 @@ var metricColumns = []Column{
 		}
 		return 0, false
 	}},
-}
+})
 
 // ColumnByKey finds a column of Columns, or nil.
 func ColumnByKey(key string) *Column {

@@ -63,7 +63,7 @@ func clientMetric(key string, f Format, get func(c *ClientMetrics) float64) Colu
 
 // queueColumns are the queue model's outcomes: empty cells for a point of
 // the forward pass.
-var queueColumns = []Column{
+var queueColumns = measuredAll([]Column{
 	queueMetric("served", Int, func(m *Metrics) float64 { return float64(m.Served) }),
 	queueMetric("shed", Int, func(m *Metrics) float64 { return float64(m.Shed) }),
 	queueMetric("shed_pct", Fixed1, func(m *Metrics) float64 { return m.ShedPct }),
@@ -71,7 +71,7 @@ var queueColumns = []Column{
 	queueMetric("shed_wait_p99_ms", Fixed1, func(m *Metrics) float64 { return float64(m.ShedWait.P99) }),
 	queueMetric("shed_wait_max_ms", Fixed1, func(m *Metrics) float64 { return float64(m.ShedWait.Max) }),
 	queueMetric("wasted_pct", Fixed1, func(m *Metrics) float64 { return m.WastedPct }),
-}
+})
 
 func queueMetric(key string, f Format, get func(m *Metrics) float64) Column {
 	return Column{Key: key, Format: f, Value: func(p *Point) (float64, bool) {
@@ -104,12 +104,12 @@ func ClassColumns() []ClassColumn {
 
 // column is the per-class value of class k as a column named key.
 func (cc ClassColumn) column(key string, k int) Column {
-	return Column{Key: key, Format: cc.Format, Value: func(p *Point) (float64, bool) {
+	return measured(Column{Key: key, Format: cc.Format, Value: func(p *Point) (float64, bool) {
 		if k >= len(p.Metrics.Classes) {
 			return 0, false
 		}
 		return cc.Value(&p.Metrics.Classes[k]), true
-	}}
+	}})
 }
 
 // sloColumn says yes or no (empty without an SLO).
@@ -179,7 +179,8 @@ func PointColumn(cfg *Config, key, class string) *Column {
 			if k < 0 {
 				return nil
 			}
-			c := cc.column(key, k)
+			c := cc.column(cfg.Classes[k].Name+"_"+strings.TrimPrefix(cc.Key, "class_"), k) // results.csv's name, for the means
+			c.Key = key
 			return &c
 		}
 	}

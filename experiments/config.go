@@ -17,6 +17,7 @@ import (
 	"slices"
 
 	"github.com/ratelab/ratelab/experiments/limiter"
+	"github.com/ratelab/ratelab/experiments/lists"
 	"github.com/ratelab/ratelab/experiments/server"
 	"github.com/ratelab/ratelab/experiments/workload"
 )
@@ -49,15 +50,21 @@ const (
 
 // Config is one sweep: a workload, a server, and the limiters to compare.
 type Config struct {
-	Version     int            `json:"version"`
-	Name        string         `json:"name,omitempty"`
-	Description string         `json:"description,omitempty"`
-	Seed        uint64         `json:"seed"`
-	Workload    workload.Spec  `json:"workload"`
-	Server      server.Spec    `json:"server"`
-	Metrics     MetricsSpec    `json:"metrics"`
-	Limiters    []limiter.Spec `json:"limiters"`
-	Reports     []Report       `json:"reports,omitempty"`
+	Version     int    `json:"version"`
+	Name        string `json:"name,omitempty"`
+	Description string `json:"description,omitempty"`
+	Seed        uint64 `json:"seed"`
+	// Replications runs every point with seeds Seed … Seed+Replications-1
+	// and reports each metric's mean and 95% confidence interval (0: one
+	// run; see replications.go).
+	Replications int `json:"replications,omitempty"`
+	// Seeds is a swept seed's list (Seed is its first value); see axes.go.
+	Seeds    []uint64       `json:"-"`
+	Workload workload.Spec  `json:"workload"`
+	Server   server.Spec    `json:"server"`
+	Metrics  MetricsSpec    `json:"metrics"`
+	Limiters []limiter.Spec `json:"limiters"`
+	Reports  []Report       `json:"reports,omitempty"`
 	// Objectives are the targets a point must meet (see Objective and
 	// experiments/decide); none by default.
 	Objectives []Objective `json:"objectives,omitempty"`
@@ -168,7 +175,28 @@ const (
 	FileSeries   = "series.csv"
 	FileClients  = "clients.csv"
 	FileManifest = "manifest.json"
+	// FileReplications is the row of every run of a replicated sweep.
+	FileReplications = "replications.csv"
 )
+
+// MarshalJSON writes the config, a swept seed as its list.
+func (c Config) MarshalJSON() ([]byte, error) {
+	type plain Config
+	b, err := json.Marshal(plain(c))
+	if err != nil || len(c.Seeds) == 0 {
+		return b, err
+	}
+	seeds, err := json.Marshal(c.Seeds)
+	if err != nil {
+		return nil, err
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(b, &keys); err != nil {
+		return nil, err
+	}
+	keys["seed"] = seeds
+	return lists.MarshalRaw(c, keys)
+}
 
 // JSON is the config as an indented document (the form stored and shown).
 // Of a normalized config (DecodeConfig fills every default) it is the

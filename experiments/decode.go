@@ -13,6 +13,8 @@ import (
 
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/limiter"
+	"github.com/ratelab/ratelab/experiments/lists"
+	"github.com/ratelab/ratelab/experiments/server"
 	"github.com/ratelab/ratelab/experiments/workload"
 )
 
@@ -52,9 +54,15 @@ func ReadConfig(r io.Reader, lim Limits) (*Config, error) {
 		switch list {
 		case partsSink:
 			if len(partErrs) < maxErrorsKept {
-				v, e := decodeOne[workload.Part](raw, field.Index("workload.parts", i), workload.CheckFields)
-				if len(v) == 1 && d.hasTrace {
-					v[0].CSV = d.trace
+				path := field.Index("workload.parts", i)
+				raw, ls, e := splitPart(raw, path)
+				v, e2 := decodeOne[workload.Part](raw, path, workload.CheckFields)
+				e = append(e, e2...)
+				if len(v) == 1 {
+					v[0].Lists = ls
+					if d.hasTrace {
+						v[0].CSV = d.trace
+					}
 				}
 				parts, partErrs = append(parts, v...), append(partErrs, e...)
 			}
@@ -70,24 +78,25 @@ func ReadConfig(r io.Reader, lim Limits) (*Config, error) {
 		return nil, err
 	}
 	var shell struct {
-		Version     int             `json:"version"`
-		Name        string          `json:"name"`
-		Description string          `json:"description"`
-		Seed        uint64          `json:"seed"`
-		Workload    json.RawMessage `json:"workload"`
-		Server      json.RawMessage `json:"server"`
-		Metrics     json.RawMessage `json:"metrics"`
-		Limiters    json.RawMessage `json:"limiters"`
-		Reports     json.RawMessage `json:"reports"`
-		Objectives  json.RawMessage `json:"objectives"`
-		Servers     json.RawMessage `json:"servers"`
-		Loads       json.RawMessage `json:"loads"`
-		Classes     json.RawMessage `json:"classes"`
-		ClassDraw   json.RawMessage `json:"class_draw"`
-		SLO         json.RawMessage `json:"slo"`
-		Output      json.RawMessage `json:"output"`
-		Policies    json.RawMessage `json:"policies"`
-		Trigger     json.RawMessage `json:"trigger"`
+		Version      int             `json:"version"`
+		Name         string          `json:"name"`
+		Description  string          `json:"description"`
+		Seed         json.RawMessage `json:"seed"`
+		Replications *int            `json:"replications"`
+		Workload     json.RawMessage `json:"workload"`
+		Server       json.RawMessage `json:"server"`
+		Metrics      json.RawMessage `json:"metrics"`
+		Limiters     json.RawMessage `json:"limiters"`
+		Reports      json.RawMessage `json:"reports"`
+		Objectives   json.RawMessage `json:"objectives"`
+		Servers      json.RawMessage `json:"servers"`
+		Loads        json.RawMessage `json:"loads"`
+		Classes      json.RawMessage `json:"classes"`
+		ClassDraw    json.RawMessage `json:"class_draw"`
+		SLO          json.RawMessage `json:"slo"`
+		Output       json.RawMessage `json:"output"`
+		Policies     json.RawMessage `json:"policies"`
+		Trigger      json.RawMessage `json:"trigger"`
 	}
 	if errs := strict(skeleton, &shell, ""); errs != nil {
 		return nil, errs
@@ -97,7 +106,14 @@ func ReadConfig(r io.Reader, lim Limits) (*Config, error) {
 		errs.Add("version", "must be %d (this engine reads version %d documents)", Version, Version)
 		return nil, errs
 	}
-	cfg := &Config{Version: shell.Version, Name: shell.Name, Description: shell.Description, Seed: shell.Seed}
+	cfg := &Config{Version: shell.Version, Name: shell.Name, Description: shell.Description}
+	errs = append(errs, decodeSeed(cfg, shell.Seed)...)
+	if shell.Replications != nil {
+		cfg.Replications = *shell.Replications
+		if cfg.Replications == 0 {
+			errs.Add("replications", "must be from 2 to %d (leave it out for one run a point)", MaxReplications)
+		}
+	}
 
 	if len(shell.Workload) == 0 || string(shell.Workload) == "null" {
 		errs.Add("workload", "is required")
@@ -118,7 +134,10 @@ func ReadConfig(r io.Reader, lim Limits) (*Config, error) {
 		}
 	}
 	if len(shell.Server) > 0 {
-		errs = append(errs, strict(shell.Server, &cfg.Server, "server")...)
+		raw, ls, e := lists.Split(shell.Server, "server", server.Sweepable)
+		errs = append(errs, e...)
+		errs = append(errs, strict(raw, &cfg.Server, "server")...)
+		cfg.Server.Lists = ls
 	}
 	if len(shell.Metrics) > 0 {
 		errs = append(errs, strict(shell.Metrics, &cfg.Metrics, "metrics")...)

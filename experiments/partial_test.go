@@ -80,3 +80,31 @@ func TestCancelKeepsFinishedPoints(t *testing.T) {
 		t.Errorf("cancelled before it began: %v, %v", res, err)
 	}
 }
+
+// A replicated sweep cancelled midway keeps the points all of whose runs
+// finished, each with the whole run's means.
+func TestCancelKeepsWholeReplicatedPoints(t *testing.T) {
+	cfg := decode(t, replicatedDoc)
+	whole, err := experiments.Run(context.Background(), cfg, experiments.Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	res, err := experiments.Run(ctx, cfg, experiments.Options{Workers: 1, Progress: func(done, total int) {
+		if done >= total/2+2 { // the first rate's loads (all their runs) are done
+			cancel()
+		}
+	}})
+	if !errors.Is(err, context.Canceled) || res == nil || res.Partial == nil {
+		t.Fatalf("err %v, result %v", err, res)
+	}
+	if res.Partial.PointsDone != 1 || len(res.Points) != 1 || len(res.Replicas) != cfg.Replicas() || res.Partial.PointsTotal != len(whole.Points) {
+		t.Fatalf("partial %+v: %d points, %d runs", res.Partial, len(res.Points), len(res.Replicas))
+	}
+	for i := range res.Points {
+		if !reflect.DeepEqual(res.Points[i].Stats, whole.Points[i].Stats) {
+			t.Fatalf("point %d: means differ from the whole run's", i)
+		}
+	}
+}

@@ -22,6 +22,10 @@ type Result struct {
 	// ArrivalCurves is the empirical arrival curve of the offered traffic
 	// (nil above MaxCurveArrivals).
 	ArrivalCurves *ArrivalCurves `json:"arrival_curves,omitempty"`
+	// Replicas are the rows of every run of a replicated sweep, point by
+	// point, replications adjacent (Points hold their means); without
+	// series, clients or curves.
+	Replicas []Point `json:"replicas,omitempty"`
 	// Partial is set when the sweep was cancelled after some of its
 	// points finished: Points holds the first PointsDone (sweep.go).
 	Partial *Partial `json:"partial,omitempty"`
@@ -56,11 +60,22 @@ type Point struct {
 	LoadName   string `json:"load_name,omitempty"`
 	// Policy indexes the config's client policies (policies.go); its name
 	// is empty when the config has none.
-	Policy     int            `json:"policy,omitempty"`
-	PolicyName string         `json:"policy_name,omitempty"`
-	Metrics    Metrics        `json:"metrics"`
-	Series     Series         `json:"series"`
-	Clients    []ClientResult `json:"clients,omitempty"`
+	Policy     int    `json:"policy,omitempty"`
+	PolicyName string `json:"policy_name,omitempty"`
+	// Axes are the point's values of the config's swept fields beyond the
+	// limiters (Config.Axes, in order); empty when none is swept.
+	Axes []float64 `json:"axes,omitempty"`
+	// Seed is the seed the point's arrivals came from, with a swept seed
+	// or replications (empty otherwise: the config's); Replica is the
+	// point's replication (a row of replications.csv).
+	Seed    string `json:"seed,omitempty"`
+	Replica int    `json:"replica,omitempty"`
+	// Stats are each measured column's mean and confidence interval over
+	// the replications (replications.go); empty without them.
+	Stats   []Stat         `json:"stats,omitempty"`
+	Metrics Metrics        `json:"metrics"`
+	Series  Series         `json:"series"`
+	Clients []ClientResult `json:"clients,omitempty"`
 	// JainSeries is Jain's index over the clients' admissions per fairness
 	// window (empty with one client).
 	JainSeries []float64 `json:"jain_series,omitempty"`
@@ -69,6 +84,8 @@ type Point struct {
 	// OutputCurve is the empirical arrival curve of the releases into the
 	// server on Result.ArrivalCurves.GridMS.
 	OutputCurve []int `json:"output_curve,omitempty"`
+
+	gen int // the generated load the point runs on (sweep.go)
 }
 
 // SweptValue is the point's value of its swept parameter.

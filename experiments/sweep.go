@@ -44,30 +44,17 @@ type job struct {
 
 // Points lists the sweep's points in output order without running them:
 // limiters in the order given, then their parameter values, then the
-// servers, then the client policies, then the loads.
+// servers, the swept server fields, the client policies, the loads, the
+// swept workload fields
+// and the seed (axes.go). A replicated point is one point.
 func (c *Config) Points() []Point {
-	var pts []Point
-	for li := range c.Limiters {
-		l := &c.Limiters[li]
-		for _, p := range l.Points() {
-			for si := range c.ServerCount() {
-				for pi := range c.PolicyCount() {
-					for lo := range c.LoadCount() {
-						pt := Point{Index: len(pts), LimiterIndex: li, Limiter: l.Label(), Type: l.Type, Params: p, Swept: l.Swept(), Server: si, Policy: pi, Load: lo}
-						if len(c.Servers) > 0 {
-							pt.ServerName = c.Servers[si].Name
-						}
-						if len(c.Policies) > 0 {
-							pt.PolicyName = c.Policies[pi].Name
-						}
-						if len(c.Loads) > 0 {
-							pt.LoadName = c.Loads[lo].Name
-						}
-						pts = append(pts, pt)
-					}
-				}
-			}
+	pts := c.expandedPoints()
+	if reps := c.Replicas(); reps > 1 {
+		out := make([]Point, 0, len(pts)/reps)
+		for i := 0; i < len(pts); i += reps {
+			out = append(out, pts[i])
 		}
+		pts = out
 	}
 	return pts
 }
@@ -76,9 +63,10 @@ func (c *Config) Points() []Point {
 // in parallel; the result (and every byte written from it) is the same for
 // any number of workers. cfg must be valid (DecodeConfig or Validate).
 func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
-	return RunStreams(ctx, cfg, func(i int) (*workload.Stream, error) {
-		w := cfg.WorkloadAt(i)
-		return workload.OpenWith(&w, cfg.Seed, opt.Traces)
+	shape := cfg.shape()
+	return runGens(ctx, cfg, func(g int) (*workload.Stream, error) {
+		w, seed := cfg.genWorkload(&shape, g)
+		return workload.OpenWith(&w, seed, opt.Traces)
 	}, opt)
 }
 
@@ -97,16 +85,15 @@ type OpenLoad func(load int) (*workload.Stream, error)
 // pass. The queue model holds its load in memory (at most MaxArrivals).
 var streamCacheArrivals = MaxCurveArrivals
 
-const (
-	streamBatch   = 1 << 16
-	maxLivePoints = 128
-)
+const streamBatch = 1 << 16
+
+var maxLivePoints = 128
 
 // RunArrivals runs the sweep over an arrival list already generated (a
 // config with one load).
 func RunArrivals(ctx context.Context, cfg *Config, arrivals *workload.Arrivals, opt Options) (*Result, error) {
-	if cfg.LoadCount() != 1 {
-		return nil, fmt.Errorf("the config has %d loads: run it with Run", cfg.LoadCount())
+	if n := cfg.genCount(); n != 1 {
+		return nil, fmt.Errorf("the config has %d loads (loads, swept workload fields, seeds, replications): run it with Run", n)
 	}
 	res, points, budget, err := startResult(cfg, opt)
 	if err != nil {
@@ -125,12 +112,24 @@ func RunArrivals(ctx context.Context, cfg *Config, arrivals *workload.Arrivals, 
 	if err := runMemory(ctx, cfg, arrivals, pts, opt, pr); err != nil {
 		return partialResult(ctx, res, pr, err)
 	}
+	res.aggregate()
 	return res, nil
 }
 
 // RunStreams runs the sweep over the arrival streams open opens, one per
-// load: each is read once (once per maxLivePoints points of its load).
+// load of the config: each is read once (once per maxLivePoints points of
+// its load). A config whose swept workload fields, seeds or replications
+// multiply its loads opens load i for each of its generated loads (the
+// same stream each time: open them with Run to vary them).
 func RunStreams(ctx context.Context, cfg *Config, open OpenLoad, opt Options) (*Result, error) {
+	shape := cfg.shape()
+	return runGens(ctx, cfg, func(g int) (*workload.Stream, error) { return open(cfg.genAt(&shape, g).load) }, opt)
+}
+
+// runGens runs the sweep over the arrival streams of its generated loads
+// (axes.go), open(g) opening load g.
+func runGens(ctx context.Context, cfg *Config, open OpenLoad, opt Options) (*Result, error) {
+	shape := cfg.shape()
 	res, points, budget, err := startResult(cfg, opt)
 	if err != nil {
 		return nil, err
@@ -138,19 +137,20 @@ func RunStreams(ctx context.Context, cfg *Config, open OpenLoad, opt Options) (*
 	if d := cfg.expectedArrivals() * float64(len(points)); d > budget {
 		return nil, budgetError(d, budget)
 	}
-	loadErr := func(i int, err error) error {
+	loadErr := func(g int, err error) error {
 		if len(cfg.Loads) > 0 {
-			return fmt.Errorf("loads[%d]: %w", i, err)
+			return fmt.Errorf("loads[%d]: %w", cfg.genAt(&shape, g).load, err)
 		}
 		return err
 	}
 	pr := newProgress(opt.Progress, len(points))
 	decisions := 0.0
-	for lo := range cfg.LoadCount() {
+	perLoad := cfg.genCount() / cfg.LoadCount()
+	for lo := range cfg.genCount() {
 		var pts []*Point
 		queue := false
 		for i := range points {
-			if pt := &points[i]; pt.Load == lo {
+			if pt := &points[i]; pt.gen == lo {
 				pts = append(pts, pt)
 				queue = queue || queueForAll.Load() || cfg.usesQueue(pt.Server) || cfg.usesClients(pt.Policy, pt.Load)
 			}
@@ -166,7 +166,7 @@ func RunStreams(ctx context.Context, cfg *Config, open OpenLoad, opt Options) (*
 		if queue {
 			limit = MaxArrivals
 		}
-		w := cfg.WorkloadAt(lo)
+		w, _ := cfg.genWorkload(&shape, lo)
 		t, c, more, err := readUpTo(st, limit, w.Expected())
 		if err != nil {
 			return nil, loadErr(lo, err)
@@ -201,19 +201,28 @@ func RunStreams(ctx context.Context, cfg *Config, open OpenLoad, opt Options) (*
 		if lo == 0 {
 			res.Arrivals = n
 		}
-		if len(cfg.Loads) > 0 {
+		if len(cfg.Loads) > 0 && lo%perLoad == 0 {
 			res.LoadArrivals = append(res.LoadArrivals, n)
 		}
 	}
+	res.aggregate()
 	return res, nil
 }
 
 // startResult is the result of the sweep's points (all, or opt.Points),
 // before they run, and the run's work budget.
 func startResult(cfg *Config, opt Options) (*Result, []Point, float64, error) {
-	points, err := selectPoints(cfg.Points(), opt.Points)
-	if err != nil {
-		return nil, nil, 0, err
+	points := cfg.expandedPoints()
+	if opt.Points != nil {
+		sel, err := selectPoints(cfg.Points(), opt.Points)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		keep := make(map[int]bool, len(sel))
+		for _, p := range sel {
+			keep[p.Index] = true
+		}
+		points = slices.DeleteFunc(points, func(p Point) bool { return !keep[p.Index] }) // a point's replications with it
 	}
 	budget := float64(MaxDecisions)
 	if opt.MaxDecisions > 0 {
@@ -314,10 +323,12 @@ func partialResult(ctx context.Context, res *Result, pr *progress, err error) (*
 		k++
 	}
 	pr.mu.Unlock()
+	reps := res.Config.Replicas()
+	k -= k % reps // a replicated point is done when all its runs are
 	if k == 0 {
 		return nil, err
 	}
-	res.Partial = &Partial{PointsDone: k, PointsTotal: len(res.Points)}
+	res.Partial = &Partial{PointsDone: k / reps, PointsTotal: len(res.Points) / reps}
 	res.Points = res.Points[:k:k]
 	// The arrivals of loads whose pass had not ended: from their points.
 	if res.Arrivals == 0 {
@@ -335,6 +346,7 @@ func partialResult(ctx context.Context, res *Result, pr *progress, err error) (*
 			res.LoadArrivals = append(res.LoadArrivals, n)
 		}
 	}
+	res.aggregate()
 	return res, err
 }
 

@@ -64,22 +64,25 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.validateVariants()...)
 	errs = append(errs, c.validateClasses()...)
 	errs = append(errs, c.validatePolicies()...)
+	errs = append(errs, c.validateAxes()...)
 	if len(errs) > 0 {
 		return errs
 	}
-	points *= c.ServerCount() * c.PolicyCount() * c.LoadCount()
+	limiterPoints := points
+	points, expected, _, work := c.sweepSize(limiterPoints)
 	if points > MaxPoints {
-		errs.Add("limiters", "the sweep has %d points; the limit is %d", points, MaxPoints)
+		errs.Add(c.sizePath(), "the sweep has %d points%s; the limit is %d", points, c.productNote(), MaxPoints)
+		return errs
 	}
-	expected := c.expectedArrivals()
-	if expected > MaxArrivals && (c.anyQueue() || c.anyClients()) {
+	switch {
+	case expected > MaxArrivals && (c.anyQueue() || c.anyClients()):
 		errs.Add("workload", "produces about %.0f arrivals; the limit is %d for a sweep that runs the queue model (a server setting, classes or a scoring rule) or the client model (client behaviour, closed loops), which hold their arrivals in memory (shorten duration_ms or lower the rates)", expected, MaxArrivals)
-	} else if tries := c.maxAttempts(); expected*float64(tries)*float64(points) > MaxDecisions {
+	case work*float64(c.maxAttempts()) > MaxDecisions:
 		what := "arrivals"
-		if tries > 1 {
+		if tries := c.maxAttempts(); tries > 1 {
 			what = fmt.Sprintf("arrivals × %d attempts", tries) // retries count too
 		}
-		errs.Add("limiters", "%d points × %.0f %s is more than %d decisions; sweep fewer values or a shorter workload", points, expected, what, int64(MaxDecisions))
+		errs.Add(c.sizePath(), "%d points × about %.0f %s is more than %d decisions; sweep fewer values or a shorter workload", points, work/float64(points), what, int64(MaxDecisions))
 	}
 	sw := c.SeriesWindow()
 	windows := math.Ceil(c.Workload.DurationMS / sw)
@@ -88,7 +91,7 @@ func (c *Config) Validate() error {
 	}
 	if windows*float64(points) > MaxSeriesRows {
 		errs.Add("workload.duration_ms", "%d points × %.0f windows of %g ms is more than %d series rows; shorten the run, sweep fewer values or widen metrics.series_window_ms", points, windows, sw, MaxSeriesRows)
-	} else if rows, li := c.seriesRows(); rows*float64(c.ServerCount()*c.LoadCount()) > MaxSeriesRows {
+	} else if rows, li := c.seriesRows(); rows*float64(points/max(limiterPoints, 1)) > MaxSeriesRows {
 		at := limiter.ParamRate
 		if c.Limiters[li].Kind().Compound() {
 			at = "stages"

@@ -103,12 +103,13 @@ func (c *Config) WorkloadAt(i int) workload.Spec {
 // pointConfig is the config one point runs: cfg itself, or a shallow copy
 // with the point's server and workload.
 func (c *Config) pointConfig(pt *Point) *Config {
-	if len(c.Servers) == 0 && len(c.Loads) == 0 {
+	if len(c.Servers) == 0 && len(c.Loads) == 0 && len(pt.Axes) == 0 {
 		return c
 	}
 	pc := *c
 	pc.Server = c.ServerAt(pt.Server)
 	pc.Workload = c.WorkloadAt(pt.Load)
+	c.withAxes(&pc, pt)
 	return &pc
 }
 
@@ -265,11 +266,13 @@ func decodeSeedModels(cfg *Config, servers, loads, classes, classDraw, slo, out 
 	return errs
 }
 
-// expectedArrivals is the most arrivals a load of the sweep produces.
+// expectedArrivals is the most arrivals a load of the sweep produces (of
+// each generated load: swept workload fields make several).
 func (c *Config) expectedArrivals() float64 {
+	s := c.shape()
 	n := 0.0
-	for i := range c.LoadCount() {
-		w := c.WorkloadAt(i)
+	for g := 0; g < c.genCount(); g += c.Replicas() {
+		w, _ := c.genWorkload(&s, g)
 		n = max(n, w.Expected())
 	}
 	return n

@@ -258,11 +258,20 @@ func mergeShards(dirs []string) (*experiments.Result, error) {
 	res := first.res
 	res.Config = cfg
 	res.Points = make([]experiments.Point, total)
+	res.Replicas = nil
 	for _, s := range byK {
 		for _, p := range s.res.Points {
 			res.Points[p.Index] = p
 		}
+		res.Replicas = append(res.Replicas, s.res.Replicas...)
 	}
+	// A replicated point's runs, in point order, replications adjacent.
+	slices.SortStableFunc(res.Replicas, func(a, b experiments.Point) int {
+		if a.Index != b.Index {
+			return a.Index - b.Index
+		}
+		return a.Replica - b.Replica
+	})
 	return &res, nil
 }
 
@@ -270,7 +279,7 @@ func mergeShards(dirs []string) (*experiments.Result, error) {
 // every shard computes alike from the workload.
 func resultHead(r *experiments.Result) ([]byte, error) {
 	h := *r
-	h.Points, h.Config = nil, nil
+	h.Points, h.Config, h.Replicas = nil, nil, nil
 	b, err := json.Marshal(&h)
 	if err != nil {
 		return nil, fmt.Errorf("shard result: %w", err)

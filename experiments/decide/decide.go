@@ -16,7 +16,11 @@
 //     for >= and > (divided by 1 when the target is 0);
 //   - with no feasible point, the closest point is the one with the fewest
 //     objectives it has no value for, then the smallest total relative
-//     violation (the sum of the negative slacks), then the rule's ties.
+//     violation (the sum of the negative slacks), then the rule's ties;
+//   - with replications (a point's Stats), an objective is judged on the
+//     pessimistic end of the metric's 95% confidence interval: the upper
+//     end for <= and <, the lower end for >= and > (the mean when the
+//     point has fewer than two values); goodput is its mean.
 package decide
 
 import (
@@ -30,10 +34,15 @@ import (
 // Check is one objective at one point.
 type Check struct {
 	Objective experiments.Objective
-	// Measured is the point's value (HasValue false: the point has none).
+	// Measured is the point's value (HasValue false: the point has none):
+	// with replications, the pessimistic end of its interval.
 	Measured float64
 	HasValue bool
-	Pass     bool
+	// Mean and HalfWidth are the replications' mean and 95% half-width
+	// when Interval (Measured is then Mean ± HalfWidth).
+	Mean, HalfWidth float64
+	Interval        bool
+	Pass            bool
 	// Slack is the relative margin: positive inside the target, negative
 	// outside it (see the package doc); 0 without a value.
 	Slack float64
@@ -53,6 +62,13 @@ func Evaluate(objs []experiments.Objective, p *experiments.Point) Verdict {
 		c := Check{Objective: o}
 		if col := experiments.ColumnByKey(o.Metric); col != nil && col.Value != nil {
 			c.Measured, c.HasValue = col.Value(p)
+		}
+		if st, ok := p.Stat(o.Metric); ok && st.N > 1 {
+			c.Mean, c.HalfWidth, c.Interval = st.Mean, st.HalfWidth, true
+			c.Measured = st.Mean - st.HalfWidth
+			if o.Upper() {
+				c.Measured = st.Mean + st.HalfWidth
+			}
 		}
 		if c.HasValue {
 			c.Slack = slack(o, c.Measured)
@@ -201,7 +217,7 @@ func better(res *experiments.Result, a *Answer, feasible bool, order []string, i
 			return ti < tj
 		}
 	}
-	if gi, gj := pi.Metrics.GoodputRPS, pj.Metrics.GoodputRPS; gi != gj {
+	if gi, gj := goodput(pi), goodput(pj); gi != gj {
 		return gi > gj
 	}
 	for _, name := range order {
@@ -210,6 +226,14 @@ func better(res *experiments.Result, a *Answer, feasible bool, order []string, i
 		}
 	}
 	return i < j
+}
+
+// goodput is a point's goodput: its mean over replications.
+func goodput(p *experiments.Point) float64 {
+	if st, ok := p.Stat("goodput_rps"); ok && st.N > 0 {
+		return st.Mean
+	}
+	return p.Metrics.GoodputRPS
 }
 
 // paramOrder is the tie order: the size parameter, then the others in the

@@ -167,3 +167,92 @@ func TestFront(t *testing.T) {
 		t.Fatal("LowerIsBetter")
 	}
 }
+
+// withStats gives a point replication statistics of some columns:
+// key → mean, half-width (n = 5 runs).
+func withStats(p *experiments.Point, stats map[string][2]float64) {
+	for _, key := range []string{"goodput_rps", "sojourn_p99_ms", "reject_pct", "jain_index"} {
+		if s, ok := stats[key]; ok {
+			p.Stats = append(p.Stats, experiments.Stat{Key: key, Mean: s[0], HalfWidth: s[1], N: 5})
+		}
+	}
+}
+
+// With replications an objective is judged on the pessimistic end of its
+// interval: a point whose mean meets a cap but whose upper end does not
+// fails, and a floor reads the lower end.
+func TestIntervalsAreJudgedOnThePessimisticEnd(t *testing.T) {
+	objs := []experiments.Objective{{Metric: "sojourn_p99_ms", Op: "<=", Value: 200}, {Metric: "goodput_rps", Op: ">=", Value: 80}}
+	res := result(objs, []limiter.Spec{tb}, []point{
+		{rate: 100, burst: 10}, // mean p99 190 ± 20: upper 210 fails
+		{rate: 100, burst: 20}, // p99 150 ± 10 passes; goodput 85 ± 10: lower 75 fails
+		{rate: 100, burst: 30}, // p99 180 ± 15 (195), goodput 90 ± 5 (85): feasible
+		{rate: 100, burst: 40}, // p99 199 ± 1 (200 == cap passes), goodput 95 ± 15 (80 == floor passes): feasible, higher mean goodput
+	})
+	withStats(&res.Points[0], map[string][2]float64{"sojourn_p99_ms": {190, 20}, "goodput_rps": {99, 1}})
+	withStats(&res.Points[1], map[string][2]float64{"sojourn_p99_ms": {150, 10}, "goodput_rps": {85, 10}})
+	withStats(&res.Points[2], map[string][2]float64{"sojourn_p99_ms": {180, 15}, "goodput_rps": {90, 5}})
+	withStats(&res.Points[3], map[string][2]float64{"sojourn_p99_ms": {199, 1}, "goodput_rps": {95, 15}})
+	a := Decide(res)
+	want := []bool{false, false, true, true}
+	for i, v := range a.Verdicts {
+		if v.MeetsAll != want[i] {
+			t.Errorf("point %d meets all: %v, want %v (%+v)", i, v.MeetsAll, want[i], v.Checks)
+		}
+	}
+	c := a.Verdicts[0].Checks[0]
+	if !c.Interval || c.Measured != 210 || c.Mean != 190 || c.HalfWidth != 20 || c.Pass {
+		t.Errorf("p99 check of point 0: %+v", c)
+	}
+	if g := a.Verdicts[1].Checks[1]; g.Measured != 75 || g.Pass {
+		t.Errorf("goodput check of point 1: %+v", g)
+	}
+	ch := a.Choices[0]
+	if ch.Feasible != 2 || ch.Point != 3 {
+		t.Fatalf("recommended %d of %d feasible, want point 3 (mean goodput 95) of 2", ch.Point, ch.Feasible)
+	}
+	// Binding: p99 slack (200-200)/200 = 0; goodput (80-80)/80 = 0: the first.
+	if ch.Binding == nil || ch.Binding.Objective.Metric != "sojourn_p99_ms" || ch.Binding.Slack != 0 {
+		t.Errorf("binding %+v", ch.Binding)
+	}
+}
+
+// A strict objective at the interval's end fails; nothing feasible gives
+// the closest point by its pessimistic violation; an interval of one run
+// (N < 2) is judged on the mean.
+func TestIntervalsStrictClosestAndSingleRun(t *testing.T) {
+	objs := []experiments.Objective{{Metric: "reject_pct", Op: "<", Value: 10}}
+	res := result(objs, []limiter.Spec{tb}, []point{
+		{rate: 100, burst: 10, reject: 5}, // 8 ± 2: upper 10 fails (strict)
+		{rate: 100, burst: 20, reject: 5}, // 9 ± 4: upper 13 fails by 0.3
+		{rate: 100, burst: 30, reject: 5}, // 11 ± 0.5: upper 11.5 fails by 0.15
+	})
+	withStats(&res.Points[0], map[string][2]float64{"reject_pct": {8, 2}})
+	withStats(&res.Points[1], map[string][2]float64{"reject_pct": {9, 4}})
+	withStats(&res.Points[2], map[string][2]float64{"reject_pct": {11, 0.5}})
+	ch := Decide(res).Choices[0]
+	if ch.Feasible != 0 || ch.Point != 0 {
+		t.Fatalf("point %d feasible %d, want closest 0 (violation 0) and none feasible", ch.Point, ch.Feasible)
+	}
+	one := result(objs, []limiter.Spec{tb}, []point{{rate: 100, burst: 10, reject: 50}})
+	one.Points[0].Stats = []experiments.Stat{{Key: "reject_pct", Mean: 9, HalfWidth: 0, N: 1}}
+	if v := Decide(one).Verdicts[0]; !v.MeetsAll || v.Checks[0].Interval || v.Checks[0].Measured != 9 {
+		t.Errorf("one run: %+v", v)
+	}
+}
+
+// Ties among feasible replicated points go by mean goodput, then size.
+func TestIntervalTiesByMeanGoodput(t *testing.T) {
+	objs := []experiments.Objective{{Metric: "sojourn_p99_ms", Op: "<=", Value: 500}}
+	res := result(objs, []limiter.Spec{tb}, []point{
+		{rate: 100, burst: 40, goodput: 100}, // the first run's goodput is higher, the mean lower
+		{rate: 100, burst: 20, goodput: 50},
+		{rate: 100, burst: 10, goodput: 50},
+	})
+	withStats(&res.Points[0], map[string][2]float64{"goodput_rps": {80, 3}, "sojourn_p99_ms": {10, 1}})
+	withStats(&res.Points[1], map[string][2]float64{"goodput_rps": {90, 30}, "sojourn_p99_ms": {10, 1}})
+	withStats(&res.Points[2], map[string][2]float64{"goodput_rps": {90, 1}, "sojourn_p99_ms": {10, 1}})
+	if got := Decide(res).Choices[0].Point; got != 2 {
+		t.Fatalf("recommended %d, want 2 (mean goodput 90, then the smaller burst)", got)
+	}
+}

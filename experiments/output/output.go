@@ -117,6 +117,9 @@ func Files(res *experiments.Result) ([]File, error) {
 	if len(res.Clients) > 1 {
 		files = append(files, File{experiments.FileClients, ClientsCSV(res)})
 	}
+	if res.Config.Replicated() {
+		files = append(files, File{experiments.FileReplications, ReplicationsCSV(res)})
+	}
 	for _, r := range res.Config.Reports {
 		data, err := Report(res, &r)
 		if err != nil && res.Partial != nil {
@@ -244,16 +247,21 @@ func (w *csvWriter) cell(c *experiments.Column, p *experiments.Point) {
 // Results is results.csv: every scalar column, then share_pct_<group> per
 // group, then, when the config has objectives, a column per objective
 // (Objective.Column: pass_<metric>_<le|ge|lt|gt>_<value>) and meets_all,
-// each true or false (see package decide).
+// each true or false (see package decide). With replications every
+// measured column holds the mean over the runs (counts too, as %.1f) and
+// is followed by <column>_ci95, the half-width of its 95% Student-t
+// confidence interval (empty below two values); objectives are judged on
+// the interval's pessimistic end.
 func Results(res *experiments.Result) []byte {
 	w := newWriter(res)
-	cols := experiments.ResultColumns(res.Config)
+	cols := append(experiments.ResultColumns(res.Config), experiments.GroupShareColumns(res.Groups)...)
+	ci := res.Config.Replicated()
 	var names []string
 	for _, c := range cols {
 		names = append(names, c.Key)
-	}
-	for _, g := range res.Groups {
-		names = append(names, "share_pct_"+g)
+		if ci && c.Measured {
+			names = append(names, c.Key+"_ci95")
+		}
 	}
 	answer := decide.Decide(res)
 	if answer != nil {
@@ -266,10 +274,26 @@ func Results(res *experiments.Result) []byte {
 	for i := range res.Points {
 		p := &res.Points[i]
 		for c := range cols {
-			w.cell(&cols[c], p)
-		}
-		for g := range res.Groups {
-			w.num(experiments.Fixed1, p.Metrics.GroupSharePct[g])
+			col := &cols[c]
+			if !ci || !col.Measured {
+				w.cell(col, p)
+				continue
+			}
+			f := col.Format
+			if f == experiments.Int {
+				f = experiments.Fixed1 // a mean of counts
+			}
+			st, ok := p.Stat(col.Key)
+			if !ok || st.N == 0 {
+				w.empty()
+			} else {
+				w.num(f, st.Mean)
+			}
+			if !ok || st.N < 2 {
+				w.empty()
+			} else {
+				w.num(f, st.HalfWidth)
+			}
 		}
 		if answer != nil {
 			v := &answer.Verdicts[i]
@@ -277,6 +301,30 @@ func Results(res *experiments.Result) []byte {
 				w.text(strconv.FormatBool(c.Pass))
 			}
 			w.text(strconv.FormatBool(v.MeetsAll))
+		}
+		w.end()
+	}
+	return w.b
+}
+
+// ReplicationsCSV is replications.csv, with replications: a row per run,
+// point by point and seed by seed, with results.csv's columns (each run's
+// own values) and the run's replica and seed after the point.
+func ReplicationsCSV(res *experiments.Result) []byte {
+	w := newWriter(res)
+	cols := append(experiments.ResultColumns(res.Config), experiments.GroupShareColumns(res.Groups)...)
+	names := []string{"point", "replica", "seed"}
+	for _, c := range cols[1:] {
+		names = append(names, c.Key)
+	}
+	w.header(names...)
+	for i := range res.Replicas {
+		p := &res.Replicas[i]
+		w.int(p.Index)
+		w.int(p.Replica)
+		w.text(p.Seed)
+		for c := range cols[1:] {
+			w.cell(&cols[c+1], p)
 		}
 		w.end()
 	}

@@ -91,6 +91,45 @@ func Options() []Option {
 	}
 }
 
+// Field is one numeric field of the server section: its JSON key, its
+// label and unit, whether it takes whole numbers, and whether it takes a
+// list of values to sweep (experiments/lists). The sweep, its results
+// column and the form's list input read these rows.
+type Field struct {
+	Name    string
+	Label   string
+	Unit    string
+	Integer bool
+	Sweep   bool
+	Doc     string
+}
+
+// Fields lists the server's numeric fields.
+func Fields() []Field {
+	return []Field{
+		{Name: "workers", Label: "Workers", Unit: "workers", Integer: true, Sweep: true, Doc: "identical workers serving in parallel"},
+		{Name: "service_ms", Label: "Service time", Unit: "ms", Sweep: true, Doc: "the time one request takes a worker"},
+		{Name: "deadline_ms", Label: "Deadline", Unit: "ms", Sweep: true, Doc: "a request is on time when it finishes within this of its arrival"},
+		{Name: "bound", Label: "Door bound", Unit: "requests", Integer: true, Sweep: true, Doc: "the requests in the system at which a shedding door sheds"},
+	}
+}
+
+// FieldByName finds a numeric field of the server section.
+func FieldByName(name string) (Field, bool) {
+	for _, f := range Fields() {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return Field{}, false
+}
+
+// Sweepable reports whether the server section takes a list in key.
+func Sweepable(key string) bool {
+	f, ok := FieldByName(key)
+	return ok && f.Sweep
+}
+
 // OptionByName finds an option of the server model.
 func OptionByName(name string) (*Option, bool) {
 	opts := Options()

@@ -5,9 +5,11 @@
 package server
 
 import (
+	"encoding/json"
 	"math"
 
 	"github.com/ratelab/ratelab/experiments/field"
+	"github.com/ratelab/ratelab/experiments/lists"
 )
 
 // Defaults of the server model.
@@ -37,6 +39,20 @@ type Spec struct {
 	// CancelOnTimeout is what happens to an attempt its client abandoned
 	// (OptCancel); it matters to the client model only.
 	CancelOnTimeout string `json:"cancel_on_timeout,omitempty"`
+
+	// Lists are the values of the swept numeric fields (those whose row in
+	// Fields says Sweep), by JSON key; the field itself holds the first.
+	Lists lists.Lists `json:"-"`
+}
+
+// MarshalJSON writes the spec with its swept fields as lists.
+func (s Spec) MarshalJSON() ([]byte, error) {
+	type plain Spec
+	b, err := json.Marshal(plain(s))
+	if err != nil || len(s.Lists) == 0 {
+		return b, err
+	}
+	return lists.Marshal(s, b, s.Lists)
 }
 
 // Normalize fills the defaults: 1 worker, 10 ms service, 200 ms deadline.

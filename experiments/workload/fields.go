@@ -28,11 +28,11 @@ var (
 		Doc: "how many callers, named <group>-1..N"}
 	weightField = Field{Name: "weight", Label: "Weight", Input: InputNumber, Default: "1",
 		Doc: "share of a weighted limiter"}
-	rateField = Field{Name: "rate_rps", Label: "Rate", Unit: "req/s", Input: InputNumber,
+	rateField = Field{Name: "rate_rps", Label: "Rate", Unit: "req/s", Input: InputNumber, Sweep: true,
 		Doc: "requests per second"}
-	startField = Field{Name: "start_ms", Label: "Start", Unit: "ms", Input: InputNumber, Default: "0",
+	startField = Field{Name: "start_ms", Label: "Start", Unit: "ms", Input: InputNumber, Default: "0", Sweep: true,
 		Doc: "no arrivals before this time"}
-	endField = Field{Name: "end_ms", Label: "End", Unit: "ms", Input: InputNumber, Default: "end of the window",
+	endField = Field{Name: "end_ms", Label: "End", Unit: "ms", Input: InputNumber, Default: "end of the window", Sweep: true,
 		Doc: "no arrivals at or after this time"}
 	arrivalField = Field{Name: "arrival", Label: "Arrivals", Input: InputChoice,
 		Choices: []string{string(ArrivalUniform), string(ArrivalPoisson), string(ArrivalSynchronized)},

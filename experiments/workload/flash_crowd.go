@@ -17,13 +17,13 @@ const FlashCrowd PartType = "flash-crowd"
 
 // The flash crowd's own fields.
 var (
-	baseRateField = Field{Name: "base_rps", Label: "Base rate", Unit: "req/s", Input: InputNumber,
+	baseRateField = Field{Name: "base_rps", Label: "Base rate", Unit: "req/s", Input: InputNumber, Sweep: true,
 		Doc: "before and after the crowd"}
-	multiplierField = Field{Name: "multiplier", Label: "Multiplier", Unit: "×", Input: InputNumber,
+	multiplierField = Field{Name: "multiplier", Label: "Multiplier", Unit: "×", Input: InputNumber, Sweep: true,
 		Doc: "peak = base × multiplier"}
-	crowdDurationField = Field{Name: "duration_ms", Label: "Crowd duration", Unit: "ms", Input: InputNumber,
+	crowdDurationField = Field{Name: "duration_ms", Label: "Crowd duration", Unit: "ms", Input: InputNumber, Sweep: true,
 		Doc: "from start_ms to the end of the crowd, ramps included"}
-	rampField = Field{Name: "ramp_ms", Label: "Ramp", Unit: "ms", Input: InputNumber, Default: "0",
+	rampField = Field{Name: "ramp_ms", Label: "Ramp", Unit: "ms", Input: InputNumber, Sweep: true, Default: "0",
 		Doc: "linear up and down"}
 )
 

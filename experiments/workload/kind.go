@@ -43,6 +43,9 @@ type Field struct {
 	// "" when the field is required or has no default worth saying.
 	Default string
 	Doc     string // one line for the form's hint and the API docs
+	// Sweep: the field takes a list of numbers, which the sweep expands
+	// like a limiter parameter's (experiments/lists); only numeric fields.
+	Sweep bool
 }
 
 // with returns a copy of the field with another doc line and default, for
@@ -120,6 +123,18 @@ func (k *Kind) Field(name string) (*Field, bool) {
 func (k *Kind) Has(name string) bool {
 	_, ok := k.Field(name)
 	return ok
+}
+
+// Sweepable reports whether a part of type t takes a list in field key.
+func Sweepable(t PartType) func(key string) bool {
+	return func(key string) bool {
+		k, ok := LookupKind(t)
+		if !ok {
+			return false
+		}
+		f, ok := k.Field(key)
+		return ok && f.Sweep
+	}
 }
 
 // FieldNames lists the JSON keys the kind accepts besides "type", in order.

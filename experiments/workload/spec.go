@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/ratelab/ratelab/experiments/field"
+	"github.com/ratelab/ratelab/experiments/lists"
 )
 
 // Limits that keep one run inside the machine.
@@ -87,6 +88,26 @@ type Part struct {
 
 	// How the part's clients treat their requests (behaviour.go).
 	Behaviour
+
+	// Lists are the values of the part's swept fields (those whose row
+	// says Sweep), by JSON key; the field itself holds the first value.
+	Lists lists.Lists `json:"-"`
+}
+
+// MarshalJSON writes the part with its swept fields as lists.
+func (p Part) MarshalJSON() ([]byte, error) {
+	type plain Part
+	b, err := json.Marshal(plain(p))
+	if err != nil || len(p.Lists) == 0 {
+		return b, err
+	}
+	return lists.Marshal(p, b, p.Lists)
+}
+
+// Validate checks one part on its own (the checks Spec.Validate runs on
+// each part); path is the part's path, durationMS the arrival window.
+func (p *Part) Validate(path string, durationMS float64) field.List {
+	return p.validate(path, durationMS)
 }
 
 // Kind is the part's registry row (nil for an unknown type).
