@@ -64,6 +64,7 @@ type attempt struct {
 	n    int32   // attempt number: 0 the first, k the k-th retry
 	part int32   // the part whose behaviour it has
 	user bool    // a closed-loop user's request
+	svc  float64 // the request's service time: its retries do the same work
 }
 
 // before orders attempts by (t, seq).
@@ -128,14 +129,16 @@ const throttleSlices = 10
 
 // clientRun is the state of one point of the client model.
 type clientRun struct {
-	behs  []workload.Behaviour // per part
-	flags []partFlags          // per part
-	loops []*workload.Loop     // per part, nil for open-loop parts
-	ends  []float64            // per part: no closed-loop request at or after it
-	rng   *rand.Rand
-	heap  *attemptHeap
-	seq   int64
-	w     float64 // end of the arrival window
+	svc       *server.Sampler // users' service times; nil: fixed
+	serviceMS float64
+	behs      []workload.Behaviour // per part
+	flags     []partFlags          // per part
+	loops     []*workload.Loop     // per part, nil for open-loop parts
+	ends      []float64            // per part: no closed-loop request at or after it
+	rng       *rand.Rand
+	heap      *attemptHeap
+	seq       int64
+	w         float64 // end of the arrival window
 
 	// Retry budgets: per key (a client, or the global key nc), the aligned
 	// second and its first attempts and retries.
@@ -224,6 +227,14 @@ func (r *clientRun) think(l *workload.Loop) float64 {
 	return l.ThinkMS
 }
 
+// userService is the service time of a closed-loop user's next request.
+func (r *clientRun) userService() float64 {
+	if r.svc == nil {
+		return r.serviceMS
+	}
+	return r.svc.Next()
+}
+
 // end ends the request of attempt a at time at: a closed-loop user thinks,
 // then sends its next request.
 func (r *clientRun) end(a *attempt, at float64) {
@@ -233,7 +244,7 @@ func (r *clientRun) end(a *attempt, at float64) {
 	r.usersInFlight--
 	l := r.loops[a.part]
 	if next := at + r.think(l); next < r.ends[a.part] {
-		r.schedule(attempt{t: next, c: a.c, part: a.part, user: true})
+		r.schedule(attempt{t: next, c: a.c, part: a.part, user: true, svc: r.userService()})
 	}
 }
 
@@ -293,6 +304,10 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 		heap:  &in.clients.heap,
 		seq:   int64(len(a.T)),
 		w:     durationMS,
+		// Users' requests, made as the run goes, draw their service times
+		// in the order they are made, on a stream of their own.
+		svc:       cfg.Server.Sampler(cfg.Seed, server.ServiceStream+1, a.GivenServiceMS),
+		serviceMS: cfg.Server.ServiceMS,
 	}
 	*r.heap = (*r.heap)[:0]
 	budgets, throttles := false, false
@@ -336,7 +351,7 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 				first = l.StartMS + r.rng.ExpFloat64()*l.ThinkMS
 			}
 			if first < r.ends[p] {
-				r.schedule(attempt{t: first, c: int32(c), part: int32(p), user: true})
+				r.schedule(attempt{t: first, c: int32(c), part: int32(p), user: true, svc: r.userService()})
 			}
 			u++
 		}
@@ -401,7 +416,10 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 		case next < len(a.T) && (len(*r.heap) == 0 || a.T[next] <= (*r.heap)[0].t):
 			// The list's arrivals are older than every scheduled attempt.
 			c := a.Client[next]
-			at = attempt{t: a.T[next], seq: int64(next), c: c, part: partOf(a, c)}
+			at = attempt{t: a.T[next], seq: int64(next), c: c, part: partOf(a, c), svc: serviceMS}
+			if a.ServiceMS != nil {
+				at.svc = a.ServiceMS[next]
+			}
 			next++
 		case len(*r.heap) > 0:
 			at = r.heap.pop()
@@ -499,9 +517,9 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 			r.retry(&at, abandonAt, abandonAt)
 			continue
 		}
-		start, finish := srv.Serve(release)
+		start, finish := srv.ServeFor(release, at.svc)
 		cm.Served++
-		busyMS += serviceMS
+		busyMS += at.svc
 		if at.n > 0 {
 			cm.RetriesServed++
 		}
@@ -519,7 +537,7 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 		in.rolling.Add(release)
 		peak.add(release)
 		in.wait.Record(start - release)
-		sojourn := max(serviceMS, metrics.RoundHalfUp(finish-t))
+		sojourn := max(at.svc, metrics.RoundHalfUp(finish-t))
 		in.sojourn.Record(sojourn)
 		serverSojournMax = max(serverSojournMax, finish-release)
 		endToEndMax = max(endToEndMax, finish-t)
@@ -530,7 +548,7 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 		case fl.timeout && sojourn > b.TimeoutMS:
 			m.Late++
 			cm.Abandoned++
-			cm.WastedWorkMS += serviceMS
+			cm.WastedWorkMS += at.svc
 			r.retry(&at, abandonAt, abandonAt)
 		case sojourn <= deadlineMS:
 			m.OnTime++

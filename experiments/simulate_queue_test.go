@@ -17,7 +17,7 @@ import (
 // time, is the same server.
 func TestQueueModelIsTheForwardPass(t *testing.T) {
 	files, _ := filepath.Glob("presets/*.json")
-	files = append(files, "testdata/all-types.json")
+	files = append(files, "testdata/all-types.json", "testdata/service-distributions.json")
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
