@@ -34,7 +34,9 @@ import (
 //  2. Adaptive throttling (b.ThrottleK): the client refuses the attempt
 //     itself with probability max(0, (requests - K·accepts)/(requests+1))
 //     over its last throttle_window_ms; a refused attempt ends its
-//     request (throttled).
+//     request (throttled). Requests are the attempts the client tried,
+//     accepts those that got an answer before the client gave up (served,
+//     not abandoned), counted at the attempt's time.
 //  3. The attempt reaches the gate (attempts; queue depth: the requests
 //     in the system at t). Rejected: a retry is offered at t + backoff
 //     (not before the gate's Retry-After when the client honours it and
@@ -150,7 +152,53 @@ type clientRun struct {
 	thrReq, thrAcc []int32
 	thrAt          []int64
 
+	// Closed-loop requests in flight: the ends of those that started, a
+	// min-heap; a request is in flight from its first attempt to its end.
+	userEnds                        []float64
 	usersInFlight, usersInFlightMax int
+}
+
+// userStarts counts a closed-loop request starting at t in flight.
+func (r *clientRun) userStarts(t float64) {
+	for len(r.userEnds) > 0 && r.userEnds[0] <= t {
+		h := r.userEnds
+		last := len(h) - 1
+		h[0] = h[last]
+		h = h[:last]
+		for i := 0; ; {
+			l := 2*i + 1
+			if l >= len(h) {
+				break
+			}
+			m := l
+			if l+1 < len(h) && h[l+1] < h[l] {
+				m = l + 1
+			}
+			if !(h[m] < h[i]) {
+				break
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
+		}
+		r.userEnds = h
+		r.usersInFlight--
+	}
+	r.usersInFlight++
+	r.usersInFlightMax = max(r.usersInFlightMax, r.usersInFlight)
+}
+
+// userEnds records the end of a closed-loop request.
+func (r *clientRun) userEnded(at float64) {
+	r.userEnds = append(r.userEnds, at)
+	h := r.userEnds
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !(h[i] < h[p]) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
 }
 
 func (r *clientRun) schedule(a attempt) {
@@ -241,7 +289,7 @@ func (r *clientRun) end(a *attempt, at float64) {
 	if !a.user {
 		return
 	}
-	r.usersInFlight--
+	r.userEnded(at)
 	l := r.loops[a.part]
 	if next := at + r.think(l); next < r.ends[a.part] {
 		r.schedule(attempt{t: next, c: a.c, part: a.part, user: true, svc: r.userService()})
@@ -434,8 +482,7 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 			s.Offered[wi]++
 			clients[at.c].Offered++
 			if at.user {
-				r.usersInFlight++
-				r.usersInFlightMax = max(r.usersInFlightMax, r.usersInFlight)
+				r.userStarts(t)
 			}
 			if fl.budgeted {
 				k := r.budgetKey(b, at.c)
@@ -481,9 +528,6 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 			}
 			r.retry(&at, t, notBefore)
 			continue
-		}
-		if fl.throttles {
-			r.thrAcc[r.throttleSlot(at.c)]++
 		}
 		if release < lastRelease {
 			return fmt.Errorf("%s released at %g after %g: a gate must release in order", spec.Label(), release, lastRelease)
@@ -551,6 +595,9 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 			cm.WastedWorkMS += at.svc
 			r.retry(&at, abandonAt, abandonAt)
 		case sojourn <= deadlineMS:
+			if fl.throttles {
+				r.thrAcc[r.throttleSlot(at.c)]++
+			}
 			m.OnTime++
 			fw := int(metrics.WindowIndex(finish, windowMS))
 			for fw >= len(s.Goodput) {
@@ -559,6 +606,9 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 			s.Goodput[fw]++
 			r.end(&at, finish)
 		default:
+			if fl.throttles {
+				r.thrAcc[r.throttleSlot(at.c)]++
+			}
 			m.Late++
 			r.end(&at, finish)
 		}

@@ -30,6 +30,9 @@ func TestQueueModelIsTheForwardPass(t *testing.T) {
 		if cfg.anyQueue() || cfg.Server.Option(server.OptOccupancy) != server.OccupancyCount {
 			continue // the seed's in-system formula is the forward pass's only
 		}
+		if cfg.anyClients() {
+			continue // the client model runs its own loop (clients_test.go)
+		}
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			run := func(queue bool) *Result {
 				queueForAll.Store(queue)
