@@ -87,7 +87,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if cfg, err = traceWorkload(cfg, *tracePath); err != nil {
 			return usageError{err}
 		}
-		traces = traceFileOpener(*tracePath, *sortTrace, os.TempDir())
+		var cleanup func()
+		traces, cleanup = traceFileOpener(*tracePath, *sortTrace, os.TempDir())
+		defer cleanup()
 	}
 
 	var shard *shardSpec
