@@ -30,6 +30,9 @@ func (f *Sweep) Document() ([]byte, *experiments.Config) {
 		}
 		cfg.Seed = seed
 	}
+	if s := strings.TrimSpace(f.Replications); s != "" {
+		cfg.Replications = f.integer("replications", "replications", s)
+	}
 	cfg.Workload.DurationMS = f.number("duration_ms", "workload.duration_ms", f.DurationMS)
 	cfg.Server.Workers = f.integer("server.workers", "server.workers", f.Workers)
 	f.notZero("server.workers", "server.workers", f.Workers, float64(cfg.Server.Workers), "must be at least 1", strconv.Itoa(server.DefaultWorkers))

@@ -31,6 +31,7 @@ const (
 // "limiters.<i>.<field>".
 type Sweep struct {
 	Name, Description, Seed, DurationMS string
+	Replications                        string // runs a point, seeds seed..seed+N-1 (empty: one)
 	Workers, ServiceMS, DeadlineMS      string
 	RollingWindowMS, FairnessWindowMS   string
 	Reports                             string // JSON list of extra CSV reports (a preset's), or empty
@@ -92,6 +93,7 @@ func FromConfig(cfg *experiments.Config) *Sweep {
 		Name:             cfg.Name,
 		Description:      cfg.Description,
 		Seed:             strconv.FormatUint(cfg.Seed, 10),
+		Replications:     replicationsText(cfg.Replications),
 		DurationMS:       format.Num(cfg.Workload.DurationMS),
 		Workers:          strconv.Itoa(cfg.Server.Workers),
 		ServiceMS:        format.Num(cfg.Server.ServiceMS),
@@ -227,3 +229,11 @@ func RowKey(prefix string, i int, name string) string {
 
 // InputID is the element id of an input key.
 func InputID(key string) string { return "f-" + strings.ReplaceAll(key, ".", "-") }
+
+// replicationsText is the replications input: empty for one run a point.
+func replicationsText(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
+}
