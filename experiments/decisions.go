@@ -86,6 +86,9 @@ func CheckDiff(a, b DiffSide) error {
 		if s.Config.usesClients(pt.Policy, pt.Load) || s.Config.usesQueue(pt.Server) {
 			return fmt.Errorf("%s: point %d runs the queue or client model (server settings, classes, client behaviour): the decision diff replays the gate before the plain FIFO server only", name, s.Point)
 		}
+		if !s.Config.fixedService(pt) {
+			return fmt.Errorf("%s: point %d's server draws its service times (server.service): the decision diff replays the gate before a server of fixed service only", name, s.Point)
+		}
 	}
 	wa, wb := arrivalsKey(a), arrivalsKey(b)
 	if !bytes.Equal(wa, wb) {

@@ -358,7 +358,7 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 		w:     durationMS,
 		// Users' requests, made as the run goes, draw their service times
 		// in the order they are made, on a stream of their own.
-		svc:       cfg.Server.Sampler(cfg.Seed, server.ServiceStream+1, a.GivenServiceMS),
+		svc:       cfg.Server.Sampler(cfg.pointSeed(pt), server.ServiceStream+1, a.GivenServiceMS),
 		serviceMS: cfg.Server.ServiceMS,
 	}
 	*r.heap = (*r.heap)[:0]
