@@ -15,7 +15,8 @@ import (
 // The path of a request is the point's gate (or a chain's stages) and then
 // the run's server. Every gate with an arrival curve adds it to the curves
 // known for the flow; a server of c workers of S ms is the rate-latency
-// curve R = c/S, T = S. At each server the delay bound is the smallest
+// curve R = c/S, T = S (S the longest service time of a distribution; one
+// without a maximum gives no bound, Note NoServiceBound). At each server the delay bound is the smallest
 // horizontal deviation over the known curves with rate r <= R; after it the
 // curves become their outputs (r, b + r*T). A leaky bucket holds a request at
 // most (queue-1)/rate; policers hold none. A gate that holds requests
@@ -88,6 +89,7 @@ type pathHop struct {
 	shaper   bool
 	delayMS  float64
 	waits    bool // holds requests without a bound on the wait
+	noMax    bool // a server whose service time has no maximum
 }
 
 func gateHop(s *limiter.Spec, p limiter.Params, clients int) pathHop {
@@ -98,9 +100,25 @@ func gateHop(s *limiter.Spec, p limiter.Params, clients int) pathHop {
 		shaper: k != nil && k.Shaper, delayMS: d, waits: !bounded}
 }
 
+// serverHop is a server of c workers as the rate-latency curve of its
+// longest service time S (R = c/S, T = S): FIFO start times only grow when
+// a service time grows, so every request finishes no later than if each
+// took S. A distribution without a maximum has no such curve.
 func serverHop(s server.Spec) pathHop {
-	return pathHop{name: fmt.Sprintf("server %d×%g ms", s.Workers, s.ServiceMS), server: true, beta: calculus.Workers(s.Workers, s.ServiceMS)}
+	if s.FixedService() {
+		return pathHop{name: fmt.Sprintf("server %d×%g ms", s.Workers, s.ServiceMS), server: true, beta: calculus.Workers(s.Workers, s.ServiceMS)}
+	}
+	d := s.Option(server.OptService)
+	maxMS, ok := s.MaxMS()
+	if !ok {
+		return pathHop{name: fmt.Sprintf("server %d×%s", s.Workers, d), server: true, noMax: true}
+	}
+	return pathHop{name: fmt.Sprintf("server %d×%s ≤ %g ms", s.Workers, d, maxMS), server: true, beta: calculus.Workers(s.Workers, maxMS)}
 }
+
+// NoServiceBound is the note of a point whose server's service time has no
+// maximum (exponential, lognormal).
+const NoServiceBound = "no bound (unbounded service time)"
 
 // path lists the hops of a point, the run's server last.
 func path(cfg *Config, spec *limiter.Spec, p limiter.Params, clients int) []pathHop {
@@ -182,6 +200,11 @@ func computeBounds(hops []pathHop) Bounds {
 			}
 			b.Hops = append(b.Hops, HopBound{h.name, h.delayMS})
 			continue
+		}
+		if h.noMax {
+			b.Note = NoServiceBound
+			b.Hops = nil
+			return b
 		}
 		if !seenServer {
 			firstCurves = append([]calculus.Curve(nil), curves...)

@@ -157,6 +157,7 @@ func (c *Config) hasTrigger() bool {
 // Normalize fills every default, so the stored document says everything.
 func (c *Config) Normalize() {
 	c.Server.Normalize()
+	c.normalizeService()
 	if c.Metrics.RollingWindowMS == 0 {
 		c.Metrics.RollingWindowMS = DefaultMetricsWindowMS
 	}

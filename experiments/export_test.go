@@ -8,3 +8,11 @@ func SetStreamCache(n int) (restore func()) {
 	streamCacheArrivals = n
 	return func() { streamCacheArrivals = old }
 }
+
+// SetMaxLivePoints sets how many points share a pass over a stream, for
+// tests; it returns the function that restores it.
+func SetMaxLivePoints(n int) (restore func()) {
+	old := maxLivePoints
+	maxLivePoints = n
+	return func() { maxLivePoints = old }
+}

@@ -43,6 +43,10 @@ type fwd struct {
 
 	durationMS, serviceMS, deadlineMS float64
 	windowMS, horizonMS               float64
+	// svc is the service time of every arrival of the load (indexed from
+	// the first fed); nil: each takes serviceMS. Only a load held in
+	// memory has one (a server with a service distribution holds it).
+	svc []float64
 
 	s                  Series
 	clients            []ClientResult
@@ -183,7 +187,11 @@ func (f *fwd) feed(ts []float64, cs []int32) error {
 			}
 			in.fairCounts[c]++
 		}
-		start, finish := f.srv.Serve(release)
+		svc := f.serviceMS
+		if f.svc != nil {
+			svc = f.svc[f.n+i]
+		}
+		start, finish := f.srv.ServeFor(release, svc)
 		n := f.srv.Len()
 		rw := int(metrics.WindowIndex(release, f.windowMS))
 		for rw >= len(s.Released) {
@@ -201,7 +209,7 @@ func (f *fwd) feed(ts []float64, cs []int32) error {
 		in.rolling.Add(release)
 		in.gate.Record(release - t)
 		in.wait.Record(start - release)
-		sojourn := max(f.serviceMS, metrics.RoundMS(finish-t))
+		sojourn := max(svc, metrics.RoundMS(finish-t))
 		in.sojourn.Record(sojourn)
 		if sojourn <= f.deadlineMS {
 			f.m.OnTime++
@@ -245,7 +253,7 @@ func (f *fwd) finish() {
 	m.Sojourn = delays(&in.sojourn)
 	m.DownstreamPeakRPS = float64(f.peak.max) * 1000 / SeriesWindowMS
 	m.RollingMax = in.rolling.Max()
-	m.UtilizationPct = math.Min(100, 100*float64(m.Admitted)*f.serviceMS/(f.durationMS*float64(cfg.Server.Workers)))
+	m.UtilizationPct = math.Min(100, 100*float64(m.Admitted)*f.serviceMS/(f.durationMS*float64(cfg.Server.Workers))) // service_ms: the mean
 	m.InSystemMax = f.inSystemMax
 	m.ServerSojournMaxMS = f.serverSojournMax
 

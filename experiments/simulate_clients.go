@@ -34,7 +34,9 @@ import (
 //  2. Adaptive throttling (b.ThrottleK): the client refuses the attempt
 //     itself with probability max(0, (requests - K·accepts)/(requests+1))
 //     over its last throttle_window_ms; a refused attempt ends its
-//     request (throttled).
+//     request (throttled). Requests are the attempts the client tried,
+//     accepts those that got an answer before the client gave up (served,
+//     not abandoned), counted at the attempt's time.
 //  3. The attempt reaches the gate (attempts; queue depth: the requests
 //     in the system at t). Rejected: a retry is offered at t + backoff
 //     (not before the gate's Retry-After when the client honours it and
@@ -64,6 +66,7 @@ type attempt struct {
 	n    int32   // attempt number: 0 the first, k the k-th retry
 	part int32   // the part whose behaviour it has
 	user bool    // a closed-loop user's request
+	svc  float64 // the request's service time: its retries do the same work
 }
 
 // before orders attempts by (t, seq).
@@ -128,14 +131,16 @@ const throttleSlices = 10
 
 // clientRun is the state of one point of the client model.
 type clientRun struct {
-	behs  []workload.Behaviour // per part
-	flags []partFlags          // per part
-	loops []*workload.Loop     // per part, nil for open-loop parts
-	ends  []float64            // per part: no closed-loop request at or after it
-	rng   *rand.Rand
-	heap  *attemptHeap
-	seq   int64
-	w     float64 // end of the arrival window
+	svc       *server.Sampler // users' service times; nil: fixed
+	serviceMS float64
+	behs      []workload.Behaviour // per part
+	flags     []partFlags          // per part
+	loops     []*workload.Loop     // per part, nil for open-loop parts
+	ends      []float64            // per part: no closed-loop request at or after it
+	rng       *rand.Rand
+	heap      *attemptHeap
+	seq       int64
+	w         float64 // end of the arrival window
 
 	// Retry budgets: per key (a client, or the global key nc), the aligned
 	// second and its first attempts and retries.
@@ -147,7 +152,53 @@ type clientRun struct {
 	thrReq, thrAcc []int32
 	thrAt          []int64
 
+	// Closed-loop requests in flight: the ends of those that started, a
+	// min-heap; a request is in flight from its first attempt to its end.
+	userEnds                        []float64
 	usersInFlight, usersInFlightMax int
+}
+
+// userStarts counts a closed-loop request starting at t in flight.
+func (r *clientRun) userStarts(t float64) {
+	for len(r.userEnds) > 0 && r.userEnds[0] <= t {
+		h := r.userEnds
+		last := len(h) - 1
+		h[0] = h[last]
+		h = h[:last]
+		for i := 0; ; {
+			l := 2*i + 1
+			if l >= len(h) {
+				break
+			}
+			m := l
+			if l+1 < len(h) && h[l+1] < h[l] {
+				m = l + 1
+			}
+			if !(h[m] < h[i]) {
+				break
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
+		}
+		r.userEnds = h
+		r.usersInFlight--
+	}
+	r.usersInFlight++
+	r.usersInFlightMax = max(r.usersInFlightMax, r.usersInFlight)
+}
+
+// userEnds records the end of a closed-loop request.
+func (r *clientRun) userEnded(at float64) {
+	r.userEnds = append(r.userEnds, at)
+	h := r.userEnds
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !(h[i] < h[p]) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
 }
 
 func (r *clientRun) schedule(a attempt) {
@@ -224,16 +275,24 @@ func (r *clientRun) think(l *workload.Loop) float64 {
 	return l.ThinkMS
 }
 
+// userService is the service time of a closed-loop user's next request.
+func (r *clientRun) userService() float64 {
+	if r.svc == nil {
+		return r.serviceMS
+	}
+	return r.svc.Next()
+}
+
 // end ends the request of attempt a at time at: a closed-loop user thinks,
 // then sends its next request.
 func (r *clientRun) end(a *attempt, at float64) {
 	if !a.user {
 		return
 	}
-	r.usersInFlight--
+	r.userEnded(at)
 	l := r.loops[a.part]
 	if next := at + r.think(l); next < r.ends[a.part] {
-		r.schedule(attempt{t: next, c: a.c, part: a.part, user: true})
+		r.schedule(attempt{t: next, c: a.c, part: a.part, user: true, svc: r.userService()})
 	}
 }
 
@@ -293,6 +352,10 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 		heap:  &in.clients.heap,
 		seq:   int64(len(a.T)),
 		w:     durationMS,
+		// Users' requests, made as the run goes, draw their service times
+		// in the order they are made, on a stream of their own.
+		svc:       cfg.Server.Sampler(cfg.Seed, server.ServiceStream+1, a.GivenServiceMS),
+		serviceMS: cfg.Server.ServiceMS,
 	}
 	*r.heap = (*r.heap)[:0]
 	budgets, throttles := false, false
@@ -336,7 +399,7 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 				first = l.StartMS + r.rng.ExpFloat64()*l.ThinkMS
 			}
 			if first < r.ends[p] {
-				r.schedule(attempt{t: first, c: int32(c), part: int32(p), user: true})
+				r.schedule(attempt{t: first, c: int32(c), part: int32(p), user: true, svc: r.userService()})
 			}
 			u++
 		}
@@ -401,7 +464,10 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 		case next < len(a.T) && (len(*r.heap) == 0 || a.T[next] <= (*r.heap)[0].t):
 			// The list's arrivals are older than every scheduled attempt.
 			c := a.Client[next]
-			at = attempt{t: a.T[next], seq: int64(next), c: c, part: partOf(a, c)}
+			at = attempt{t: a.T[next], seq: int64(next), c: c, part: partOf(a, c), svc: serviceMS}
+			if a.ServiceMS != nil {
+				at.svc = a.ServiceMS[next]
+			}
 			next++
 		case len(*r.heap) > 0:
 			at = r.heap.pop()
@@ -416,8 +482,7 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 			s.Offered[wi]++
 			clients[at.c].Offered++
 			if at.user {
-				r.usersInFlight++
-				r.usersInFlightMax = max(r.usersInFlightMax, r.usersInFlight)
+				r.userStarts(t)
 			}
 			if fl.budgeted {
 				k := r.budgetKey(b, at.c)
@@ -464,9 +529,6 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 			r.retry(&at, t, notBefore)
 			continue
 		}
-		if fl.throttles {
-			r.thrAcc[r.throttleSlot(at.c)]++
-		}
 		if release < lastRelease {
 			return fmt.Errorf("%s released at %g after %g: a gate must release in order", spec.Label(), release, lastRelease)
 		}
@@ -499,9 +561,9 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 			r.retry(&at, abandonAt, abandonAt)
 			continue
 		}
-		start, finish := srv.Serve(release)
+		start, finish := srv.ServeFor(release, at.svc)
 		cm.Served++
-		busyMS += serviceMS
+		busyMS += at.svc
 		if at.n > 0 {
 			cm.RetriesServed++
 		}
@@ -519,7 +581,7 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 		in.rolling.Add(release)
 		peak.add(release)
 		in.wait.Record(start - release)
-		sojourn := max(serviceMS, metrics.RoundHalfUp(finish-t))
+		sojourn := max(at.svc, metrics.RoundHalfUp(finish-t))
 		in.sojourn.Record(sojourn)
 		serverSojournMax = max(serverSojournMax, finish-release)
 		endToEndMax = max(endToEndMax, finish-t)
@@ -530,9 +592,12 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 		case fl.timeout && sojourn > b.TimeoutMS:
 			m.Late++
 			cm.Abandoned++
-			cm.WastedWorkMS += serviceMS
+			cm.WastedWorkMS += at.svc
 			r.retry(&at, abandonAt, abandonAt)
 		case sojourn <= deadlineMS:
+			if fl.throttles {
+				r.thrAcc[r.throttleSlot(at.c)]++
+			}
 			m.OnTime++
 			fw := int(metrics.WindowIndex(finish, windowMS))
 			for fw >= len(s.Goodput) {
@@ -541,6 +606,9 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 			s.Goodput[fw]++
 			r.end(&at, finish)
 		default:
+			if fl.throttles {
+				r.thrAcc[r.throttleSlot(at.c)]++
+			}
 			m.Late++
 			r.end(&at, finish)
 		}

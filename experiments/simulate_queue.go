@@ -30,6 +30,7 @@ func simulatePoint(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 	} else {
 		var f *fwd
 		if f, err = newFwd(ctx, pc, a.Clients, len(a.Groups), spec, pt.Params, in, pt, a.Len() <= MaxCurveArrivals, a.Len()); err == nil {
+			f.svc = a.ServiceMS
 			if err = f.feed(a.T, a.Client); err == nil {
 				f.finish()
 			}
@@ -72,7 +73,8 @@ var queueForAll atomic.Bool
 type queueBufs struct {
 	shedWait     metrics.Histogram
 	classSojourn []*metrics.Histogram
-	finish       []int32 // sojourns of the requests finishing in one window
+	finish       []int32  // sojourns of the requests finishing in one window
+	finishes     []uint64 // variable service: window<<32 | sojourn of every finish
 }
 
 // queueRun measures one point of the queue model: the server reports each
@@ -95,7 +97,8 @@ type queueRun struct {
 	served, shed        int
 	serverSojournMax    float64
 	endToEndMax         float64
-	finishWindow        int // window of the buffered finishes (bufs.finish)
+	variable            bool // service times vary: finishes come out of order
+	finishWindow        int  // window of the buffered finishes (bufs.finish)
 	maxFinishWindows    int
 	lastFinish          float64
 	finishOrderViolated bool
@@ -106,26 +109,37 @@ func (r *queueRun) scored(id int32) bool { return r.a.T[id] <= r.scoreEnd }
 // Served measures a request served from start to finish.
 func (r *queueRun) Served(id int32, release, start, finish float64) {
 	t := r.a.T[id]
-	if finish < r.lastFinish {
+	if finish < r.lastFinish && !r.variable {
 		r.finishOrderViolated = true
 	}
 	r.lastFinish = finish
 	// The p99 of the requests finishing in each window (by finish time),
 	// all of them: the hangover is the server's, whoever sent the work.
 	// (For 100 ms windows the exact index is the seed's trunc(finish / 100.0).)
+	// With variable service finishes overtake each other: they are kept
+	// and sorted at the end (sortFinishes).
 	if w := int(metrics.WindowIndex(finish, r.windowMS)); w < r.maxFinishWindows {
-		if w != r.finishWindow {
-			r.flushFinishes()
-			r.finishWindow = w
+		switch {
+		case r.variable:
+			r.bufs.finishes = append(r.bufs.finishes, uint64(w)<<32|uint64(metrics.ClampMS(finish-t)))
+		default:
+			if w != r.finishWindow {
+				r.flushFinishes()
+				r.finishWindow = w
+			}
+			r.bufs.finish = append(r.bufs.finish, metrics.ClampMS(finish-t))
 		}
-		r.bufs.finish = append(r.bufs.finish, metrics.ClampMS(finish-t))
 	}
 	if !r.scored(id) {
 		return
 	}
 	r.served++
 	r.in.wait.Record(start - release)
-	sojourn := max(r.serviceMS, metrics.RoundHalfUp(finish-t))
+	svc := r.serviceMS
+	if r.a.ServiceMS != nil {
+		svc = r.a.ServiceMS[id]
+	}
+	sojourn := max(svc, metrics.RoundHalfUp(finish-t))
 	r.in.sojourn.Record(sojourn)
 	onTime := sojourn <= r.deadlineMS
 	if onTime {
@@ -154,6 +168,23 @@ func (r *queueRun) Shed(id int32, at float64, _ server.Why) {
 	}
 	r.shed++
 	r.bufs.shedWait.Record(float64(metrics.ClampMS(at - r.a.T[id])))
+}
+
+// sortFinishes writes the p99 of every window from the kept finishes
+// (variable service).
+func (r *queueRun) sortFinishes() {
+	keys := r.bufs.finishes
+	slices.Sort(keys)
+	for i := 0; i < len(keys); {
+		w := int(keys[i] >> 32)
+		buf := r.bufs.finish[:0]
+		for ; i < len(keys) && int(keys[i]>>32) == w; i++ {
+			buf = append(buf, int32(uint32(keys[i])))
+		}
+		r.bufs.finish, r.finishWindow = buf, w
+		r.flushFinishes()
+	}
+	r.bufs.finishes = keys[:0]
 }
 
 // flushFinishes writes the p99 of the buffered window.
@@ -195,6 +226,7 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 		serviceMS:  serviceMS,
 		deadlineMS: deadlineMS,
 		durationMS: durationMS,
+		variable:   a.ServiceMS != nil,
 		windowMS:   windowMS,
 	}
 	if in.queue == nil {
@@ -203,6 +235,7 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 	r.bufs = in.queue
 	r.bufs.shedWait.Reset()
 	r.bufs.finish = r.bufs.finish[:0]
+	r.bufs.finishes = r.bufs.finishes[:0]
 	nclass := len(cfg.Classes)
 	if classes != nil {
 		for len(r.bufs.classSojourn) < nclass {
@@ -315,7 +348,11 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 		if classes != nil {
 			class = classes[i]
 		}
-		srv.Offer(int32(i), class, t, release)
+		svc := serviceMS
+		if a.ServiceMS != nil {
+			svc = a.ServiceMS[i]
+		}
+		srv.OfferFor(int32(i), class, t, release, svc)
 		n := srv.InSystem(release)
 		rw := int(metrics.WindowIndex(release, windowMS))
 		for rw >= len(s.Released) {
@@ -337,8 +374,11 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 	}
 	srv.Finish()
 	r.flushFinishes()
+	if r.variable {
+		r.sortFinishes()
+	}
 	if r.finishOrderViolated {
-		return fmt.Errorf("the queue server finished requests out of order") // cannot happen: fixed service
+		return fmt.Errorf("the queue server finished requests out of order") // cannot happen: fixed service, FIFO picks
 	}
 	if multi {
 		for ; fairK < fairWindows; fairK++ {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/presets"
 )
@@ -102,6 +103,37 @@ func TestStreamedOutputsAreTheSameAtEveryWorkerCount(t *testing.T) {
 			if string(files[i].Data) != string(first[i].Data) {
 				t.Fatalf("workers %d: %s differs from workers 1", workers, files[i].Name)
 			}
+		}
+	}
+}
+
+// TestStreamPassesMeasureWhatOnePassDoes: a sweep with more points than
+// share one pass opens its stream again per pass and measures the same.
+func TestStreamPassesMeasureWhatOnePassDoes(t *testing.T) {
+	cfg, err := experiments.DecodeConfig([]byte(windowDoc(30_000, "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Limiters[0].Params["burst"] = limiter.Values{1, 2, 3, 5, 8, 13}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	want, err := experiments.Run(context.Background(), cfg, experiments.Options{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer experiments.SetStreamCache(100)()
+	defer experiments.SetMaxLivePoints(3)()
+	got, err := experiments.Run(context.Background(), cfg, experiments.Options{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Points) != 7 || got.Arrivals != want.Arrivals {
+		t.Fatalf("%d points, %d arrivals; want 7, %d", len(got.Points), got.Arrivals, want.Arrivals)
+	}
+	for i := range want.Points {
+		if !reflect.DeepEqual(withoutCurves(got.Points[i]), withoutCurves(want.Points[i])) {
+			t.Fatalf("point %d differs when streamed in passes of 3", i)
 		}
 	}
 }

@@ -82,13 +82,14 @@ type OpenLoad func(load int) (*workload.Stream, error)
 // streamBatch arrivals, so memory grows with clients, points and windows,
 // not arrivals; at most maxLivePoints points share a pass (each holds its
 // histograms), a sweep of more opens the stream again for each further
-// pass. The queue model holds its load in memory (at most MaxArrivals).
+// pass. The queue model, and a server with a service distribution (the
+// requests' service times are drawn per load), hold the load in memory (at
+// most MaxArrivals).
 var streamCacheArrivals = MaxCurveArrivals
 
-const (
-	streamBatch   = 1 << 16
-	maxLivePoints = 128
-)
+const streamBatch = 1 << 16
+
+var maxLivePoints = 128
 
 // RunArrivals runs the sweep over an arrival list already generated (a
 // config with one load).
@@ -153,7 +154,7 @@ func runGens(ctx context.Context, cfg *Config, open OpenLoad, opt Options) (*Res
 		for i := range points {
 			if pt := &points[i]; pt.gen == lo {
 				pts = append(pts, pt)
-				queue = queue || queueForAll.Load() || cfg.usesQueue(pt.Server) || cfg.usesClients(pt.Policy, pt.Load)
+				queue = queue || queueForAll.Load() || cfg.usesQueue(pt.Server) || cfg.usesClients(pt.Policy, pt.Load) || !cfg.fixedService(pt.Server)
 			}
 		}
 		st, err := open(lo)
@@ -175,7 +176,7 @@ func runGens(ctx context.Context, cfg *Config, open OpenLoad, opt Options) (*Res
 		var n int
 		switch {
 		case more && queue:
-			return nil, loadErr(lo, fmt.Errorf("workload: more than %d arrivals; the limit is %d for points that run the queue model or the client model (they hold the arrivals in memory)", limit, MaxArrivals))
+			return nil, loadErr(lo, fmt.Errorf("workload: more than %d arrivals; the limit is %d for points that run the queue model, the client model or a service distribution (they hold the arrivals in memory)", limit, MaxArrivals))
 		case more:
 			count, err := runStream(ctx, cfg, open, lo, st, t, c, pts, opt, budget-decisions, pr)
 			if err != nil {
@@ -184,6 +185,9 @@ func runGens(ctx context.Context, cfg *Config, open OpenLoad, opt Options) (*Res
 			n = int(count)
 		default:
 			a := &workload.Arrivals{T: t, Client: c, Clients: st.Clients, Groups: st.Groups, ClientPart: st.ClientPart}
+			if a.GivenServiceMS, err = cfg.givenService(lo, a.Len()); err != nil {
+				return nil, loadErr(lo, err)
+			}
 			n = a.Len()
 			if d := decisions + float64(n)*float64(len(pts)); d > budget {
 				return nil, budgetError(d, budget)
@@ -355,6 +359,7 @@ func partialResult(ctx context.Context, res *Result, pr *progress, err error) (*
 // a time over the whole list.
 func runMemory(ctx context.Context, cfg *Config, a *workload.Arrivals, points []*Point, opt Options, pr *progress) error {
 	classes := cfg.drawClasses(a.Len())
+	served := cfg.serviceArrivals(a)
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -380,7 +385,7 @@ func runMemory(ctx context.Context, cfg *Config, a *workload.Arrivals, points []
 					return
 				}
 				pt := points[i]
-				if err := simulatePoint(ctx, cfg, a, classes, in, pt); err != nil {
+				if err := simulatePoint(ctx, cfg, served[pt.Server], classes, in, pt); err != nil {
 					mu.Lock()
 					if firstErr == nil {
 						firstErr = pointError(pt, err)

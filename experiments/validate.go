@@ -63,6 +63,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.validateRules()...)
 	errs = append(errs, c.validateVariants()...)
 	errs = append(errs, c.validateClasses()...)
+	errs = append(errs, c.validateService()...)
 	errs = append(errs, c.validatePolicies()...)
 	errs = append(errs, c.validateAxes()...)
 	if len(errs) > 0 {

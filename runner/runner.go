@@ -480,6 +480,23 @@ func (r *Runner) run(j *job) {
 		r.end(j, storage.StatusFailed, "storing the results failed: "+err.Error())
 		return
 	}
+	if res != nil && res.Partial != nil && j.ctx.Err() != nil {
+		// Cancelled or interrupted after some points finished: keep them.
+		why := fmt.Sprintf("cancelled by request after %d of %d points: the run keeps those", res.Partial.PointsDone, res.Partial.PointsTotal)
+		if errors.Is(context.Cause(j.ctx), errShutdown) {
+			why = fmt.Sprintf("the server stopped after %d of %d points: the run keeps those; re-run it for them all", res.Partial.PointsDone, res.Partial.PointsTotal)
+		}
+		kerr := r.st.Keep(bg, j.id, res, files, why)
+		if kerr == nil {
+			r.mu.Lock()
+			j.done = res.Partial.PointsDone
+			r.mu.Unlock()
+			r.finish(j, storage.StatusPartial, why)
+			r.log.Info("run partial", "run", j.id, "kept", res.Partial.PointsDone, "total", res.Partial.PointsTotal)
+			return
+		}
+		r.log.Error("store partial results", "run", j.id, "err", kerr)
+	}
 	switch cause := context.Cause(j.ctx); {
 	case j.ctx.Err() != nil && errors.Is(cause, errCancelled):
 		r.end(j, storage.StatusCancelled, CancelledError)
@@ -504,6 +521,12 @@ func (r *Runner) sweep(j *job, prog *progressWriter) (res *experiments.Result, f
 		}
 	}()
 	res, err = experiments.Run(j.ctx, j.cfg, experiments.Options{Workers: r.opt.EngineWorkers, Progress: prog.report, MaxDecisions: experiments.MaxWork, Traces: r.opt.Traces})
+	if err != nil && res != nil && res.Partial != nil {
+		// Cut short with points finished: their files, and still err.
+		if files, ferr := output.Files(res); ferr == nil {
+			return res, files, err
+		}
+	}
 	if err != nil {
 		return nil, nil, err
 	}

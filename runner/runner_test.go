@@ -275,24 +275,31 @@ func TestCancelRunningSweep(t *testing.T) {
 	}
 	final, _ := waitFinal(t, events, 30*time.Second)
 	t.Logf("cancelled after %d/%d points; ended %v after Cancel", final.Done, final.Total, time.Since(start))
-	if final.Status != storage.StatusCancelled || final.Error != CancelledError || final.Done >= final.Total {
+	// The points that finished are kept: the run ends partial.
+	if final.Status != storage.StatusPartial || !strings.HasPrefix(final.Error, "cancelled by request after ") || final.Done == 0 || final.Done >= final.Total {
 		t.Fatalf("final event %+v", final)
 	}
 	got, err := st.Get(t.Context(), run.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != storage.StatusCancelled || got.FinishedAt == nil || got.PointsDone != final.Done {
-		t.Errorf("stored run: %s, %d points done (final event %d), finished %v", got.Status, got.PointsDone, final.Done, got.FinishedAt)
+	if got.Status != storage.StatusPartial || got.FinishedAt == nil || got.PointsDone != final.Done || got.PointsTotal != final.Total || got.StoredBytes == 0 {
+		t.Errorf("stored run: %s, %d of %d points done (final event %d), finished %v, %d bytes", got.Status, got.PointsDone, got.PointsTotal, final.Done, got.FinishedAt, got.StoredBytes)
 	}
 	if w, n := r.Queued(); w != 0 || n != 0 {
 		t.Errorf("Queued after the cancel: %d waiting, %d running", w, n)
 	}
-	if files, err := st.Files(t.Context(), run.ID); err != nil || len(files) != 0 {
-		t.Errorf("a cancelled run has files: %v, %v", files, err)
+	if files, err := st.Files(t.Context(), run.ID); err != nil || len(files) == 0 {
+		t.Errorf("a partial run has no files: %v, %v", files, err)
 	}
-	if _, err := st.Result(t.Context(), run.ID); !errors.Is(err, storage.ErrNotFound) {
-		t.Errorf("a cancelled run has a result: %v", err)
+	res, err := st.Result(t.Context(), run.ID)
+	if err != nil || res.Partial == nil || len(res.Points) != got.PointsDone || res.Partial.PointsTotal != got.PointsTotal {
+		t.Fatalf("a partial run's result: %v", err)
+	}
+	for i, p := range res.Points {
+		if p.Index != i {
+			t.Fatalf("partial point %d has index %d", i, p.Index)
+		}
 	}
 }
 
@@ -327,7 +334,7 @@ func TestShutdownInterruptsRunningSweep(t *testing.T) {
 	}
 	events, unsubscribe := r.Subscribe(slow.ID)
 	defer unsubscribe()
-	waitStored(t, st, slow.ID, func(r *storage.Run) bool { return r.Status == storage.StatusRunning })
+	waitStored(t, st, slow.ID, func(r *storage.Run) bool { return r.Status == storage.StatusRunning && r.PointsDone > 0 })
 
 	// Graceful for 50 ms: not enough for the slow sweep.
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
@@ -335,17 +342,19 @@ func TestShutdownInterruptsRunningSweep(t *testing.T) {
 	if err := r.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Shutdown: %v, want DeadlineExceeded (it had to interrupt)", err)
 	}
+	// The running sweep keeps the points that finished (partial); the
+	// queued one had none (interrupted).
 	final, _ := waitFinal(t, events, 10*time.Second)
-	if final.Status != storage.StatusInterrupted {
-		t.Errorf("final event %+v, want interrupted", final)
+	if final.Status != storage.StatusPartial || !strings.HasPrefix(final.Error, "the server stopped after ") {
+		t.Errorf("final event %+v, want partial", final)
 	}
-	for _, id := range []string{slow.ID, queued.ID} {
+	for id, want := range map[string]string{slow.ID: storage.StatusPartial, queued.ID: storage.StatusInterrupted} {
 		got, err := st.Get(t.Context(), id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Status != storage.StatusInterrupted || got.Error != storage.InterruptedError {
-			t.Errorf("run %s: %s %q, want interrupted", got.Name, got.Status, got.Error)
+		if got.Status != want || want == storage.StatusInterrupted && got.Error != storage.InterruptedError {
+			t.Errorf("run %s: %s %q, want %s", got.Name, got.Status, got.Error, want)
 		}
 	}
 }

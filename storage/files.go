@@ -1,6 +1,8 @@
 package storage
 
 import (
+	"bytes"
+	"compress/flate"
 	"context"
 	"database/sql"
 	"errors"
@@ -20,10 +22,46 @@ const ChunkBytes = 256 << 10
 // run is deleted while the file is read.
 var errFileChanged = errors.New("the stored file ended early (was its run deleted?)")
 
+// codecDeflate marks a file whose chunks are each compressed on their own
+// (raw DEFLATE); ” is a file stored before migration 0003, chunks as
+// they are.
+const codecDeflate = "deflate"
+
+// compressChunks splits data into chunks of ChunkBytes and deflates each
+// on its own, so a reader still fetches and inflates one at a time.
+func compressChunks(data []byte) [][]byte {
+	var out [][]byte
+	var buf bytes.Buffer
+	zw, _ := flate.NewWriter(&buf, flate.DefaultCompression) // the level is valid
+	for seq := 0; seq*ChunkBytes < len(data); seq++ {
+		buf.Reset()
+		zw.Reset(&buf)
+		zw.Write(data[seq*ChunkBytes : min((seq+1)*ChunkBytes, len(data))]) // a bytes.Buffer takes every write
+		zw.Close()
+		out = append(out, bytes.Clone(buf.Bytes()))
+	}
+	return out
+}
+
+// inflate is one stored chunk's bytes: at most ChunkBytes.
+func inflate(chunk []byte) ([]byte, error) {
+	zr := flate.NewReader(bytes.NewReader(chunk))
+	defer zr.Close()
+	out, err := io.ReadAll(io.LimitReader(zr, ChunkBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("inflate: %w", err)
+	}
+	if len(out) > ChunkBytes {
+		return nil, errors.New("inflate: a chunk longer than ChunkBytes")
+	}
+	return out, nil
+}
+
 // insertFiles stores files (their sums in sums) as rows of files and their
-// bytes as rows of file_chunks, inside tx.
-func insertFiles(ctx context.Context, tx *sql.Tx, id string, files []output.File, sums []string) error {
-	fst, err := tx.PrepareContext(ctx, "INSERT INTO files (run_id, ord, name, sha256, bytes) VALUES (?, ?, ?, ?, ?)")
+// bytes, deflated in chunks (chunks, from compressChunks), as rows of
+// file_chunks, inside tx.
+func insertFiles(ctx context.Context, tx *sql.Tx, id string, files []output.File, sums []string, chunks [][][]byte) error {
+	fst, err := tx.PrepareContext(ctx, "INSERT INTO files (run_id, ord, name, sha256, bytes, codec) VALUES (?, ?, ?, ?, ?, ?)")
 	if err != nil {
 		return err
 	}
@@ -34,11 +72,10 @@ func insertFiles(ctx context.Context, tx *sql.Tx, id string, files []output.File
 	}
 	defer cst.Close()
 	for i, f := range files {
-		if _, err := fst.ExecContext(ctx, id, i, f.Name, sums[i], len(f.Data)); err != nil {
+		if _, err := fst.ExecContext(ctx, id, i, f.Name, sums[i], len(f.Data), codecDeflate); err != nil {
 			return fmt.Errorf("file %s: %w", f.Name, err)
 		}
-		for seq := 0; seq*ChunkBytes < len(f.Data); seq++ {
-			chunk := f.Data[seq*ChunkBytes : min((seq+1)*ChunkBytes, len(f.Data))]
+		for seq, chunk := range chunks[i] {
 			if _, err := cst.ExecContext(ctx, id, f.Name, seq, chunk); err != nil {
 				return fmt.Errorf("file %s chunk %d: %w", f.Name, seq, err)
 			}
@@ -109,8 +146,8 @@ func (s *Store) File(ctx context.Context, id, name string) (*File, error) {
 // ends in an error.
 func (s *Store) OpenFile(ctx context.Context, id, name string) (*FileReader, error) {
 	fr := &FileReader{File: File{Name: name}, st: s, ctx: ctx, id: id}
-	err := s.db.QueryRowContext(ctx, "SELECT sha256, bytes FROM files WHERE run_id = ? AND name = ?", id, name).
-		Scan(&fr.SHA256, &fr.Bytes)
+	err := s.db.QueryRowContext(ctx, "SELECT sha256, bytes, codec FROM files WHERE run_id = ? AND name = ?", id, name).
+		Scan(&fr.SHA256, &fr.Bytes, &fr.codec)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("run %s file %s: %w", id, name, ErrNotFound)
 	}
@@ -124,12 +161,13 @@ func (s *Store) OpenFile(ctx context.Context, id, name string) (*FileReader, err
 // io.Reader and an io.WriterTo (io.Copy writes each chunk as it comes).
 type FileReader struct {
 	File
-	st   *Store
-	ctx  context.Context
-	id   string
-	seq  int    // the next chunk
-	read int    // bytes fetched so far
-	rest []byte // the unread part of the last chunk fetched (Read)
+	st    *Store
+	ctx   context.Context
+	id    string
+	codec string // how the chunks are stored (codecDeflate or '')
+	seq   int    // the next chunk
+	read  int    // bytes fetched so far
+	rest  []byte // the unread part of the last chunk fetched (Read)
 }
 
 // next fetches the next chunk, or io.EOF after the last one.
@@ -140,6 +178,9 @@ func (fr *FileReader) next() ([]byte, error) {
 	var chunk []byte
 	err := fr.st.db.QueryRowContext(fr.ctx, "SELECT data FROM file_chunks WHERE run_id = ? AND name = ? AND seq = ?", fr.id, fr.Name, fr.seq).
 		Scan(&chunk)
+	if err == nil && fr.codec == codecDeflate {
+		chunk, err = inflate(chunk)
+	}
 	if errors.Is(err, sql.ErrNoRows) || err == nil && (len(chunk) == 0 || fr.read+len(chunk) > fr.Bytes) {
 		err = errFileChanged
 	}

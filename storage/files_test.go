@@ -255,6 +255,26 @@ func TestOldSchemaRunsSurviveChunking(t *testing.T) {
 			}
 		}
 	}
+	// Version 3: the old runs keep their chunks as they were (codec ''),
+	// have their size filled in, and a run may now end partial.
+	for _, s := range runs {
+		var codec string
+		var size int64
+		st.db.QueryRowContext(t.Context(), "SELECT (SELECT group_concat(DISTINCT codec) FROM files WHERE run_id = ?), stored_bytes FROM runs WHERE id = ?", s.run.ID, s.run.ID).Scan(&codec, &size)
+		if codec != "" || size == 0 {
+			t.Errorf("run %s after migration 3: codec %q, stored_bytes %d", s.run.ID, codec, size)
+		}
+	}
+	if _, err := st.db.ExecContext(t.Context(), "UPDATE runs SET status = 'partial' WHERE id = ?", runs[0].run.ID); err != nil {
+		t.Errorf("status partial after migration 3: %v", err)
+	}
+	if _, err := st.db.ExecContext(t.Context(), "UPDATE runs SET status = 'nonsense' WHERE id = ?", runs[0].run.ID); err == nil {
+		t.Error("the status CHECK is gone after migration 3")
+	}
+	var check string
+	if err := st.db.QueryRowContext(t.Context(), "PRAGMA integrity_check").Scan(&check); err != nil || check != "ok" {
+		t.Errorf("integrity_check after migration 3: %q %v", check, err)
+	}
 	// The whole bytes are gone from files: they live in chunks only.
 	var col int
 	if err := st.db.QueryRowContext(t.Context(), "SELECT count(*) FROM pragma_table_info('files') WHERE name = 'data'").Scan(&col); err != nil || col != 0 {

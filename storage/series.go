@@ -1,9 +1,12 @@
 package storage
 
 import (
+	"bytes"
+	"compress/flate"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/ratelab/ratelab/experiments"
 )
@@ -15,7 +18,28 @@ import (
 const (
 	seriesFormat        = 1
 	seriesFormatClasses = 2
+	// seriesFormatDeflate (3) is a blob of format 1 or 2 compressed with
+	// raw DEFLATE after the format byte: what Complete stores since
+	// migration 0003 (packSeries). Blobs of 1 and 2 stay readable.
+	seriesFormatDeflate = 3
 )
+
+// maxSeriesBlob bounds an inflated series blob (a corrupt blob must not
+// inflate without end): every value of MaxSeriesRows windows of the
+// lists a point can have, at the longest varint each.
+const maxSeriesBlob = 1 << 30
+
+// packSeries is the series blob Complete stores: encodeSeries deflated.
+func packSeries(s *experiments.Series) []byte {
+	raw := encodeSeries(s)
+	var buf bytes.Buffer
+	buf.Grow(len(raw)/3 + 16)
+	buf.WriteByte(seriesFormatDeflate)
+	zw, _ := flate.NewWriter(&buf, flate.DefaultCompression) // the level is valid
+	zw.Write(raw)                                            // a bytes.Buffer takes every write
+	zw.Close()
+	return buf.Bytes()
+}
 
 // encodeSeries packs a point's per-window series into one blob: a format
 // byte, then for each of Offered, Released, Rejected, InSystemMax (and in
@@ -59,9 +83,24 @@ func encodeSeries(s *experiments.Series) []byte {
 
 var errSeries = errors.New("corrupt series blob")
 
-// decodeSeries is the inverse of encodeSeries.
+// decodeSeries is the inverse of encodeSeries and packSeries.
 func decodeSeries(b []byte) (experiments.Series, error) {
 	var s experiments.Series
+	if len(b) > 0 && b[0] == seriesFormatDeflate {
+		zr := flate.NewReader(bytes.NewReader(b[1:]))
+		raw, err := io.ReadAll(io.LimitReader(zr, maxSeriesBlob+1))
+		zr.Close()
+		if err != nil {
+			return s, fmt.Errorf("%w: inflate: %v", errSeries, err)
+		}
+		if len(raw) > maxSeriesBlob {
+			return s, fmt.Errorf("%w: inflates past %d bytes", errSeries, maxSeriesBlob)
+		}
+		if len(raw) > 0 && raw[0] == seriesFormatDeflate {
+			return s, fmt.Errorf("%w: deflated twice", errSeries)
+		}
+		b = raw
+	}
 	if len(b) == 0 || (b[0] != seriesFormat && b[0] != seriesFormatClasses) {
 		return s, fmt.Errorf("%w: unknown format", errSeries)
 	}

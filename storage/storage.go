@@ -43,20 +43,27 @@ const (
 	StatusFailed      = "failed"
 	StatusCancelled   = "cancelled"
 	StatusInterrupted = "interrupted"
+	// StatusPartial: cancelled or interrupted after some points finished;
+	// the run keeps those (PointsDone of PointsTotal) with their files.
+	StatusPartial = "partial"
 )
 
 // Statuses lists every status, in lifecycle order.
-var Statuses = []string{StatusQueued, StatusRunning, StatusDone, StatusFailed, StatusCancelled, StatusInterrupted}
+var Statuses = []string{StatusQueued, StatusRunning, StatusDone, StatusFailed, StatusCancelled, StatusInterrupted, StatusPartial}
 
 // Final reports whether status is an end state (done, failed, cancelled,
-// interrupted): a run in one never changes again.
+// interrupted, partial): a run in one never changes again.
 func Final(status string) bool {
 	switch status {
-	case StatusDone, StatusFailed, StatusCancelled, StatusInterrupted:
+	case StatusDone, StatusFailed, StatusCancelled, StatusInterrupted, StatusPartial:
 		return true
 	}
 	return false
 }
+
+// HasResults reports whether a run of this status has stored results
+// (points and files): done, or partial.
+func HasResults(status string) bool { return status == StatusDone || status == StatusPartial }
 
 // InterruptedError is the error text MarkInterrupted gives runs.
 const InterruptedError = "the server stopped before this sweep finished; re-run it"
@@ -112,6 +119,9 @@ type Run struct {
 	Limiters      []string   // limiter labels, for run lists
 	RerunOf       string     // id of the run this one re-runs, "" if none
 	FinishedAt    *time.Time // UTC; nil until the run ends
+	// StoredBytes is the run's size in the database: its config, result,
+	// points and files as stored (compressed), without pages and indexes.
+	StoredBytes int64
 }
 
 // File is one output file of a run, in manifest order.
@@ -258,7 +268,7 @@ func nonNil(xs []string) []string {
 }
 
 // runColumns are the columns scanRun reads, in order.
-const runColumns = `id, name, created_at, status, points_done, points_total, seed, engine_version, error, limiters, rerun_of, finished_at`
+const runColumns = `id, name, created_at, status, points_done, points_total, seed, engine_version, error, limiters, rerun_of, finished_at, stored_bytes`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -271,7 +281,7 @@ func scanRun(sc scanner, r *Run, extra ...any) error {
 		finished sql.NullInt64
 	)
 	dest := append([]any{&r.ID, &r.Name, &created, &r.Status, &r.PointsDone, &r.PointsTotal, &seed,
-		&r.EngineVersion, &r.Error, &limiters, &rerunOf, &finished}, extra...)
+		&r.EngineVersion, &r.Error, &limiters, &rerunOf, &finished, &r.StoredBytes}, extra...)
 	if err := sc.Scan(dest...); err != nil {
 		return err
 	}
@@ -512,12 +522,41 @@ func (s *Store) MarkInterrupted(ctx context.Context) (int, error) {
 	return int(n), nil
 }
 
+// storedBytes is the SQL of a run's size in the database (runs.stored_bytes;
+// migration 0003 fills it the same way for the runs stored before it).
+const storedBytes = `length(config) + coalesce(length(result), 0)
+	+ coalesce((SELECT sum(length(point) + length(series)) FROM points WHERE points.run_id = runs.id), 0)
+	+ coalesce((SELECT sum(length(data)) FROM file_chunks WHERE file_chunks.run_id = runs.id), 0)`
+
 // Complete stores a run's results and ends it as done, in one transaction:
 // every point (as JSON, with its series as a compact blob), the run-level
 // result (arrivals, clients, groups, ...), and every file's bytes and sha256
 // in the order given (output.Files order: manifest.json last), in chunks of
-// ChunkBytes. The run must be queued or running (else ErrFinished).
+// ChunkBytes. The run must be queued or running (else ErrFinished). A
+// partial result (res.Partial set) is stored by Keep.
 func (s *Store) Complete(ctx context.Context, id string, res *experiments.Result, files []output.File) error {
+	if res.Partial != nil {
+		return fmt.Errorf("complete run %s: the result is partial: store it with Keep", id)
+	}
+	return s.complete(ctx, id, res, files, "")
+}
+
+// Keep stores a partial result (res.Partial set: the sweep was cancelled
+// or interrupted after some points finished) as Complete stores a whole
+// one, and ends the run as partial with errText (why it stopped) as its
+// error: points_done of points_total points are kept.
+func (s *Store) Keep(ctx context.Context, id string, res *experiments.Result, files []output.File, errText string) error {
+	if res.Partial == nil {
+		return fmt.Errorf("keep run %s: the result is whole: store it with Complete", id)
+	}
+	return s.complete(ctx, id, res, files, errText)
+}
+
+func (s *Store) complete(ctx context.Context, id string, res *experiments.Result, files []output.File, errText string) error {
+	status, done, total := StatusDone, len(res.Points), len(res.Points)
+	if res.Partial != nil {
+		status, total = StatusPartial, res.Partial.PointsTotal
+	}
 	// Encode everything before taking the write lock, so the transaction
 	// holds it only for the inserts.
 	shell := *res
@@ -533,7 +572,7 @@ func (s *Store) Complete(ctx context.Context, id string, res *experiments.Result
 	points := make([]pointRow, len(res.Points))
 	for i := range res.Points {
 		p := res.Points[i] // a copy: its series goes in the blob
-		points[i].series = encodeSeries(&p.Series)
+		points[i].series = packSeries(&p.Series)
 		p.Series = experiments.Series{}
 		data, err := json.Marshal(&p)
 		if err != nil {
@@ -542,19 +581,21 @@ func (s *Store) Complete(ctx context.Context, id string, res *experiments.Result
 		points[i].point = string(data)
 	}
 	sums := make([]string, len(files))
+	chunks := make([][][]byte, len(files))
 	for i, f := range files {
 		sums[i] = f.SHA256()
+		chunks[i] = compressChunks(f.Data)
 	}
 	err = s.tx(ctx, func(tx *sql.Tx) error {
-		var status string
-		if err := tx.QueryRowContext(ctx, "SELECT status FROM runs WHERE id = ?", id).Scan(&status); err != nil {
+		var now string
+		if err := tx.QueryRowContext(ctx, "SELECT status FROM runs WHERE id = ?", id).Scan(&now); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
 				return ErrNotFound
 			}
 			return err
 		}
-		if Final(status) {
-			return fmt.Errorf("%w (%s)", ErrFinished, status)
+		if Final(now) {
+			return fmt.Errorf("%w (%s)", ErrFinished, now)
 		}
 		pst, err := tx.PrepareContext(ctx, "INSERT INTO points (run_id, idx, limiter, point, series) VALUES (?, ?, ?, ?, ?)")
 		if err != nil {
@@ -566,11 +607,14 @@ func (s *Store) Complete(ctx context.Context, id string, res *experiments.Result
 				return fmt.Errorf("point %d: %w", i, err)
 			}
 		}
-		if err := insertFiles(ctx, tx, id, files, sums); err != nil {
+		if err := insertFiles(ctx, tx, id, files, sums, chunks); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE runs SET status = ?, error = '', finished_at = ?, points_done = ?, points_total = ?, result = ?
-			WHERE id = ?`, StatusDone, time.Now().UTC().UnixNano(), len(res.Points), len(res.Points), string(head), id)
+		if _, err = tx.ExecContext(ctx, `UPDATE runs SET status = ?, error = ?, finished_at = ?, points_done = ?, points_total = ?, result = ?
+			WHERE id = ?`, status, errText, time.Now().UTC().UnixNano(), done, total, string(head), id); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, "UPDATE runs SET stored_bytes = "+storedBytes+" WHERE id = ?", id)
 		return err
 	})
 	if err != nil {
@@ -579,7 +623,7 @@ func (s *Store) Complete(ctx context.Context, id string, res *experiments.Result
 	return nil
 }
 
-// Result rebuilds a done run's result from storage: equal to the one
+// Result rebuilds a done (or partial) run's result from storage: equal to the one
 // Complete stored (the same JSON, and reflect.DeepEqual for the engine's
 // own fields), its Config decoded from the stored document. A run without
 // results (not done) is ErrNotFound.
@@ -610,7 +654,7 @@ func (s *Store) result(ctx context.Context, id string) (*experiments.Result, err
 	if err != nil {
 		return nil, err
 	}
-	if status != StatusDone || !head.Valid {
+	if !HasResults(status) || !head.Valid {
 		return nil, fmt.Errorf("%w: the run is %s, it has no results", ErrNotFound, status)
 	}
 	res := new(experiments.Result)

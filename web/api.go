@@ -165,7 +165,7 @@ func (s *Server) apiGetRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := apiRun(run)
-	if run.Status == storage.StatusDone {
+	if storage.HasResults(run.Status) {
 		files, err := s.store.Files(r.Context(), run.ID)
 		if err != nil {
 			problem(w, r, http.StatusInternalServerError, "read the run's files: "+err.Error(), nil)

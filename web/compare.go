@@ -123,7 +123,7 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 	defer s.heavy.leave()
 	var cr []charts.CompareRun
 	for _, run := range d.Runs {
-		if !hasResults(run.Status) {
+		if !storage.HasResults(run.Status) {
 			d.NoResults = append(d.NoResults, run.ID)
 			continue
 		}
@@ -141,9 +141,6 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 	d.Groups = charts.Compare(cr)
 	s.render(w, r, http.StatusOK, ComparePage(d))
 }
-
-// hasResults reports whether a run of this status has stored results.
-func hasResults(status string) bool { return status == storage.StatusDone }
 
 // configDiff flattens each config document to its leaves by config path
 // (limiters[0].burst; a list of plain values is one leaf) and returns the

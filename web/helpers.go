@@ -9,6 +9,7 @@ import (
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/storage"
 	"github.com/ratelab/ratelab/web/charts"
+	"github.com/ratelab/ratelab/web/format"
 )
 
 // Helpers of the templates.
@@ -32,6 +33,19 @@ func fmtShortTime(t time.Time) string { return t.UTC().Format("Jan 2 15:04") }
 
 func progressText(r storage.Run) string {
 	return fmt.Sprintf("%d / %d", r.PointsDone, r.PointsTotal)
+}
+
+// partialText says how much of a partial run was kept.
+func partialText(r storage.Run) string {
+	return fmt.Sprintf("partial: %d of %d points", r.PointsDone, r.PointsTotal)
+}
+
+// storedSize is a run's size in the database ("" before it has results).
+func storedSize(r storage.Run) string {
+	if r.StoredBytes <= 0 {
+		return ""
+	}
+	return format.Bytes(int(r.StoredBytes))
 }
 
 func joinLimiters(ls []string) string { return strings.Join(ls, ", ") }

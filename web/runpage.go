@@ -89,7 +89,7 @@ func (s *Server) runPageData(r *http.Request, run *storage.Run, chosen int) (*Ru
 	} else {
 		d.Notice = "The stored config no longer decodes with this engine: " + err.Error()
 	}
-	if run.Status != storage.StatusDone {
+	if !storage.HasResults(run.Status) {
 		if run.RerunOf != "" {
 			d.Compare = &RerunCompare{OriginalID: run.RerunOf}
 		}

@@ -173,7 +173,7 @@ func (s *Server) renderFinished(r *http.Request, id string, chosen int) (*pageEn
 	if err != nil {
 		return nil, err
 	}
-	if run.Status == storage.StatusDone {
+	if storage.HasResults(run.Status) {
 		if !s.heavy.enter(ctx) {
 			return nil, errBusy
 		}

@@ -80,9 +80,10 @@ func Options() []Option {
 			{EndDrain, "the server serves everything it accepted, after the window too"},
 			{EndCut, "no service starts at or after the end of the arrival window; what is still waiting then is shed (the seed lab's Posts 4 and 5)"},
 		}},
+		{Name: OptService, Label: "Service time", Doc: "how long a request takes a worker (see service.go: each request draws its time once, the same at every point)", Choices: serviceChoices()},
 		{Name: OptOccupancy, Label: "In-system count", Doc: "how the server counts the requests in the system for an admission gate", Choices: []Choice{
 			{OccupancyCount, "the admitted requests whose finish is later than t (exact)"},
-			{OccupancyBusyCeil, "ceil((busyUntil - t) / service_ms) in float64, busyUntil the last finish: the seed lab's formula (Posts 1 and 2); one worker; it can differ from the count by one when the division rounds across an integer"},
+			{OccupancyBusyCeil, "ceil((busyUntil - t) / service_ms) in float64, busyUntil the last finish: the seed lab's formula (Posts 1 and 2); one worker; it can differ from the count by one when the division rounds across an integer; with a service distribution service_ms is its mean (the remaining work in requests of mean size)"},
 		}},
 		{Name: OptCancel, Label: "Abandoned work", Doc: "what the server does with an attempt whose client gave up on it (timeout_ms of a workload part)", Choices: []Choice{
 			{CancelFinish, "it serves the attempt anyway: the work is wasted"},
@@ -154,6 +155,8 @@ func (s *Spec) Option(name string) string {
 		v = s.End
 	case OptOccupancy:
 		v = s.Occupancy
+	case OptService:
+		v = s.Service
 	case OptCancel:
 		v = s.CancelOnTimeout
 	}
@@ -240,6 +243,8 @@ func (s *Spec) RawOption(name string) string {
 		return s.End
 	case OptOccupancy:
 		return s.Occupancy
+	case OptService:
+		return s.Service
 	case OptCancel:
 		return s.CancelOnTimeout
 	}
@@ -258,6 +263,16 @@ func (s Spec) Override(v Spec) Spec {
 	if v.DeadlineMS != 0 {
 		s.DeadlineMS = v.DeadlineMS
 	}
+	if v.Service != "" && v.Service != s.Option(OptService) {
+		for _, n := range Numbers() { // the base's distribution's settings
+			n.Set(&s, 0)
+		}
+	}
+	for _, n := range Numbers() {
+		if x := n.Get(&v); x != 0 {
+			n.Set(&s, x)
+		}
+	}
 	for _, o := range Options() {
 		if w := v.RawOption(o.Name); w != "" {
 			s.SetOption(o.Name, w)
@@ -266,6 +281,7 @@ func (s Spec) Override(v Spec) Spec {
 	if v.Bound != 0 {
 		s.Bound = v.Bound
 	}
+	s.resolveMean()
 	return s
 }
 
@@ -282,6 +298,8 @@ func (s *Spec) SetOption(name, v string) {
 		s.End = v
 	case OptOccupancy:
 		s.Occupancy = v
+	case OptService:
+		s.Service = v
 	case OptCancel:
 		s.CancelOnTimeout = v
 	default:
@@ -299,5 +317,5 @@ func (s *Server) ceilCount(t float64) int {
 	if busyUntil <= t {
 		return 0
 	}
-	return int(math.Ceil((busyUntil - t) / s.serviceMS))
+	return int(math.Ceil((busyUntil - t) / s.serviceMS)) // the mean, with a distribution
 }

@@ -20,14 +20,17 @@ import "math"
 //
 // At a pick, the request taken (the oldest, or the newest under lifo) has
 // waited w = p - arrival; under expire "at-dequeue" it is discarded when
-// w + service_ms > deadline_ms, and the worker picks again at p. Otherwise
-// it is served from p to p + service_ms. Outcomes go to the Sink as they
-// happen: served requests in non-decreasing order of finish.
+// w + its service time > deadline_ms, and the worker picks again at p.
+// Otherwise it is served from p to p + its service time (service_ms, or
+// the time given to OfferFor). Outcomes go to the Sink as they happen:
+// served requests in non-decreasing order of pick, so of finish when the
+// service is fixed (with a distribution finishes can overtake each other).
 type Queue struct {
 	sink                  Sink
 	serviceMS, deadlineMS float64
 	endMS                 float64 // no pick at or after (end "cut"), else +Inf
 	lifo, expire          bool
+	variable              bool // service times vary: free is kept sorted, fhead 0
 	door                  string
 	bound                 int
 	classes               int
@@ -71,6 +74,7 @@ type entry struct {
 	dead    bool
 	arrival float64
 	release float64
+	service float64
 }
 
 // NewQueue returns an idle queue server for the spec (normalized and
@@ -89,6 +93,7 @@ func NewQueue(s Spec, endMS float64, classes int, sink Sink) *Queue {
 		classes:    max(classes, 1),
 		free:       make([]float64, max(s.Workers, 1)),
 		q:          newRing[entry](64),
+		variable:   !s.FixedService(),
 	}
 	if s.Option(OptEnd) == EndCut {
 		q.endMS = endMS
@@ -136,18 +141,41 @@ func (q *Queue) advance(t float64) {
 			return
 		}
 		e := q.take()
-		if q.expire && (p-e.arrival)+q.serviceMS > q.deadlineMS {
+		if q.expire && (p-e.arrival)+e.service > q.deadlineMS {
 			q.sink.Shed(e.id, p, ShedExpired)
 			continue
 		}
-		finish := p + q.serviceMS
-		q.free[q.fhead] = finish
-		q.fhead++
-		if q.fhead == len(q.free) {
-			q.fhead = 0
+		finish := p + e.service
+		if q.variable {
+			q.refree(finish)
+		} else {
+			// Fixed service: the new free time is the latest, so the
+			// earliest worker becomes the last of the cyclic order.
+			q.free[q.fhead] = finish
+			q.fhead++
+			if q.fhead == len(q.free) {
+				q.fhead = 0
+			}
 		}
 		q.sink.Served(e.id, e.release, p, finish)
 	}
+}
+
+// refree gives the earliest free worker (free[0]) its new free time,
+// keeping free sorted (variable service; fhead stays 0).
+func (q *Queue) refree(finish float64) {
+	f := q.free
+	lo, hi := 1, len(f)
+	for lo < hi { // the first index > finish
+		m := int(uint(lo+hi) >> 1)
+		if f[m] > finish {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	copy(f[:lo-1], f[1:lo])
+	f[lo-1] = finish
 }
 
 // take removes the next request to serve: the oldest, or the newest under lifo.
@@ -194,8 +222,14 @@ func (q *Queue) InSystem(t float64) int {
 // Offer hands over request id of class, which arrived at the gate at
 // arrival and is released to the server at t (non-decreasing), and reports
 // whether it entered. A request the door sheds, or one it evicts, goes to
-// the sink at once.
+// the sink at once. It takes the spec's service_ms.
 func (q *Queue) Offer(id int32, class uint8, arrival, t float64) bool {
+	return q.OfferFor(id, class, arrival, t, q.serviceMS)
+}
+
+// OfferFor is Offer for a request that takes serviceMS (a spec whose
+// service is not fixed, or one worker).
+func (q *Queue) OfferFor(id int32, class uint8, arrival, t, serviceMS float64) bool {
 	q.advance(t)
 	if q.door != DoorOpen && q.live+q.busy(t) >= q.bound {
 		if q.door != DoorPriority || !q.evict(class, t) {
@@ -213,7 +247,7 @@ func (q *Queue) Offer(id int32, class uint8, arrival, t float64) bool {
 	if q.byCls != nil {
 		q.byCls[class].pushBack(q.qseq + int64(q.q.n))
 	}
-	q.q.pushBack(entry{id: id, class: class, arrival: arrival, release: t})
+	q.q.pushBack(entry{id: id, class: class, arrival: arrival, release: t, service: serviceMS})
 	q.live++
 	return true
 }

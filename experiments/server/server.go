@@ -36,6 +36,17 @@ type Spec struct {
 	Expire     string `json:"expire,omitempty"`
 	End        string `json:"end,omitempty"`
 	Occupancy  string `json:"occupancy,omitempty"`
+
+	// The service-time distribution (service.go): the option "service"
+	// and its numeric settings (Numbers).
+	Service          string  `json:"service,omitempty"`
+	ServiceP50MS     float64 `json:"service_p50_ms,omitempty"`
+	ServiceP99MS     float64 `json:"service_p99_ms,omitempty"`
+	ServiceSlowShare float64 `json:"service_slow_share,omitempty"`
+	ServiceFastMS    float64 `json:"service_fast_ms,omitempty"`
+	ServiceSlowMS    float64 `json:"service_slow_ms,omitempty"`
+
+	columnMeanMS, columnMaxMS float64 // the trace's service column (SetColumn)
 	// CancelOnTimeout is what happens to an attempt its client abandoned
 	// (OptCancel); it matters to the client model only.
 	CancelOnTimeout string `json:"cancel_on_timeout,omitempty"`
@@ -66,6 +77,7 @@ func (s *Spec) Normalize() {
 	if s.DeadlineMS == 0 {
 		s.DeadlineMS = DefaultDeadlineMS
 	}
+	s.resolveMean()
 }
 
 // Validate checks a normalized spec.
@@ -80,16 +92,20 @@ func (s *Spec) Validate(path string) field.List {
 	if math.IsNaN(s.DeadlineMS) || s.DeadlineMS <= 0 || s.DeadlineMS > MaxDeadlineMS {
 		errs.Add(field.Join(path, "deadline_ms"), "must be more than 0 and at most %d ms", MaxDeadlineMS)
 	}
-	return append(errs, s.validateOptions(path)...)
+	errs = append(errs, s.validateOptions(path)...)
+	return append(errs, s.validateService(path)...)
 }
 
-// RateRPS is the server's capacity in requests/s: workers / service time.
+// RateRPS is the server's capacity in requests/s: workers / service time
+// (service_ms, the mean of a distribution).
 func (s *Spec) RateRPS() float64 { return float64(s.Workers) * 1000 / s.ServiceMS }
 
-// Server is the state of one run's server. Since service is fixed and FIFO,
-// start and finish times never decrease, so the requests in the system are a
-// queue of finish times: a request finishing at f is in the system at t
-// while f > t.
+// Server is the state of one run's server. Under FIFO with one worker, or
+// with fixed service, start and finish times never decrease, so the
+// requests in the system are a queue of finish times: a request finishing
+// at f is in the system at t while f > t. With several workers and a
+// service distribution finishes overtake each other: the server then keeps
+// the workers' free times and the finishes in the system as two min-heaps.
 type Server struct {
 	workers   int
 	busyCeil  bool // InSystem answers by the seed's formula (occupancy busy-ceil)
@@ -97,11 +113,20 @@ type Server struct {
 	fin       []float64 // ring of finish times of requests in the system
 	head, n   int
 	lastMS    float64
+
+	heaps bool    // several workers and variable service
+	free  minHeap // the workers' free times
+	finH  minHeap // finish times of the requests in the system
 }
 
 // New returns an idle server.
 func New(s Spec) *Server {
-	return &Server{workers: s.Workers, busyCeil: s.Option(OptOccupancy) == OccupancyBusyCeil, serviceMS: s.ServiceMS, fin: make([]float64, 64)}
+	srv := &Server{workers: s.Workers, busyCeil: s.Option(OptOccupancy) == OccupancyBusyCeil, serviceMS: s.ServiceMS, fin: make([]float64, 64)}
+	if s.Workers > 1 && !s.FixedService() {
+		srv.heaps = true
+		srv.free = make(minHeap, s.Workers)
+	}
+	return srv
 }
 
 // InSystem is the number of requests waiting or in service at t (by the
@@ -120,6 +145,12 @@ func (s *Server) inSystem(t float64) int {
 		panic("server: time went backwards")
 	}
 	s.lastMS = t
+	if s.heaps {
+		for len(s.finH) > 0 && s.finH[0] <= t {
+			s.finH.pop()
+		}
+		return len(s.finH)
+	}
 	for s.n > 0 && s.fin[s.head] <= t {
 		s.head = (s.head + 1) & (len(s.fin) - 1)
 		s.n--
@@ -127,16 +158,30 @@ func (s *Server) inSystem(t float64) int {
 	return s.n
 }
 
-// Serve hands over a request released at t (non-decreasing) and returns when
-// it starts and finishes. With n requests in the system and n >= workers it
-// starts when the (n-workers+1)-th of them finishes; otherwise at once.
-func (s *Server) Serve(t float64) (start, finish float64) {
+// Serve hands over a request released at t (non-decreasing) that takes the
+// spec's service_ms, and returns when it starts and finishes.
+func (s *Server) Serve(t float64) (start, finish float64) { return s.ServeFor(t, s.serviceMS) }
+
+// ServeFor hands over a request released at t (non-decreasing) that takes
+// serviceMS, and returns when it starts and finishes: at once when a worker
+// is free, else when the earliest one frees (FIFO). With n requests in the
+// system, n >= workers and fixed service that is when the (n-workers+1)-th
+// of them finishes. Service times other than the spec's service_ms need
+// one worker or a spec whose service is not fixed.
+func (s *Server) ServeFor(t, serviceMS float64) (start, finish float64) {
 	n := s.inSystem(t)
 	start = t
+	if s.heaps {
+		start = max(t, s.free[0])
+		finish = start + serviceMS
+		s.free.replaceMin(finish)
+		s.finH.push(finish)
+		return start, finish
+	}
 	if n >= s.workers {
 		start = s.fin[(s.head+n-s.workers)&(len(s.fin)-1)]
 	}
-	finish = start + s.serviceMS
+	finish = start + serviceMS
 	if s.n == len(s.fin) {
 		s.grow()
 	}
@@ -149,6 +194,9 @@ func (s *Server) Serve(t float64) (start, finish float64) {
 // would start, without serving it.
 func (s *Server) StartAt(t float64) float64 {
 	n := s.inSystem(t)
+	if s.heaps {
+		return max(t, s.free[0])
+	}
 	if n >= s.workers {
 		return s.fin[(s.head+n-s.workers)&(len(s.fin)-1)]
 	}
@@ -164,4 +212,58 @@ func (s *Server) grow() {
 }
 
 // Len is the number of requests in the system after the last call.
-func (s *Server) Len() int { return s.n }
+func (s *Server) Len() int {
+	if s.heaps {
+		return len(s.finH)
+	}
+	return s.n
+}
+
+// minHeap is a binary min-heap of times.
+type minHeap []float64
+
+func (h *minHeap) push(v float64) {
+	*h = append(*h, v)
+	a := *h
+	for i := len(a) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !(a[i] < a[p]) {
+			break
+		}
+		a[i], a[p] = a[p], a[i]
+		i = p
+	}
+}
+
+func (h *minHeap) pop() {
+	a := *h
+	last := len(a) - 1
+	a[0] = a[last]
+	*h = a[:last]
+	h.down()
+}
+
+// replaceMin replaces the smallest time with v.
+func (h minHeap) replaceMin(v float64) {
+	h[0] = v
+	h.down()
+}
+
+func (h minHeap) down() {
+	n := len(h)
+	for i := 0; ; {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && h[r] < h[l] {
+			m = r
+		}
+		if !(h[m] < h[i]) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}

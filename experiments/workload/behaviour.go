@@ -52,7 +52,8 @@ type Behaviour struct {
 	// refuses an attempt itself with probability
 	// max(0, (requests - K × accepts) / (requests + 1)) over the last
 	// throttle_window_ms (requests: attempts it tried; accepts: attempts
-	// the gate admitted). A refused attempt ends its request.
+	// answered before the client gave up). A refused attempt ends its
+	// request.
 	ThrottleK        float64 `json:"throttle_k,omitempty"`
 	ThrottleWindowMS float64 `json:"throttle_window_ms,omitempty"`
 }

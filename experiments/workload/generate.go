@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -38,7 +39,7 @@ func GenerateWith(s *Spec, seed uint64, open TraceOpener) (*Arrivals, error) {
 		}
 	}
 	g.merge()
-	return &Arrivals{T: g.t, Client: g.c, Clients: g.clients, Groups: g.groups, ClientPart: g.clientPart}, nil
+	return &Arrivals{T: g.t, Client: g.c, Clients: g.clients, Groups: g.groups, ClientPart: g.clientPart, GivenServiceMS: g.s}, nil
 }
 
 // Generator collects the arrivals of a spec's parts: a part type's Generate
@@ -52,7 +53,8 @@ type Generator struct {
 	part       int  // index of the part being generated: its random streams
 	t          []float64
 	c          []int32
-	runs       []int // start offsets of the runs in t and c
+	s          []float64 // given service times (NaN: none); nil until a part gives one
+	runs       []int     // start offsets of the runs in t and c
 	clients    []Client
 	clientPart []int32 // the part that declared each client first
 	index      map[string]int32
@@ -120,6 +122,23 @@ func (g *Generator) StartRun() { g.runs = append(g.runs, len(g.t)) }
 func (g *Generator) Emit(t float64, c int32) {
 	g.t = append(g.t, t)
 	g.c = append(g.c, c)
+	if g.s != nil {
+		g.s = append(g.s, math.NaN())
+	}
+}
+
+// EmitService adds an arrival that gives its own service time (a trace's
+// service_ms column; see Arrivals.GivenServiceMS).
+func (g *Generator) EmitService(t float64, c int32, serviceMS float64) {
+	if g.s == nil {
+		g.s = make([]float64, len(g.t), cap(g.t))
+		for i := range g.s {
+			g.s[i] = math.NaN()
+		}
+	}
+	g.t = append(g.t, t)
+	g.c = append(g.c, c)
+	g.s = append(g.s, serviceMS)
 }
 
 // Rand returns the part's own random stream k, seeded with the run's seed
@@ -178,10 +197,14 @@ func (g *Generator) sortTail(from int) {
 	type ev struct {
 		t float64
 		c int32
+		s float64
 	}
 	evs := make([]ev, len(t))
 	for k := range t {
-		evs[k] = ev{t[k], c[k]}
+		evs[k] = ev{t: t[k], c: c[k]}
+		if g.s != nil {
+			evs[k].s = g.s[from+k]
+		}
 	}
 	slices.SortStableFunc(evs, func(a, b ev) int {
 		switch {
@@ -194,6 +217,9 @@ func (g *Generator) sortTail(from int) {
 	})
 	for k, e := range evs {
 		t[k], c[k] = e.t, e.c
+		if g.s != nil {
+			g.s[from+k] = e.s
+		}
 	}
 }
 
@@ -213,7 +239,7 @@ func (g *Generator) merge() {
 			hi := bounds[k+1]
 			if k+1 < runs {
 				hi = bounds[k+2]
-				buf.merge(g.t, g.c, bounds[k], bounds[k+1], hi)
+				buf.merge(g.t, g.c, g.s, bounds[k], bounds[k+1], hi)
 			}
 			next = append(next, hi)
 		}
@@ -223,52 +249,83 @@ func (g *Generator) merge() {
 
 // runBuffer holds the smaller of two runs while they are merged.
 type runBuffer struct {
-	t []float64
-	c []int32
+	t  []float64
+	c  []int32
+	sv []float64
 }
 
-// merge merges the sorted runs [lo, mid) and [mid, hi) of t and c in place,
-// stably: on equal times the first run's arrivals go first.
-func (b *runBuffer) merge(t []float64, c []int32, lo, mid, hi int) {
+// merge merges the sorted runs [lo, mid) and [mid, hi) of t and c (and sv,
+// the given service times, when not nil) in place, stably: on equal times
+// the first run's arrivals go first.
+func (b *runBuffer) merge(t []float64, c []int32, sv []float64, lo, mid, hi int) {
 	if lo == mid || mid == hi || !(t[mid] < t[mid-1]) {
 		return // already in order
 	}
+	withS := sv != nil
 	if mid-lo <= hi-mid {
 		// Move the first run out and merge forwards: the write position
 		// never passes the second run's read position.
 		bt, bc := append(b.t[:0], t[lo:mid]...), append(b.c[:0], c[lo:mid]...)
 		b.t, b.c = bt, bc
+		var bs []float64
+		if withS {
+			bs = append(b.sv[:0], sv[lo:mid]...)
+			b.sv = bs
+		}
 		i, j, o := 0, mid, lo
 		for i < len(bt) && j < hi {
 			if t[j] < bt[i] {
 				t[o], c[o] = t[j], c[j]
+				if withS {
+					sv[o] = sv[j]
+				}
 				j++
 			} else {
 				t[o], c[o] = bt[i], bc[i]
+				if withS {
+					sv[o] = bs[i]
+				}
 				i++
 			}
 			o++
 		}
 		copy(t[o:], bt[i:])
 		copy(c[o:], bc[i:])
+		if withS {
+			copy(sv[o:], bs[i:])
+		}
 		return
 	}
 	// Move the second run out and merge backwards from hi.
 	bt, bc := append(b.t[:0], t[mid:hi]...), append(b.c[:0], c[mid:hi]...)
 	b.t, b.c = bt, bc
+	var bs []float64
+	if withS {
+		bs = append(b.sv[:0], sv[mid:hi]...)
+		b.sv = bs
+	}
 	i, j, o := mid-1, len(bt)-1, hi-1
 	for i >= lo && j >= 0 {
 		if t[i] > bt[j] {
 			t[o], c[o] = t[i], c[i]
+			if withS {
+				sv[o] = sv[i]
+			}
 			i--
 		} else { // ties: the second run's arrival goes last
 			t[o], c[o] = bt[j], bc[j]
+			if withS {
+				sv[o] = bs[j]
+			}
 			j--
 		}
 		o--
 	}
 	copy(t[lo:], bt[:j+1])
 	copy(c[lo:], bc[:j+1])
+	if withS {
+		copy(sv[lo:], bs[:j+1])
+	}
 }
 
 // ClientTable lists the clients a valid spec declares, in the order Generate

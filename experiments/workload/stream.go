@@ -174,7 +174,7 @@ func OpenWith(s *Spec, seed uint64, open TraceOpener) (*Stream, error) {
 			runs = append(runs, k.Runs(g, p)...)
 			continue
 		}
-		g.t, g.c, g.runs = nil, nil, nil
+		g.t, g.c, g.s, g.runs = nil, nil, nil, nil // a trace's service column is not streamed (Arrivals.GivenServiceMS)
 		if err := k.Generate(g, p); err != nil {
 			return nil, fmt.Errorf("workload.parts[%d]: %w", i, err)
 		}

@@ -3,6 +3,7 @@ package workload
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/ratelab/ratelab/experiments/field"
@@ -128,7 +129,12 @@ func generateTrace(g *Generator, p *Part) error {
 		if e.T >= w {
 			return fmt.Errorf("csv: line %d: t_ms %g is at or after the end of the run (duration_ms %g)", e.Line, e.T, w)
 		}
-		g.Emit(e.T, g.Client(traceClient(e), p.Group, p.Weight))
+		c := g.Client(traceClient(e), p.Group, p.Weight)
+		if math.IsNaN(e.ServiceMS) {
+			g.Emit(e.T, c)
+		} else {
+			g.EmitService(e.T, c, e.ServiceMS) // read by the empirical service (Arrivals.GivenServiceMS)
+		}
 	}
 	g.SortRun()
 	return nil
@@ -231,4 +237,27 @@ func (g *Generator) traceFile(p *Part) (err error) {
 		return fmt.Errorf("trace file %q: %w", p.File, err)
 	}
 	return nil
+}
+
+// ServiceColumn pools the service_ms column of the trace parts among parts
+// given as csv (a trace file is not read here; an invalid trace counts
+// nothing, validation reports it): how many lines give one, their sum and
+// their maximum.
+func ServiceColumn(parts []Part) (n int, sumMS, maxMS float64) {
+	for i := range parts {
+		p := &parts[i]
+		if p.Type != Trace || p.CSV == "" {
+			continue
+		}
+		events, err := ParseTrace(p.CSV)
+		if err != nil {
+			continue
+		}
+		for _, e := range events {
+			if !math.IsNaN(e.ServiceMS) {
+				n, sumMS, maxMS = n+1, sumMS+e.ServiceMS, max(maxMS, e.ServiceMS)
+			}
+		}
+	}
+	return n, sumMS, maxMS
 }

@@ -15,6 +15,15 @@ type Arrivals struct {
 	Client  []int32   // index into Clients, one per arrival
 	Clients []Client  // every client named by the workload, in order of declaration
 	Groups  []string  // client group names in order of declaration
+
+	// GivenServiceMS is the service time each request's trace line gives
+	// (NaN where it gives none); nil when no trace part has a service_ms
+	// column. Only the server's empirical distribution reads it.
+	GivenServiceMS []float64
+	// ServiceMS is the service time of each request on the point's server
+	// (server.Spec.Draw); nil: every request takes the server's service_ms.
+	// Generate leaves it nil; the sweep fills a copy per load and server.
+	ServiceMS []float64
 	// ClientPart is the index of the part that declared each client first:
 	// whose behaviour (Behaviour) its requests have.
 	ClientPart []int32

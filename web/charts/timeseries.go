@@ -32,7 +32,7 @@ func timeSection(v *View) *Group {
 	width := float64(bucket * sw)
 	sub := fmt.Sprintf("per %s ms window", format.Num(width))
 	if bucket > 1 {
-		sub = fmt.Sprintf("per %s ms window (%d of the %d ms windows merged; %s has each)", format.Num(width), bucket, experiments.SeriesWindowMS, experiments.FileSeries)
+		sub = fmt.Sprintf("per %s ms window (%d of the %d ms windows merged; %s has each)", format.Num(width), bucket, sw, experiments.FileSeries)
 	}
 	g := &Group{ID: "timeline", Title: "Over time, at " + v.pointLabel(chosen),
 		Intro: "Pick a point in the results table (\"show\") to see its time series; the other limiters are shown at the same swept value."}

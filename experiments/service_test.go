@@ -1,0 +1,279 @@
+package experiments_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/field"
+	"github.com/ratelab/ratelab/experiments/limiter"
+	"github.com/ratelab/ratelab/experiments/server"
+	"github.com/ratelab/ratelab/experiments/workload"
+)
+
+// withServiceColumn gives every line of the workload's trace parts a
+// service time, the rest of them none.
+func withServiceColumn(rng *rand.Rand, w *workload.Spec, meanMS float64) bool {
+	any := false
+	for i := range w.Parts {
+		p := &w.Parts[i]
+		if p.Type != workload.Trace {
+			continue
+		}
+		var b strings.Builder
+		for _, line := range strings.Split(strings.TrimSuffix(p.CSV, "\n"), "\n") {
+			if rng.IntN(5) == 0 {
+				fmt.Fprintf(&b, "%s\n", line)
+				continue
+			}
+			fmt.Fprintf(&b, "%s,%g\n", line, math.Round(rng.ExpFloat64()*meanMS*4+1)/4)
+			any = true
+		}
+		p.CSV = b.String()
+	}
+	return any
+}
+
+// TestNoRunExceedsItsServiceBound: with a bounded service distribution
+// (bimodal, or the empirical column of a trace) the server's bound uses the
+// longest service time, and no run exceeds it; with exponential or
+// lognormal service the point says there is no bound.
+func TestNoRunExceedsItsServiceBound(t *testing.T) {
+	const workloads, perWorkload = 300, 6
+	gates := curveGates()
+	rng := rand.New(rand.NewPCG(2026, 9))
+	checked, unbounded, noBound := 0, 0, 0
+	for w := 0; w < workloads; w++ {
+		cfg := &experiments.Config{Version: experiments.Version, Seed: rng.Uint64(), Workload: randomWorkload(rng)}
+		cfg.Server.Workers = 1 + rng.IntN(3)
+		fast := float64(1 + rng.IntN(8))
+		switch w % 4 {
+		case 0, 1:
+			cfg.Server.Service = server.ServiceBimodal
+			cfg.Server.ServiceFastMS, cfg.Server.ServiceSlowMS, cfg.Server.ServiceSlowShare = fast, fast*float64(1+rng.IntN(6)), math.Round(rng.Float64()*100)/100
+		case 2:
+			if !withServiceColumn(rng, &cfg.Workload, fast) {
+				cfg.Server.Service = server.ServiceExponential
+				cfg.Server.ServiceMS = fast
+				break
+			}
+			cfg.Server.Service = server.ServiceEmpirical
+		case 3:
+			cfg.Server.Service = server.ServiceLognormal
+			cfg.Server.ServiceP50MS, cfg.Server.ServiceP99MS = fast, fast*(1+5*rng.Float64())
+		}
+		cfg.Normalize()
+		capRPS := cfg.Server.RateRPS()
+		if mx, ok := cfg.Server.MaxMS(); ok {
+			capRPS = float64(cfg.Server.Workers) * 1000 / mx // the bound's rate
+		}
+		for k := 0; k < perWorkload; k++ {
+			l := randomGate(rng, gates[rng.IntN(len(gates))], capRPS)
+			l.Name = fmt.Sprintf("g-%d", k)
+			cfg.Limiters = append(cfg.Limiters, l)
+		}
+		giveEveryClientAToken(cfg)
+		cfg.Normalize()
+		if err := cfg.Validate(); err != nil {
+			t.Fatalf("workload %d: %v\n%s", w, err, cfg.JSON())
+		}
+		res, err := experiments.Run(context.Background(), cfg, experiments.Options{Workers: 1})
+		if err != nil {
+			t.Fatalf("workload %d: %v", w, err)
+		}
+		_, bounded := cfg.Server.MaxMS()
+		for i := range res.Points {
+			p := &res.Points[i]
+			b := p.Bounds
+			if !bounded {
+				if b.Bounded || b.Note != experiments.NoServiceBound {
+					t.Fatalf("workload %d point %d (%s service): bounded %v note %q, want %q", w, i, cfg.Server.Service, b.Bounded, b.Note, experiments.NoServiceBound)
+				}
+				noBound++
+				continue
+			}
+			if !b.Bounded {
+				unbounded++
+				continue
+			}
+			checked++
+			fail := func(what string, measured, bound float64) {
+				if measured > bound+boundTol(bound) {
+					t.Fatalf("workload %d point %d (%s %s, server %+v): %s %.9g exceeds its bound %.9g\nconfig: %s",
+						w, i, p.Limiter, limiter.FormatParams(p.Type, p.Params), cfg.Server, what, measured, bound, cfg.JSON())
+				}
+			}
+			fail("backlog", float64(b.BacklogMax), b.BacklogBound)
+			fail("server sojourn", b.SojournMaxMS, b.SojournBoundMS)
+			fail("end-to-end delay", b.EndToEndMaxMS, b.EndToEndBoundMS)
+		}
+	}
+	t.Logf("%d bounded cases checked, %d above the rate (r > R), %d without a service bound", checked, unbounded, noBound)
+	if checked < 1000 {
+		t.Errorf("only %d bounded cases; the property needs at least 1000", checked)
+	}
+}
+
+// serviceConfig is a sweep on a server with the given server JSON fields.
+func serviceConfig(t *testing.T, serverJSON string) *experiments.Config {
+	t.Helper()
+	if !strings.Contains(serverJSON, `"workers"`) {
+		serverJSON += `, "workers": 2`
+	}
+	doc := `{"version": 1, "seed": 11,
+	  "workload": {"duration_ms": 3000, "parts": [
+	    {"type": "poisson", "rate_rps": 180, "client": "p"},
+	    {"type": "trace", "csv": "t_ms,client,service_ms\n5,a,4\n7,b,\n9,a,61.5\n1200,b,7\n"}]},
+	  "server": {"deadline_ms": 150` + serverJSON + `},
+	  "limiters": [{"type": "token-bucket", "rate_rps": [120, 200], "burst": [5, 30]},
+	               {"type": "admission", "limit": [4, 12]}]}`
+	cfg, err := experiments.DecodeConfig([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+var serviceServers = map[string]string{
+	"exponential": `, "service": "exponential", "service_ms": 9`,
+	"lognormal":   `, "service": "lognormal", "service_p50_ms": 6, "service_p99_ms": 60`,
+	"bimodal":     `, "service": "bimodal", "service_slow_share": 0.1, "service_fast_ms": 5, "service_slow_ms": 40`,
+	"empirical":   `, "service": "empirical"`,
+	"lifo":        `, "service": "lognormal", "service_p50_ms": 6, "service_p99_ms": 60, "discipline": "lifo"`,
+	"tail-drop":   `, "service": "bimodal", "service_slow_share": 0.2, "service_fast_ms": 5, "service_slow_ms": 40, "door": "tail-drop"`,
+	"expire":      `, "service": "exponential", "service_ms": 12, "expire": "at-dequeue", "end": "cut"`,
+	"busy-ceil":   `, "workers": 1, "service": "lognormal", "service_p50_ms": 3, "service_p99_ms": 30, "occupancy": "busy-ceil"`,
+}
+
+// TestServiceDistributionBytes: every distribution, alone and with the
+// queue disciplines that shed, writes the same bytes at every worker count
+// and on a second decode; the arrivals (offered series) are the fixed
+// server's, so a distribution moves no arrival.
+func TestServiceDistributionBytes(t *testing.T) {
+	fixed := runFiles(t, serviceConfig(t, ``), 1)
+	for name, js := range serviceServers {
+		t.Run(name, func(t *testing.T) {
+			cfg := serviceConfig(t, js)
+			one := runFiles(t, cfg, 1)
+			for _, workers := range []int{3, 8} {
+				again := runFiles(t, serviceConfig(t, js), workers)
+				for i := range one {
+					if !bytes.Equal(one[i].Data, again[i].Data) {
+						t.Fatalf("%s differs at %d workers", one[i].Name, workers)
+					}
+				}
+			}
+			res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			base, err := experiments.Run(context.Background(), serviceConfig(t, ``), experiments.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(res.Points[0].Series.Offered, base.Points[0].Series.Offered) {
+				t.Fatal("the distribution moved arrivals")
+			}
+			same := true
+			for i := range one {
+				same = same && bytes.Equal(one[i].Data, fixed[i].Data)
+			}
+			if same {
+				t.Fatal("the distribution changed nothing")
+			}
+			for _, p := range res.Points {
+				m := p.Metrics
+				if m.Admitted+m.Rejected != m.Arrivals || m.Served+m.Shed > m.Admitted {
+					t.Fatalf("point %d: %+v does not add up", p.Index, m)
+				}
+			}
+		})
+	}
+}
+
+// TestServiceEmpiricalNeedsAColumn and the other config-level errors name
+// the field.
+func TestServiceConfigErrors(t *testing.T) {
+	cases := []struct{ doc, path, want string }{
+		{`{"version": 1, "workload": {"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 10}]},
+		   "server": {"service": "empirical"}, "limiters": [{"type": "none"}]}`, "server.service", "service_ms column"},
+		{`{"version": 1, "workload": {"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 10}]},
+		   "servers": [{"name": "a"}, {"name": "b", "service": "empirical"}], "limiters": [{"type": "none"}]}`, "servers[1].service", "service_ms column"},
+		{`{"version": 1, "workload": {"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 10}]},
+		   "server": {"service": "lognormal", "service_p50_ms": 20, "service_p99_ms": 10}, "limiters": [{"type": "none"}]}`, "server.service_p99_ms", "at least service_p50_ms"},
+		{`{"version": 1, "workload": {"duration_ms": 1000, "parts": [{"type": "trace", "csv": "1,a,x\n"}]},
+		   "limiters": [{"type": "none"}]}`, "workload.parts[0].csv", "service_ms \"x\" is not a number"},
+	}
+	for _, c := range cases {
+		_, err := experiments.DecodeConfig([]byte(c.doc))
+		errs := field.Errors(err)
+		if !slices.ContainsFunc(errs, func(e field.Error) bool { return e.Path == c.path && strings.Contains(e.Msg, c.want) }) {
+			t.Errorf("%s: errors %v, want %s: %s", c.doc, err, c.path, c.want)
+		}
+	}
+}
+
+// TestServiceVariants: servers with other distributions run on the same
+// requests; a variant's distribution replaces the base's settings, and its
+// service_ms is its mean.
+func TestServiceVariants(t *testing.T) {
+	doc := `{"version": 1, "seed": 3,
+	  "workload": {"duration_ms": 2000, "parts": [{"type": "poisson", "rate_rps": 80}]},
+	  "server": {"service": "lognormal", "service_p50_ms": 5, "service_p99_ms": 50},
+	  "servers": [{"name": "logn"}, {"name": "fixed", "service": "fixed", "service_ms": 4},
+	              {"name": "bimodal", "service": "bimodal", "service_slow_share": 0.5, "service_fast_ms": 2, "service_slow_ms": 6}],
+	  "limiters": [{"type": "none"}]}`
+	cfg, err := experiments.DecodeConfig([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := cfg.ServerAt(2); s.ServiceMS != 4 || s.ServiceP50MS != 0 {
+		t.Fatalf("bimodal variant: %+v, want service_ms 4 (its mean) and no lognormal settings", s)
+	}
+	if s := cfg.ServerAt(1); s.ServiceMS != 4 || !s.FixedService() {
+		t.Fatalf("fixed variant: %+v", s)
+	}
+	res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := res.Points[1].Metrics.UtilizationPct; math.Abs(u-res.Points[2].Metrics.UtilizationPct) > 1e-9 {
+		t.Fatalf("utilization %g vs %g: the same mean on the same requests", u, res.Points[2].Metrics.UtilizationPct)
+	}
+}
+
+// TestServiceClientModel: retries and closed-loop users on a lognormal
+// server write the same bytes at every worker count, and differ from the
+// fixed server's.
+func TestServiceClientModel(t *testing.T) {
+	doc := func(srv string) *experiments.Config {
+		cfg, err := experiments.DecodeConfig([]byte(`{"version": 1, "seed": 8,
+		  "workload": {"duration_ms": 3000, "parts": [
+		    {"type": "poisson", "rate_rps": 150, "client": "p", "timeout_ms": 80, "retries": 2, "backoff_ms": 20},
+		    {"type": "users", "users": 5, "think_ms": 30, "group": "u"}]},
+		  "server": {"workers": 2` + srv + `},
+		  "limiters": [{"type": "token-bucket", "rate_rps": [100, 200], "burst": 10}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	logn := `, "service": "lognormal", "service_p50_ms": 8, "service_p99_ms": 80`
+	one := runFiles(t, doc(logn), 1)
+	four := runFiles(t, doc(logn), 4)
+	fixed := runFiles(t, doc(`, "service_ms": 10`), 1)
+	for i := range one {
+		if !bytes.Equal(one[i].Data, four[i].Data) {
+			t.Fatalf("%s differs at 4 workers", one[i].Name)
+		}
+	}
+	if bytes.Equal(one[0].Data, fixed[0].Data) {
+		t.Fatal("the distribution changed nothing in the client model")
+	}
+}
