@@ -119,12 +119,12 @@ func (c *Config) serviceArrivals(a *workload.Arrivals) []*workload.Arrivals {
 // draws from it (empirical); nil otherwise. The stream does not carry the
 // column: the load is generated whole (workload.Generate, the same
 // arrivals in the same order) to read it.
-func (c *Config) givenService(lo, n int) ([]float64, error) {
+func (c *Config) givenService(lo, n int, traces workload.TraceOpener) ([]float64, error) {
 	if !c.usesEmpirical() {
 		return nil, nil
 	}
 	w := c.WorkloadAt(lo)
-	a, err := workload.Generate(&w, c.Seed)
+	a, err := workload.GenerateWith(&w, c.Seed, traces)
 	if err != nil {
 		return nil, err
 	}

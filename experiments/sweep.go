@@ -185,7 +185,7 @@ func runGens(ctx context.Context, cfg *Config, open OpenLoad, opt Options) (*Res
 			n = int(count)
 		default:
 			a := &workload.Arrivals{T: t, Client: c, Clients: st.Clients, Groups: st.Groups, ClientPart: st.ClientPart}
-			if a.GivenServiceMS, err = cfg.givenService(lo, a.Len()); err != nil {
+			if a.GivenServiceMS, err = cfg.givenService(lo, a.Len(), opt.Traces); err != nil {
 				return nil, loadErr(lo, err)
 			}
 			n = a.Len()

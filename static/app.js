@@ -251,6 +251,34 @@
         u.searchParams.delete(name);
       }
       window.history.replaceState(null, '', u.toString());
+      syncLinks(u);
+    }
+    // The points' links and the page's other forms keep the new order and
+    // filter.
+    function syncLinks(u) {
+      table.querySelectorAll('tbody tr[data-point] a').forEach(function (a) {
+        var l = new URL(u.toString());
+        l.searchParams.set('point', a.closest('tr').getAttribute('data-point'));
+        l.hash = 'timeline';
+        a.href = l.toString();
+      });
+      document.querySelectorAll('form.axes-form').forEach(function (f) {
+        ['sort', 'dir', 'feasible'].forEach(function (name) {
+          var input = f.querySelector('input[type=hidden][name=' + name + ']');
+          var value = u.searchParams.get(name);
+          if (value && !input) {
+            input = document.createElement('input');
+            input.type = 'hidden';
+            input.name = name;
+            f.insertBefore(input, f.firstChild);
+          }
+          if (input && value) {
+            input.value = value;
+          } else if (input) {
+            input.remove();
+          }
+        });
+      });
     }
     function key(row, col) {
       var cell = row.cells[col];

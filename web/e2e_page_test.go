@@ -144,6 +144,10 @@ func TestBrowserObjectivesAnswer(t *testing.T) {
 	if v := b.eval(rows + ` + ' ' + location.search`); v != "1 ?sort=reject_pct&dir=desc&feasible=1" {
 		t.Errorf("feasible only: %s", v)
 	}
+	// The Pareto form keeps the table's state for its own reload.
+	if v := b.eval(`Array.from(document.querySelectorAll('#pareto-axes input[type=hidden]')).map(i => i.name + '=' + i.value).sort().join('&')`); v != "dir=desc&feasible=1&sort=reject_pct" {
+		t.Errorf("the Pareto form's hidden state: %q", v)
+	}
 	// The address is the permalink: the server renders the same table.
 	b.step("reload", chromedp.Reload())
 	b.poll("the reloaded page", `document.readyState === 'complete' && !!document.getElementById('results-table')`, 10*time.Second)

@@ -114,12 +114,19 @@ func usage(w io.Writer) {
 // serverHelp lists the server's settings (config "server": {...}) from the
 // engine's table.
 func serverHelp(w io.Writer) {
-	fmt.Fprintln(w, "Server settings (\"server\": {\"workers\", \"service_ms\", \"deadline_ms\", and these words}):")
+	fmt.Fprintln(w, "Server settings (\"server\": {\"workers\", \"service_ms\", \"deadline_ms\", these words and numbers}):")
 	for _, o := range server.Options() {
 		fmt.Fprintf(w, "  %-26s %s\n", o.Name, o.Doc)
 		for _, c := range o.Choices {
 			fmt.Fprintf(w, "  %-26s   %s: %s\n", "", c.Name, c.Doc)
 		}
+	}
+	for _, n := range server.Numbers() {
+		unit := n.Unit
+		if unit == "" {
+			unit = "share"
+		}
+		fmt.Fprintf(w, "  %-26s %s (%s): %s\n", n.Name, n.Label, unit, n.Doc)
 	}
 }
 

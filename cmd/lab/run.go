@@ -25,7 +25,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	out := fs.String("out", "", "write the outputs to `DIR` (created if missing)")
 	workers := fs.Int("workers", 0, "points to run at once (default: all cores); never changes the output")
 	quiet := fs.Bool("q", false, "no progress on stderr")
-	tracePath := fs.String("trace", "", "replay the trace `FILE` (CSV or gzip CSV: t_ms,client[,service_ms] a line, sorted by time) as the workload, read in one pass")
+	tracePath := fs.String("trace", "", "replay the trace `FILE` (CSV or gzip CSV: t_ms,client[,service_ms] a line, sorted by time) as the workload, streamed a line at a time")
 	sortTrace := fs.Bool("sort", false, "with --trace: sort the trace by time first (ties in file order), in bounded memory through temp files")
 	shardFlag := fs.String("shard", "", "run only shard `K/N` of the sweep's points (point i is in shard i mod N, K from 0); join the shards with lab merge")
 	fs.Usage = func() {
@@ -87,7 +87,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if cfg, err = traceWorkload(cfg, *tracePath); err != nil {
 			return usageError{err}
 		}
-		traces = traceFileOpener(*tracePath, *sortTrace, os.TempDir())
+		var cleanup func()
+		traces, cleanup = traceFileOpener(*tracePath, *sortTrace, os.TempDir())
+		defer cleanup()
 	}
 
 	var shard *shardSpec

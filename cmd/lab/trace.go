@@ -64,16 +64,37 @@ func (g gzipReader) Read(p []byte) (int, error) {
 }
 
 // traceFileOpener opens the trace at path, whatever name the part gives
-// (lab run --trace names it by its base name), sorting it first with sort.
-func traceFileOpener(path string, sort bool, tmpDir string) workload.TraceOpener {
-	return func(string) (io.ReadCloser, error) {
-		rc, err := openTrace(path)
-		if err != nil || !sort {
-			return rc, err
-		}
-		defer rc.Close()
-		return sortTrace(rc, tmpDir, sortChunkBytes, sortFanIn)
+// (lab run --trace names it by its base name). With sort, the first open
+// sorts it into a temp file that later opens (the engine reads a trace
+// twice: its clients, then its requests) read again; cleanup removes it.
+func traceFileOpener(path string, sort bool, tmpDir string) (open workload.TraceOpener, cleanup func()) {
+	if !sort {
+		return func(string) (io.ReadCloser, error) { return openTrace(path) }, func() {}
 	}
+	var sorted *tempFile
+	open = func(string) (io.ReadCloser, error) {
+		if sorted == nil {
+			rc, err := openTrace(path)
+			if err != nil {
+				return nil, err
+			}
+			defer rc.Close()
+			if sorted, err = sortTrace(rc, tmpDir, sortChunkBytes, sortFanIn); err != nil {
+				return nil, err
+			}
+		}
+		f, err := os.Open(sorted.Name())
+		if err != nil {
+			return nil, fmt.Errorf("sort: %w", err)
+		}
+		return f, nil
+	}
+	cleanup = func() {
+		if sorted != nil {
+			sorted.Close()
+		}
+	}
+	return open, cleanup
 }
 
 // dirTraceOpener opens traces by name from dir (lab serve --traces DIR):
@@ -133,7 +154,7 @@ type sortedRow struct {
 // sortTrace reads the trace r and returns a temp file (in dir; removed when
 // closed) of its rows sorted by time, ties in file order, as CSV. Errors
 // name the line of r. Memory: one chunk of about chunkBytes.
-func sortTrace(r io.Reader, dir string, chunkBytes, fanIn int) (_ io.ReadCloser, err error) {
+func sortTrace(r io.Reader, dir string, chunkBytes, fanIn int) (_ *tempFile, err error) {
 	tmp, err := os.MkdirTemp(dir, "lab-sort-")
 	if err != nil {
 		return nil, fmt.Errorf("sort: %w", err)
@@ -224,7 +245,7 @@ func sortTrace(r io.Reader, dir string, chunkBytes, fanIn int) (_ io.ReadCloser,
 	if err != nil {
 		return nil, fmt.Errorf("sort: %w", err)
 	}
-	return tempFile{f, tmp}, nil
+	return &tempFile{f, tmp}, nil
 }
 
 // tempFile is the sorted trace; closing it removes the sort's directory.
@@ -233,7 +254,7 @@ type tempFile struct {
 	dir string
 }
 
-func (t tempFile) Close() error {
+func (t *tempFile) Close() error {
 	err := t.File.Close()
 	if rerr := os.RemoveAll(t.dir); err == nil {
 		err = rerr

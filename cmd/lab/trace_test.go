@@ -121,7 +121,12 @@ func TestRunTraceSort(t *testing.T) {
 	cfg := writeTemp(t, dir, "sweep.json", fmt.Appendf(nil, traceSweep, `{"type":"constant","rate_rps":1}`))
 
 	mustRun(t, "run", "-q", "--config", cfg, "--trace", sortedPath, "--out", filepath.Join(dir, "want"))
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp) // the sort's temp files
 	mustRun(t, "run", "-q", "--config", cfg, "--trace", shuffled, "--sort", "--out", filepath.Join(dir, "got"))
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("--sort left %d temp entries", len(left))
+	}
 	want, got := readDir(t, filepath.Join(dir, "want")), readDir(t, filepath.Join(dir, "got"))
 	for _, name := range []string{"results.csv", "series.csv", "clients.csv"} {
 		if !bytes.Equal(want[name], got[name]) {

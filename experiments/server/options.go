@@ -74,7 +74,7 @@ func Options() []Option {
 		}},
 		{Name: OptExpire, Label: "Expiry", Doc: "whether a worker discards work that can no longer meet its deadline", Choices: []Choice{
 			{ExpireNever, "every request that enters is served, even when it will finish late (service-then-discard)"},
-			{ExpireAtDequeue, "a request whose wait plus service would pass its deadline (counted from its arrival) is discarded when its turn comes, without using the worker"},
+			{ExpireAtDequeue, "a request whose wait plus its service time would pass its deadline (counted from its arrival) is discarded when its turn comes, without using the worker"},
 		}},
 		{Name: OptEnd, Label: "After the window", Doc: "what happens to work still waiting when the arrival window ends", Choices: []Choice{
 			{EndDrain, "the server serves everything it accepted, after the window too"},

@@ -60,6 +60,7 @@ func traceKind() *Kind {
 			return float64(countLines(p.CSV))
 		},
 		Generate: generateTrace,
+		Runs:     traceRuns,
 		Describe: func(*Part) string { return "trace replay" },
 		DeclareClients: func(g *Generator, p *Part) {
 			if p.File != "" {
@@ -231,13 +232,99 @@ func (g *Generator) traceFile(p *Part) (err error) {
 			return fmt.Errorf("trace file %q: line %d: more than %d requests in the trace", p.File, r.lastLine, MaxTraceEvents)
 		}
 		n++
-		g.Emit(t, ids[c])
+		if svc := r.ServiceMS(); math.IsNaN(svc) {
+			g.Emit(t, ids[c])
+		} else {
+			g.EmitService(t, ids[c], svc) // read by the empirical service (Arrivals.GivenServiceMS)
+		}
 	}
 	if err := r.Err(); err != nil {
 		return fmt.Errorf("trace file %q: %w", p.File, err)
 	}
 	return nil
 }
+
+// traceRuns streams the part: a trace in the config is generated whole
+// (bounded by the form's limits) into one run; a trace file is read twice,
+// first to check it and name its clients in order of first appearance (a
+// stream knows its clients before its first arrival), then as the run,
+// one line at a time, so its length is bounded by the run's work budget,
+// not by memory. An error comes back as a run that fails (Run.Err).
+func traceRuns(g *Generator, p *Part) []Run {
+	if p.File == "" {
+		g.t, g.c, g.runs = nil, nil, nil
+		if err := generateTrace(g, p); err != nil {
+			return []Run{errRun{err}}
+		}
+		return []Run{SliceRun(g.t, g.c)}
+	}
+	fail := func(err error) []Run { return []Run{errRun{fmt.Errorf("trace file %q: %w", p.File, err)}} }
+	if g.open == nil {
+		return []Run{errRun{fmt.Errorf("trace file %q: this lab reads no trace files (lab run --trace FILE, lab serve --traces DIR)", p.File)}}
+	}
+	rc, err := g.open(p.File)
+	if err != nil {
+		return fail(err)
+	}
+	check := NewTraceReplay(rc, g.WindowMS(), p.Group, p.Weight)
+	for {
+		if _, _, ok := check.Next(); !ok {
+			break
+		}
+	}
+	rc.Close()
+	if err := check.Err(); err != nil {
+		return fail(err)
+	}
+	ids := make([]int32, len(check.Clients()))
+	for i, cl := range check.Clients() {
+		ids[i] = g.Client(cl.Name, cl.Group, cl.Weight)
+	}
+	if rc, err = g.open(p.File); err != nil {
+		return fail(err)
+	}
+	return []Run{&fileRun{name: p.File, rc: rc, r: NewTraceReplay(rc, g.WindowMS(), p.Group, p.Weight), ids: ids, want: check.Count()}}
+}
+
+// fileRun is a trace file's second pass, its clients named by the first.
+type fileRun struct {
+	name string
+	rc   io.ReadCloser
+	r    *TraceReplay
+	ids  []int32
+	want int64
+	err  error
+}
+
+func (f *fileRun) Next() (float64, int32, bool) {
+	if f.err != nil || f.rc == nil {
+		return 0, 0, false
+	}
+	t, c, ok := f.r.Next()
+	switch {
+	case ok && int(c) < len(f.ids):
+		return t, f.ids[c], true
+	case ok:
+		f.err = fmt.Errorf("trace file %q: line %d: a client the first pass did not see: the file changed while read", f.name, f.r.lastLine)
+	case f.r.Err() != nil:
+		f.err = fmt.Errorf("trace file %q: %w", f.name, f.r.Err())
+	case f.r.Count() != f.want:
+		f.err = fmt.Errorf("trace file %q: %d requests, the first pass read %d: the file changed while read", f.name, f.r.Count(), f.want)
+	}
+	if err := f.rc.Close(); err != nil && f.err == nil {
+		f.err = fmt.Errorf("trace file %q: %w", f.name, err)
+	}
+	f.rc = nil
+	return 0, 0, false
+}
+
+func (f *fileRun) Err() error { return f.err }
+
+// errRun is a run that fails at once.
+type errRun struct{ err error }
+
+func (e errRun) Next() (float64, int32, bool) { return 0, 0, false }
+func (e errRun) Err() error                   { return e.err }
 
 // ServiceColumn pools the service_ms column of the trace parts among parts
 // given as csv (a trace file is not read here; an invalid trace counts

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/server"
+	"github.com/ratelab/ratelab/web/format"
 )
 
 // The form's inputs of the seed lab's models: a select per server setting
@@ -46,6 +47,9 @@ func settingKeys() []string {
 		keys = append(keys, ServerOptionKey(o.Name))
 	}
 	keys = append(keys, BoundKey)
+	for _, n := range server.Numbers() {
+		keys = append(keys, ServerOptionKey(n.Name))
+	}
 	for _, r := range experiments.Rules() {
 		keys = append(keys, r.Path)
 	}
@@ -87,6 +91,11 @@ func (f *Sweep) fillModels(cfg *experiments.Config) {
 	if cfg.Server.Bound != 0 {
 		f.Settings[BoundKey] = strconv.Itoa(cfg.Server.Bound)
 	}
+	for _, n := range server.Numbers() {
+		if v := n.Get(&cfg.Server); v != 0 {
+			f.Settings[ServerOptionKey(n.Name)] = format.Num(v)
+		}
+	}
 	for _, r := range experiments.Rules() {
 		if v := cfg.RawRule(r.Path); v != "" {
 			f.Settings[r.Path] = v
@@ -105,6 +114,12 @@ func (f *Sweep) applyModels(cfg *experiments.Config) {
 		cfg.Server.SetOption(o.Name, strings.TrimSpace(f.Setting(ServerOptionKey(o.Name))))
 	}
 	cfg.Server.Bound = f.integer(BoundKey, BoundKey, f.Setting(BoundKey))
+	for _, n := range server.Numbers() {
+		key := ServerOptionKey(n.Name)
+		if text := strings.TrimSpace(f.Setting(key)); text != "" {
+			n.Set(&cfg.Server, f.number(key, key, text))
+		}
+	}
 	for _, r := range experiments.Rules() {
 		cfg.SetRule(r.Path, strings.TrimSpace(f.Setting(r.Path)))
 	}

@@ -53,3 +53,31 @@ func TestModelKeys(t *testing.T) {
 		}
 	}
 }
+
+// The service distribution in the form: chosen and set, it reaches the
+// config and comes back; p99 below p50 lands on its input.
+func TestServiceDistributionInputs(t *testing.T) {
+	cfg, err := presets.Config("token-vs-leaky")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := FromConfig(cfg)
+	f.Settings["server.service"] = "lognormal"
+	f.Settings["server.service_p50_ms"] = "6"
+	f.Settings["server.service_p99_ms"] = "60"
+	_, got := f.Document()
+	if got == nil {
+		t.Fatalf("refused: %v", f.Problems)
+	}
+	if got.Server.Service != "lognormal" || got.Server.ServiceP50MS != 6 || got.Server.ServiceP99MS != 60 {
+		t.Fatalf("server %+v", got.Server)
+	}
+	back := FromConfig(got)
+	if back.Setting("server.service_p99_ms") != "60" || back.Setting("server.service") != "lognormal" {
+		t.Fatalf("settings %v", back.Settings)
+	}
+	f.Settings["server.service_p99_ms"] = "3"
+	if _, got := f.Document(); got != nil || len(f.Err("server.service_p99_ms")) == 0 {
+		t.Fatalf("p99 below p50: errors %v", f.Problems)
+	}
+}
