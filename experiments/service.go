@@ -2,6 +2,8 @@ package experiments
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/server"
@@ -110,6 +112,40 @@ func (c *Config) serviceArrivals(a *workload.Arrivals) []*workload.Arrivals {
 		cp := *a
 		cp.ServiceMS = svc
 		out[si] = &cp
+	}
+	return out
+}
+
+// servedFor gives each point the arrivals with its server's service times
+// (serviceArrivals for the point's server, with its swept server fields,
+// drawn from the seed of the point's load: a replication or a swept seed
+// draws its own). Points whose servers draw alike share one draw.
+func (c *Config) servedFor(a *workload.Arrivals, pts []*Point) map[*Point]*workload.Arrivals {
+	out := make(map[*Point]*workload.Arrivals, len(pts))
+	var seen []server.Spec
+	var seeds []uint64
+	var drawn []*workload.Arrivals
+	for _, pt := range pts {
+		srv := c.pointConfig(pt).Server
+		if srv.FixedService() {
+			out[pt] = a
+			continue
+		}
+		seed := c.Seed
+		if pt.Seed != "" {
+			if v, err := strconv.ParseUint(pt.Seed, 10, 64); err == nil {
+				seed = v
+			}
+		}
+		k := slices.IndexFunc(seen, func(s server.Spec) bool { return s.SameService(&srv) })
+		if k >= 0 && seeds[k] == seed {
+			out[pt] = drawn[k]
+			continue
+		}
+		cp := *a
+		cp.ServiceMS = srv.Draw(seed, a.Len(), a.GivenServiceMS)
+		seen, seeds, drawn = append(seen, srv), append(seeds, seed), append(drawn, &cp)
+		out[pt] = &cp
 	}
 	return out
 }

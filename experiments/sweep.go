@@ -359,7 +359,7 @@ func partialResult(ctx context.Context, res *Result, pr *progress, err error) (*
 // a time over the whole list.
 func runMemory(ctx context.Context, cfg *Config, a *workload.Arrivals, points []*Point, opt Options, pr *progress) error {
 	classes := cfg.drawClasses(a.Len())
-	served := cfg.serviceArrivals(a)
+	served := cfg.servedFor(a, points)
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -385,7 +385,7 @@ func runMemory(ctx context.Context, cfg *Config, a *workload.Arrivals, points []
 					return
 				}
 				pt := points[i]
-				if err := simulatePoint(ctx, cfg, served[pt.Server], classes, in, pt); err != nil {
+				if err := simulatePoint(ctx, cfg, served[pt], classes, in, pt); err != nil {
 					mu.Lock()
 					if firstErr == nil {
 						firstErr = pointError(pt, err)
