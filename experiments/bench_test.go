@@ -3,6 +3,7 @@ package experiments_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -53,6 +54,29 @@ func BenchmarkSeedScaled(b *testing.B) {
 // Reported per request per point.
 func BenchmarkSeedSweepScaled(b *testing.B) {
 	benchConfig(b, scaledSeed(10_000_000, `{"type": "token-bucket", "rate_rps": 100, "burst": [1, 2, 4, 8, 12, 16, 20, 28, 40, 80]}`))
+}
+
+// BenchmarkServiceDistributions is the scaled seed model's burst sweep
+// (10 points, 1 170 301 arrivals) on a server whose service time is fixed
+// or drawn from a distribution of about the same mean (10 ms): the cost a
+// distribution adds per request per point. The draw (once per load, shared
+// by the points) is inside the timer; "-4-workers" serves four workers of
+// 40 ms mean through the server's heaps.
+func BenchmarkServiceDistributions(b *testing.B) {
+	tb := `{"type": "token-bucket", "rate_rps": 100, "burst": [1, 2, 4, 8, 12, 16, 20, 28, 40, 80]}`
+	for _, c := range []struct{ name, server string }{
+		{"fixed", `"workers": 1, "service_ms": 10`},
+		{"exponential", `"workers": 1, "service": "exponential", "service_ms": 10`},
+		{"lognormal", `"workers": 1, "service": "lognormal", "service_p50_ms": 6, "service_p99_ms": 60`},
+		{"bimodal", `"workers": 1, "service": "bimodal", "service_slow_share": 0.1, "service_fast_ms": 5, "service_slow_ms": 55`},
+		{"fixed-4-workers", `"workers": 4, "service_ms": 40`},
+		{"lognormal-4-workers", `"workers": 4, "service": "lognormal", "service_p50_ms": 24, "service_p99_ms": 240`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			doc := strings.Replace(scaledSeed(10_000_000, tb), `"workers": 1, "service_ms": 10`, c.server, 1)
+			benchConfig(b, doc)
+		})
+	}
 }
 
 // BenchmarkSeedScaledNoCurves is the seed model over 40 000 s (4.7 M

@@ -109,6 +109,13 @@ func TestClientModelProperties(t *testing.T) {
 					t.Errorf("%s: %d retries over the budget %g × %d + %g × %g", where, cm.Retries, b.BudgetRatio, m.Arrivals, b.BudgetFloorRPS, secs)
 				}
 			}
+			if b.Budget == workload.BudgetClient {
+				secs := math.Ceil(cfg.Workload.DurationMS / 1000)
+				n := float64(len(res.Clients))
+				if float64(cm.Retries) > b.BudgetRatio*float64(m.Arrivals)+b.BudgetFloorRPS*secs*n+1e-9 {
+					t.Errorf("%s: %d retries over the per-client budgets %g × %d + %g × %g × %g clients", where, cm.Retries, b.BudgetRatio, m.Arrivals, b.BudgetFloorRPS, secs, n)
+				}
+			}
 			if cm.UsersInFlightMax > cm.Users {
 				t.Errorf("%s: %d closed-loop requests in flight, %d users", where, cm.UsersInFlightMax, cm.Users)
 			}

@@ -84,83 +84,59 @@ func (c *Config) validateService() field.List {
 	return errs
 }
 
-// serviceArrivals gives a load's requests their service times on every
-// server (server.Spec.Draw): a itself where the server's service is fixed,
-// else a copy with ServiceMS. Servers with the same distribution share one
-// draw; every draw starts from the seed, so request i always takes the
-// i-th draw whatever the server.
-func (c *Config) serviceArrivals(a *workload.Arrivals) []*workload.Arrivals {
-	out := make([]*workload.Arrivals, c.ServerCount())
-	var seen []server.Spec
-	var drawn [][]float64
-	for si := range out {
-		srv := c.ServerAt(si)
-		if srv.FixedService() {
-			out[si] = a
-			continue
-		}
-		var svc []float64
-		for k := range seen {
-			if seen[k].SameService(&srv) {
-				svc = drawn[k]
-			}
-		}
-		if svc == nil {
-			svc = srv.Draw(c.Seed, a.Len(), a.GivenServiceMS)
-			seen, drawn = append(seen, srv), append(drawn, svc)
-		}
-		cp := *a
-		cp.ServiceMS = svc
-		out[si] = &cp
+// serviceArrivals gives every point of a load its requests' service times
+// (server.Spec.Draw): the load itself where the point's server (with its
+// swept fields) serves a fixed time, else a copy with ServiceMS, drawn from
+// the point's seed (the run's, or its replication's or swept seed). Points
+// with the same distribution and seed share one draw, so every limiter of
+// the sweep serves the same requests for the same times.
+func (c *Config) serviceArrivals(a *workload.Arrivals, points []*Point) []*workload.Arrivals {
+	type drawn struct {
+		srv  server.Spec
+		seed uint64
+		a    *workload.Arrivals
 	}
-	return out
-}
-
-// servedFor gives each point the arrivals with its server's service times
-// (serviceArrivals for the point's server, with its swept server fields,
-// drawn from the seed of the point's load: a replication or a swept seed
-// draws its own). Points whose servers draw alike share one draw.
-func (c *Config) servedFor(a *workload.Arrivals, pts []*Point) map[*Point]*workload.Arrivals {
-	out := make(map[*Point]*workload.Arrivals, len(pts))
-	var seen []server.Spec
-	var seeds []uint64
-	var drawn []*workload.Arrivals
-	for _, pt := range pts {
+	var seen []drawn
+	out := make([]*workload.Arrivals, len(points))
+	for i, pt := range points {
 		srv := c.pointConfig(pt).Server
 		if srv.FixedService() {
-			out[pt] = a
+			out[i] = a
 			continue
 		}
-		seed := c.Seed
-		if pt.Seed != "" {
-			if v, err := strconv.ParseUint(pt.Seed, 10, 64); err == nil {
-				seed = v
-			}
+		seed := c.pointSeed(pt)
+		k := slices.IndexFunc(seen, func(d drawn) bool { return d.seed == seed && d.srv.SameService(&srv) })
+		if k < 0 {
+			cp := *a
+			cp.ServiceMS = srv.Draw(seed, a.Len(), a.GivenServiceMS)
+			seen = append(seen, drawn{srv, seed, &cp})
+			k = len(seen) - 1
 		}
-		k := slices.IndexFunc(seen, func(s server.Spec) bool { return s.SameService(&srv) })
-		if k >= 0 && seeds[k] == seed {
-			out[pt] = drawn[k]
-			continue
-		}
-		cp := *a
-		cp.ServiceMS = srv.Draw(seed, a.Len(), a.GivenServiceMS)
-		seen, seeds, drawn = append(seen, srv), append(seeds, seed), append(drawn, &cp)
-		out[pt] = &cp
+		out[i] = seen[k].a
 	}
 	return out
 }
 
-// givenService is the service_ms column of load lo's traces, one value per
-// arrival in stream order (NaN where a line gives none), when a server
-// draws from it (empirical); nil otherwise. The stream does not carry the
-// column: the load is generated whole (workload.Generate, the same
-// arrivals in the same order) to read it.
-func (c *Config) givenService(lo, n int, traces workload.TraceOpener) ([]float64, error) {
+// pointSeed is the seed a point's load was generated from.
+func (c *Config) pointSeed(pt *Point) uint64 {
+	if pt.Seed != "" {
+		if v, err := strconv.ParseUint(pt.Seed, 10, 64); err == nil {
+			return v
+		}
+	}
+	return c.Seed
+}
+
+// givenService is the service_ms column of a generated load's traces (w
+// from seed), one value per arrival in stream order (NaN where a line
+// gives none), when a server draws from it (empirical); nil otherwise. The
+// stream does not carry the column: the load is generated whole
+// (workload.GenerateWith, the same arrivals in the same order) to read it.
+func (c *Config) givenService(w workload.Spec, seed uint64, n int, traces workload.TraceOpener) ([]float64, error) {
 	if !c.usesEmpirical() {
 		return nil, nil
 	}
-	w := c.WorkloadAt(lo)
-	a, err := workload.GenerateWith(&w, c.Seed, traces)
+	a, err := workload.GenerateWith(&w, seed, traces)
 	if err != nil {
 		return nil, err
 	}
@@ -170,9 +146,8 @@ func (c *Config) givenService(lo, n int, traces workload.TraceOpener) ([]float64
 	return a.GivenServiceMS, nil
 }
 
-// fixedService reports whether every request takes service_ms on server
-// variant si.
-func (c *Config) fixedService(si int) bool {
-	s := c.ServerAt(si)
-	return s.FixedService()
+// fixedService reports whether every request of the point takes
+// service_ms.
+func (c *Config) fixedService(pt *Point) bool {
+	return c.pointConfig(pt).Server.FixedService()
 }

@@ -277,3 +277,45 @@ func TestServiceClientModel(t *testing.T) {
 		t.Fatal("the distribution changed nothing in the client model")
 	}
 }
+
+// TestServiceSweptAndReplicated: a swept service_ms is each point's mean
+// (its draws scale with it), and each replication draws its own service
+// times from its own seed.
+func TestServiceSweptAndReplicated(t *testing.T) {
+	cfg, err := experiments.DecodeConfig([]byte(`{"version": 1, "seed": 4, "replications": 3,
+	  "workload": {"duration_ms": 2000, "parts": [{"type": "poisson", "rate_rps": 30}]},
+	  "server": {"workers": 3, "service": "exponential", "service_ms": [5, 40]},
+	  "limiters": [{"type": "none"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Points) != 2 {
+		t.Fatalf("%d points", len(res.Points))
+	}
+	lo, hi := res.Points[0].Metrics.Sojourn.P50, res.Points[1].Metrics.Sojourn.P50
+	if !(hi > 4*lo) {
+		t.Fatalf("sojourn p50 %d at 5 ms and %d at 40 ms: the swept mean does not reach the draws", lo, hi)
+	}
+	files := runFiles(t, cfg, 1)
+	for _, f := range files {
+		if f.Name != experiments.FileReplications {
+			continue
+		}
+		rows := strings.Split(strings.TrimSpace(string(f.Data)), "\n")[1:]
+		if len(rows) != 6 {
+			t.Fatalf("%d replication rows", len(rows))
+		}
+		seen := map[string]bool{}
+		for _, r := range rows {
+			cells := strings.Split(r, ",")
+			seen[strings.Join(cells[len(cells)-20:], ",")] = true
+		}
+		if len(seen) != 6 {
+			t.Fatalf("replications measure the same: %d distinct rows of 6", len(seen))
+		}
+	}
+}

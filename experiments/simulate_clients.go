@@ -82,24 +82,25 @@ func (h *attemptHeap) push(a attempt) {
 	*h = append(*h, a)
 	s := *h
 	i := len(s) - 1
-	for i > 0 {
+	for i > 0 { // move the hole up, then fill it
 		p := (i - 1) / 2
-		if !s[i].before(&s[p]) {
+		if !a.before(&s[p]) {
 			break
 		}
-		s[i], s[p] = s[p], s[i]
+		s[i] = s[p]
 		i = p
 	}
+	s[i] = a
 }
 
 func (h *attemptHeap) pop() attempt {
 	s := *h
 	top := s[0]
 	last := len(s) - 1
-	s[0] = s[last]
+	x := s[last]
 	s = s[:last]
 	i := 0
-	for {
+	for { // move the hole down, then fill it with the last one
 		l := 2*i + 1
 		if l >= len(s) {
 			break
@@ -108,11 +109,14 @@ func (h *attemptHeap) pop() attempt {
 		if r := l + 1; r < len(s) && s[r].before(&s[l]) {
 			m = r
 		}
-		if !s[m].before(&s[i]) {
+		if !s[m].before(&x) {
 			break
 		}
-		s[i], s[m] = s[m], s[i]
+		s[i] = s[m]
 		i = m
+	}
+	if i < len(s) {
+		s[i] = x
 	}
 	*h = s
 	return top
@@ -354,7 +358,7 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 		w:     durationMS,
 		// Users' requests, made as the run goes, draw their service times
 		// in the order they are made, on a stream of their own.
-		svc:       cfg.Server.Sampler(cfg.Seed, server.ServiceStream+1, a.GivenServiceMS),
+		svc:       cfg.Server.Sampler(cfg.pointSeed(pt), server.ServiceStream+1, a.GivenServiceMS),
 		serviceMS: cfg.Server.ServiceMS,
 	}
 	*r.heap = (*r.heap)[:0]

@@ -154,7 +154,7 @@ func runGens(ctx context.Context, cfg *Config, open OpenLoad, opt Options) (*Res
 		for i := range points {
 			if pt := &points[i]; pt.gen == lo {
 				pts = append(pts, pt)
-				queue = queue || queueForAll.Load() || cfg.usesQueue(pt.Server) || cfg.usesClients(pt.Policy, pt.Load) || !cfg.fixedService(pt.Server)
+				queue = queue || queueForAll.Load() || cfg.usesQueue(pt.Server) || cfg.usesClients(pt.Policy, pt.Load) || !cfg.fixedService(pt)
 			}
 		}
 		st, err := open(lo)
@@ -168,7 +168,7 @@ func runGens(ctx context.Context, cfg *Config, open OpenLoad, opt Options) (*Res
 		if queue {
 			limit = MaxArrivals
 		}
-		w, _ := cfg.genWorkload(&shape, lo)
+		w, seed := cfg.genWorkload(&shape, lo)
 		t, c, more, err := readUpTo(st, limit, w.Expected())
 		if err != nil {
 			return nil, loadErr(lo, err)
@@ -185,7 +185,7 @@ func runGens(ctx context.Context, cfg *Config, open OpenLoad, opt Options) (*Res
 			n = int(count)
 		default:
 			a := &workload.Arrivals{T: t, Client: c, Clients: st.Clients, Groups: st.Groups, ClientPart: st.ClientPart}
-			if a.GivenServiceMS, err = cfg.givenService(lo, a.Len(), opt.Traces); err != nil {
+			if a.GivenServiceMS, err = cfg.givenService(w, seed, a.Len(), opt.Traces); err != nil {
 				return nil, loadErr(lo, err)
 			}
 			n = a.Len()
@@ -359,7 +359,7 @@ func partialResult(ctx context.Context, res *Result, pr *progress, err error) (*
 // a time over the whole list.
 func runMemory(ctx context.Context, cfg *Config, a *workload.Arrivals, points []*Point, opt Options, pr *progress) error {
 	classes := cfg.drawClasses(a.Len())
-	served := cfg.servedFor(a, points)
+	served := cfg.serviceArrivals(a, points)
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -385,7 +385,7 @@ func runMemory(ctx context.Context, cfg *Config, a *workload.Arrivals, points []
 					return
 				}
 				pt := points[i]
-				if err := simulatePoint(ctx, cfg, served[pt], classes, in, pt); err != nil {
+				if err := simulatePoint(ctx, cfg, served[i], classes, in, pt); err != nil {
 					mu.Lock()
 					if firstErr == nil {
 						firstErr = pointError(pt, err)

@@ -3,14 +3,18 @@ package storage
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
+	"io/fs"
 	"path/filepath"
 	"reflect"
 	"testing"
+	"testing/fstest"
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/presets"
+	"github.com/ratelab/ratelab/migrations"
 )
 
 // TestKeepStoresPartial: a partial result is stored by Keep (not
@@ -124,4 +128,55 @@ func open(t *testing.T) *Store {
 	}
 	t.Cleanup(func() { st.Close() })
 	return st
+}
+
+// TestMigration3FailsWhole: a migration 3 that fails half way (here its
+// Go step, after its SQL) leaves the database at version 2 with every run
+// readable, as a crash in it would; the next Open applies it.
+func TestMigration3FailsWhole(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v2.db")
+	db, err := sql.Open("sqlite", DSN(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2 := fstest.MapFS{}
+	for _, name := range []string{"0001_init.sql", "0002_file_chunks.sql"} {
+		data, err := fs.ReadFile(migrations.FS, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v2[name] = &fstest.MapFile{Data: data}
+	}
+	if _, err := migrateFS(t.Context(), db, v2, goSteps()); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := presets.Config("token-vs-leaky")
+	res, _ := runConfig(t, cfg)
+	r := newRun(cfg)
+	r.ID = NewID()
+	if err := completeV1(t.Context(), db, r, res, nil); err != nil {
+		t.Fatal(err)
+	}
+	crash := errors.New("crash")
+	steps := goSteps()
+	steps[3] = func(context.Context, *sql.Tx) error { return crash }
+	if _, err := migrateFS(t.Context(), db, migrations.FS, steps); !errors.Is(err, crash) {
+		t.Fatalf("migration 3: %v, want the crash", err)
+	}
+	var v, codec int
+	db.QueryRow("PRAGMA user_version").Scan(&v)
+	db.QueryRow("SELECT count(*) FROM pragma_table_info('files') WHERE name = 'codec'").Scan(&codec)
+	if v != 2 || codec != 0 {
+		t.Fatalf("after the failed migration: version %d, codec column %d; want 2 and none", v, codec)
+	}
+	db.Close()
+	st, err := Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	back, err := st.Result(t.Context(), r.ID)
+	if err != nil || !reflect.DeepEqual(back, res) {
+		t.Fatalf("the run after migration 3: %v", err)
+	}
 }

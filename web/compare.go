@@ -231,3 +231,12 @@ func flatten(path string, v any, leaf func(path, val string)) {
 	b, _ := json.Marshal(v)
 	leaf(path, format.Clip(string(b), 200))
 }
+
+// compareIDs are the runs' ids.
+func compareIDs(runs []*storage.Run) []string {
+	ids := make([]string, len(runs))
+	for i, r := range runs {
+		ids[i] = r.ID
+	}
+	return ids
+}

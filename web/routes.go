@@ -52,6 +52,8 @@ func (s *Server) routes() http.Handler {
 	r.Post("/api/runs", s.apiCreateRun)                                 // JSON API: submit a config document
 	r.Get("/api/runs/{id}", s.apiGetRun)                                // JSON API: status, progress, manifest
 	r.Get("/api/types", s.apiTypes)                                     // JSON API: the limiter and workload part types
+	r.Get("/diff", s.limited(s.heavy, s.diffPage))                      // two points decision by decision (diff.go)
+	r.Get("/diff.csv", s.limited(s.heavy, s.diffCSV))                   // every disagreement, streamed
 	r.Get("/compare", s.comparePage)                                    // several runs side by side (compare.go)
 	r.Get("/calculus", s.calculusPage)                                  // the network-calculus calculator
 	r.Get("/calculus/check", s.calculusCheck)                           // its answer as a sweep to run

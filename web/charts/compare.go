@@ -89,3 +89,15 @@ func Compare(runs []CompareRun) []*Group {
 	}
 	return groups
 }
+
+// DiffTimeline is the decision diff's timeline: how many requests two
+// points decide differently per window of arrival time, as bars.
+func DiffTimeline(sum *experiments.DiffSummary) Chart {
+	o := newLine("Disagreements over time", fmt.Sprintf("per %g ms of arrival time", sum.WindowMS), "arrival time (ms)", "requests decided differently", "value")
+	data := make([]Item, len(sum.PerWindow))
+	for i, k := range sum.PerWindow {
+		data[i] = xy(float64(i)*sum.WindowMS, float64(k))
+	}
+	o.addLine("disagreements", data, colored(palette[2]), asBar)
+	return chart("diff-timeline", "Disagreements per window of arrival time", o)
+}

@@ -79,6 +79,7 @@ var sections = []func(v *View) *Group{
 	fairnessSection,
 	timeSection,
 	recoverySection,
+	clientSection,
 	hangoverSection,
 	shedSection,
 	classSection,

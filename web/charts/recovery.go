@@ -21,8 +21,8 @@ func recoverySection(v *View) *Group {
 			break
 		}
 	}
-	if crowd == nil {
-		return nil
+	if crowd == nil || crowd.Rule == experiments.RecoveryGoodput {
+		return nil // the client model's goodput recovery: clientSection
 	}
 	span := fmt.Sprintf("crowd from %s to %s ms", format.Num(crowd.CrowdStartMS), format.Num(crowd.CrowdEndMS))
 	g := &Group{ID: "recovery", Title: "Recovery after the flash crowd",

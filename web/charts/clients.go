@@ -1,0 +1,118 @@
+package charts
+
+import (
+	"fmt"
+
+	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/web/format"
+)
+
+// maxClientLines bounds the points the client section draws (the first
+// ones, in point order).
+const maxClientLines = 12
+
+// clientSection shows the client model (experiments.ClientMetrics): the
+// goodput of logical requests and the attempts reaching the gate over time,
+// with the trigger interval shaded, the recovery after it, and the
+// amplification (attempts per request) and retry share of each client
+// policy. Nil when no point ran the client model.
+func clientSection(v *View) *Group {
+	res := v.Res
+	var pts []*experiments.Point
+	for i := range res.Points {
+		if p := &res.Points[i]; p.Metrics.Client != nil && len(pts) < maxClientLines {
+			pts = append(pts, p)
+		}
+	}
+	if len(pts) == 0 {
+		return nil
+	}
+	label := func(p *experiments.Point) string {
+		s := limiterPointName(p)
+		for _, n := range []string{p.ServerName, p.PolicyName, p.LoadName} {
+			if n != "" {
+				s += " · " + n
+			}
+		}
+		return s
+	}
+	color := func(k int) string { return palette[k%len(palette)] }
+	cfg := res.Config
+	start, end, trigger := cfg.TriggerInterval()
+	g := &Group{ID: "clients", Title: "Clients: retries, goodput and recovery",
+		Intro: "Goodput counts requests that succeeded within their attempts (by finish window); attempts are every try that reached the gate, retries included. Amplification is attempts per request."}
+	if trigger {
+		g.Intro += fmt.Sprintf(" The shaded interval is the trigger, %s to %s ms; recovery is the time after it until goodput over a trailing second is back within %s%% of its level before it.",
+			format.Num(start), format.Num(end), format.Num(100*experiments.GoodputTolerance))
+	}
+	if n := countClients(res); n > len(pts) {
+		g.Intro += fmt.Sprintf(" The first %d of %d points are drawn.", len(pts), n)
+	}
+
+	sw := cfg.SeriesWindow()
+	scale := 1000 / sw
+	overTime := func(id, title, yName string, get func(s *experiments.Series) []int32) Chart {
+		o := newLine(title, "per "+format.Num(sw)+" ms window", "time (ms)", yName, "value")
+		for k, p := range pts {
+			xs := get(&p.Series)
+			data := make([]Item, len(xs))
+			for w, x := range xs {
+				data[w] = xy(float64(w)*sw, float64(x)*scale)
+			}
+			o.addLine(label(p), data, styled(color(k), solid, plain)...)
+		}
+		if trigger && len(o.Series) > 0 {
+			o.Series[0].MarkArea = &MarkArea{Silent: true, ItemStyle: &ItemStyle{Color: targetColor, Opacity: 0.12},
+				Data: [][2]AreaEnd{{{Name: "trigger", XAxis: start}, {XAxis: end}}}}
+		}
+		return chart(id, title, o)
+	}
+	g.Charts = append(g.Charts,
+		overTime("chart-clients-goodput", "Goodput over time", "goodput (req/s)", func(s *experiments.Series) []int32 { return s.Goodput }),
+		overTime("chart-clients-attempts", "Attempts over time", "attempts (req/s)", func(s *experiments.Series) []int32 { return s.Attempts }))
+
+	names := make([]string, len(pts))
+	amp := make([]Item, len(pts))
+	for k, p := range pts {
+		names[k] = label(p)
+		amp[k] = Item{Value: p.Metrics.Client.Amplification, ItemStyle: &ItemStyle{Color: color(k)}}
+	}
+	o := newChart("Amplification per retry policy", "attempts per request at the gate", "attempts per request", Grid{Left: "70", Top: "70", Right: "30", Bottom: "130"})
+	o.Legend = &Legend{Show: boolPtr(false)}
+	o.XAxis = []XAxis{{Type: "category", Data: names, AxisLabel: &AxisLabel{Rotate: 20, Interval: "0"}}}
+	o.add("amplification", "bar", amp)
+	g.Charts = append(g.Charts, chart("chart-clients-amplification", "Amplification per retry policy", o))
+
+	if trigger {
+		rec := make([]Item, len(pts))
+		none := 0
+		for k, p := range pts {
+			if r := p.Metrics.Recovery; r != nil && r.RecoveryMS != nil {
+				rec[k] = Item{Value: *r.RecoveryMS, ItemStyle: &ItemStyle{Color: color(k)}}
+			} else {
+				none++
+			}
+		}
+		sub := "after the trigger; no bar: did not recover within the run"
+		if none == len(pts) {
+			sub = "no point recovered within the run (metastable)"
+		}
+		o := newChart("Recovery after the trigger", sub, "recovery (ms)", Grid{Left: "80", Top: "70", Right: "30", Bottom: "130"})
+		o.Legend = &Legend{Show: boolPtr(false)}
+		o.XAxis = []XAxis{{Type: "category", Data: names, AxisLabel: &AxisLabel{Rotate: 20, Interval: "0"}}}
+		o.add("recovery_ms", "bar", rec)
+		g.Charts = append(g.Charts, chart("chart-clients-recovery", "Recovery after the trigger", o))
+	}
+	return g
+}
+
+// countClients is the number of points that ran the client model.
+func countClients(res *experiments.Result) int {
+	n := 0
+	for i := range res.Points {
+		if res.Points[i].Metrics.Client != nil {
+			n++
+		}
+	}
+	return n
+}

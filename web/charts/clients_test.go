@@ -1,0 +1,46 @@
+package charts
+
+import (
+	"strings"
+	"testing"
+)
+
+// The client section: goodput and attempts over time with the trigger
+// shaded, amplification per policy and the recovery bars; the old
+// recovery section does not show the client model's goodput recovery.
+func TestClientSection(t *testing.T) {
+	var sec *Group
+	for _, g := range presetView(t, "metastable").Groups() {
+		switch g.ID {
+		case "clients":
+			sec = g
+		case "recovery":
+			t.Error("metastable has the flash-crowd recovery section")
+		}
+	}
+	if sec == nil {
+		t.Fatal("metastable run page has no client section")
+	}
+	if len(sec.Charts) != 4 {
+		t.Fatalf("%d charts, want 4", len(sec.Charts))
+	}
+	if o := sec.Charts[0].Option; !strings.Contains(o, `"markArea"`) || !strings.Contains(o, `"xAxis":10000`) || !strings.Contains(o, `"xAxis":10500`) {
+		t.Errorf("goodput chart does not shade the trigger 10000-10500 ms: %.400s", o)
+	}
+	// Amplification per policy (metastable: no-retry 1, retry 2.95, budget 1.06).
+	amp := sec.Charts[2].Option
+	for _, want := range []string{"no-retry", "retry", "budget", "2.95"} {
+		if !strings.Contains(amp, want) {
+			t.Errorf("amplification chart lacks %q", want)
+		}
+	}
+	// Recovery: retry did not recover (no bar), the others did.
+	if rec := sec.Charts[3].Option; !strings.Contains(rec, "7700") || !strings.Contains(rec, "18200") {
+		t.Errorf("recovery chart lacks 7700 and 18200 ms: %.600s", rec)
+	}
+	for _, g := range presetView(t, "boundary").Groups() {
+		if g.ID == "clients" {
+			t.Error("boundary (no client behaviour) has a client section")
+		}
+	}
+}
