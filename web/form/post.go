@@ -52,7 +52,7 @@ func (v Values) eachRow(prefix string, max int, read func(get func(name string) 
 // order of their numbers, so gaps left by removed rows close up.
 func FromValues(v Values) *Sweep {
 	f := &Sweep{
-		Name: v["name"], Description: v["description"], Seed: v["seed"], DurationMS: v["duration_ms"],
+		Name: v["name"], Description: v["description"], Seed: v["seed"], Replications: v["replications"], DurationMS: v["duration_ms"],
 		Workers: v["server.workers"], ServiceMS: v["server.service_ms"], DeadlineMS: v["server.deadline_ms"],
 		RollingWindowMS: v["metrics.rolling_window_ms"], FairnessWindowMS: v["metrics.fairness_window_ms"],
 		Reports: v["reports"], Objectives: v["objectives"], Models: v[ModelsKey], Settings: map[string]string{},
@@ -85,7 +85,7 @@ func FromValues(v Values) *Sweep {
 // Values is the form as the browser posts it (without the button pressed).
 func (f *Sweep) Values() url.Values {
 	v := url.Values{}
-	for k, val := range map[string]string{"name": f.Name, "description": f.Description, "seed": f.Seed, "duration_ms": f.DurationMS,
+	for k, val := range map[string]string{"name": f.Name, "description": f.Description, "seed": f.Seed, "replications": f.Replications, "duration_ms": f.DurationMS,
 		"server.workers": f.Workers, "server.service_ms": f.ServiceMS, "server.deadline_ms": f.DeadlineMS,
 		"metrics.rolling_window_ms": f.RollingWindowMS, "metrics.fairness_window_ms": f.FairnessWindowMS, "reports": f.Reports, "objectives": f.Objectives, ModelsKey: f.Models} {
 		v.Set(k, val)
