@@ -346,3 +346,28 @@ func TestListOfOneIsNoSweep(t *testing.T) {
 		t.Errorf("a list of one sweeps:\n%s\n%s", a.JSON(), b.JSON())
 	}
 }
+
+// A field added to a section's table later sweeps with no other edit: the
+// service distributions' settings (server.Numbers).
+func TestDistributionSettingsSweep(t *testing.T) {
+	cfg := decode(t, `{"version": 1, "seed": 2, "workload": {"duration_ms": 2000, "parts": [{"type": "poisson", "rate_rps": 60}]},
+  "server": {"service": "lognormal", "service_ms": 5, "service_p50_ms": 4, "service_p99_ms": [8, 30]},
+  "limiters": [{"type": "token-bucket", "rate_rps": 100, "burst": 5}]}`)
+	if a := cfg.Axes(); len(a) != 1 || a[0].Path != "server.service_p99_ms" {
+		t.Fatalf("axes %+v", a)
+	}
+	rows := csvRows(t, fileOf(t, runFiles(t, cfg, 2), experiments.FileResults))
+	at := slices.Index(rows[0], "server.service_p99_ms")
+	if at < 0 || len(rows) != 3 || rows[1][at] != "8.0" || rows[2][at] != "30.0" {
+		t.Fatalf("results: %v", rows)
+	}
+	if rows[1][slices.Index(rows[0], "sojourn_p99_ms")] == rows[2][slices.Index(rows[0], "sojourn_p99_ms")] {
+		t.Errorf("the swept p99 changed nothing: %v", rows)
+	}
+	_, err := experiments.DecodeConfig([]byte(`{"version": 1, "seed": 2, "workload": {"duration_ms": 2000, "parts": [{"type": "poisson", "rate_rps": 60}]},
+  "server": {"service": "lognormal", "service_p50_ms": 4, "service_p99_ms": [8, 3]},
+  "limiters": [{"type": "token-bucket", "rate_rps": 100, "burst": 5}]}`))
+	if errs := field.Errors(err); !slices.ContainsFunc(errs, func(e field.Error) bool { return e.Path == "server.service_p99_ms[1]" }) {
+		t.Errorf("a p99 below the p50 in a list: %v", errs)
+	}
+}

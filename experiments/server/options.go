@@ -107,12 +107,16 @@ type Field struct {
 
 // Fields lists the server's numeric fields.
 func Fields() []Field {
-	return []Field{
+	out := []Field{
 		{Name: "workers", Label: "Workers", Unit: "workers", Integer: true, Sweep: true, Doc: "identical workers serving in parallel"},
 		{Name: "service_ms", Label: "Service time", Unit: "ms", Sweep: true, Doc: "the time one request takes a worker"},
 		{Name: "deadline_ms", Label: "Deadline", Unit: "ms", Sweep: true, Doc: "a request is on time when it finishes within this of its arrival"},
 		{Name: "bound", Label: "Door bound", Unit: "requests", Integer: true, Sweep: true, Doc: "the requests in the system at which a shedding door sheds"},
 	}
+	for _, n := range Numbers() { // the service distributions' settings: every one sweeps
+		out = append(out, Field{Name: n.Name, Label: n.Label, Unit: n.Unit, Sweep: true, Doc: n.Doc})
+	}
+	return out
 }
 
 // FieldByName finds a numeric field of the server section.

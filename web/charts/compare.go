@@ -66,7 +66,7 @@ func Compare(runs []CompareRun) []*Group {
 					byLimiter[p.LimiterIndex] = append(byLimiter[p.LimiterIndex], p)
 				}
 				for k, li := range order {
-					for _, l := range linesOf(byLimiter[li]) {
+					for _, l := range linesOf(byLimiter[li], r.Res.Config.Axes()) {
 						var data []Item
 						for _, p := range l.Points {
 							if y, ok := col.Value(p); ok {

@@ -152,15 +152,18 @@ func throughputSection(v *View) *Group {
 	}
 	g.Charts = append(g.Charts, v.sweepCharts("chart-goodput", title, func(v *View, title string) *Option {
 		o := v.newSweepChart(title, "one line per limiter; dotted: offered load", "dotted: offered load", "goodput (req/s)")
-		v.sweepLines(o, "", always(func(m *experiments.Metrics) float64 { return m.GoodputRPS }), solid)
+		v.sweepLines(o, "", keyed("goodput_rps"), solid)
+		v.intervals(o, "", "goodput_rps")
 		v.flat(o, "offered", v.Res.Points[0].Metrics.OfferedRPS)
 		v.objectives(o, "goodput_rps")
 		return o
 	})...)
 	g.Charts = append(g.Charts, v.sweepCharts("chart-reject-late", "Rejected and served late", func(v *View, title string) *Option {
 		o := v.newSweepChart(title, "solid: rejected; dashed: served after the deadline (both % of arrivals)", "late: served after the deadline (both % of arrivals)", "share of arrivals (%)")
-		v.sweepLines(o, " rejected", always(func(m *experiments.Metrics) float64 { return m.RejectPct }), solid)
-		v.sweepLines(o, " late", always(func(m *experiments.Metrics) float64 { return m.ServedLatePct }), dashed)
+		v.sweepLines(o, " rejected", keyed("reject_pct"), solid)
+		v.sweepLines(o, " late", keyed("served_late_pct"), dashed)
+		v.intervals(o, " rejected", "reject_pct")
+		v.intervals(o, " late", "served_late_pct")
 		v.objectives(o, "reject_pct", "served_late_pct")
 		return o
 	})...)
@@ -174,8 +177,10 @@ func delaySection(v *View) *Group {
 		Intro: "A shaper holds requests at the gate; a policer passes bursts on and the queue forms at the server."}
 	g.Charts = append(g.Charts, v.sweepCharts("chart-waits", "p99 gate delay against p99 server wait", func(v *View, title string) *Option {
 		o := v.newSweepChart(title, "solid: at the gate; dashed: at the server (admitted requests)", "admitted requests", "p99 wait (ms)")
-		v.sweepLines(o, " gate p99", always(func(m *experiments.Metrics) float64 { return float64(m.GateDelay.P99) }), solid)
-		v.sweepLines(o, " server p99", always(func(m *experiments.Metrics) float64 { return float64(m.ServerWait.P99) }), dashed)
+		v.sweepLines(o, " gate p99", keyed("gate_delay_p99_ms"), solid)
+		v.sweepLines(o, " server p99", keyed("server_wait_p99_ms"), dashed)
+		v.intervals(o, " gate p99", "gate_delay_p99_ms")
+		v.intervals(o, " server p99", "server_wait_p99_ms")
 		v.objectives(o, "gate_delay_p99_ms", "server_wait_p99_ms")
 		return o
 	})...)
@@ -183,7 +188,8 @@ func delaySection(v *View) *Group {
 	dl := fmt.Sprintf("arrival to finish; dotted: the deadline (%s ms)", format.Num(v.Res.Config.Server.DeadlineMS))
 	g.Charts = append(g.Charts, v.sweepCharts("chart-sojourn", "p99 time in system", func(v *View, title string) *Option {
 		o := v.newSweepChart(title, dl, dl, "p99 time in system (ms)")
-		v.sweepLines(o, "", always(func(m *experiments.Metrics) float64 { return float64(m.Sojourn.P99) }), solid)
+		v.sweepLines(o, "", keyed("sojourn_p99_ms"), solid)
+		v.intervals(o, "", "sojourn_p99_ms")
 		v.flat(o, "deadline", v.Res.Config.Server.DeadlineMS)
 		v.objectives(o, "sojourn_p99_ms")
 		return o

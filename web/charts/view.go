@@ -40,6 +40,7 @@ type SweepLine struct {
 // time-series charts; chosen < 0 picks a default (the point a series
 // report names, else the middle of the first limiter's sweep).
 func NewView(res *experiments.Result, chosen int) *View {
+	res = axisX(res)
 	v := &View{Res: res}
 	n := len(res.Points)
 	if n == 0 {
@@ -77,7 +78,7 @@ func NewView(res *experiments.Result, chosen int) *View {
 			pick = pts[min(pos, len(pts)-1)].Index
 		}
 		v.Step = append(v.Step, pick)
-		v.Lines = append(v.Lines, linesOf(pts)...)
+		v.Lines = append(v.Lines, linesOf(pts, res.Config.Axes())...)
 	}
 	return v
 }
@@ -109,7 +110,7 @@ func defaultPoint(res *experiments.Result) int {
 // linesOf splits one limiter's points into sweep lines by the values of
 // its parameters other than the swept one; a line's name lists the ones
 // that vary ("token-bucket (rate_rps=50)").
-func linesOf(pts []*experiments.Point) []SweepLine {
+func linesOf(pts []*experiments.Point, axes []experiments.Axis) []SweepLine {
 	var lines []SweepLine
 	index := map[string]int{}
 	for _, p := range pts {
@@ -119,6 +120,7 @@ func linesOf(pts []*experiments.Point) []SweepLine {
 				fixed = append(fixed, fmt.Sprintf("%s=%s", name, format.Num(p.Params.Get(name))))
 			}
 		}
+		fixed = append(fixed, axisSplit(axes, pts, p)...)
 		name := p.Limiter
 		if len(fixed) > 0 {
 			name += " (" + strings.Join(fixed, ", ") + ")"
@@ -287,7 +289,7 @@ func (v *View) sweptAxisName() string {
 		if !slices.Contains(names, name) {
 			names = append(names, name)
 		}
-		if u := ParamUnit(p.Swept); u != "" && !slices.Contains(units, u) {
+		if u := v.unit(p.Swept); u != "" && !slices.Contains(units, u) {
 			units = append(units, u)
 		}
 	}
@@ -314,7 +316,7 @@ func (v *View) byUnit() []*View {
 			unswept = append(unswept, l)
 			continue
 		}
-		u := ParamUnit(l.Points[0].Swept)
+		u := v.unit(l.Points[0].Swept)
 		if _, ok := byUnit[u]; !ok {
 			units = append(units, u)
 		}

@@ -3,12 +3,14 @@ package form
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/field"
+	"github.com/ratelab/ratelab/experiments/lists"
 	"github.com/ratelab/ratelab/experiments/server"
 	"github.com/ratelab/ratelab/experiments/workload"
 	"github.com/ratelab/ratelab/web/format"
@@ -23,22 +25,23 @@ import (
 func (f *Sweep) Document() ([]byte, *experiments.Config) {
 	f.Errors, f.Problems = nil, nil
 	cfg := experiments.Config{Version: experiments.Version, Name: strings.TrimSpace(f.Name), Description: strings.TrimSpace(f.Description)}
-	if s := strings.TrimSpace(f.Seed); s != "" {
-		seed, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			f.AddError("seed", "seed", fmt.Sprintf("%q is not a whole number from 0 to %d", format.Clip(s, 40), uint64(1<<64-1)))
-		}
-		cfg.Seed = seed
-	}
+	f.seed(&cfg)
 	if s := strings.TrimSpace(f.Replications); s != "" {
-		cfg.Replications = f.integer("replications", "replications", s)
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			f.AddError("replications", "replications", fmt.Sprintf("%q is not a whole number", format.Clip(s, 40)))
+		}
+		if n == 0 && err == nil {
+			f.AddError("replications", "replications", fmt.Sprintf("must be from 2 to %d (leave it empty for one run a point)", experiments.MaxReplications))
+		}
+		cfg.Replications = n
 	}
 	cfg.Workload.DurationMS = f.number("duration_ms", "workload.duration_ms", f.DurationMS)
-	cfg.Server.Workers = f.integer("server.workers", "server.workers", f.Workers)
+	cfg.Server.Workers = int(f.serverValues(&cfg.Server, "workers", f.Workers))
 	f.notZero("server.workers", "server.workers", f.Workers, float64(cfg.Server.Workers), "must be at least 1", strconv.Itoa(server.DefaultWorkers))
-	cfg.Server.ServiceMS = f.number("server.service_ms", "server.service_ms", f.ServiceMS)
+	cfg.Server.ServiceMS = f.serverValues(&cfg.Server, "service_ms", f.ServiceMS)
 	f.notZero("server.service_ms", "server.service_ms", f.ServiceMS, cfg.Server.ServiceMS, "must be more than 0 ms", format.Num(server.DefaultServiceMS)+" ms")
-	cfg.Server.DeadlineMS = f.number("server.deadline_ms", "server.deadline_ms", f.DeadlineMS)
+	cfg.Server.DeadlineMS = f.serverValues(&cfg.Server, "deadline_ms", f.DeadlineMS)
 	f.notZero("server.deadline_ms", "server.deadline_ms", f.DeadlineMS, cfg.Server.DeadlineMS, "must be more than 0 ms", format.Num(server.DefaultDeadlineMS)+" ms")
 	cfg.Metrics.RollingWindowMS = f.number("metrics.rolling_window_ms", "metrics.rolling_window_ms", f.RollingWindowMS)
 	f.notZero("metrics.rolling_window_ms", "metrics.rolling_window_ms", f.RollingWindowMS, cfg.Metrics.RollingWindowMS, "must be more than 0 ms", format.Num(experiments.DefaultMetricsWindowMS)+" ms")
@@ -92,6 +95,83 @@ func (f *Sweep) Document() ([]byte, *experiments.Config) {
 	return doc, decoded
 }
 
+// seed reads the seed input: a whole number, or a list or range of them
+// (a swept seed).
+func (f *Sweep) seed(cfg *experiments.Config) {
+	s := strings.TrimSpace(f.Seed)
+	if s == "" {
+		return
+	}
+	if !strings.ContainsAny(s, ",.") {
+		seed, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			f.AddError("seed", "seed", fmt.Sprintf("%q is not a whole number from 0 to %d", format.Clip(s, 40), uint64(1<<64-1)))
+		}
+		cfg.Seed = seed
+		return
+	}
+	vs, err := ParseValues(s)
+	if err != nil {
+		f.AddError("seed", "seed", err.Error())
+		return
+	}
+	seeds := make([]uint64, 0, len(vs))
+	for _, v := range vs {
+		if v < 0 || v != math.Trunc(v) || v > 1<<53 {
+			f.AddError("seed", "seed", fmt.Sprintf("%s is not a whole number from 0 to 2^53 (a list of seeds)", format.Num(v)))
+			return
+		}
+		seeds = append(seeds, uint64(v))
+	}
+	if len(seeds) > 0 {
+		cfg.Seed = seeds[0]
+	}
+	if len(seeds) > 1 {
+		cfg.Seeds = seeds
+	}
+}
+
+// serverValues reads a server field's input: one number, or a list or
+// range where the field's row says it sweeps (kept in s.Lists); it returns
+// the first value (0 for an empty input).
+func (f *Sweep) serverValues(s *server.Spec, name, text string) float64 {
+	key, path := "server."+name, "server."+name
+	fd, _ := server.FieldByName(name)
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return 0
+	}
+	if !fd.Sweep {
+		if fd.Integer {
+			return float64(f.integer(key, path, text))
+		}
+		return f.number(key, path, text)
+	}
+	vs, err := ParseValues(text)
+	if err != nil {
+		f.AddError(key, path, err.Error())
+		return 0
+	}
+	if len(vs) == 0 {
+		return 0
+	}
+	if fd.Integer {
+		for _, v := range vs {
+			if v != math.Trunc(v) {
+				f.AddError(key, path, fmt.Sprintf("%s is not a whole number", format.Num(v)))
+				return 0
+			}
+		}
+	}
+	if len(vs) > 1 {
+		if s.Lists == nil {
+			s.Lists = lists.Lists{}
+		}
+		s.Lists[name] = vs
+	}
+	return vs[0]
+}
+
 // number parses an optional number input; empty gives 0.
 func (f *Sweep) number(key, path, text string) float64 {
 	text = strings.TrimSpace(text)
@@ -131,6 +211,8 @@ func (f *Sweep) notZero(key, path, text string, v float64, msg, def string) {
 var (
 	rowItemPath   = regexp.MustCompile(`^workload\.parts\[(\d+)\]\.([a-z_]+)\[(\d+)\]`)
 	valueItemPath = regexp.MustCompile(`^limiters\[(\d+)\]\.([a-z_]+)\[(\d+)\]`)
+	// serverItemPath is a value of a swept server field.
+	serverItemPath = regexp.MustCompile(`^server\.([a-z_]+)\[(\d+)\]$`)
 )
 
 // itemPrefix names the item of a list input that an engine error is about
@@ -148,6 +230,9 @@ func itemPrefix(cfg *experiments.Config, path string) string {
 			return ""
 		}
 		fd, ok := k.Field(m[2])
+		if xs := p.Lists[m[2]]; ok && fd.Sweep && n < len(xs) {
+			return fmt.Sprintf("value %d (%s): ", n+1, format.Num(xs[n]))
+		}
 		if !ok || fd.Input != workload.InputLines {
 			return ""
 		}
@@ -158,6 +243,11 @@ func itemPrefix(cfg *experiments.Config, path string) string {
 		req, _ := lineKeys(fd.Line)
 		cells := strings.Split(lines[n], ",")
 		return fmt.Sprintf("%s %d (%s): ", itemName(fd.Name), n+1, strings.Join(cells[:min(len(req), len(cells))], ","))
+	}
+	if m := serverItemPath.FindStringSubmatch(path); m != nil {
+		if xs, n := cfg.Server.Lists[m[1]], atoi(m[2]); n < len(xs) {
+			return fmt.Sprintf("value %d (%s): ", n+1, format.Num(xs[n]))
+		}
 	}
 	if m := valueItemPath.FindStringSubmatch(path); m != nil {
 		n := atoi(m[3])
@@ -189,8 +279,26 @@ func (f *Sweep) part(i int, pf Part) workload.Part {
 		return workload.Part{Type: typ}
 	}
 	obj := map[string]any{"type": typ}
+	var ls lists.Lists
 	for _, fd := range k.Fields {
 		text := pf.Get(fd.Name)
+		if fd.Sweep && (fd.Input == workload.InputNumber || fd.Input == workload.InputInteger) && isList(text) {
+			vs, err := ParseValues(text)
+			if err != nil {
+				f.AddError(key(fd.Name), path(fd.Name), err.Error())
+				continue
+			}
+			if len(vs) > 0 {
+				obj[fd.Name] = vs[0]
+			}
+			if len(vs) > 1 {
+				if ls == nil {
+					ls = lists.Lists{}
+				}
+				ls[fd.Name] = vs
+			}
+			continue
+		}
 		if v, ok := f.fieldValue(fd, key(fd.Name), path(fd.Name), text); ok {
 			obj[fd.Name] = v
 		}
@@ -204,8 +312,13 @@ func (f *Sweep) part(i int, pf Part) workload.Part {
 		f.AddError(key("type"), path("type"), err.Error())
 	}
 	p.Type = typ
+	p.Lists = ls
 	return p
 }
+
+// isList reports whether an input's text is a list or a range of values
+// (a number alone is not).
+func isList(text string) bool { return strings.Contains(text, ",") || strings.Contains(text, "..") }
 
 // fieldValue parses a part input into its JSON value; ok=false leaves the
 // field out (an empty input, or one whose error is already on the form).

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/field"
+	"github.com/ratelab/ratelab/experiments/server"
 	"github.com/ratelab/ratelab/experiments/workload"
 	"github.com/ratelab/ratelab/web/format"
 )
@@ -31,7 +32,7 @@ const (
 // "limiters.<i>.<field>".
 type Sweep struct {
 	Name, Description, Seed, DurationMS string
-	Replications                        string // runs a point, seeds seed..seed+N-1 (empty: one)
+	Replications                        string
 	Workers, ServiceMS, DeadlineMS      string
 	RollingWindowMS, FairnessWindowMS   string
 	Reports                             string // JSON list of extra CSV reports (a preset's), or empty
@@ -92,14 +93,16 @@ func FromConfig(cfg *experiments.Config) *Sweep {
 	f := &Sweep{
 		Name:             cfg.Name,
 		Description:      cfg.Description,
-		Seed:             strconv.FormatUint(cfg.Seed, 10),
-		Replications:     replicationsText(cfg.Replications),
+		Seed:             seedText(cfg),
 		DurationMS:       format.Num(cfg.Workload.DurationMS),
-		Workers:          strconv.Itoa(cfg.Server.Workers),
-		ServiceMS:        format.Num(cfg.Server.ServiceMS),
-		DeadlineMS:       format.Num(cfg.Server.DeadlineMS),
+		Workers:          serverText(&cfg.Server, "workers", float64(cfg.Server.Workers)),
+		ServiceMS:        serverText(&cfg.Server, "service_ms", cfg.Server.ServiceMS),
+		DeadlineMS:       serverText(&cfg.Server, "deadline_ms", cfg.Server.DeadlineMS),
 		RollingWindowMS:  format.Num(cfg.Metrics.RollingWindowMS),
 		FairnessWindowMS: format.Num(cfg.Metrics.FairnessWindowMS),
+	}
+	if cfg.Replications > 0 {
+		f.Replications = strconv.Itoa(cfg.Replications)
 	}
 	f.Objectives = experiments.FormatObjectives(cfg.Objectives)
 	if len(cfg.Reports) > 0 {
@@ -116,6 +119,26 @@ func FromConfig(cfg *experiments.Config) *Sweep {
 		f.Limiters = append(f.Limiters, limiterOf(l))
 	}
 	return f
+}
+
+// seedText is the seed input: the seed, or a swept seed's list.
+func seedText(cfg *experiments.Config) string {
+	if len(cfg.Seeds) > 1 {
+		parts := make([]string, len(cfg.Seeds))
+		for i, s := range cfg.Seeds {
+			parts[i] = strconv.FormatUint(s, 10)
+		}
+		return strings.Join(parts, ", ")
+	}
+	return strconv.FormatUint(cfg.Seed, 10)
+}
+
+// serverText is a server field's input: its value, or its swept list.
+func serverText(s *server.Spec, name string, v float64) string {
+	if xs := s.Lists[name]; len(xs) > 1 {
+		return FormatValues(xs)
+	}
+	return format.Num(v)
 }
 
 // CheckTraceSize refuses a trace of n bytes past MaxTraceBytes at path:
@@ -229,11 +252,3 @@ func RowKey(prefix string, i int, name string) string {
 
 // InputID is the element id of an input key.
 func InputID(key string) string { return "f-" + strings.ReplaceAll(key, ".", "-") }
-
-// replicationsText is the replications input: empty for one run a point.
-func replicationsText(n int) string {
-	if n == 0 {
-		return ""
-	}
-	return strconv.Itoa(n)
-}

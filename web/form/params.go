@@ -9,6 +9,7 @@ import (
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/experiments/presets"
+	"github.com/ratelab/ratelab/experiments/server"
 	"github.com/ratelab/ratelab/experiments/workload"
 	"github.com/ratelab/ratelab/web/format"
 )
@@ -65,12 +66,29 @@ func isArea(f workload.Field) bool {
 	return f.Input == workload.InputLines || f.Input == workload.InputCSV
 }
 
-// fieldHint is the line under a part input: its doc, and its default.
+// fieldHint is the line under a part input: its doc, its default, and
+// whether a list sweeps it.
 func fieldHint(f workload.Field) string {
-	if f.Default == "" || f.Default == "0" {
-		return f.Doc
+	h := f.Doc
+	if f.Default != "" && f.Default != "0" {
+		h += " (default: " + f.Default + ")"
 	}
-	return f.Doc + " (default: " + f.Default + ")"
+	if f.Sweep {
+		h += sweepHint
+	}
+	return h
+}
+
+// sweepHint ends the hint of an input that takes a list.
+const sweepHint = "; a list or range sweeps it"
+
+// serverHint is the hint of a server field's input: its row's doc, and
+// whether a list sweeps it.
+func serverHint(name, doc string) string {
+	if f, ok := server.FieldByName(name); ok && f.Sweep {
+		return doc + sweepHint
+	}
+	return doc
 }
 
 // partTypesFor lists the part types that use an input, space separated.
@@ -229,6 +247,10 @@ func fieldText(fd workload.Field, v json.RawMessage) string {
 		}
 		return strings.Join(lines, "\n")
 	case workload.InputNumber, workload.InputInteger:
+		var xs []float64
+		if json.Unmarshal(v, &xs) == nil { // a swept field's list
+			return FormatValues(xs)
+		}
 		var x float64
 		if json.Unmarshal(v, &x) != nil {
 			return ""

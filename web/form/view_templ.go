@@ -138,11 +138,11 @@ func View(f *Sweep) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = textInput(f, "seed", "Seed", f.Seed, "", "random parts draw from it", "").Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = textInput(f, "seed", "Seed", f.Seed, "", "random parts draw from it; a list or range sweeps it", "").Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = textInput(f, "replications", "Replications", f.Replications, "runs", "each point with seeds seed … seed+N−1: mean and 95% interval; empty: one run", "").Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = textInput(f, "replications", "Replications", f.Replications, "runs", "each point with seeds seed … seed+N-1: means and 95% intervals; empty: one run", "").Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -263,15 +263,15 @@ func View(f *Sweep) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = textInput(f, "server.workers", "Workers", f.Workers, "", "identical FIFO workers", "").Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = textInput(f, "server.workers", "Workers", f.Workers, "", serverHint("workers", "identical FIFO workers"), "").Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = textInput(f, "server.service_ms", "Service time", f.ServiceMS, "ms", "fixed, or the mean of exponential; other distributions: their mean, derived", "").Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = textInput(f, "server.service_ms", "Service time", f.ServiceMS, "ms", serverHint("service_ms", "fixed, or the mean of exponential; other distributions: their mean, derived"), "").Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = textInput(f, "server.deadline_ms", "Deadline", f.DeadlineMS, "ms", "from arrival at the gate", "").Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = textInput(f, "server.deadline_ms", "Deadline", f.DeadlineMS, "ms", serverHint("deadline_ms", "from arrival at the gate"), "").Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

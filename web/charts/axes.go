@@ -1,0 +1,127 @@
+package charts
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/web/format"
+)
+
+// Swept fields beyond the limiters (experiments.Config.Axes) on the sweep
+// charts' x axis. A limiter that sweeps a parameter keeps it on the x axis
+// (its points at other values of the swept fields are further lines); a
+// limiter at one setting puts the innermost swept field there (a workload
+// or server field before the seed). The view then sees each such point as
+// if the field were one of its parameters: Swept names the field by its
+// config path, Params holds its value, so every chart, the table and the
+// step picker read it as they read a limiter parameter.
+
+// axisX returns res with the swept field on the x axis of the points
+// whose limiter sweeps nothing (a copy; res itself is never changed), or
+// res when the config sweeps no field.
+func axisX(res *experiments.Result) *experiments.Result {
+	axes := res.Config.Axes()
+	if len(axes) == 0 || len(res.Points) == 0 {
+		return res
+	}
+	x := len(axes) - 1
+	for i := len(axes) - 1; i >= 0; i-- {
+		if axes[i].Part != experiments.AxisSeed {
+			x = i
+			break
+		}
+	}
+	sweeps := map[int]bool{} // limiters whose own parameter takes several values
+	first := map[int]float64{}
+	for i := range res.Points {
+		p := &res.Points[i]
+		if p.Swept == "" {
+			continue
+		}
+		if f, ok := first[p.LimiterIndex]; !ok {
+			first[p.LimiterIndex] = p.SweptValue()
+		} else if f != p.SweptValue() {
+			sweeps[p.LimiterIndex] = true
+		}
+	}
+	out := *res
+	out.Points = slices.Clone(res.Points)
+	for i := range out.Points {
+		p := &out.Points[i]
+		if sweeps[p.LimiterIndex] || x >= len(p.Axes) {
+			continue
+		}
+		p.Params = maps.Clone(p.Params)
+		if p.Params == nil {
+			p.Params = map[string]float64{}
+		}
+		p.Params[axes[x].Path] = p.Axes[x]
+		p.Swept = axes[x].Path
+	}
+	return &out
+}
+
+// unit is the unit of a swept parameter or field, for axis names.
+func (v *View) unit(name string) string {
+	for _, a := range v.Res.Config.Axes() {
+		if a.Path == name {
+			return a.Unit
+		}
+	}
+	return ParamUnit(name)
+}
+
+// axisSplit names the swept fields other than a point's x that vary among
+// pts, with the point's values ("workload.parts[0].rate_rps=50"), so
+// points at other values draw other lines.
+func axisSplit(axes []experiments.Axis, pts []*experiments.Point, p *experiments.Point) []string {
+	var out []string
+	for j, a := range axes {
+		if a.Path == p.Swept || j >= len(p.Axes) {
+			continue
+		}
+		if slices.ContainsFunc(pts, func(q *experiments.Point) bool { return j < len(q.Axes) && q.Axes[j] != p.Axes[j] }) {
+			out = append(out, a.Path+"="+format.Num(p.Axes[j]))
+		}
+	}
+	return out
+}
+
+// keyed is the measure of a results column by key: with replications, its
+// mean (experiments.Column.Value).
+func keyed(key string) metric {
+	c := experiments.ColumnByKey(key)
+	return func(p *experiments.Point) (float64, bool) {
+		if c == nil || c.Value == nil {
+			return 0, false
+		}
+		return c.Value(p)
+	}
+}
+
+// intervals adds, for a replicated run, each sweep line's 95% confidence
+// interval of a column as error bars: a vertical segment from the lower
+// to the upper end at each point, in the line's color.
+func (v *View) intervals(o *Option, suffix, key string) {
+	if categorical(o) || !v.Res.Config.Replicated() {
+		return
+	}
+	for i, l := range v.Lines {
+		var data []Item
+		for _, p := range l.Points {
+			lo, hi, ok := p.Interval(key)
+			if !ok || p.Swept == "" {
+				continue
+			}
+			x := p.SweptValue()
+			data = append(data, xy(x, lo), xy(x, hi), Item{Value: []any{x, "-"}})
+		}
+		if len(data) == 0 {
+			continue
+		}
+		o.addLine(l.Name+suffix+" 95% CI", data, plain, lineType("solid"), colored(v.lineColor(i)), func(s *Series) {
+			s.LineStyle.Width = 1
+		})
+	}
+}
