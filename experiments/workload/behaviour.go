@@ -1,8 +1,6 @@
 package workload
 
 import (
-	"math"
-
 	"github.com/ratelab/ratelab/experiments/field"
 )
 
@@ -221,7 +219,7 @@ func (b *Behaviour) Validate(path string) field.List {
 func (b *Behaviour) BaseBackoffMS(k int) float64 {
 	d := b.BackoffMS
 	if b.Backoff == BackoffExponential {
-		d = b.BackoffMS * math.Exp2(float64(k-1))
+		d = b.BackoffMS * float64(uint64(1)<<min(k-1, 62)) // k <= MaxRetries + 1
 	}
 	if b.BackoffMaxMS > 0 && d > b.BackoffMaxMS {
 		d = b.BackoffMaxMS
