@@ -371,3 +371,25 @@ func TestDistributionSettingsSweep(t *testing.T) {
 		t.Errorf("a p99 below the p50 in a list: %v", errs)
 	}
 }
+
+// A client behaviour field (a row of workload.Behaviour marked Sweep)
+// sweeps: retries [0, 3] runs the client model at both values, and a
+// point equals its own config.
+func TestBehaviourFieldSweeps(t *testing.T) {
+	doc := `{"version": 1, "seed": 4, "workload": {"duration_ms": 3000, "parts": [{"type": "constant", "rate_rps": 150, "backoff_ms": 20, "retries": RETRIES}]},
+  "server": {"service_ms": 8}, "limiters": [{"type": "token-bucket", "rate_rps": 100, "burst": 5}]}`
+	cfg := decode(t, strings.Replace(doc, "RETRIES", "[0, 3]", 1))
+	if a := cfg.Axes(); len(a) != 1 || a[0].Path != "workload.parts[0].retries" || !a[0].Integer {
+		t.Fatalf("axes %+v", a)
+	}
+	swept := csvRows(t, fileOf(t, runFiles(t, cfg, 2), experiments.FileResults))
+	for i, r := range []string{"0", "3"} {
+		one := csvRows(t, fileOf(t, runFiles(t, decode(t, strings.Replace(doc, "RETRIES", r, 1)), 1), experiments.FileResults))
+		for _, key := range []string{"arrivals", "goodput_rps", "reject_pct", "sojourn_p99_ms"} {
+			a, b := swept[1+i][slices.Index(swept[0], key)], one[1][slices.Index(one[0], key)]
+			if a != b {
+				t.Errorf("retries %s %s: swept %s, own config %s", r, key, a, b)
+			}
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/ratelab/ratelab/experiments/field"
+	"github.com/ratelab/ratelab/experiments/lists"
 	"github.com/ratelab/ratelab/experiments/workload"
 )
 
@@ -62,6 +63,17 @@ func (c *Config) usesClients(pi, lo int) bool {
 		}
 		if k := w.Parts[i].Kind(); k != nil && k.Users != nil {
 			return true
+		}
+		// A swept behaviour field (retries [0, 3]) runs the client model
+		// at every value when one of its values makes the clients behave.
+		for key, xs := range w.Parts[i].Lists {
+			for _, v := range xs {
+				q := w.Parts[i]
+				lists.Set(&q, key, v)
+				if q.Behaviour.Active() {
+					return true
+				}
+			}
 		}
 	}
 	return false

@@ -80,15 +80,15 @@ const (
 
 // Behaviour fields, shared by every part type.
 var (
-	timeoutField = Field{Name: "timeout_ms", Label: "Timeout", Unit: "ms", Input: InputNumber, Default: "none",
+	timeoutField = Field{Name: "timeout_ms", Label: "Timeout", Unit: "ms", Input: InputNumber, Default: "none", Sweep: true,
 		Doc: "a client abandons an attempt whose sojourn is longer (counted from the gate)"}
-	retriesField = Field{Name: "retries", Label: "Retries", Input: InputInteger, Default: "0",
+	retriesField = Field{Name: "retries", Label: "Retries", Input: InputInteger, Default: "0", Sweep: true,
 		Doc: "how many times a rejected or abandoned request is sent again"}
-	backoffMSField = Field{Name: "backoff_ms", Label: "Backoff", Unit: "ms", Input: InputNumber, Default: "0",
+	backoffMSField = Field{Name: "backoff_ms", Label: "Backoff", Unit: "ms", Input: InputNumber, Default: "0", Sweep: true,
 		Doc: "wait before the first retry, from the failure"}
 	backoffField = Field{Name: "backoff", Label: "Backoff growth", Input: InputChoice, Choices: []string{BackoffFixed, BackoffExponential}, Default: BackoffFixed,
 		Doc: "fixed: every retry waits backoff_ms; exponential: retry k waits backoff_ms × 2^(k-1)"}
-	backoffMaxField = Field{Name: "backoff_max_ms", Label: "Backoff cap", Unit: "ms", Input: InputNumber, Default: "none",
+	backoffMaxField = Field{Name: "backoff_max_ms", Label: "Backoff cap", Unit: "ms", Input: InputNumber, Default: "none", Sweep: true,
 		Doc: "the longest wait of an exponential or decorrelated backoff"}
 	jitterField = Field{Name: "jitter", Label: "Jitter", Input: InputChoice, Choices: []string{JitterNone, JitterFull, JitterEqual, JitterDecorrelated}, Default: JitterNone,
 		Doc: "full: uniform in [0, d); equal: d/2 + uniform in [0, d/2); decorrelated: uniform in [backoff_ms, 3 × previous wait)"}
@@ -96,13 +96,13 @@ var (
 		Doc: "honour: never retry a rejection before the gate's next possible admission (gates that can say it)"}
 	budgetField = Field{Name: "budget", Label: "Retry budget", Input: InputChoice, Choices: []string{BudgetNone, BudgetClient, BudgetGlobal}, Default: BudgetNone,
 		Doc: "retries per aligned second at most budget_ratio × first attempts + budget_floor_rps, per client or shared"}
-	budgetRatioField = Field{Name: "budget_ratio", Label: "Budget ratio", Input: InputNumber, Default: "0",
+	budgetRatioField = Field{Name: "budget_ratio", Label: "Budget ratio", Input: InputNumber, Default: "0", Sweep: true,
 		Doc: "retries allowed per first attempt (0 to 1)"}
-	budgetFloorField = Field{Name: "budget_floor_rps", Label: "Budget floor", Unit: "req/s", Input: InputNumber, Default: "0",
+	budgetFloorField = Field{Name: "budget_floor_rps", Label: "Budget floor", Unit: "req/s", Input: InputNumber, Default: "0", Sweep: true,
 		Doc: "retries allowed every second on top of the ratio"}
-	throttleKField = Field{Name: "throttle_k", Label: "Throttle K", Input: InputNumber, Default: "off",
+	throttleKField = Field{Name: "throttle_k", Label: "Throttle K", Input: InputNumber, Default: "off", Sweep: true,
 		Doc: "SRE adaptive throttling: refuse locally with probability max(0, (requests - K × accepts)/(requests + 1))"}
-	throttleWindowField = Field{Name: "throttle_window_ms", Label: "Throttle window", Unit: "ms", Input: InputNumber, Default: "120000",
+	throttleWindowField = Field{Name: "throttle_window_ms", Label: "Throttle window", Unit: "ms", Input: InputNumber, Default: "120000", Sweep: true,
 		Doc: "the window of the throttling counts"}
 )
 

@@ -30,7 +30,7 @@ const (
 var (
 	usersField = Field{Name: "users", Label: "Users", Input: InputInteger,
 		Doc: "virtual users, each with at most one request in flight"}
-	thinkMSField = Field{Name: "think_ms", Label: "Think time", Unit: "ms", Input: InputNumber,
+	thinkMSField = Field{Name: "think_ms", Label: "Think time", Unit: "ms", Input: InputNumber, Sweep: true,
 		Doc: "after a request ends, before the user's next (at least 1 ms)"}
 	thinkField = Field{Name: "think", Label: "Think distribution", Input: InputChoice, Choices: []string{ThinkFixed, ThinkExponential}, Default: ThinkFixed,
 		Doc: "fixed, or exponential with mean think_ms (seeded)"}
