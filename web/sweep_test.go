@@ -44,3 +44,20 @@ func TestSweptWorkloadFieldChartAxis(t *testing.T) {
 		t.Errorf("replications.csv: %d\n%s", rw.Code, rw.Body)
 	}
 }
+
+// With replications the answer panel judges an objective on its interval's
+// pessimistic end and says so.
+func TestAnswerWithIntervals(t *testing.T) {
+	l := newLab(t, true, 4)
+	doc := strings.Replace(sweptWebDoc, `"limiters"`, `"objectives":[{"metric":"sojourn_p99_ms","op":"<=","value":500}],"limiters"`, 1)
+	w := l.postJSON("/api/runs", []byte(doc))
+	if w.Code != http.StatusAccepted {
+		t.Fatalf("status %d: %s", w.Code, w.Body)
+	}
+	id := strings.TrimPrefix(w.Header().Get("Location"), "/api/runs/")
+	l.wait(id)
+	body := l.get("/runs/" + id).Body.String()
+	if !strings.Contains(body, "end of the 95% interval; mean ") {
+		t.Errorf("the answer does not name the interval")
+	}
+}

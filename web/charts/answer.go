@@ -52,7 +52,7 @@ func newAnswer(res *experiments.Result, runID string) *Answer {
 			Limiter:  ch.Limiter,
 			Point:    ch.Point,
 			Link:     fmt.Sprintf("/runs/%s?point=%d#timeline", runID, ch.Point),
-			Goodput:  metricText("goodput_rps", p.Metrics.GoodputRPS) + " req/s",
+			Goodput:  metricText("goodput_rps", goodputOf(p)) + " req/s",
 			Feasible: ch.Feasible > 0,
 			Count:    fmt.Sprintf("%d of %d points meet every objective", ch.Feasible, ch.Points),
 		}
@@ -60,14 +60,14 @@ func newAnswer(res *experiments.Result, runID string) *Answer {
 			row.Setting = limiter.FormatParams(p.Type, p.Params)
 		}
 		if b := ch.Binding; b != nil {
-			row.Binding = fmt.Sprintf("%s binds: measured %s, %s of the target to spare", b.Objective, metricText(b.Objective.Metric, b.Measured), percent(b.Slack))
+			row.Binding = fmt.Sprintf("%s binds: measured %s%s, %s of the target to spare", b.Objective, metricText(b.Objective.Metric, b.Measured), intervalText(b), percent(b.Slack))
 		}
 		for _, m := range ch.Misses {
 			if !m.HasValue {
 				row.Misses = append(row.Misses, fmt.Sprintf("%s: no value at this point", m.Objective))
 				continue
 			}
-			row.Misses = append(row.Misses, fmt.Sprintf("%s: measured %s, %s past the target", m.Objective, metricText(m.Objective.Metric, m.Measured), percent(-m.Slack)))
+			row.Misses = append(row.Misses, fmt.Sprintf("%s: measured %s%s, %s past the target", m.Objective, metricText(m.Objective.Metric, m.Measured), intervalText(&m), percent(-m.Slack)))
 		}
 		g := decide.GuaranteeOf(p)
 		if g.Bounded {
@@ -92,4 +92,21 @@ func metricText(key string, v float64) string {
 // percent prints a relative slack as a percentage of the target.
 func percent(x float64) string {
 	return string(experiments.AppendValue(nil, experiments.Fixed1, x*100)) + "%"
+}
+
+// intervalText says, for a replicated run, that a check's measurement is
+// the pessimistic end of its 95% interval: " (95% interval end; mean 180.0 ± 15.0)".
+func intervalText(c *decide.Check) string {
+	if !c.Interval {
+		return ""
+	}
+	return fmt.Sprintf(" (end of the 95%% interval; mean %s ± %s)", metricText(c.Objective.Metric, c.Mean), metricText(c.Objective.Metric, c.HalfWidth))
+}
+
+// goodputOf is a point's goodput: its mean over replications.
+func goodputOf(p *experiments.Point) float64 {
+	if v, ok := keyed("goodput_rps")(p); ok {
+		return v
+	}
+	return p.Metrics.GoodputRPS
 }
