@@ -248,6 +248,7 @@ func (c *Config) withAxes(pc *Config, pt *Point) {
 		switch {
 		case a.Part == AxisServer:
 			lists.Set(&pc.Server, a.Key, pt.Axes[i])
+			pc.Server.Normalize() // a distribution's swept setting moves its mean (service_ms)
 		case a.Part >= 0:
 			if !cloned {
 				pc.Workload.Parts = slices.Clone(pc.Workload.Parts)

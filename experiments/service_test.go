@@ -319,3 +319,26 @@ func TestServiceSweptAndReplicated(t *testing.T) {
 		}
 	}
 }
+
+// TestServiceSweptSettingMovesTheMean: a swept distribution setting (here
+// lognormal's p99) gives each point its own mean, which its utilization
+// uses.
+func TestServiceSweptSettingMovesTheMean(t *testing.T) {
+	cfg, err := experiments.DecodeConfig([]byte(`{"version": 1, "seed": 2,
+	  "workload": {"duration_ms": 5000, "parts": [{"type": "poisson", "rate_rps": 20}]},
+	  "server": {"workers": 1, "service": "lognormal", "service_p50_ms": 10, "service_p99_ms": [20, 100]},
+	  "limiters": [{"type": "none"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := res.Points[0].Metrics, res.Points[1].Metrics
+	// The means 10·exp(σ²/2), σ = ln(p99/p50)/z99, on the same admitted requests.
+	mean := func(p99 float64) float64 { s := math.Log(p99/10) / 2.3263478740408408; return 10 * math.Exp(s*s/2) }
+	if a.Admitted != b.Admitted || math.Abs(b.UtilizationPct/a.UtilizationPct-mean(100)/mean(20)) > 1e-3 {
+		t.Fatalf("utilization %g and %g: the swept p99 does not move the mean", a.UtilizationPct, b.UtilizationPct)
+	}
+}
