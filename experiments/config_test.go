@@ -298,6 +298,8 @@ func TestBadConfigsNameTheField(t *testing.T) {
 		{"policy field of the wrong type", edit(`"seed": 1`, `"seed": 1, "policies": [{"name": "p", "retries": "x"}]`), "policies[0].retries", "must be a whole number"},
 		{"part behaviour field of the wrong type", edit(`"type": "constant", "rate_rps": 100`, `"type": "constant", "rate_rps": 100, "retries": "x"`), "workload.parts[0].retries", "must be a whole number"},
 		{"servers field of the wrong type", edit(`"seed": 1`, `"seed": 1, "servers": [{"workers": "x"}]`), "servers[0].workers", "must be a whole number"},
+		{"part behaviour beside policies", strings.Replace(edit(`"type": "constant", "rate_rps": 100`, `"type": "constant", "rate_rps": 100, "retries": 3`), `"seed": 1`, `"seed": 1, "policies": [{"name": "no-retry", "timeout_ms": 200}]`, 1), "workload.parts[0].retries", "policies"},
+		{"swept part behaviour beside policies", strings.Replace(edit(`"type": "constant", "rate_rps": 100`, `"type": "constant", "rate_rps": 100, "retries": [1, 2]`), `"seed": 1`, `"seed": 1, "policies": [{"name": "no-retry", "timeout_ms": 200}]`, 1), "workload.parts[0].retries", "policies"},
 		{"report file name", edit(`"seed": 1`, `"seed": 1, "reports": [{"type": "points", "file": "../x.csv", "columns": [{"header": "g", "value": "goodput_rps"}]}]`), "reports[0].file", "file name"},
 	}
 	for _, c := range cases {
