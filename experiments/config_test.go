@@ -295,6 +295,11 @@ func TestBadConfigsNameTheField(t *testing.T) {
 		{"series report without a point", edit(`"seed": 1`, `"seed": 1, "reports": [{"type": "series", "file": "s.csv", "columns": [{"header": "r", "value": "released_rps"}]}]`), "reports[0].columns[0].limiter", "index of a limiter"},
 		{"series report with a swept value not swept", edit(`"seed": 1`, `"seed": 1, "reports": [{"type": "series", "file": "s.csv", "columns": [{"header": "r", "value": "released_rps", "limiter": 0, "swept": 7}]}]`), "reports[0].columns[0].swept", "7 is not a value of token-bucket.burst (its values: 10): report s.csv draws the point where it is 7; give it one of the values, or remove the report"},
 		{"series report with a swept value of several points", strings.Replace(edit(`"rate_rps": 100, "burst": 10`, `"rate_rps": [100, 200], "burst": [10, 20]`), `"seed": 1`, `"seed": 1, "reports": [{"type": "series", "file": "s.csv", "columns": [{"header": "r", "value": "released_rps", "limiter": 0, "swept": 10}]}]`, 1), "reports[0].columns[0].swept", "burst = 10 picks 2 points"},
+		{"policy field of the wrong type", edit(`"seed": 1`, `"seed": 1, "policies": [{"name": "p", "retries": "x"}]`), "policies[0].retries", "must be a whole number"},
+		{"part behaviour field of the wrong type", edit(`"type": "constant", "rate_rps": 100`, `"type": "constant", "rate_rps": 100, "retries": "x"`), "workload.parts[0].retries", "must be a whole number"},
+		{"servers field of the wrong type", edit(`"seed": 1`, `"seed": 1, "servers": [{"workers": "x"}]`), "servers[0].workers", "must be a whole number"},
+		{"part behaviour beside policies", strings.Replace(edit(`"type": "constant", "rate_rps": 100`, `"type": "constant", "rate_rps": 100, "retries": 3`), `"seed": 1`, `"seed": 1, "policies": [{"name": "no-retry", "timeout_ms": 200}]`, 1), "workload.parts[0].retries", "policies"},
+		{"swept part behaviour beside policies", strings.Replace(edit(`"type": "constant", "rate_rps": 100`, `"type": "constant", "rate_rps": 100, "retries": [1, 2]`), `"seed": 1`, `"seed": 1, "policies": [{"name": "no-retry", "timeout_ms": 200}]`, 1), "workload.parts[0].retries", "policies"},
 		{"report file name", edit(`"seed": 1`, `"seed": 1, "reports": [{"type": "points", "file": "../x.csv", "columns": [{"header": "g", "value": "goodput_rps"}]}]`), "reports[0].file", "file name"},
 	}
 	for _, c := range cases {

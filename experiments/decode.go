@@ -213,8 +213,8 @@ func strict(data []byte, dst any, path string) field.List {
 	switch {
 	case errors.As(err, &typeErr):
 		p := path
-		if typeErr.Field != "" {
-			p = field.Join(path, typeErr.Field)
+		if f := jsonPath(reflect.TypeOf(dst), typeErr.Field); f != "" {
+			p = field.Join(path, f)
 		}
 		errs.Add(p, "must be %s, not %s", typeName(typeErr.Type), valueName(typeErr.Value))
 	case errors.As(err, &syntaxErr):
@@ -230,6 +230,51 @@ func strict(data []byte, dst any, path string) field.List {
 		errs.Add(path, "%s", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	return errs
+}
+
+// jsonPath turns encoding/json's path of a type error (dotted, naming an
+// embedded struct by its Go name: "Behaviour.retries") into the config's
+// path under t ("retries"): a segment naming an embedded struct without a
+// JSON name of its own is dropped.
+func jsonPath(t reflect.Type, goPath string) string {
+	if goPath == "" {
+		return ""
+	}
+	var out []string
+	segs := strings.Split(goPath, ".")
+	for i, seg := range segs {
+		for t != nil && (t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+			t = t.Elem()
+		}
+		switch {
+		case t == nil:
+			out = append(out, segs[i:]...)
+			return strings.Join(out, ".")
+		case t.Kind() == reflect.Map:
+			out, t = append(out, seg), t.Elem()
+		case t.Kind() == reflect.Struct:
+			next := reflect.Type(nil)
+			embedded := false
+			for j := range t.NumField() {
+				f := t.Field(j)
+				name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+				if name == seg {
+					next, embedded = f.Type, false
+					break
+				}
+				if f.Anonymous && name == "" && f.Name == seg {
+					next, embedded = f.Type, true
+				}
+			}
+			if !embedded {
+				out = append(out, seg)
+			}
+			t = next
+		default:
+			out, t = append(out, seg), nil
+		}
+	}
+	return strings.Join(out, ".")
 }
 
 // typeName says what a Go type of the config takes, with its range when

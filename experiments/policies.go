@@ -113,6 +113,9 @@ func (c *Config) validatePolicies() field.List {
 	if len(c.Policies) > MaxPolicies {
 		errs.Add("policies", "at most %d policies", MaxPolicies)
 	}
+	if len(c.Policies) > 0 {
+		errs = append(errs, c.partBehaviourBesidePolicies()...)
+	}
 	seen := map[string]int{}
 	for i := range c.Policies {
 		path := field.Index("policies", i)
@@ -164,6 +167,39 @@ func decodePolicies(cfg *Config, policies, trigger json.RawMessage) field.List {
 	if given(trigger) {
 		cfg.Trigger = new(TriggerSpec)
 		errs = append(errs, strict(trigger, cfg.Trigger, "trigger")...)
+	}
+	return errs
+}
+
+// partBehaviourBesidePolicies refuses a part's own behaviour field (given
+// or swept) in a config with policies: a policy overrides only the fields
+// it sets to something other than zero, so a policy "no-retry" without
+// retries (or with "retries": 0) would silently keep a part's retries, and
+// a swept part field would be a results column that changes nothing.
+func (c *Config) partBehaviourBesidePolicies() field.List {
+	var errs field.List
+	check := func(path string, parts []workload.Part) {
+		for j := range parts {
+			p := &parts[j]
+			var set map[string]json.RawMessage
+			if b, err := json.Marshal(p.Behaviour); err == nil {
+				_ = json.Unmarshal(b, &set) // omitempty: the fields the part sets
+			}
+			for _, f := range workload.BehaviourFields() {
+				if _, given := set[f.Name]; !given {
+					if _, swept := p.Lists[f.Name]; !swept {
+						continue
+					}
+				}
+				errs.Add(field.Join(field.Index(path, j), f.Name),
+					"is client behaviour, and this config has policies: set it in each policy instead (a policy that leaves it out or sets it to 0 would keep the part's value)")
+				break
+			}
+		}
+	}
+	check("workload.parts", c.Workload.Parts)
+	for i := range c.Loads {
+		check(field.Join(field.Index("loads", i), "parts"), c.Loads[i].Parts)
 	}
 	return errs
 }

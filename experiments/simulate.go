@@ -257,25 +257,7 @@ func (f *fwd) finish() {
 	m.InSystemMax = f.inSystemMax
 	m.ServerSojournMaxMS = f.serverSojournMax
 
-	rates := make([]float64, len(f.clients))
-	for i := range f.clients {
-		f.clients[i].AdmittedRPS = float64(f.clients[i].Admitted) / seconds
-		rates[i] = f.clients[i].AdmittedRPS
-	}
-	m.Jain = metrics.Jain(rates)
-	if ng := f.ngroup; ng > 0 {
-		m.GroupSharePct = make([]float64, ng)
-		for i, g := range f.groups {
-			if g >= 0 {
-				m.GroupSharePct[g] += float64(f.clients[i].Admitted)
-			}
-		}
-		for g := range m.GroupSharePct {
-			if m.Admitted > 0 {
-				m.GroupSharePct[g] = 100 * m.GroupSharePct[g] / float64(m.Admitted)
-			}
-		}
-	}
+	clientShares(m, f.clients, f.ngroup, func(i int) int { return f.groups[i] }, seconds)
 	m.Recovery = cfg.recovery(s, f.windowMS)
 	pt := f.pt
 	pt.Metrics = *m
@@ -292,4 +274,31 @@ func (f *fwd) finish() {
 
 func delays(h *metrics.Histogram) Delays {
 	return Delays{P50: h.Quantile(50), P99: h.Quantile(99), Max: h.Max()}
+}
+
+// clientShares sets each client's admitted rate, Jain's index over them
+// and each group's share of the admitted requests (group(i) is client i's
+// group, -1 for none): the same for the forward pass, the queue model and
+// the client model.
+func clientShares(m *Metrics, clients []ClientResult, ngroup int, group func(i int) int, seconds float64) {
+	rates := make([]float64, len(clients))
+	for i := range clients {
+		clients[i].AdmittedRPS = float64(clients[i].Admitted) / seconds
+		rates[i] = clients[i].AdmittedRPS
+	}
+	m.Jain = metrics.Jain(rates)
+	if ngroup == 0 {
+		return
+	}
+	m.GroupSharePct = make([]float64, ngroup)
+	for i := range clients {
+		if g := group(i); g >= 0 {
+			m.GroupSharePct[g] += float64(clients[i].Admitted)
+		}
+	}
+	for g := range m.GroupSharePct {
+		if m.Admitted > 0 {
+			m.GroupSharePct[g] = 100 * m.GroupSharePct[g] / float64(m.Admitted)
+		}
+	}
 }

@@ -435,25 +435,7 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 		}
 	}
 
-	rates := make([]float64, nc)
-	for i := range clients {
-		clients[i].AdmittedRPS = float64(clients[i].Admitted) / seconds
-		rates[i] = clients[i].AdmittedRPS
-	}
-	m.Jain = metrics.Jain(rates)
-	if len(a.Groups) > 0 {
-		m.GroupSharePct = make([]float64, len(a.Groups))
-		for i, cl := range a.Clients {
-			if g := cl.GroupIndex(); g >= 0 {
-				m.GroupSharePct[g] += float64(clients[i].Admitted)
-			}
-		}
-		for g := range m.GroupSharePct {
-			if m.Admitted > 0 {
-				m.GroupSharePct[g] = 100 * m.GroupSharePct[g] / float64(m.Admitted)
-			}
-		}
-	}
+	clientShares(&m, clients, len(a.Groups), func(i int) int { return a.Clients[i].GroupIndex() }, seconds)
 	m.Recovery = cfg.recovery(&s, windowMS)
 	pt.Metrics = m
 	if cfg.Server.Option(server.OptDiscipline) == server.FIFO {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/limiter"
+	"github.com/ratelab/ratelab/experiments/server"
 	"github.com/ratelab/ratelab/web/form"
 	"github.com/ratelab/ratelab/web/format"
 )
@@ -33,14 +34,35 @@ func summarize(cfg *experiments.Config) *ConfigSummary {
 		parts = append(parts, p.String())
 	}
 	add("Workload", strings.Join(parts, "; "))
-	add("Server", fmt.Sprintf("%d worker(s), %s ms service (capacity %s req/s), deadline %s ms",
-		cfg.Server.Workers, format.Num(cfg.Server.ServiceMS), format.Num(cfg.Server.RateRPS()), format.Num(cfg.Server.DeadlineMS)))
+	add("Server", fmt.Sprintf("%d worker(s), %s (capacity %s req/s), deadline %s ms",
+		cfg.Server.Workers, serviceSummary(&cfg.Server), format.Round(cfg.Server.RateRPS(), 1), format.Num(cfg.Server.DeadlineMS)))
 	add("Windows", fmt.Sprintf("rolling %s ms, fairness %s ms", format.Num(cfg.Metrics.RollingWindowMS), format.Num(cfg.Metrics.FairnessWindowMS)))
 	add("Points", fmt.Sprint(len(cfg.Points())))
 	for _, l := range cfg.Limiters {
 		sum.Limiters = append(sum.Limiters, limiterSummary(l))
 	}
 	return sum
+}
+
+// serviceSummary is the server's service time: "10 ms service" when fixed,
+// else the distribution with its settings (the engine's server.Numbers
+// rows) and the mean that normalization derived into service_ms.
+func serviceSummary(s *server.Spec) string {
+	if s.FixedService() {
+		return format.Num(s.ServiceMS) + " ms service"
+	}
+	dist := s.Option(server.OptService)
+	var set []string
+	for _, n := range server.Numbers() {
+		if n.Service == dist {
+			set = append(set, strings.TrimSpace(n.Name+" "+format.Num(n.Get(s))+" "+n.Unit))
+		}
+	}
+	mean := "mean " + format.Round(s.ServiceMS, 2) + " ms"
+	if len(set) == 0 {
+		return fmt.Sprintf("%s service (%s)", dist, mean)
+	}
+	return fmt.Sprintf("%s service (%s; %s)", dist, strings.Join(set, ", "), mean)
 }
 
 // limiterSummary is a limiter's line: its label (and type when the label

@@ -4,6 +4,7 @@ package format
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 )
 
@@ -11,6 +12,13 @@ import (
 // exponent notation.
 func Num(v float64) string {
 	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+// Round prints v rounded to at most places decimals, without trailing
+// zeros (13.056408 at 2 places: "13.06"; 100: "100").
+func Round(v float64, places int) string {
+	p := math.Pow(10, float64(places))
+	return Num(math.Round(v*p) / p)
 }
 
 // Bytes prints a size in bytes, KB or MB (1 KB = 1024 bytes), to one
