@@ -44,3 +44,30 @@ func TestClientSection(t *testing.T) {
 		}
 	}
 }
+
+// TestClientAmplificationEveryPoint: the amplification bars show every
+// point of the client model, not only the first lines of the time series
+// (collapse has 20 points: its 10 retry points, amplification up to 3.64,
+// came after the first 12 and were left out).
+func TestClientAmplificationEveryPoint(t *testing.T) {
+	var sec *Group
+	for _, g := range presetView(t, "collapse").Groups() {
+		if g.ID == "clients" {
+			sec = g
+		}
+	}
+	if sec == nil {
+		t.Fatal("collapse run page has no client section")
+	}
+	var amp string
+	for _, c := range sec.Charts {
+		if c.ID == "chart-clients-amplification" {
+			amp = c.Option
+		}
+	}
+	for _, want := range []string{" · retry · 300\"", "3.642"} {
+		if !strings.Contains(amp, want) {
+			t.Errorf("amplification chart lacks %q: %.300s", want, amp)
+		}
+	}
+}
