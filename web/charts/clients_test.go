@@ -71,3 +71,20 @@ func TestClientAmplificationEveryPoint(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepLinesSplitByPolicy: the sweep charts draw a policy's points as
+// their own line (retry-storm: five policies at one token-bucket setting
+// were one line through x = 40; collapse: both policies on one line).
+func TestSweepLinesSplitByPolicy(t *testing.T) {
+	v := presetView(t, "retry-storm")
+	var names []string
+	for _, l := range v.Lines {
+		names = append(names, l.Name)
+		if len(l.Points) != 1 {
+			t.Errorf("line %q has %d points, want 1", l.Name, len(l.Points))
+		}
+	}
+	if len(v.Lines) != 5 || !strings.Contains(strings.Join(names, "|"), "throttling") {
+		t.Errorf("lines %q, want one per policy", names)
+	}
+}
