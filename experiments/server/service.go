@@ -100,6 +100,11 @@ func (s *Spec) lognormal() (mu, sigma float64) {
 	return math.Log(s.ServiceP50MS), math.Log(s.ServiceP99MS/s.ServiceP50MS) / z99
 }
 
+// lognormalQuantile is the quantile at u of the lognormal (mu, sigma).
+func lognormalQuantile(mu, sigma, u float64) float64 {
+	return math.Exp(mu + sigma*math.Sqrt2*math.Erfinv(2*u-1))
+}
+
 // SetColumn gives the spec the statistics of the trace's service column
 // (every load's column values pooled: their mean and maximum), which the
 // empirical distribution's mean and maximum are; the config sets it when it
@@ -162,7 +167,7 @@ func (s *Spec) Quantile(u float64, column []float64) float64 {
 		return -s.ServiceMS * math.Log1p(-u)
 	case ServiceLognormal:
 		mu, sigma := s.lognormal()
-		return math.Exp(mu + sigma*math.Sqrt2*math.Erfinv(2*u-1))
+		return lognormalQuantile(mu, sigma, u)
 	case ServiceBimodal:
 		if u >= 1-s.ServiceSlowShare {
 			return s.ServiceSlowMS
@@ -204,6 +209,10 @@ type Sampler struct {
 	rng       *rand.Rand
 	column    []float64 // empirical: the sorted given values
 	empirical bool
+	// lognormal: its parameters, worked out once rather than per draw
+	// (the same values Quantile computes, so the same draws).
+	lognormal bool
+	mu, sigma float64
 }
 
 // Sampler returns a sampler of the spec's distribution on (seed, stream);
@@ -214,6 +223,10 @@ func (s *Spec) Sampler(seed, stream uint64, given []float64) *Sampler {
 		return nil
 	}
 	p := &Sampler{s: *s, rng: rand.New(rand.NewPCG(seed, stream)), empirical: s.Option(OptService) == ServiceEmpirical}
+	if s.Option(OptService) == ServiceLognormal {
+		p.lognormal = true
+		p.mu, p.sigma = s.lognormal()
+	}
 	if p.empirical {
 		for _, v := range given {
 			if !math.IsNaN(v) {
@@ -228,6 +241,9 @@ func (s *Spec) Sampler(seed, stream uint64, given []float64) *Sampler {
 // Next is the next request's service time.
 func (p *Sampler) Next() float64 {
 	u := (float64(p.rng.Uint64()>>11) + 0.5) / (1 << 53) // in (0, 1): no zero service
+	if p.lognormal {
+		return min(lognormalQuantile(p.mu, p.sigma, u), MaxServiceMS)
+	}
 	return min(p.s.Quantile(u, p.column), MaxServiceMS)
 }
 
