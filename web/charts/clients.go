@@ -18,15 +18,18 @@ const maxClientLines = 12
 // policy. Nil when no point ran the client model.
 func clientSection(v *View) *Group {
 	res := v.Res
-	var pts []*experiments.Point
+	// all: every point of the client model, one bar each; pts: the first
+	// maxClientLines of them, a line each over time.
+	var all []*experiments.Point
 	for i := range res.Points {
-		if p := &res.Points[i]; p.Metrics.Client != nil && len(pts) < maxClientLines {
-			pts = append(pts, p)
+		if p := &res.Points[i]; p.Metrics.Client != nil {
+			all = append(all, p)
 		}
 	}
-	if len(pts) == 0 {
+	if len(all) == 0 {
 		return nil
 	}
+	pts := all[:min(len(all), maxClientLines)]
 	label := func(p *experiments.Point) string {
 		s := limiterPointName(p)
 		for _, n := range []string{p.ServerName, p.PolicyName, p.LoadName} {
@@ -45,8 +48,8 @@ func clientSection(v *View) *Group {
 		g.Intro += fmt.Sprintf(" The shaded interval is the trigger, %s to %s ms; recovery is the time after it until goodput over a trailing second is back within %s%% of its level before it.",
 			format.Num(start), format.Num(end), format.Num(100*experiments.GoodputTolerance))
 	}
-	if n := countClients(res); n > len(pts) {
-		g.Intro += fmt.Sprintf(" The first %d of %d points are drawn.", len(pts), n)
+	if n := len(all); n > len(pts) {
+		g.Intro += fmt.Sprintf(" The first %d of %d points are drawn over time; the bars show every point.", len(pts), n)
 	}
 
 	sw := cfg.SeriesWindow()
@@ -71,9 +74,9 @@ func clientSection(v *View) *Group {
 		overTime("chart-clients-goodput", "Goodput over time", "goodput (req/s)", func(s *experiments.Series) []int32 { return s.Goodput }),
 		overTime("chart-clients-attempts", "Attempts over time", "attempts (req/s)", func(s *experiments.Series) []int32 { return s.Attempts }))
 
-	names := make([]string, len(pts))
-	amp := make([]Item, len(pts))
-	for k, p := range pts {
+	names := make([]string, len(all))
+	amp := make([]Item, len(all))
+	for k, p := range all {
 		names[k] = label(p)
 		amp[k] = Item{Value: p.Metrics.Client.Amplification, ItemStyle: &ItemStyle{Color: color(k)}}
 	}
@@ -84,9 +87,9 @@ func clientSection(v *View) *Group {
 	g.Charts = append(g.Charts, chart("chart-clients-amplification", "Amplification per retry policy", o))
 
 	if trigger {
-		rec := make([]Item, len(pts))
+		rec := make([]Item, len(all))
 		none := 0
-		for k, p := range pts {
+		for k, p := range all {
 			if r := p.Metrics.Recovery; r != nil && r.RecoveryMS != nil {
 				rec[k] = Item{Value: *r.RecoveryMS, ItemStyle: &ItemStyle{Color: color(k)}}
 			} else {
@@ -94,7 +97,7 @@ func clientSection(v *View) *Group {
 			}
 		}
 		sub := "after the trigger; no bar: did not recover within the run"
-		if none == len(pts) {
+		if none == len(all) {
 			sub = "no point recovered within the run (metastable)"
 		}
 		o := newChart("Recovery after the trigger", sub, "recovery (ms)", Grid{Left: "80", Top: "70", Right: "30", Bottom: "130"})
@@ -104,15 +107,4 @@ func clientSection(v *View) *Group {
 		g.Charts = append(g.Charts, chart("chart-clients-recovery", "Recovery after the trigger", o))
 	}
 	return g
-}
-
-// countClients is the number of points that ran the client model.
-func countClients(res *experiments.Result) int {
-	n := 0
-	for i := range res.Points {
-		if res.Points[i].Metrics.Client != nil {
-			n++
-		}
-	}
-	return n
 }

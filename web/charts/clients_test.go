@@ -44,3 +44,47 @@ func TestClientSection(t *testing.T) {
 		}
 	}
 }
+
+// TestClientAmplificationEveryPoint: the amplification bars show every
+// point of the client model, not only the first lines of the time series
+// (collapse has 20 points: its 10 retry points, amplification up to 3.64,
+// came after the first 12 and were left out).
+func TestClientAmplificationEveryPoint(t *testing.T) {
+	var sec *Group
+	for _, g := range presetView(t, "collapse").Groups() {
+		if g.ID == "clients" {
+			sec = g
+		}
+	}
+	if sec == nil {
+		t.Fatal("collapse run page has no client section")
+	}
+	var amp string
+	for _, c := range sec.Charts {
+		if c.ID == "chart-clients-amplification" {
+			amp = c.Option
+		}
+	}
+	for _, want := range []string{" · retry · 300\"", "3.642"} {
+		if !strings.Contains(amp, want) {
+			t.Errorf("amplification chart lacks %q: %.300s", want, amp)
+		}
+	}
+}
+
+// TestSweepLinesSplitByPolicy: the sweep charts draw a policy's points as
+// their own line (retry-storm: five policies at one token-bucket setting
+// were one line through x = 40; collapse: both policies on one line).
+func TestSweepLinesSplitByPolicy(t *testing.T) {
+	v := presetView(t, "retry-storm")
+	var names []string
+	for _, l := range v.Lines {
+		names = append(names, l.Name)
+		if len(l.Points) != 1 {
+			t.Errorf("line %q has %d points, want 1", l.Name, len(l.Points))
+		}
+	}
+	if len(v.Lines) != 5 || !strings.Contains(strings.Join(names, "|"), "throttling") {
+		t.Errorf("lines %q, want one per policy", names)
+	}
+}

@@ -121,6 +121,7 @@ func linesOf(pts []*experiments.Point, axes []experiments.Axis) []SweepLine {
 			}
 		}
 		fixed = append(fixed, axisSplit(axes, pts, p)...)
+		fixed = append(fixed, variantSplit(pts, p)...)
 		name := p.Limiter
 		if len(fixed) > 0 {
 			name += " (" + strings.Join(fixed, ", ") + ")"
@@ -134,6 +135,23 @@ func linesOf(pts []*experiments.Point, axes []experiments.Axis) []SweepLine {
 		lines[i].Points = append(lines[i].Points, p)
 	}
 	return lines
+}
+
+// variantSplit names p's server, client policy and load where they vary
+// in pts: points of another server, policy or load are other lines, never
+// one line through the same x (a policy sweep at one limiter setting).
+func variantSplit(pts []*experiments.Point, p *experiments.Point) []string {
+	var out []string
+	for _, get := range []func(q *experiments.Point) string{
+		func(q *experiments.Point) string { return q.ServerName },
+		func(q *experiments.Point) string { return q.PolicyName },
+		func(q *experiments.Point) string { return q.LoadName },
+	} {
+		if v := get(p); v != "" && slices.ContainsFunc(pts, func(q *experiments.Point) bool { return get(q) != v }) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // varies reports whether a parameter takes more than one value in pts.
