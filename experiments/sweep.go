@@ -468,11 +468,11 @@ func streamPass(ctx context.Context, cfg *Config, st *workload.Stream, headT []f
 		failed: make([]bool, len(runs)),
 		errAt:  math.MaxInt,
 	}
-	p.cond.L = &p.mu
+	p.ready.L, p.room.L = &p.mu, &p.mu
 	stop := context.AfterFunc(ctx, func() {
 		p.mu.Lock()
 		p.cancelled = true
-		p.cond.Broadcast()
+		p.wake()
 		p.mu.Unlock()
 	})
 	defer stop()
@@ -483,11 +483,11 @@ func streamPass(ctx context.Context, cfg *Config, st *workload.Stream, headT []f
 		defer wg.Done()
 		p.produce(st, headT, headC, float64(len(live)), budget)
 	}()
-	for range workers {
+	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p.work(runs)
+			p.work(runs, w, workers)
 		}()
 	}
 	wg.Wait()
@@ -508,9 +508,10 @@ func streamPass(ctx context.Context, cfg *Config, st *workload.Stream, headT []f
 // Batch j of the pass is ring[j%streamRing] while some point still needs
 // it.
 type pass struct {
-	mu   sync.Mutex
-	cond sync.Cond
-	ring [streamRing]struct {
+	mu    sync.Mutex
+	ready sync.Cond // workers wait for a batch or an idle point
+	room  sync.Cond // the producer waits for a free slot of the ring
+	ring  [streamRing]struct {
 		t []float64
 		c []int32
 	}
@@ -533,7 +534,13 @@ func (p *pass) fail(j, k int, err error) {
 	if j < p.errAt || (j == p.errAt && k < p.errK) {
 		p.errAt, p.errK, p.err = j, k, err
 	}
-	p.cond.Broadcast()
+	p.wake()
+}
+
+// wake wakes the workers and the producer.
+func (p *pass) wake() {
+	p.ready.Broadcast()
+	p.room.Broadcast()
 }
 
 // oldest is the earliest batch a point still needs (produced when none).
@@ -556,11 +563,11 @@ func (p *pass) produce(st *workload.Stream, headT []float64, headC []int32, poin
 	defer p.mu.Unlock()
 	for i := 0; ; i += streamBatch {
 		for !p.cancelled && p.errAt == math.MaxInt && p.produced-p.oldest() >= streamRing {
-			p.cond.Wait()
+			p.room.Wait()
 		}
 		if p.cancelled || p.errAt != math.MaxInt {
 			p.ended = true
-			p.cond.Broadcast()
+			p.ready.Broadcast()
 			return
 		}
 		j := p.produced
@@ -582,7 +589,7 @@ func (p *pass) produce(st *workload.Stream, headT []float64, headC []int32, poin
 		}
 		if err == nil && k == 0 {
 			p.ended = true
-			p.cond.Broadcast()
+			p.ready.Broadcast()
 			return
 		}
 		if err == nil {
@@ -597,32 +604,42 @@ func (p *pass) produce(st *workload.Stream, headT []float64, headC []int32, poin
 		}
 		p.n += int64(k)
 		p.produced++
-		p.cond.Broadcast()
+		p.ready.Broadcast()
 	}
 }
 
 // work feeds batches to points until the pass ends: each time, the idle
-// point furthest behind (then the first) takes its next batch.
-func (p *pass) work(runs []*fwd) {
+// point furthest behind (then the first) takes its next batch. Worker w of
+// workers keeps to its own block of the points, taking another's only
+// when it is two batches behind: two workers feeding neighbouring points
+// (allocated side by side) would share cache lines.
+func (p *pass) work(runs []*fwd, w, workers int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for {
 		if p.cancelled {
 			return
 		}
-		k := -1
+		k, key := -1, 0
 		for i, c := range p.cursor {
-			if !p.busy[i] && !p.failed[i] && c < p.produced && c <= p.errAt && (k < 0 || c < p.cursor[k]) {
-				k = i
+			if p.busy[i] || p.failed[i] || c >= p.produced || c > p.errAt {
+				continue
+			}
+			kc := c
+			if i*workers/len(p.cursor) != w {
+				kc++ // another worker's
+			}
+			if k < 0 || kc < key {
+				k, key = i, kc
 			}
 		}
 		if k < 0 {
 			busy := slices.Contains(p.busy, true)
 			if !busy && (p.ended || p.errAt != math.MaxInt) {
-				p.cond.Broadcast()
+				p.wake()
 				return
 			}
-			p.cond.Wait()
+			p.ready.Wait()
 			continue
 		}
 		j := p.cursor[k]
@@ -638,7 +655,10 @@ func (p *pass) work(runs []*fwd) {
 			continue
 		}
 		p.cursor[k]++
-		p.cond.Broadcast()
+		if j == p.oldest()-1 {
+			p.room.Signal() // the oldest batch is done: its slot is free
+		}
+		p.ready.Broadcast()
 	}
 }
 
