@@ -16,3 +16,11 @@ func SetMaxLivePoints(n int) (restore func()) {
 	maxLivePoints = n
 	return func() { maxLivePoints = old }
 }
+
+// SetStreamBatch sets how many arrivals a batch of a stream holds, for
+// tests; it returns the function that restores it.
+func SetStreamBatch(n int) (restore func()) {
+	old := streamBatch
+	streamBatch = n
+	return func() { streamBatch = old }
+}

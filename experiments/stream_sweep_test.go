@@ -65,7 +65,9 @@ func clip(b []byte) string {
 }
 
 // TestStreamedOutputsAreTheSameAtEveryWorkerCount: a sweep over a stream
-// writes the same bytes with 1 to 4 workers.
+// writes the same bytes with 1 to 4 workers, in batches of the default
+// size or in hundreds of small batches (the workers' points drift apart
+// by up to the producer's ring).
 func TestStreamedOutputsAreTheSameAtEveryWorkerCount(t *testing.T) {
 	restore := experiments.SetStreamCache(1000)
 	defer restore()
@@ -83,7 +85,11 @@ func TestStreamedOutputsAreTheSameAtEveryWorkerCount(t *testing.T) {
 		t.Fatal(err)
 	}
 	var first []output.File
-	for workers := 1; workers <= 4; workers++ {
+	for run := 0; run < 8; run++ {
+		workers := run%4 + 1
+		if run == 4 {
+			defer experiments.SetStreamBatch(97)()
+		}
 		res, err := experiments.Run(context.Background(), cfg, experiments.Options{Workers: workers})
 		if err != nil {
 			t.Fatal(err)
@@ -101,7 +107,7 @@ func TestStreamedOutputsAreTheSameAtEveryWorkerCount(t *testing.T) {
 		}
 		for i := range files {
 			if string(files[i].Data) != string(first[i].Data) {
-				t.Fatalf("workers %d: %s differs from workers 1", workers, files[i].Name)
+				t.Fatalf("workers %d (run %d): %s differs from workers 1", workers, run, files[i].Name)
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -87,7 +88,7 @@ type OpenLoad func(load int) (*workload.Stream, error)
 // most MaxArrivals).
 var streamCacheArrivals = MaxCurveArrivals
 
-const streamBatch = 1 << 16
+var streamBatch = 1 << 16
 
 var maxLivePoints = 128
 
@@ -409,14 +410,6 @@ func pointError(pt *Point, err error) error {
 	return fmt.Errorf("point %d (%s %s): %w", pt.Index, pt.Limiter, limiter.FormatParams(pt.Type, pt.Params), err)
 }
 
-// batch is a slice of a stream handed to every live point.
-type batch struct {
-	t      []float64
-	c      []int32
-	err    error
-	pooled bool // one of the producer's ring, returned after use
-}
-
 // runStream runs the forward pass of points over a stream whose first
 // arrivals (t, c) were read already: the points share each batch of the
 // stream, the workers feeding them a point and a batch at a time, while a
@@ -448,10 +441,19 @@ func runStream(ctx context.Context, cfg *Config, open OpenLoad, lo int, st *work
 	return count, nil
 }
 
-// streamPass is one pass of live points over a stream.
+// streamRing is how many batches a pass holds: the producer reads ahead
+// while the slowest point is at most this many batches behind it.
+const streamRing = 8
+
+// streamPass is one pass of live points over a stream. A producer reads
+// batches into a ring while the workers feed them to the points, each
+// worker taking, batch by batch, the idle point furthest behind: no
+// barrier between batches, so a worker waits only when every point it
+// could run is at the producer's batch or at the ring's end. Each point
+// still takes every batch in order, so its numbers are the same for any
+// number of workers; of several errors the pass returns the one of the
+// earliest batch (then the earliest point), whatever the timing.
 func streamPass(ctx context.Context, cfg *Config, st *workload.Stream, headT []float64, headC []int32, live []*Point, workers int, budget float64) (int64, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	runs := make([]*fwd, len(live))
 	for k, pt := range live {
 		f, err := newFwd(ctx, cfg.pointConfig(pt), st.Clients, len(st.Groups), &cfg.Limiters[pt.LimiterIndex], pt.Params, new(instruments), pt, false, 0)
@@ -460,103 +462,184 @@ func streamPass(ctx context.Context, cfg *Config, st *workload.Stream, headT []f
 		}
 		runs[k] = f
 	}
-
-	// The producer hands out the arrivals read already, then reads the
-	// rest into a ring of batches the points return when done.
-	batches := make(chan batch, 2)
-	free := make(chan batch, 3)
-	for range cap(free) {
-		free <- batch{t: make([]float64, streamBatch), c: make([]int32, streamBatch), pooled: true}
+	p := &pass{
+		cursor: make([]int, len(runs)),
+		busy:   make([]bool, len(runs)),
+		failed: make([]bool, len(runs)),
+		errAt:  math.MaxInt,
 	}
-	go func() {
-		defer close(batches)
-		for i := 0; i < len(headT); i += streamBatch {
-			j := min(i+streamBatch, len(headT))
-			select {
-			case batches <- batch{t: headT[i:j], c: headC[i:j]}:
-			case <-ctx.Done():
-				return
-			}
-		}
-		for {
-			var b batch
-			select {
-			case b = <-free:
-			case <-ctx.Done():
-				return
-			}
-			k, err := st.Read(b.t[:cap(b.t)], b.c[:cap(b.c)])
-			b.t, b.c, b.err = b.t[:k], b.c[:k], err
-			if k == 0 && err == nil {
-				return
-			}
-			select {
-			case batches <- b:
-			case <-ctx.Done():
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
+	p.cond.L = &p.mu
+	stop := context.AfterFunc(ctx, func() {
+		p.mu.Lock()
+		p.cancelled = true
+		p.cond.Broadcast()
+		p.mu.Unlock()
+	})
+	defer stop()
 
-	var (
-		cur      batch
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		firstErr error
-	)
-	tasks := make(chan int)
-	defer close(tasks)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		p.produce(st, headT, headC, float64(len(live)), budget)
+	}()
 	for range workers {
+		wg.Add(1)
 		go func() {
-			for k := range tasks {
-				if err := runs[k].feed(cur.t, cur.c); err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = pointError(runs[k].pt, err)
-					}
-					mu.Unlock()
-					cancel()
-				}
-				wg.Done()
-			}
+			defer wg.Done()
+			p.work(runs)
 		}()
 	}
-	var n int64
-	for b := range batches {
-		if b.err != nil {
-			return 0, b.err
-		}
-		n += int64(len(b.t))
-		if d := float64(n) * float64(len(live)); d > budget {
-			return 0, budgetError(d, budget)
-		}
-		cur = b
-		wg.Add(len(runs))
-		for k := range runs {
-			tasks <- k
-		}
-		wg.Wait()
-		if firstErr != nil {
-			return 0, firstErr
-		}
-		if err := ctx.Err(); err != nil {
-			return 0, err
-		}
-		if b.pooled {
-			free <- batch{t: b.t[:cap(b.t)], c: b.c[:cap(b.c)], pooled: true}
-		}
-	}
+	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return 0, err
+	}
+	if p.err != nil {
+		return 0, p.err
 	}
 	for _, f := range runs {
 		f.finish()
 		cfg.pointConfig(f.pt).applyPercentiles(f.pt)
 	}
-	return n, nil
+	return p.n, nil
+}
+
+// pass is the state a stream pass's producer and workers share, under mu.
+// Batch j of the pass is ring[j%streamRing] while some point still needs
+// it.
+type pass struct {
+	mu   sync.Mutex
+	cond sync.Cond
+	ring [streamRing]struct {
+		t []float64
+		c []int32
+	}
+	produced  int  // batches read
+	ended     bool // the producer is done: the stream ended or failed
+	n         int64
+	cursor    []int  // each point's next batch
+	busy      []bool // a worker is feeding the point
+	failed    []bool
+	cancelled bool
+	// The error of the earliest batch errAt (then the lowest point errK;
+	// the producer's is -1), math.MaxInt without one. No point starts a
+	// batch after errAt.
+	errAt, errK int
+	err         error
+}
+
+// fail records an error of batch j at point k (-1: the producer's).
+func (p *pass) fail(j, k int, err error) {
+	if j < p.errAt || (j == p.errAt && k < p.errK) {
+		p.errAt, p.errK, p.err = j, k, err
+	}
+	p.cond.Broadcast()
+}
+
+// oldest is the earliest batch a point still needs (produced when none).
+func (p *pass) oldest() int {
+	o := p.produced
+	for k, c := range p.cursor {
+		if !p.failed[k] {
+			o = min(o, c)
+		}
+	}
+	return o
+}
+
+// produce hands out the arrivals read already (headT, headC), then reads
+// the rest of the stream, a batch at a time into the ring.
+func (p *pass) produce(st *workload.Stream, headT []float64, headC []int32, points, budget float64) {
+	var bufT [streamRing][]float64
+	var bufC [streamRing][]int32
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i := 0; ; i += streamBatch {
+		for !p.cancelled && p.errAt == math.MaxInt && p.produced-p.oldest() >= streamRing {
+			p.cond.Wait()
+		}
+		if p.cancelled || p.errAt != math.MaxInt {
+			p.ended = true
+			p.cond.Broadcast()
+			return
+		}
+		j := p.produced
+		slot := &p.ring[j%streamRing]
+		var k int
+		var err error
+		if i < len(headT) {
+			e := min(i+streamBatch, len(headT))
+			slot.t, slot.c, k = headT[i:e], headC[i:e], e-i
+		} else {
+			if bufT[j%streamRing] == nil {
+				bufT[j%streamRing], bufC[j%streamRing] = make([]float64, streamBatch), make([]int32, streamBatch)
+			}
+			t, c := bufT[j%streamRing], bufC[j%streamRing]
+			p.mu.Unlock() // no point reads slot j%streamRing: all are past j-streamRing
+			k, err = st.Read(t, c)
+			p.mu.Lock()
+			slot.t, slot.c = t[:k], c[:k]
+		}
+		if err == nil && k == 0 {
+			p.ended = true
+			p.cond.Broadcast()
+			return
+		}
+		if err == nil {
+			if d := float64(p.n+int64(k)) * points; d > budget {
+				err = budgetError(d, budget)
+			}
+		}
+		if err != nil {
+			p.fail(j, -1, err)
+			p.ended = true
+			return
+		}
+		p.n += int64(k)
+		p.produced++
+		p.cond.Broadcast()
+	}
+}
+
+// work feeds batches to points until the pass ends: each time, the idle
+// point furthest behind (then the first) takes its next batch.
+func (p *pass) work(runs []*fwd) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for {
+		if p.cancelled {
+			return
+		}
+		k := -1
+		for i, c := range p.cursor {
+			if !p.busy[i] && !p.failed[i] && c < p.produced && c <= p.errAt && (k < 0 || c < p.cursor[k]) {
+				k = i
+			}
+		}
+		if k < 0 {
+			busy := slices.Contains(p.busy, true)
+			if !busy && (p.ended || p.errAt != math.MaxInt) {
+				p.cond.Broadcast()
+				return
+			}
+			p.cond.Wait()
+			continue
+		}
+		j := p.cursor[k]
+		b := p.ring[j%streamRing]
+		p.busy[k] = true
+		p.mu.Unlock()
+		err := runs[k].feed(b.t, b.c)
+		p.mu.Lock()
+		p.busy[k] = false
+		if err != nil {
+			p.failed[k] = true
+			p.fail(j, k, pointError(runs[k].pt, err))
+			continue
+		}
+		p.cursor[k]++
+		p.cond.Broadcast()
+	}
 }
 
 // selectPoints keeps the points of the given indexes (all when idx is nil).
