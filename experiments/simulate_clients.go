@@ -24,7 +24,7 @@ import (
 // their index); a retry, or a closed-loop user's next request, is created
 // when the attempt it follows is processed, and it never starts at or
 // after the end of the arrival window. The pending events other than the
-// arrival list sit in a 4-ary heap (attemptHeap) that a worker keeps
+// arrival list sit in a binary heap (attemptHeap) that a worker keeps
 // across points, so the loop allocates nothing in steady state.
 //
 // Processing an attempt at t, of a request from client c with behaviour b:
@@ -69,84 +69,45 @@ type attempt struct {
 	svc  float64 // the request's service time: its retries do the same work
 }
 
-// attemptKey is an attempt's place in attemptHeap: its (t, seq) and the
-// slot of the heap's slab that holds it.
-type attemptKey struct {
-	t    float64
-	seq  int64
-	slot int32
-}
-
-// before orders keys by (t, seq); seq is unique, so the order is total
-// and the heap's shape cannot change which attempt comes out first.
-func (a *attemptKey) before(b *attemptKey) bool {
+// before orders attempts by (t, seq).
+func (a *attempt) before(b *attempt) bool {
 	return a.t < b.t || a.t == b.t && a.seq < b.seq
 }
 
-// attemptHeap is a 4-ary min-heap of attempts by (t, seq). The heap moves
-// small keys; the attempts wait in a slab, their slots reused through a
-// free list. Its slices are kept across points: pushes allocate only
-// while they grow.
-type attemptHeap struct {
-	keys []attemptKey
-	slab []attempt
-	free []int32
-}
+// attemptHeap is a binary min-heap of attempts by (t, seq). Its slice is
+// kept across points: pushes allocate only while it grows.
+type attemptHeap []attempt
 
-func (h *attemptHeap) len() int { return len(h.keys) }
-
-// reset empties the heap, keeping its storage.
-func (h *attemptHeap) reset() {
-	h.keys, h.slab, h.free = h.keys[:0], h.slab[:0], h.free[:0]
-}
-
-// minT is the time of the first attempt; the heap must not be empty.
-func (h *attemptHeap) minT() float64 { return h.keys[0].t }
-
-func (h *attemptHeap) push(a *attempt) {
-	var slot int32
-	if n := len(h.free); n > 0 {
-		slot = h.free[n-1]
-		h.free = h.free[:n-1]
-		h.slab[slot] = *a
-	} else {
-		slot = int32(len(h.slab))
-		h.slab = append(h.slab, *a)
-	}
-	k := attemptKey{t: a.t, seq: a.seq, slot: slot}
-	h.keys = append(h.keys, k)
-	s := h.keys
+func (h *attemptHeap) push(a attempt) {
+	*h = append(*h, a)
+	s := *h
 	i := len(s) - 1
 	for i > 0 { // move the hole up, then fill it
-		p := (i - 1) >> 2
-		if !k.before(&s[p]) {
+		p := (i - 1) / 2
+		if !a.before(&s[p]) {
 			break
 		}
 		s[i] = s[p]
 		i = p
 	}
-	s[i] = k
+	s[i] = a
 }
 
-// pop removes the first attempt into *out.
-func (h *attemptHeap) pop(out *attempt) {
-	s := h.keys
+func (h *attemptHeap) pop() attempt {
+	s := *h
 	top := s[0]
 	last := len(s) - 1
 	x := s[last]
 	s = s[:last]
-	n := len(s)
 	i := 0
 	for { // move the hole down, then fill it with the last one
-		l := 4*i + 1
-		if l >= n {
+		l := 2*i + 1
+		if l >= len(s) {
 			break
 		}
 		m := l
-		for c, e := l+1, min(l+4, n); c < e; c++ {
-			if s[c].before(&s[m]) {
-				m = c
-			}
+		if r := l + 1; r < len(s) && s[r].before(&s[l]) {
+			m = r
 		}
 		if !s[m].before(&x) {
 			break
@@ -154,12 +115,11 @@ func (h *attemptHeap) pop(out *attempt) {
 		s[i] = s[m]
 		i = m
 	}
-	if i < n {
+	if i < len(s) {
 		s[i] = x
 	}
-	h.keys = s
-	*out = h.slab[top.slot]
-	h.free = append(h.free, top.slot)
+	*h = s
+	return top
 }
 
 // clientBufs are a worker's reusable state of the client model.
@@ -248,7 +208,7 @@ func (r *clientRun) userEnded(at float64) {
 func (r *clientRun) schedule(a attempt) {
 	a.seq = r.seq
 	r.seq++
-	r.heap.push(&a)
+	r.heap.push(a)
 }
 
 // budgetKey is the budget a client's retries spend.
@@ -401,7 +361,7 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 		svc:       cfg.Server.Sampler(cfg.pointSeed(pt), server.ServiceStream+1, a.GivenServiceMS),
 		serviceMS: cfg.Server.ServiceMS,
 	}
-	r.heap.reset()
+	*r.heap = (*r.heap)[:0]
 	budgets, throttles := false, false
 	r.flags = make([]partFlags, len(r.behs))
 	for i := range r.behs {
@@ -505,7 +465,7 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 		}
 		var at attempt
 		switch {
-		case next < len(a.T) && (r.heap.len() == 0 || a.T[next] <= r.heap.minT()):
+		case next < len(a.T) && (len(*r.heap) == 0 || a.T[next] <= (*r.heap)[0].t):
 			// The list's arrivals are older than every scheduled attempt.
 			c := a.Client[next]
 			at = attempt{t: a.T[next], seq: int64(next), c: c, part: partOf(a, c), svc: serviceMS}
@@ -513,8 +473,8 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 				at.svc = a.ServiceMS[next]
 			}
 			next++
-		case r.heap.len() > 0:
-			r.heap.pop(&at)
+		case len(*r.heap) > 0:
+			at = r.heap.pop()
 		default:
 			goto done
 		}

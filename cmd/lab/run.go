@@ -121,7 +121,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	// those, marked partial in manifest.json, and still fail.
 	stopped := err
 	if err != nil && (res == nil || res.Partial == nil || shard != nil) {
-		return fmt.Errorf("run: %w", err)
+		return err // the caller says "lab run:"
 	}
 	var files []output.File
 	if shard != nil {

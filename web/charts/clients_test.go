@@ -65,7 +65,7 @@ func TestClientAmplificationEveryPoint(t *testing.T) {
 			amp = c.Option
 		}
 	}
-	for _, want := range []string{" · retry · 300\"", "3.642"} {
+	for _, want := range []string{"rate_rps=300 · retry\"", "3.642"} {
 		if !strings.Contains(amp, want) {
 			t.Errorf("amplification chart lacks %q: %.300s", want, amp)
 		}
