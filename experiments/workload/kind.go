@@ -25,6 +25,30 @@ const (
 	InputFile    Input = "trace file"   // the name of one of the lab's trace files
 )
 
+// What an input's value is, for a form that turns text into a part's JSON
+// value and back: the form asks these, never names an input.
+
+// Number reports whether the input holds one number (a list of them where
+// the field is swept).
+func (i Input) Number() bool { return i == InputNumber || i == InputInteger }
+
+// Whole reports whether the input's number is a count.
+func (i Input) Whole() bool { return i == InputInteger }
+
+// Items reports whether the input holds a list of objects, one a line in
+// the form (as Field.Line).
+func (i Input) Items() bool { return i == InputLines }
+
+// Upload reports whether the input holds an uploaded file's text, which
+// the lab's trace-size limit bounds.
+func (i Input) Upload() bool { return i == InputCSV }
+
+// Choice reports whether the input is one of Field.Choices.
+func (i Input) Choice() bool { return i == InputChoice }
+
+// TraceFile reports whether the input names one of the lab's trace files.
+func (i Input) TraceFile() bool { return i == InputFile }
+
 // Field is one JSON field a part type accepts (besides "type"): its key,
 // what the form shows beside its input, and one line for the form's hint
 // and the API docs.

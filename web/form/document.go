@@ -233,7 +233,7 @@ func itemPrefix(cfg *experiments.Config, path string) string {
 		if xs := p.Lists[m[2]]; ok && fd.Sweep && n < len(xs) {
 			return fmt.Sprintf("value %d (%s): ", n+1, format.Num(xs[n]))
 		}
-		if !ok || fd.Input != workload.InputLines {
+		if !ok || !fd.Input.Items() {
 			return ""
 		}
 		lines := strings.Split(fieldText(*fd, partJSON(p)[fd.Name]), "\n")
@@ -282,7 +282,7 @@ func (f *Sweep) part(i int, pf Part) workload.Part {
 	var ls lists.Lists
 	for _, fd := range k.Fields {
 		text := pf.Get(fd.Name)
-		if fd.Sweep && (fd.Input == workload.InputNumber || fd.Input == workload.InputInteger) && isList(text) {
+		if fd.Sweep && fd.Input.Number() && isList(text) {
 			vs, err := ParseValues(text)
 			if err != nil {
 				f.AddError(key(fd.Name), path(fd.Name), err.Error())
@@ -323,11 +323,13 @@ func isList(text string) bool { return strings.Contains(text, ",") || strings.Co
 // fieldValue parses a part input into its JSON value; ok=false leaves the
 // field out (an empty input, or one whose error is already on the form).
 func (f *Sweep) fieldValue(fd workload.Field, key, path, text string) (any, bool) {
-	switch fd.Input {
-	case workload.InputNumber:
-		if strings.TrimSpace(text) == "" {
-			return nil, false
-		}
+	switch {
+	case fd.Input.Number() && strings.TrimSpace(text) == "":
+		return nil, false
+	case fd.Input.Whole():
+		v := f.integer(key, path, text)
+		return v, len(f.Errors[key]) == 0
+	case fd.Input.Number():
 		v := f.number(key, path, text)
 		if fd.Default != "" && fd.Default != "0" && droppedAtZero(fd) {
 			// 0 is left out of the document, which means the default: a
@@ -335,15 +337,9 @@ func (f *Sweep) fieldValue(fd workload.Field, key, path, text string) (any, bool
 			f.notZero(key, path, text, v, "must be more than 0", fd.Default)
 		}
 		return v, len(f.Errors[key]) == 0
-	case workload.InputInteger:
-		if strings.TrimSpace(text) == "" {
-			return nil, false
-		}
-		v := f.integer(key, path, text)
-		return v, len(f.Errors[key]) == 0
-	case workload.InputLines:
+	case fd.Input.Items():
 		return f.lines(fd, key, path, text)
-	case workload.InputCSV:
+	case fd.Input.Upload():
 		if e, ok := CheckTraceSize(path, len(text)); !ok {
 			f.AddError(key, e.Path, e.Msg)
 			return nil, false

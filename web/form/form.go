@@ -163,7 +163,7 @@ func OversizeTraces(parts []workload.Part) field.List {
 		raw := partJSON(&parts[i])
 		for _, fd := range k.Fields {
 			var text string
-			if fd.Input != workload.InputCSV || json.Unmarshal(raw[fd.Name], &text) != nil {
+			if !fd.Input.Upload() || json.Unmarshal(raw[fd.Name], &text) != nil {
 				continue
 			}
 			if e, ok := CheckTraceSize(fmt.Sprintf("workload.parts[%d].%s", i, fd.Name), len(text)); !ok {

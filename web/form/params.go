@@ -63,7 +63,7 @@ func partFields(typ string) []workload.Field {
 
 // isArea reports whether a part field is a multi-line input.
 func isArea(f workload.Field) bool {
-	return f.Input == workload.InputLines || f.Input == workload.InputCSV
+	return f.Input.Items() || f.Input.Upload()
 }
 
 // fieldHint is the line under a part input: its doc, its default, and
@@ -224,8 +224,8 @@ func partOf(p *workload.Part) Part {
 
 // fieldText is the input text of a part field's JSON value.
 func fieldText(fd workload.Field, v json.RawMessage) string {
-	switch fd.Input {
-	case workload.InputLines:
+	switch {
+	case fd.Input.Items():
 		var items []map[string]float64
 		if json.Unmarshal(v, &items) != nil {
 			return ""
@@ -246,7 +246,7 @@ func fieldText(fd workload.Field, v json.RawMessage) string {
 			lines[n] = strings.Join(cells, ",")
 		}
 		return strings.Join(lines, "\n")
-	case workload.InputNumber, workload.InputInteger:
+	case fd.Input.Number():
 		var xs []float64
 		if json.Unmarshal(v, &xs) == nil { // a swept field's list
 			return FormatValues(xs)

@@ -153,7 +153,7 @@ func traceText(key string) (row int, name string, ok bool) {
 func isTraceField(name string) bool {
 	for _, fd := range workload.AllFields() {
 		if fd.Name == name {
-			return fd.Input == workload.InputCSV
+			return fd.Input.Upload()
 		}
 	}
 	return false

@@ -1227,12 +1227,12 @@ func partRow(f *Sweep, i int, p Part) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		for _, fd := range partFields(p.Type) {
-			if fd.Input == workload.InputChoice {
+			if fd.Input.Choice() {
 				templ_7745c5c3_Err = choiceInput(f, RowKey("parts", i, fd.Name), fd.Label, p.Get(fd.Name), fd.Choices, choiceDefault(fd), partTypesFor(fd.Name)).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-			} else if fd.Input == workload.InputFile {
+			} else if fd.Input.TraceFile() {
 				if len(f.Traces) > 0 || p.Get(fd.Name) != "" {
 					templ_7745c5c3_Err = choiceInput(f, RowKey("parts", i, fd.Name), fd.Label, p.Get(fd.Name), traceChoices(f.Traces, p.Get(fd.Name)), "none: the CSV below", partTypesFor(fd.Name)).Render(ctx, templ_7745c5c3_Buffer)
 					if templ_7745c5c3_Err != nil {
@@ -1251,12 +1251,12 @@ func partRow(f *Sweep, i int, p Part) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		for _, fd := range partFields(p.Type) {
-			if fd.Input == workload.InputLines {
+			if fd.Input.Items() {
 				templ_7745c5c3_Err = areaInput(f, RowKey("parts", i, fd.Name), fd.Label, p.Get(fd.Name), fd.Line+" per line", fd.Doc, partTypesFor(fd.Name), 3).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-			} else if fd.Input == workload.InputCSV {
+			} else if fd.Input.Upload() {
 				templ_7745c5c3_Err = traceInput(f, i, fd, p.Get(fd.Name)).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
