@@ -48,12 +48,9 @@ type fwd struct {
 	// memory has one (a server with a service distribution holds it).
 	svc []float64
 
-	s                  Series
-	clients            []ClientResult
-	multi              bool
-	fairWindow         float64
-	fairWindows, fairK int
-	jain               []float64
+	s       Series
+	clients []ClientResult
+	fair    fairWindows
 
 	m                                      Metrics
 	n                                      int // arrivals fed
@@ -128,17 +125,7 @@ func newFwd(ctx context.Context, cfg *Config, clients []workload.Client, ngroup 
 	}
 	nc := len(clients)
 	f.clients = make([]ClientResult, nc)
-	f.multi = nc > 1
-	f.fairWindow = cfg.Metrics.FairnessWindowMS
-	f.fairWindows = int(metrics.WindowCount(f.durationMS, f.fairWindow))
-	if f.multi {
-		if cap(in.fairCounts) < nc {
-			in.fairCounts = make([]float64, nc)
-		}
-		in.fairCounts = in.fairCounts[:nc]
-		clear(in.fairCounts)
-		f.jain = make([]float64, 0, f.fairWindows)
-	}
+	f.fair.start(in, nc, cfg.Metrics.FairnessWindowMS, f.durationMS)
 	f.lastRelease = math.Inf(-1)
 	in.releases = in.releases[:0]
 	if keepReleases && cap(in.releases) < sizeHint {
@@ -178,14 +165,8 @@ func (f *fwd) feed(ts []float64, cs []int32) error {
 				f.spec.Label(), release, release-f.durationMS, MaxSeriesRows)
 		}
 		f.clients[c].Admitted++
-		if f.multi {
-			if k := int(metrics.WindowIndex(t, f.fairWindow)); k != f.fairK {
-				for ; f.fairK < k; f.fairK++ {
-					f.jain = append(f.jain, metrics.Jain(in.fairCounts))
-					clear(in.fairCounts)
-				}
-			}
-			in.fairCounts[c]++
+		if f.fair.on {
+			f.fair.admit(t, int(c))
 		}
 		svc := f.serviceMS
 		if f.svc != nil {
@@ -231,12 +212,6 @@ func (f *fwd) feed(ts []float64, cs []int32) error {
 // finish measures the point from what the arrivals fed left.
 func (f *fwd) finish() {
 	in, s, m, cfg := f.in, &f.s, &f.m, f.cfg
-	if f.multi {
-		for ; f.fairK < f.fairWindows; f.fairK++ {
-			f.jain = append(f.jain, metrics.Jain(in.fairCounts))
-			clear(in.fairCounts)
-		}
-	}
 	seconds := f.durationMS / 1000
 	m.Arrivals = f.n
 	m.Admitted = in.gate.Count()
@@ -266,9 +241,9 @@ func (f *fwd) finish() {
 		pt.OutputCurve = calculus.Empirical(in.releases, calculus.Grid(f.durationMS))
 	}
 	pt.Series = *s
-	if f.multi {
+	if f.fair.on {
 		pt.Clients = f.clients
-		pt.JainSeries = f.jain
+		pt.JainSeries = f.fair.finish()
 	}
 }
 

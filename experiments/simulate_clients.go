@@ -430,19 +430,8 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 		Goodput:     make([]int32, windows),
 	}
 	clients := make([]ClientResult, nc)
-	multi := nc > 1
-	fairWindow := cfg.Metrics.FairnessWindowMS
-	fairWindows := int(metrics.WindowCount(durationMS, fairWindow))
-	var jain []float64
-	if multi {
-		if cap(in.fairCounts) < nc {
-			in.fairCounts = make([]float64, nc)
-		}
-		in.fairCounts = in.fairCounts[:nc]
-		clear(in.fairCounts)
-		jain = make([]float64, 0, fairWindows)
-	}
-	fairK := 0
+	var fair fairWindows
+	fair.start(in, nc, cfg.Metrics.FairnessWindowMS, durationMS)
 
 	var m Metrics
 	var cm ClientMetrics
@@ -544,14 +533,8 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 		}
 		m.Admitted++
 		clients[at.c].Admitted++
-		if multi {
-			if k := int(metrics.WindowIndex(t, fairWindow)); k != fairK {
-				for ; fairK < k; fairK++ {
-					jain = append(jain, metrics.Jain(in.fairCounts))
-					clear(in.fairCounts)
-				}
-			}
-			in.fairCounts[at.c]++
+		if fair.on {
+			fair.admit(t, int(at.c))
 		}
 		in.gate.Record(release - t)
 		gateMax = max(gateMax, release-t)
@@ -618,12 +601,6 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 		}
 	}
 done:
-	if multi {
-		for ; fairK < fairWindows; fairK++ {
-			jain = append(jain, metrics.Jain(in.fairCounts))
-			clear(in.fairCounts)
-		}
-	}
 
 	seconds := durationMS / 1000
 	m.OfferedRPS = float64(m.Arrivals) / seconds
@@ -672,9 +649,9 @@ done:
 		pt.OutputCurve = calculus.Empirical(in.releases, calculus.Grid(durationMS))
 	}
 	pt.Series = s
-	if multi {
+	if fair.on {
 		pt.Clients = clients
-		pt.JainSeries = jain
+		pt.JainSeries = fair.finish()
 	}
 	return nil
 }

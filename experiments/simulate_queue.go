@@ -276,19 +276,8 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 
 	nc := len(a.Clients)
 	clients := make([]ClientResult, nc)
-	multi := nc > 1
-	fairWindow := cfg.Metrics.FairnessWindowMS
-	fairWindows := int(metrics.WindowCount(durationMS, fairWindow))
-	var jain []float64
-	if multi {
-		if cap(in.fairCounts) < nc {
-			in.fairCounts = make([]float64, nc)
-		}
-		in.fairCounts = in.fairCounts[:nc]
-		clear(in.fairCounts)
-		jain = make([]float64, 0, fairWindows)
-	}
-	fairK := 0
+	var fair fairWindows
+	fair.start(in, nc, cfg.Metrics.FairnessWindowMS, durationMS)
 
 	lastRelease := math.Inf(-1)
 	var gateMax float64
@@ -335,14 +324,8 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 			in.gate.Record(release - t)
 			gateMax = max(gateMax, release-t)
 		}
-		if multi && scored {
-			if k := int(metrics.WindowIndex(t, fairWindow)); k != fairK {
-				for ; fairK < k; fairK++ {
-					jain = append(jain, metrics.Jain(in.fairCounts))
-					clear(in.fairCounts)
-				}
-			}
-			in.fairCounts[c]++
+		if fair.on && scored {
+			fair.admit(t, int(c))
 		}
 		var class uint8
 		if classes != nil {
@@ -379,12 +362,6 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 	}
 	if r.finishOrderViolated {
 		return fmt.Errorf("the queue server finished requests out of order") // cannot happen: fixed service, FIFO picks
-	}
-	if multi {
-		for ; fairK < fairWindows; fairK++ {
-			jain = append(jain, metrics.Jain(in.fairCounts))
-			clear(in.fairCounts)
-		}
 	}
 
 	seconds := cfg.scoreSeconds(deadlineMS)
@@ -445,9 +422,9 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 		pt.OutputCurve = calculus.Empirical(in.releases, calculus.Grid(durationMS))
 	}
 	pt.Series = s
-	if multi {
+	if fair.on {
 		pt.Clients = clients
-		pt.JainSeries = jain
+		pt.JainSeries = fair.finish()
 	}
 	return nil
 }
