@@ -313,8 +313,10 @@ func Results(res *experiments.Result) []byte {
 func ReplicationsCSV(res *experiments.Result) []byte {
 	w := newWriter(res)
 	cols := append(experiments.ResultColumns(res.Config), experiments.GroupShareColumns(res.Groups)...)
+	// A swept seed's column is the run's seed here: the one after replica.
+	cols = slices.DeleteFunc(cols[1:], func(c experiments.Column) bool { return c.Key == "seed" })
 	names := []string{"point", "replica", "seed"}
-	for _, c := range cols[1:] {
+	for _, c := range cols {
 		names = append(names, c.Key)
 	}
 	w.header(names...)
@@ -323,8 +325,8 @@ func ReplicationsCSV(res *experiments.Result) []byte {
 		w.int(p.Index)
 		w.int(p.Replica)
 		w.text(p.Seed)
-		for c := range cols[1:] {
-			w.cell(&cols[c+1], p)
+		for c := range cols {
+			w.cell(&cols[c], p)
 		}
 		w.end()
 	}
