@@ -100,3 +100,53 @@ func TestPolicyGivenZeroRoundTrips(t *testing.T) {
 		t.Errorf("policy on gives %v", again.Policies[1].Given)
 	}
 }
+
+// A series report column picks its point's client policy by name: each
+// policy's column is that policy's point's series (released_rps equals
+// series.csv's), and without policy the first policy's.
+func TestSeriesReportPicksAPolicy(t *testing.T) {
+	doc := strings.Replace(policyOver(`"timeout_ms": 50`, `[{"name": "once", "retries": 0}, {"name": "thrice", "retries": 3, "backoff_ms": 20}]`),
+		`"limiters"`, `"reports": [{"type": "series", "file": "by-policy.csv", "columns": [
+    {"header": "t", "value": "window_start_ms"},
+    {"header": "first", "value": "released_rps", "limiter": 0},
+    {"header": "once", "value": "released_rps", "limiter": 0, "policy": "once"},
+    {"header": "thrice", "value": "released_rps", "limiter": 0, "policy": "thrice"},
+    {"header": "offered_thrice", "value": "offered_rps", "policy": "thrice"}]}],
+  "limiters"`, 1)
+	files := runFiles(t, decode(t, doc), 2)
+	rep := csvRows(t, fileOf(t, files, "by-policy.csv"))
+	series := csvRows(t, fileOf(t, files, experiments.FileSeries))
+	// series.csv: point, limiter, window_start_ms, offered_rps, released_rps, ...
+	byPoint := map[string][][]string{}
+	for _, row := range series[1:] {
+		byPoint[row[0]] = append(byPoint[row[0]], row)
+	}
+	if len(byPoint) != 2 || len(rep) < 10 {
+		t.Fatalf("%d points in series.csv, %d report rows", len(byPoint), len(rep))
+	}
+	differ := false
+	for k, row := range rep[1:] {
+		once, thrice := byPoint["0"][k], byPoint["1"][k]
+		if row[1] != once[4] || row[2] != once[4] || row[3] != thrice[4] || row[4] != thrice[3] {
+			t.Fatalf("window %d: report %v, policy once %v, thrice %v", k, row, once, thrice)
+		}
+		differ = differ || row[2] != row[3]
+	}
+	if !differ {
+		t.Error("the two policies' series are the same: the test shows nothing")
+	}
+	bad := strings.Replace(doc, `"policy": "thrice"}]}]`, `"policy": "twice"}]}]`, 1)
+	if _, err := experiments.DecodeConfig([]byte(bad)); err == nil || !strings.Contains(err.Error(), `reports[0].columns[4].policy: "twice" is not a policy: must name one of the policies (once, thrice)`) {
+		t.Errorf("an unknown policy: %v", err)
+	}
+	noPolicies := `{"version": 1, "workload": {"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 10}]},
+  "limiters": [{"type": "none"}], "reports": [{"type": "series", "file": "s.csv", "columns": [{"header": "r", "value": "released_rps", "limiter": 0, "policy": "p"}]}]}`
+	if _, err := experiments.DecodeConfig([]byte(noPolicies)); err == nil || !strings.Contains(err.Error(), "reports[0].columns[0].policy: picks a client policy by name, and the config has no policies") {
+		t.Errorf("policy without policies: %v", err)
+	}
+	points := `{"version": 1, "workload": {"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 10}]},
+  "limiters": [{"type": "none"}], "policies": [{"name": "p", "retries": 1}], "reports": [{"type": "points", "file": "s.csv", "columns": [{"header": "g", "value": "goodput_rps", "policy": "p"}]}]}`
+	if _, err := experiments.DecodeConfig([]byte(points)); err == nil || !strings.Contains(err.Error(), "reports[0].columns[0]: limiter, swept, server, load and policy pick a point in series reports only") {
+		t.Errorf("policy in a points report: %v", err)
+	}
+}
