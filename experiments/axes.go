@@ -28,6 +28,10 @@ import (
 // each part's fields in its row order), the seed, then the replications;
 // the client policies (policies.go) come between the server fields and
 // the loads.
+// With a seed list and "replications": N, every listed seed s runs its
+// replications with seeds s … s+N-1 (results.csv's seed column is s,
+// replications.csv's is each run's); listed seeds closer than N apart are
+// refused (checkSeedRanges).
 // Every combination of the workload axes (and seed, and replication) is a
 // load of its own, generated once (the loads of variants.go, multiplied);
 // a server combination is a server variant. results.csv has a column per
@@ -327,9 +331,7 @@ func (c *Config) validateAxes() field.List {
 	if c.Replications != 0 && (c.Replications < 2 || c.Replications > MaxReplications) {
 		errs.Add("replications", "must be from 2 to %d (leave it out for one run a point)", MaxReplications)
 	}
-	if c.Replications > 1 && len(c.Seeds) > 1 {
-		errs.Add("seed", "give one seed with replications: they run seeds seed … seed+replications-1")
-	}
+	errs = append(errs, c.checkSeedRanges()...)
 	if len(c.Seeds) > lists.MaxValues {
 		errs.Add("seed", "at most %d values", lists.MaxValues)
 	}
@@ -369,6 +371,41 @@ func (c *Config) validateAxes() field.List {
 			set(&q)
 			return q.Validate(path, c.Workload.DurationMS)
 		})...)
+	}
+	return errs
+}
+
+// checkSeedRanges checks a seed list with replications: seed s runs seeds
+// s … s+N-1, so two listed seeds closer than N apart would run the same
+// seeds under two values of the seed column (their means would share runs,
+// and a run's seed in replications.csv would not say which listed seed it
+// belongs to). Such lists are refused at the later seed's index.
+func (c *Config) checkSeedRanges() field.List {
+	var errs field.List
+	n := uint64(c.Replicas())
+	if n < 2 {
+		return nil
+	}
+	if len(c.Seeds) < 2 {
+		if c.Seed > math.MaxUint64-(n-1) {
+			errs.Add("seed", "%d with %d replications runs seeds past the largest, %d", c.Seed, n, uint64(math.MaxUint64))
+		}
+		return errs
+	}
+	for i, s := range c.Seeds {
+		if s > math.MaxUint64-(n-1) {
+			errs.Add(field.Index("seed", i), "%d with %d replications runs seeds past the largest, %d", s, n, uint64(math.MaxUint64))
+			continue
+		}
+		for _, t := range c.Seeds[:i] {
+			if max(s, t)-min(s, t) < n {
+				errs.Add(field.Index("seed", i), "seeds %d and %d overlap: with %d replications seed s runs seeds s … s+%d, so listed seeds must be at least %d apart", t, s, n, n-1, n)
+				break
+			}
+		}
+		if len(errs) >= maxErrorsKept {
+			break
+		}
 	}
 	return errs
 }

@@ -155,13 +155,23 @@ const replicatedDoc = `{
   "objectives": [{"metric": "sojourn_p99_ms", "op": "<=", "value": 60}]
 }`
 
+// seedListReplicatedDoc lists seeds with replications: seed 10 runs
+// seeds 10, 11, 12 and seed 20 runs 20, 21, 22.
+const seedListReplicatedDoc = `{
+  "version": 1,
+  "seed": [10, 20],
+  "replications": 3,
+  "workload": {"duration_ms": 2000, "parts": [{"type": "poisson", "rate_rps": [80, 140]}]},
+  "limiters": [{"type": "token-bucket", "rate_rps": 100, "burst": [2, 10]}]
+}`
+
 // The same config gives the same bytes at every worker count, with swept
 // fields and replications.
 func TestSweepsAndReplicationsSameBytesAnyWorkers(t *testing.T) {
-	for _, doc := range []string{sweptDoc, replicatedDoc} {
+	for _, doc := range []string{sweptDoc, replicatedDoc, seedListReplicatedDoc} {
 		cfg := decode(t, doc)
 		base := runFiles(t, cfg, 1)
-		for _, w := range []int{2, 3, 8} {
+		for _, w := range []int{2, 3, 4, 8} {
 			for i, f := range runFiles(t, cfg, w) {
 				if f.Name != base[i].Name || !bytes.Equal(f.Data, base[i].Data) {
 					t.Fatalf("%d workers: %s differs", w, f.Name)
@@ -236,6 +246,56 @@ func TestReplicationMeansArePerSeedMeans(t *testing.T) {
 	}
 }
 
+// A seed list with replications: every listed seed s runs s … s+N-1; its
+// results.csv row (seed column s, the _ci95 columns) is the row of the
+// same config with the one seed s, and replications.csv has a row per run
+// with the run's seed (and no second seed column).
+func TestSeedListWithReplications(t *testing.T) {
+	cfg := decode(t, seedListReplicatedDoc)
+	files := runFiles(t, cfg, 2)
+	results := csvRows(t, fileOf(t, files, experiments.FileResults))
+	per := csvRows(t, fileOf(t, files, experiments.FileReplications))
+	rh, ph := results[0], per[0]
+	si := slices.Index(rh, "seed")
+	if si < 0 || !slices.Contains(rh, "goodput_rps_ci95") {
+		t.Fatalf("results.csv header %v", rh)
+	}
+	// 2 bursts × 2 rates × 2 seeds points, 3 runs each.
+	if len(results) != 1+8 || len(per) != 1+8*3 {
+		t.Fatalf("%d results rows, %d replication rows", len(results), len(per))
+	}
+	if n := strings.Count(strings.Join(ph, ","), "seed"); n != 1 {
+		t.Errorf("replications.csv header %v names seed %d times", ph, n)
+	}
+	psi, pri := slices.Index(ph, "seed"), slices.Index(ph, "replica")
+	for i, row := range per[1:] {
+		listed := []uint64{10, 20}[(i/3)%2]
+		want := strconv.FormatUint(listed+uint64(i%3), 10)
+		if row[psi] != want || row[pri] != strconv.Itoa(i%3) {
+			t.Errorf("replication row %d: seed %s replica %s, want %s %d", i, row[psi], row[pri], want, i%3)
+		}
+	}
+	for _, seed := range []string{"10", "20"} {
+		one := strings.Replace(seedListReplicatedDoc, `"seed": [10, 20]`, `"seed": `+seed, 1)
+		single := csvRows(t, fileOf(t, runFiles(t, decode(t, one), 1), experiments.FileResults))
+		sh := single[0]
+		var got [][]string
+		for _, row := range results[1:] {
+			if row[si] == seed {
+				got = append(got, slices.Delete(slices.Clone(row), si, si+1))
+			}
+		}
+		if len(got) != len(single)-1 || !slices.Equal(slices.Delete(slices.Clone(rh), si, si+1), sh) {
+			t.Fatalf("seed %s: %d rows, header %v vs %v", seed, len(got), rh, sh)
+		}
+		for k := range got {
+			if !slices.Equal(got[k][1:], single[1+k][1:]) { // all but the point index
+				t.Errorf("seed %s row %d:\n%v\nthe config with seed %s alone:\n%v", seed, k, got[k], seed, single[1+k])
+			}
+		}
+	}
+}
+
 // Property: exactly (bit for bit), each point's Stats are the mean and
 // interval of its runs' values of the column.
 func TestReplicationStatsAreExact(t *testing.T) {
@@ -302,7 +362,10 @@ func TestBadSweepsNameTheField(t *testing.T) {
 		{"replications 1", mk("1", `"replications": 1,`, okPart, "{}"), "replications"},
 		{"too many replications", mk("1", `"replications": 101,`, okPart, "{}"), "replications"},
 		{"replications a list", mk("1", `"replications": [2, 3],`, okPart, "{}"), "replications"},
-		{"a seed list with replications", mk("[1, 2]", `"replications": 3,`, okPart, "{}"), "seed"},
+		{"overlapping seed ranges", mk("[1, 2]", `"replications": 3,`, okPart, "{}"), "seed[1]"},
+		{"a seed range overlapping an earlier one", mk("[10, 20, 12]", `"replications": 3,`, okPart, "{}"), "seed[2]"},
+		{"a seed run past the largest", mk("[1, 18446744073709551615]", `"replications": 2,`, okPart, "{}"), "seed[1]"},
+		{"one seed run past the largest", mk("18446744073709551614", `"replications": 3,`, okPart, "{}"), "seed"},
 		{"a seed list of text", mk(`["a"]`, "", okPart, "{}"), "seed"},
 		{"an empty seed list", mk(`[]`, "", okPart, "{}"), "seed"},
 		{"a list in a text field", mk("1", "", `{"type": "poisson", "rate_rps": 50, "client": ["a", "b"]}`, "{}"), "workload.parts[0].client"},

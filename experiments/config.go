@@ -55,7 +55,7 @@ type Config struct {
 	Description string `json:"description,omitempty"`
 	Seed        uint64 `json:"seed"`
 	// Replications runs every point with seeds Seed … Seed+Replications-1
-	// and reports each metric's mean and 95% confidence interval (0: one
+	// (with Seeds, each listed seed s runs s … s+Replications-1) and reports each metric's mean and 95% confidence interval (0: one
 	// run; see replications.go).
 	Replications int `json:"replications,omitempty"`
 	// Seeds is a swept seed's list (Seed is its first value); see axes.go.

@@ -89,7 +89,10 @@ func (r *Result) aggregate() {
 	for i := 0; i+reps <= len(all); i += reps {
 		group := all[i : i+reps]
 		p := group[0]
-		p.Seed, p.Replica = "", 0
+		p.Replica = 0
+		if len(r.Config.Seeds) < 2 {
+			p.Seed = "" // with a seed list it stays the listed seed (its first run's)
+		}
 		p.Stats = make([]Stat, 0, len(cols))
 		for c := range cols {
 			xs = xs[:0]

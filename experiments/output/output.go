@@ -313,8 +313,10 @@ func Results(res *experiments.Result) []byte {
 func ReplicationsCSV(res *experiments.Result) []byte {
 	w := newWriter(res)
 	cols := append(experiments.ResultColumns(res.Config), experiments.GroupShareColumns(res.Groups)...)
+	// A swept seed's column is the run's seed here: the one after replica.
+	cols = slices.DeleteFunc(cols[1:], func(c experiments.Column) bool { return c.Key == "seed" })
 	names := []string{"point", "replica", "seed"}
-	for _, c := range cols[1:] {
+	for _, c := range cols {
 		names = append(names, c.Key)
 	}
 	w.header(names...)
@@ -323,8 +325,8 @@ func ReplicationsCSV(res *experiments.Result) []byte {
 		w.int(p.Index)
 		w.int(p.Replica)
 		w.text(p.Seed)
-		for c := range cols[1:] {
-			w.cell(&cols[c+1], p)
+		for c := range cols {
+			w.cell(&cols[c], p)
 		}
 		w.end()
 	}
@@ -531,13 +533,14 @@ func Report(res *experiments.Result, r *experiments.Report) ([]byte, error) {
 		classes := make([]int, len(r.Columns))
 		for j, c := range r.Columns {
 			classes[j] = res.Config.ClassIndex(c.Class)
+			pi := max(0, res.Config.PolicyIndex(c.Policy)) // "" is the first
 			if c.Limiter == nil {
-				if c.Value == "offered_rps" && c.Load != nil {
-					pts[j] = findPoint(res, -1, nil, c.Server, c.Load)
+				if c.Value == "offered_rps" && (c.Load != nil || c.Policy != "") {
+					pts[j] = findPoint(res, -1, nil, c.Server, c.Load, pi)
 				}
 				continue
 			}
-			pts[j] = findPoint(res, *c.Limiter, c.Swept, c.Server, c.Load)
+			pts[j] = findPoint(res, *c.Limiter, c.Swept, c.Server, c.Load, pi)
 			if pts[j] == nil {
 				return nil, fmt.Errorf("column %s: no such point", c.Header)
 			}
@@ -586,8 +589,8 @@ func Report(res *experiments.Result, r *experiments.Report) ([]byte, error) {
 
 // findPoint is the point of limiter li (any when li < 0) whose swept value
 // is swept (or its only point when swept is nil), on server si and load lo
-// (the first when nil).
-func findPoint(res *experiments.Result, li int, swept *float64, si, lo *int) *experiments.Point {
+// (the first when nil), under client policy pi.
+func findPoint(res *experiments.Result, li int, swept *float64, si, lo *int, pi int) *experiments.Point {
 	at := func(x *int) int {
 		if x == nil {
 			return 0
@@ -596,7 +599,7 @@ func findPoint(res *experiments.Result, li int, swept *float64, si, lo *int) *ex
 	}
 	for i := range res.Points {
 		p := &res.Points[i]
-		if (li < 0 || p.LimiterIndex == li) && (swept == nil || p.SweptValue() == *swept) && p.Server == at(si) && p.Load == at(lo) {
+		if (li < 0 || p.LimiterIndex == li) && (swept == nil || p.SweptValue() == *swept) && p.Server == at(si) && p.Load == at(lo) && p.Policy == pi {
 			return p
 		}
 	}

@@ -44,6 +44,11 @@ func TestFormSweepsNumericFields(t *testing.T) {
 	if again == nil || !bytes.Equal(again.JSON(), cfg.JSON()) {
 		t.Errorf("round trip: %v\n%s", back.Problems, again.JSON())
 	}
+	// A seed list with replications: each seed runs its own range.
+	f = sweptForm("50", "10", "1, 11", "4")
+	if _, cfg := f.Document(); cfg == nil || len(cfg.Points()) != 2*2 || FromConfig(cfg).Seed != "1, 11" {
+		t.Errorf("seeds with replications: %v", f.Problems)
+	}
 	// Replications come through too.
 	f = sweptForm("50", "10", "7", "4")
 	if _, cfg := f.Document(); cfg == nil || cfg.Replications != 4 || FromConfig(cfg).Replications != "4" {
@@ -63,7 +68,7 @@ func TestFormSweepErrors(t *testing.T) {
 		{"a bad service time", sweptForm("50", "5, 0", "", ""), "server.service_ms", "value 2 (0)"},
 		{"replications 0", sweptForm("50", "", "", "0"), "replications", "from 2 to"},
 		{"too many replications", sweptForm("50", "", "", "101"), "replications", "from 2 to"},
-		{"a seed list with replications", sweptForm("50", "", "1, 2", "3"), "seed", "one seed"},
+		{"overlapping seed ranges", sweptForm("50", "", "1, 2", "3"), "seed", "overlap"},
 		{"a fraction of a seed", sweptForm("50", "", "1, 2.5", ""), "seed", "whole number"},
 	}
 	for _, c := range cases {

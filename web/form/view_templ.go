@@ -142,7 +142,7 @@ func View(f *Sweep) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = textInput(f, "replications", "Replications", f.Replications, "runs", "each point with seeds seed … seed+N-1: means and 95% intervals; empty: one run", "").Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = textInput(f, "replications", "Replications", f.Replications, "runs", "each point with seeds seed … seed+N-1 (each listed seed its own range): means and 95% intervals; empty: one run", "").Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
