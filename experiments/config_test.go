@@ -298,8 +298,9 @@ func TestBadConfigsNameTheField(t *testing.T) {
 		{"policy field of the wrong type", edit(`"seed": 1`, `"seed": 1, "policies": [{"name": "p", "retries": "x"}]`), "policies[0].retries", "must be a whole number"},
 		{"part behaviour field of the wrong type", edit(`"type": "constant", "rate_rps": 100`, `"type": "constant", "rate_rps": 100, "retries": "x"`), "workload.parts[0].retries", "must be a whole number"},
 		{"servers field of the wrong type", edit(`"seed": 1`, `"seed": 1, "servers": [{"workers": "x"}]`), "servers[0].workers", "must be a whole number"},
-		{"part behaviour beside policies", strings.Replace(edit(`"type": "constant", "rate_rps": 100`, `"type": "constant", "rate_rps": 100, "retries": 3`), `"seed": 1`, `"seed": 1, "policies": [{"name": "no-retry", "timeout_ms": 200}]`, 1), "workload.parts[0].retries", "policies"},
-		{"swept part behaviour beside policies", strings.Replace(edit(`"type": "constant", "rate_rps": 100`, `"type": "constant", "rate_rps": 100, "retries": [1, 2]`), `"seed": 1`, `"seed": 1, "policies": [{"name": "no-retry", "timeout_ms": 200}]`, 1), "workload.parts[0].retries", "policies"},
+		{"swept part behaviour every policy gives", strings.Replace(edit(`"type": "constant", "rate_rps": 100`, `"type": "constant", "rate_rps": 100, "retries": [1, 2]`), `"seed": 1`, `"seed": 1, "policies": [{"name": "no-retry", "timeout_ms": 200, "retries": 0}, {"name": "retry", "retries": 3}]`, 1), "workload.parts[0].retries", "every policy gives retries"},
+		{"policy field null then wrong", edit(`"seed": 1`, `"seed": 1, "policies": [{"name": "p", "retries": null, "backoff_ms": "x"}]`), "policies[0].backoff_ms", "must be a number"},
+		{"policy unknown field", edit(`"seed": 1`, `"seed": 1, "policies": [{"name": "p", "retry": 3}]`), "policies[0].retry", "is not a known field"},
 		{"report file name", edit(`"seed": 1`, `"seed": 1, "reports": [{"type": "points", "file": "../x.csv", "columns": [{"header": "g", "value": "goodput_rps"}]}]`), "reports[0].file", "file name"},
 	}
 	for _, c := range cases {

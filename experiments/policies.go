@@ -1,7 +1,9 @@
 package experiments
 
 import (
+	"bytes"
 	"encoding/json"
+	"slices"
 
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/lists"
@@ -9,7 +11,7 @@ import (
 )
 
 // ClientPolicy is one client behaviour a sweep runs every point with (the
-// "policies" of a config): the behaviour fields it sets (workload.Behaviour)
+// "policies" of a config): the behaviour fields it gives (workload.Behaviour)
 // replace those of every workload part, for example
 //
 //	"policies": [{"name": "no-retry", "timeout_ms": 200},
@@ -18,9 +20,76 @@ import (
 // Points run on the policies after the servers and before the loads, so a
 // report lists a policy's loads together (the seed lab's Post 1: every
 // offered rate without retries, then with).
+//
+// A policy gives the behaviour fields its document names, even as 0 or
+// "none": those replace the part's own, and the part keeps the others
+// ("retries": 0 over a part with retries 3 runs without retries; a policy
+// silent on timeout_ms keeps the part's timeout). Decoding records them in
+// Given and the canonical document writes them back (MarshalJSON), so the
+// manifest, config_sha256 and the form's round trip keep them.
 type ClientPolicy struct {
 	Name string `json:"name"`
 	workload.Behaviour
+	// Given lists the behaviour fields (JSON keys) the policy's document
+	// names. A field set to something other than zero counts as given
+	// either way (a policy built in Go need not list them).
+	Given []string `json:"-"`
+}
+
+// Gives reports whether the policy gives the behaviour field of JSON key
+// name.
+func (p *ClientPolicy) Gives(name string) bool {
+	return p.Behaviour.Sets(name) || slices.Contains(p.Given, name)
+}
+
+// MarshalJSON writes the name and the fields the policy gives, in struct
+// order: a policy without zero-valued given fields writes what the plain
+// struct (omitempty) would.
+func (p ClientPolicy) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	name, err := json.Marshal(p.Name)
+	if err != nil {
+		return nil, err
+	}
+	buf.WriteString(`{"name":`)
+	buf.Write(name)
+	for _, key := range workload.BehaviourKeys() {
+		if !p.Gives(key) {
+			continue
+		}
+		v, err := json.Marshal(p.Behaviour.Value(key))
+		if err != nil {
+			return nil, err
+		}
+		buf.WriteString(`,"` + key + `":`)
+		buf.Write(v)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+// UnmarshalJSON reads a policy strictly (unknown fields are errors) and
+// records the behaviour fields its document gives (null gives nothing).
+func (p *ClientPolicy) UnmarshalJSON(data []byte) error {
+	type plain ClientPolicy // without the methods
+	var q plain
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&q); err != nil {
+		return err
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(data, &keys); err != nil {
+		return err
+	}
+	q.Given = nil
+	for _, key := range workload.BehaviourKeys() {
+		if v, ok := keys[key]; ok && string(v) != "null" {
+			q.Given = append(q.Given, key)
+		}
+	}
+	*p = ClientPolicy(q)
+	return nil
 }
 
 // MaxPolicies bounds the policies of a sweep.
@@ -45,7 +114,7 @@ func (c *Config) behaviours(w *workload.Spec, pi int) []workload.Behaviour {
 	for i := range w.Parts {
 		bs[i] = w.Parts[i].Behaviour
 		if len(c.Policies) > 0 {
-			bs[i] = bs[i].Override(c.Policies[pi].Behaviour)
+			bs[i] = bs[i].Override(c.Policies[pi].Behaviour, c.Policies[pi].Gives)
 		}
 	}
 	return bs
@@ -114,7 +183,7 @@ func (c *Config) validatePolicies() field.List {
 		errs.Add("policies", "at most %d policies", MaxPolicies)
 	}
 	if len(c.Policies) > 0 {
-		errs = append(errs, c.partBehaviourBesidePolicies()...)
+		errs = append(errs, c.sweptBehaviourEveryPolicyGives()...)
 	}
 	seen := map[string]int{}
 	for i := range c.Policies {
@@ -163,35 +232,30 @@ func decodePolicies(cfg *Config, policies, trigger json.RawMessage) field.List {
 	return errs
 }
 
-// partBehaviourBesidePolicies refuses a part's own behaviour field (given
-// or swept) in a config with policies: a policy overrides only the fields
-// it sets to something other than zero, so a policy "no-retry" without
-// retries (or with "retries": 0) would silently keep a part's retries, and
-// a swept part field would be a results column that changes nothing.
-func (c *Config) partBehaviourBesidePolicies() field.List {
+// sweptBehaviourEveryPolicyGives refuses a part's swept behaviour field
+// that every policy gives: each policy replaces it, so its results column
+// would change nothing. A part's other behaviour fields, given or swept,
+// stand beside the policies (a policy keeps the fields it does not give).
+func (c *Config) sweptBehaviourEveryPolicyGives() field.List {
 	var errs field.List
 	check := func(path string, parts []workload.Part) {
 		for j := range parts {
 			p := &parts[j]
-			var set map[string]json.RawMessage
-			if b, err := json.Marshal(p.Behaviour); err == nil {
-				_ = json.Unmarshal(b, &set) // omitempty: the fields the part sets
-			}
 			for _, f := range workload.BehaviourFields() {
-				if _, given := set[f.Name]; !given {
-					if _, swept := p.Lists[f.Name]; !swept {
-						continue
-					}
+				if _, swept := p.Lists[f.Name]; !swept {
+					continue
 				}
-				errs.Add(field.Join(field.Index(path, j), f.Name),
-					"is client behaviour, and this config has policies: set it in each policy instead (a policy that leaves it out or sets it to 0 would keep the part's value)")
-				break
+				every := true
+				for i := range c.Policies {
+					every = every && c.Policies[i].Gives(f.Name)
+				}
+				if every {
+					errs.Add(field.Join(field.Index(path, j), f.Name),
+						"is swept, but every policy gives %s, replacing the part's values: leave it out of a policy, or sweep the policies instead", f.Name)
+				}
 			}
 		}
 	}
-	check("workload.parts", c.Workload.Parts)
-	for i := range c.Loads {
-		check(field.Join(field.Index("loads", i), "parts"), c.Loads[i].Parts)
-	}
+	check("workload.parts", c.Workload.Parts) // a load's parts take no lists
 	return errs
 }

@@ -42,8 +42,9 @@ func (s *Selection) Keeps(p *Point) bool {
 // per-class one with Class), "swept" (the point's swept parameter) or
 // SweptOrLimiter (the same, but the limiter's name for a limiter without
 // parameters, as the seed lab's limit sweep writes "none"). For "series"
-// reports Value is one of SeriesValues, and Limiter, Swept, Server and Load
-// pick the point (Server and Load default to the first), Class the class.
+// reports Value is one of SeriesValues, and Limiter, Swept, Server, Load
+// and Policy (a client policy's name) pick the point (Server, Load and
+// Policy default to the first), Class the class.
 type ReportColumn struct {
 	Header  string   `json:"header"`
 	Value   string   `json:"value"`
@@ -51,6 +52,7 @@ type ReportColumn struct {
 	Swept   *float64 `json:"swept,omitempty"`
 	Server  *int     `json:"server,omitempty"`
 	Load    *int     `json:"load,omitempty"`
+	Policy  string   `json:"policy,omitempty"`
 	Class   string   `json:"class,omitempty"`
 	// Places prints a number column with this many decimal places (0 to
 	// 6, by the decimals rule) instead of its own format: the seed lab's
@@ -141,8 +143,8 @@ func (c *Config) validateReports() field.List {
 				if col.Value != "swept" && col.Value != SweptOrLimiter && !IsClassKey(col.Value) && PointColumn(c, col.Value, "") == nil {
 					errs.Add(field.Join(cp, "value"), "unknown column %q (one of %s)", col.Value, strings.Join(PointColumnKeys(), ", "))
 				}
-				if col.Limiter != nil || col.Swept != nil || col.Server != nil || col.Load != nil {
-					errs.Add(cp, "limiter, swept, server and load pick a point in series reports only (a points report's select keeps rows)")
+				if col.Limiter != nil || col.Swept != nil || col.Server != nil || col.Load != nil || col.Policy != "" {
+					errs.Add(cp, "limiter, swept, server, load and policy pick a point in series reports only (a points report's select keeps rows)")
 				}
 			case ReportSeries:
 				sv, known := seriesValue(col.Value)
@@ -231,7 +233,29 @@ func (c *Config) validateColumnPicks(typ, cp string, col *ReportColumn) field.Li
 	if col.Load != nil && (*col.Load < 0 || *col.Load >= c.LoadCount()) {
 		errs.Add(field.Join(cp, "load"), "must be the index of a load (0 to %d)", c.LoadCount()-1)
 	}
+	if col.Policy != "" && c.PolicyIndex(col.Policy) < 0 {
+		if len(c.Policies) == 0 {
+			errs.Add(field.Join(cp, "policy"), "picks a client policy by name, and the config has no policies")
+		} else {
+			var names []string
+			for _, p := range c.Policies {
+				names = append(names, p.Name)
+			}
+			errs.Add(field.Join(cp, "policy"), "%q is not a policy: must name one of the policies (%s)", col.Policy, strings.Join(names, ", "))
+		}
+	}
 	return errs
+}
+
+// PolicyIndex is the index of the client policy of that name (-1 without
+// one).
+func (c *Config) PolicyIndex(name string) int {
+	for i := range c.Policies {
+		if c.Policies[i].Name == name {
+			return i
+		}
+	}
+	return -1
 }
 
 // validateSelect checks a points report's selection.

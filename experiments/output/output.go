@@ -533,13 +533,14 @@ func Report(res *experiments.Result, r *experiments.Report) ([]byte, error) {
 		classes := make([]int, len(r.Columns))
 		for j, c := range r.Columns {
 			classes[j] = res.Config.ClassIndex(c.Class)
+			pi := max(0, res.Config.PolicyIndex(c.Policy)) // "" is the first
 			if c.Limiter == nil {
-				if c.Value == "offered_rps" && c.Load != nil {
-					pts[j] = findPoint(res, -1, nil, c.Server, c.Load)
+				if c.Value == "offered_rps" && (c.Load != nil || c.Policy != "") {
+					pts[j] = findPoint(res, -1, nil, c.Server, c.Load, pi)
 				}
 				continue
 			}
-			pts[j] = findPoint(res, *c.Limiter, c.Swept, c.Server, c.Load)
+			pts[j] = findPoint(res, *c.Limiter, c.Swept, c.Server, c.Load, pi)
 			if pts[j] == nil {
 				return nil, fmt.Errorf("column %s: no such point", c.Header)
 			}
@@ -588,8 +589,8 @@ func Report(res *experiments.Result, r *experiments.Report) ([]byte, error) {
 
 // findPoint is the point of limiter li (any when li < 0) whose swept value
 // is swept (or its only point when swept is nil), on server si and load lo
-// (the first when nil).
-func findPoint(res *experiments.Result, li int, swept *float64, si, lo *int) *experiments.Point {
+// (the first when nil), under client policy pi.
+func findPoint(res *experiments.Result, li int, swept *float64, si, lo *int, pi int) *experiments.Point {
 	at := func(x *int) int {
 		if x == nil {
 			return 0
@@ -598,7 +599,7 @@ func findPoint(res *experiments.Result, li int, swept *float64, si, lo *int) *ex
 	}
 	for i := range res.Points {
 		p := &res.Points[i]
-		if (li < 0 || p.LimiterIndex == li) && (swept == nil || p.SweptValue() == *swept) && p.Server == at(si) && p.Load == at(lo) {
+		if (li < 0 || p.LimiterIndex == li) && (swept == nil || p.SweptValue() == *swept) && p.Server == at(si) && p.Load == at(lo) && p.Policy == pi {
 			return p
 		}
 	}

@@ -117,44 +117,93 @@ func BehaviourFields() []Field {
 // (send once, wait forever).
 func (b *Behaviour) Active() bool { return *b != Behaviour{} }
 
-// Override returns b with the fields o sets (non-zero) replaced: a client
-// policy over a part's own behaviour.
-func (b Behaviour) Override(o Behaviour) Behaviour {
-	if o.TimeoutMS != 0 {
-		b.TimeoutMS = o.TimeoutMS
+// behaviourSlot is one behaviour field's JSON key and its value in a
+// Behaviour (a *float64, *int or *string), in struct order.
+type behaviourSlot struct {
+	name string
+	ptr  any
+}
+
+func (b *Behaviour) slots() [12]behaviourSlot {
+	return [12]behaviourSlot{
+		{"timeout_ms", &b.TimeoutMS}, {"retries", &b.Retries}, {"backoff_ms", &b.BackoffMS}, {"backoff", &b.Backoff},
+		{"backoff_max_ms", &b.BackoffMaxMS}, {"jitter", &b.Jitter}, {"retry_after", &b.RetryAfter}, {"budget", &b.Budget},
+		{"budget_ratio", &b.BudgetRatio}, {"budget_floor_rps", &b.BudgetFloorRPS}, {"throttle_k", &b.ThrottleK},
+		{"throttle_window_ms", &b.ThrottleWindowMS},
 	}
-	if o.Retries != 0 {
-		b.Retries = o.Retries
+}
+
+// BehaviourKeys are the behaviour fields' JSON keys in struct order (the
+// order of the canonical document).
+func BehaviourKeys() []string {
+	var b Behaviour
+	sl := b.slots()
+	out := make([]string, len(sl))
+	for i, s := range sl {
+		out[i] = s.name
 	}
-	if o.BackoffMS != 0 {
-		b.BackoffMS = o.BackoffMS
+	return out
+}
+
+// Sets reports whether b sets the field of JSON key name to something
+// other than its zero value (which is how the field is left out).
+func (b *Behaviour) Sets(name string) bool {
+	for _, s := range b.slots() {
+		if s.name != name {
+			continue
+		}
+		switch v := s.ptr.(type) {
+		case *float64:
+			return *v != 0
+		case *int:
+			return *v != 0
+		case *string:
+			return *v != ""
+		}
 	}
-	if o.Backoff != "" {
-		b.Backoff = o.Backoff
+	return false
+}
+
+// Value is the field of JSON key name (a float64, int or string; nil for
+// no such field).
+func (b *Behaviour) Value(name string) any {
+	for _, s := range b.slots() {
+		if s.name == name {
+			switch v := s.ptr.(type) {
+			case *float64:
+				return *v
+			case *int:
+				return *v
+			case *string:
+				return *v
+			}
+		}
 	}
-	if o.BackoffMaxMS != 0 {
-		b.BackoffMaxMS = o.BackoffMaxMS
+	return nil
+}
+
+// Override returns b with the fields o gives replaced by o's, keeping b's
+// others: a client policy over a part's own behaviour. gives(name) says
+// whether o gives the field of that JSON key (a policy gives the fields its
+// document names, even as 0 or "none", so "retries": 0 turns a part's
+// retries off); nil gives means the fields o sets (Sets).
+func (b Behaviour) Override(o Behaviour, gives func(name string) bool) Behaviour {
+	if gives == nil {
+		gives = o.Sets
 	}
-	if o.Jitter != "" {
-		b.Jitter = o.Jitter
-	}
-	if o.RetryAfter != "" {
-		b.RetryAfter = o.RetryAfter
-	}
-	if o.Budget != "" {
-		b.Budget = o.Budget
-	}
-	if o.BudgetRatio != 0 {
-		b.BudgetRatio = o.BudgetRatio
-	}
-	if o.BudgetFloorRPS != 0 {
-		b.BudgetFloorRPS = o.BudgetFloorRPS
-	}
-	if o.ThrottleK != 0 {
-		b.ThrottleK = o.ThrottleK
-	}
-	if o.ThrottleWindowMS != 0 {
-		b.ThrottleWindowMS = o.ThrottleWindowMS
+	dst, src := b.slots(), o.slots()
+	for i := range src {
+		if !gives(src[i].name) {
+			continue
+		}
+		switch v := src[i].ptr.(type) {
+		case *float64:
+			*dst[i].ptr.(*float64) = *v
+		case *int:
+			*dst[i].ptr.(*int) = *v
+		case *string:
+			*dst[i].ptr.(*string) = *v
+		}
 	}
 	return b
 }

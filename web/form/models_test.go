@@ -1,6 +1,8 @@
 package form
 
 import (
+	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments/presets"
@@ -79,5 +81,28 @@ func TestServiceDistributionInputs(t *testing.T) {
 	f.Settings["server.service_p99_ms"] = "3"
 	if _, got := f.Document(); got != nil || len(f.Err("server.service_p99_ms")) == 0 {
 		t.Fatalf("p99 below p50: errors %v", f.Problems)
+	}
+}
+
+// A policy's given zero ("retries": 0 over a part's retries) survives the
+// form: into the models input and back out, the same config document.
+func TestPolicyGivenZeroThroughTheForm(t *testing.T) {
+	cfg, err := presets.Config("retry-storm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Workload.Parts[0].Retries = 2
+	cfg.Workload.Parts[0].TimeoutMS = 300
+	cfg.Policies[0].Given = append(cfg.Policies[0].Given, "retries")
+	f := FromConfig(cfg)
+	if !strings.Contains(f.Models, `"retries": 0`) {
+		t.Fatalf("models input without the given zero:\n%s", f.Models)
+	}
+	_, got := f.Document()
+	if got == nil {
+		t.Fatalf("refused: %v", f.Problems)
+	}
+	if !bytes.Equal(got.JSON(), cfg.JSON()) || !got.Policies[0].Gives("retries") {
+		t.Fatalf("round trip:\n%s\nwant\n%s", got.JSON(), cfg.JSON())
 	}
 }
