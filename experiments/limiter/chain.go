@@ -264,10 +264,11 @@ func (s *Spec) chainPoints() []Params {
 type Chain struct {
 	gates   []Gate           // nil at server stages
 	servers []*server.Server // nil at gate stages
+	lastMS  []float64        // when each gate stage was last offered a request
 }
 
 func newChain(s *Spec, p Params, weights []float64) (*Chain, error) {
-	c := &Chain{gates: make([]Gate, len(s.Stages)), servers: make([]*server.Server, len(s.Stages))}
+	c := &Chain{gates: make([]Gate, len(s.Stages)), servers: make([]*server.Server, len(s.Stages)), lastMS: make([]float64, len(s.Stages))}
 	for j := range s.Stages {
 		st := &s.Stages[j]
 		if st.IsServer() {
@@ -295,9 +296,40 @@ func (c *Chain) Offer(t float64, client int32) (float64, bool) {
 			continue
 		}
 		var ok bool
+		c.lastMS[j] = t
 		if t, ok = g.Offer(t, client); !ok {
 			return 0, false
 		}
 	}
 	return t, true
+}
+
+// NextAdmitMS is the chain's Retry-After (Advisor): the latest of its gate
+// stages' own, each asked at the later of t and the time that stage last
+// saw a request (a later request reaches it no earlier).
+//
+// What it guarantees: a request of the client at the advised time, with
+// nothing else arriving, passes every stage. It reaches stage j no
+// earlier than the advised time (gates release at or after the arrival,
+// servers later) and no earlier than the stage's last request (stages see
+// their requests in order); every gate's admission, with nothing else
+// arriving, turns true once and stays true; so each stage admits it.
+//
+// Where it is exact: when every stage before the last gate stage releases
+// each request at its arrival (policers, and no server stage before the
+// last gate), each gate sees the retry at its own time, and a retry before
+// the advised time is refused by the stage whose time is the latest.
+// Otherwise it can be late: a shaper or a server ahead of a gate delays
+// the retry, so the gate may already admit it a little earlier at the
+// chain's door than its own time says. A gate stage that cannot advise
+// (none among the registered stage gates) adds nothing: the answer is
+// then only a lower bound.
+func (c *Chain) NextAdmitMS(t float64, client int32) float64 {
+	n := t
+	for j, g := range c.gates {
+		if a, ok := g.(Advisor); ok {
+			n = max(n, a.NextAdmitMS(max(t, c.lastMS[j]), client))
+		}
+	}
+	return n
 }

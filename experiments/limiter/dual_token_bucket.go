@@ -47,6 +47,13 @@ func (b *DualTokenBucket) Offer(t float64, _ int32) (float64, bool) {
 	return t, true
 }
 
+// NextAdmitMS is when both buckets hold a whole token again (Advisor):
+// the later of the two buckets' times, exact, since a request passes when
+// both hold a token and each bucket only fills while nothing arrives.
+func (b *DualTokenBucket) NextAdmitMS(t float64, _ int32) float64 {
+	return max(b.sustained.NextAdmitMS(t, 0), b.peak.NextAdmitMS(t, 0))
+}
+
 // Tokens are the buckets' contents after the last decision.
 func (b *DualTokenBucket) Tokens() (sustained, peak float64) {
 	return b.sustained.tokens, b.peak.tokens

@@ -120,6 +120,33 @@ func (g *EnvoyLocalRateLimit) Offer(t float64, client int32) (float64, bool) {
 	return t, true
 }
 
+// NextAdmitMS is when the client's bucket (or the one bucket) holds a
+// token again (Advisor). With token_bucket "timer" that is the next fire
+// of the fill timer, (f+1)*fill_interval_ms; with "atomic" the instant the
+// continuous refill reaches one token (AtomicTokenBucketImpl's
+// nextTokenAvailable), the first float64 time at which Offer's own test
+// passes. Envoy's x-ratelimit-reset header (enable_x_ratelimit_headers)
+// counts down to the same instant in whole seconds, truncated:
+// TimerTokenBucket::remainingFillInterval is fill_interval less the whole
+// seconds since the last fill, AtomicTokenBucket::resetSeconds
+// nextTokenAvailable's milliseconds divided by 1000; the model keeps the
+// instant.
+func (g *EnvoyLocalRateLimit) NextAdmitMS(t float64, client int32) float64 {
+	k := keySlot(g.perClient, client)
+	if g.atomic {
+		old := g.stamp[k]
+		return firstAdmit(t, (old+1/g.fillRate)*1000, func(x float64) bool {
+			now := x / 1000
+			return now > old && math.Min(float64(g.maxTokens), float64((now-old)*g.fillRate)) >= 1
+		})
+	}
+	f := envoyFires(t, g.fillMS)
+	if g.tokens[k] > 0 || f > g.fires[k] {
+		return t
+	}
+	return float64(f+1) * g.fillMS
+}
+
 // envoyFires is the number of fill timer fires at or before t: floor(t/I).
 func envoyFires(t, fillMS float64) int64 {
 	f := int64(t / fillMS)

@@ -53,14 +53,11 @@ func (g *GCRA) Offer(t float64, _ int32) (float64, bool) {
 	return t, true
 }
 
-// NextAdmitMS is TAT - tau, when a request conforms again (Advisor).
+// NextAdmitMS is TAT - tau, when a request conforms again (Advisor): the
+// first float64 time at which Offer's own test passes.
 func (g *GCRA) NextAdmitMS(t float64, _ int32) float64 {
 	need := (g.k - g.burst + 1) * g.intervalMS
-	n := max(t, g.baseMS+need)
-	for n-g.baseMS < need { // the sum rounded down: the first time that passes
-		n = math.Nextafter(n, math.Inf(1))
-	}
-	return n
+	return firstAdmit(t, g.baseMS+need, func(x float64) bool { return x-g.baseMS >= need })
 }
 
 // TATMS is the theoretical arrival time after the last decision.

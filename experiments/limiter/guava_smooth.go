@@ -90,6 +90,19 @@ func (g *guavaSmooth) Offer(t float64, _ int32) (float64, bool) {
 	return t, true
 }
 
+// NextAdmitMS is when tryAcquire(1, timeout) would succeed again (Advisor):
+// canAcquire holds once queryEarliestAvailable - timeout <= now, i.e. at
+// the µs nextFreeTicketMicros - timeout_ms, and a refusal changes nothing.
+// Guava has no Retry-After of its own; this is the time its canAcquire
+// turns true, and the first float64 time that reads as that µs.
+func (g *guavaSmooth) NextAdmitMS(t float64, _ int32) float64 {
+	u := g.nextFreeTicketMicros - g.timeoutMicros
+	if clockUnits(t, 1000) >= u {
+		return t
+	}
+	return firstAdmit(t, float64(u)/1000, func(x float64) bool { return clockUnits(x, 1000) >= u })
+}
+
 func (g *guavaSmooth) coolDownIntervalMicros() float64 {
 	if g.warm {
 		return float64(g.warmupPeriodMicros) / g.maxPermits

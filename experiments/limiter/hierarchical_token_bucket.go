@@ -117,7 +117,8 @@ func (s *ddSum) value() float64 { return s.hi + s.lo }
 // the path multiplies it by two float64 values and sums over the clients.
 const exactPrec = 4096
 
-type exactScratch struct{ acc, x, y big.Float }
+// p holds products: big.Float's Mul allocates when its result is an operand.
+type exactScratch struct{ acc, x, y, p big.Float }
 
 // NewHierarchicalTokenBucket returns a limiter of rate (requests/s) and
 // burst in all, split between clients by weights (one per client; all
@@ -236,8 +237,9 @@ func (b *HierarchicalTokenBucket) exactSurplus(t float64) int {
 		b.exact.acc.SetPrec(exactPrec)
 		b.exact.x.SetPrec(exactPrec)
 		b.exact.y.SetPrec(exactPrec)
+		b.exact.p.SetPrec(exactPrec)
 	}
-	acc, x, y := &b.exact.acc, &b.exact.x, &b.exact.y
+	acc, x, y, p := &b.exact.acc, &b.exact.x, &b.exact.y, &b.exact.p
 	acc.SetInt64(0)
 	taken := 0.0
 	for i, k := range b.taken {
@@ -247,23 +249,91 @@ func (b *HierarchicalTokenBucket) exactSurplus(t float64) int {
 		taken += k
 		x.SetFloat64(t)
 		x.Sub(x, y.SetFloat64(b.anchor[i]))
-		x.Mul(x, y.SetFloat64(b.weight[i]))
+		x.Set(p.Mul(x, y.SetFloat64(b.weight[i])))
 		acc.Add(acc, x)
 	}
 	// corr - 1000*W*(gTaken + 1 - K) + rate*(W*(t - gAnchor) - sum(w_i*(t - a_i)))
 	x.SetFloat64(t)
 	x.Sub(x, y.SetFloat64(b.gAnchor))
-	x.Mul(x, y.SetFloat64(b.total))
+	x.Set(p.Mul(x, y.SetFloat64(b.total)))
 	x.Sub(x, acc)
-	x.Mul(x, y.SetFloat64(b.rateRPS))
+	x.Set(p.Mul(x, y.SetFloat64(b.rateRPS)))
 	y.SetFloat64(b.total)
-	y.Mul(y, acc.SetInt64(1000))
-	y.Mul(y, acc.SetFloat64(b.gTaken+1-taken))
+	y.Set(p.Mul(y, acc.SetInt64(1000)))
+	y.Set(p.Mul(y, acc.SetFloat64(b.gTaken+1-taken)))
 	x.Sub(x, y)
 	if b.corr != nil {
 		x.Add(x, b.corr)
 	}
 	return x.Sign()
+}
+
+// NextAdmitMS is the first time at which client's request would pass
+// (Advisor), from its own share or by borrowing, decided exactly as Offer
+// decides. Its own bucket only fills, so the own test turns true once, at
+// o. The borrowing test G - 1 >= sum(C_i) is not monotone: while the
+// global bucket fills, G - sum(C_i) grows (at rate*(W - P)/(1000*W), P the
+// weight of the clients still filling), and once G is full it shrinks as
+// the clients fill; so it is true on one interval at most, and if it is
+// true anywhere before o it is true at min(o, the time G is full), where
+// it peaks. The answer is the first time it is true before that peak,
+// else o. The monotonicity needs client rates that sum to the global rate
+// (equal shares, or weights whose float64 sum is exact), as the invariant
+// does. Each borrowing probe sums every client's bucket exactly in
+// math/big (O(n) per probe, O(n log) per answer); unlike Offer, which goes
+// there only on a tie, the search for the boundary always does, and
+// big.Float's additions allocate: a few allocations per answer, paid only
+// by clients that honour Retry-After.
+func (b *HierarchicalTokenBucket) NextAdmitMS(t float64, client int32) float64 {
+	c := client
+	own := math.Inf(1)
+	switch k := b.taken[c]; {
+	case k == 0 && b.enough[c]:
+		return t
+	case k > 0:
+		a, w := b.anchor[c], b.weight[c]
+		own = firstAdmit(t, a+1000*((k+1)*b.total-b.burst*w)/(b.rateRPS*w), func(x float64) bool {
+			return shareSign(x, a, b.rateRPS, w, b.burst, k+1, b.total) >= 0
+		})
+		if own == t {
+			return t
+		}
+	}
+	peak := t
+	if b.gTaken > 0 {
+		peak = firstAdmit(t, b.gAnchor+b.gTaken*1000/b.rateRPS, func(x float64) bool {
+			return shareSign(x, b.gAnchor, b.rateRPS, 1, 0, b.gTaken, 1) >= 0
+		})
+	}
+	peak = min(peak, own)
+	if math.IsInf(peak, 1) || !b.surplusAt(peak) {
+		return own
+	}
+	// a guess from the sums: where G - 1 - sum(C_i) reaches 0 if no
+	// client fills up first
+	guess := peak
+	p, q := b.partW.value(), b.partWA.value()
+	if slope := b.rateRPS * (b.total - p); slope > 0 {
+		v := b.rateRPS*(b.total*(t-b.gAnchor)-(t*p-q)) - (b.gTaken+1-b.partTaken)*1000*b.total
+		guess = t - v/slope
+	}
+	return firstAdmitBelow(t, guess, peak, b.surplusAt)
+}
+
+// surplusAt is surplus at x >= the last decision, exactly, leaving the
+// limiter as it was: the global bucket as Offer would see it at x, and
+// every client's bucket summed.
+func (b *HierarchicalTokenBucket) surplusAt(x float64) bool {
+	gTaken, gAnchor := b.gTaken, b.gAnchor
+	if b.gTaken > 0 && shareSign(x, b.gAnchor, b.rateRPS, 1, 0, b.gTaken, 1) >= 0 {
+		b.gTaken = 0 // full at x
+	}
+	if b.gTaken == 0 {
+		b.gAnchor = x
+	}
+	ok := b.exactSurplus(x) >= 0
+	b.gTaken, b.gAnchor = gTaken, gAnchor
+	return ok
 }
 
 // Reserved is the sum of the client buckets after the last decision

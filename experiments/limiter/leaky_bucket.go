@@ -38,13 +38,12 @@ func (b *LeakyBucket) Offer(t float64, _ int32) (float64, bool) {
 	return release, true
 }
 
-// NextAdmitMS is when fewer than queue requests wait ahead again (Advisor).
+// NextAdmitMS is when fewer than queue requests wait ahead again (Advisor):
+// the first float64 time at which Offer's own count passes.
 func (b *LeakyBucket) NextAdmitMS(t float64, _ int32) float64 {
-	n := max(t, b.nextReleaseMS-(b.queue-1)*b.intervalMS)
-	for b.nextReleaseMS > n && math.Ceil((b.nextReleaseMS-n)/b.intervalMS) >= b.queue {
-		n = math.Nextafter(n, math.Inf(1))
-	}
-	return n
+	return firstAdmit(t, b.nextReleaseMS-(b.queue-1)*b.intervalMS, func(x float64) bool {
+		return b.nextReleaseMS <= x || math.Ceil((b.nextReleaseMS-x)/b.intervalMS) < b.queue
+	})
 }
 
 // TypeLeakyBucket is the leaky bucket's type name.

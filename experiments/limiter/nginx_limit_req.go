@@ -139,6 +139,26 @@ func (g *NginxLimitReq) Offer(t float64, client int32) (float64, bool) {
 	return float64(now + wait), true
 }
 
+// NextAdmitMS is when the client's key would pass again (Advisor): the
+// first whole millisecond of nginx's clock at which its excess, drained by
+// rate*ms/1000 (integer division), plus the request's 1000 is at most the
+// burst. nginx sends no Retry-After with its 503 (limit_req_status only
+// sets the code); this is the model's time, at which the excess has
+// drained below the burst. A key that is not in the zone passes at once.
+func (g *NginxLimitReq) NextAdmitMS(t float64, client int32) float64 {
+	k := keySlot(g.keys, client)
+	if !g.live[k] {
+		return t
+	}
+	// excess - rate*ms/1000 + 1000 <= burst  <=>  rate*ms/1000 >= need
+	need := g.excess[k] + 1000 - g.burst
+	ms := int64(0)
+	if need > 0 {
+		ms = (need*1000 + g.rate - 1) / g.rate // the least ms with rate*ms >= 1000*need
+	}
+	return max(t, float64(g.last[k]+ms))
+}
+
 // expire is ngx_http_limit_req_expire(ctx, 1): before a key is created, up
 // to two keys at the end of the queue are dropped if idle for at least 60 s
 // with their excess drained.

@@ -57,6 +57,25 @@ func (b *PerClientTokenBucket) Offer(t float64, client int32) (float64, bool) {
 	return t, true
 }
 
+// NextAdmitMS is when client's own bucket holds a whole token again
+// (Advisor), decided exactly as Offer decides: the first float64 time at
+// which the content burst*w/W - k + (x - a)*rate*w/(1000*W) reaches 1;
+// +Inf for a client whose share never holds a token.
+func (b *PerClientTokenBucket) NextAdmitMS(t float64, client int32) float64 {
+	k := b.taken[client]
+	if k == 0 {
+		if b.enough[client] {
+			return t
+		}
+		return math.Inf(1)
+	}
+	a, w := b.anchor[client], b.weight[client]
+	guess := a + 1000*((k+1)*b.total-b.burst*w)/(b.rateRPS*w)
+	return firstAdmit(t, guess, func(x float64) bool {
+		return shareSign(x, a, b.rateRPS, w, b.burst, k+1, b.total) >= 0
+	})
+}
+
 // TypePerClient is the per-client token bucket's type name.
 const TypePerClient Type = "per-client-token-bucket"
 

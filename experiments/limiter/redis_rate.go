@@ -104,6 +104,39 @@ func (g *RedisRate) Offer(t float64, _ int32) (float64, bool) {
 	return t, true
 }
 
+// NextAdmitMS is the first time at which the script would allow the
+// request (Advisor). The script itself answers a refusal with
+// retry_after = -(now - allow_at) seconds (Result.RetryAfter); the request
+// passes at the first microsecond of Redis's clock at or after now +
+// retry_after, and this is the first float64 time that reads as it. +Inf
+// with burst 0 (allow_at = now + T is never reached).
+func (g *RedisRate) NextAdmitMS(t float64, _ int32) float64 {
+	if g.burstOffset <= 0 {
+		return math.Inf(1)
+	}
+	guess := t
+	if retry := g.retryAfter(redisNow(t)); retry > 0 {
+		guess = t + retry*1000
+	}
+	return firstAdmit(t, guess, func(x float64) bool { return g.retryAfter(redisNow(x)) <= 0 })
+}
+
+// retryAfter is the script's answer at now: -(now - allow_at), the
+// seconds until allow_at, which the request passes at (<= 0) or waits for.
+func (g *RedisRate) retryAfter(now float64) float64 {
+	tat := now
+	if g.hasTAT {
+		tat = g.tat
+	}
+	tat = math.Max(tat, now)
+	allowAt := (tat + g.emission) - g.burstOffset
+	diff := now - allowAt
+	if diff/g.emission < 0 {
+		return -diff
+	}
+	return 0
+}
+
 // TAT is the stored theoretical arrival time in the script's seconds
 // since 2017, and whether the key exists.
 func (g *RedisRate) TAT() (float64, bool) { return g.tat, g.hasTAT }

@@ -58,23 +58,8 @@ func NewResilience4j(limitForPeriod, periodMS, timeoutMS float64) *Resilience4j 
 // Offer is acquirePermission(1) at t.
 func (g *Resilience4j) Offer(t float64, _ int32) (float64, bool) {
 	now := clockUnits(t, 1e6)
-	current := now / g.periodNS
-	if current != g.cycle {
-		elapsed := current - g.cycle
-		if elapsed >= (g.limit-g.permissions)/g.limit+1 { // min(permissions + elapsed*limit, limit)
-			g.permissions = g.limit
-		} else {
-			g.permissions = min(g.permissions+elapsed*g.limit, g.limit)
-		}
-		g.cycle = current
-	}
 	var wait int64
-	if g.permissions < 1 {
-		toNext := (current+1)*g.periodNS - now
-		atNext := g.permissions + g.limit
-		full := (-(atNext - 1) + g.limit - 1) / g.limit // divCeil
-		wait = full*g.periodNS + toNext
-	}
+	g.cycle, g.permissions, wait = g.next(now)
 	if g.timeoutNS < wait {
 		return 0, false
 	}
@@ -83,6 +68,47 @@ func (g *Resilience4j) Offer(t float64, _ int32) (float64, bool) {
 		return t, true
 	}
 	return float64(now+wait) / 1e6, true
+}
+
+// next is calculateNextState at now without the reservation: the cycle,
+// the permissions in it and the wait for a permission (ns).
+func (g *Resilience4j) next(now int64) (cycle, permissions, wait int64) {
+	cycle, permissions = now/g.periodNS, g.permissions
+	if cycle != g.cycle {
+		elapsed := cycle - g.cycle
+		if elapsed >= (g.limit-permissions)/g.limit+1 { // min(permissions + elapsed*limit, limit)
+			permissions = g.limit
+		} else {
+			permissions = min(permissions+elapsed*g.limit, g.limit)
+		}
+	}
+	if permissions < 1 {
+		toNext := (cycle+1)*g.periodNS - now
+		atNext := permissions + g.limit
+		full := (-(atNext - 1) + g.limit - 1) / g.limit // divCeil
+		wait = full*g.periodNS + toNext
+	}
+	return cycle, permissions, wait
+}
+
+// NextAdmitMS is when acquirePermission would succeed again (Advisor): the
+// first ns at which nanosToWaitForPermission is at most timeout_ms.
+// Resilience4j sends no Retry-After of its own (a refused caller gets
+// RequestNotPermitted after waiting the timeout); getDetailedMetrics()
+// .getNanosToWait() is the wait a caller would have now, and this is the
+// time at which that wait has shrunk to timeout_ms, as the first float64
+// time that reads as that ns.
+func (g *Resilience4j) NextAdmitMS(t float64, _ int32) float64 {
+	now := clockUnits(t, 1e6)
+	_, _, wait := g.next(now)
+	if wait <= g.timeoutNS {
+		return t
+	}
+	u := now + wait - g.timeoutNS
+	return firstAdmit(t, float64(u)/1e6, func(x float64) bool {
+		_, _, w := g.next(clockUnits(x, 1e6))
+		return w <= g.timeoutNS
+	})
 }
 
 // TypeResilience4j is Resilience4j AtomicRateLimiter's type name.

@@ -47,18 +47,33 @@ func (w *SlidingWindowCounter) Offer(t float64, _ int32) (float64, bool) {
 // NextAdmitMS is when the estimate falls below the limit again, if no
 // request comes before (Advisor): in the current window while the previous
 // one's weight decays, else in the next one, where this window's count
-// decays.
+// decays. The closed form is the guess; the answer is the first float64
+// time at which Offer's own estimate passes.
 func (w *SlidingWindowCounter) NextAdmitMS(t float64, _ int32) float64 {
 	k := w.current
+	guess := t
 	if w.curr < w.limit {
-		if w.prev <= 0 {
-			return t
+		if w.prev > 0 {
+			guess = k*w.windowMS + w.windowMS*(1-(w.limit-w.curr)/w.prev)
 		}
-		e := w.windowMS * (1 - (w.limit-w.curr)/w.prev)
-		return max(t, math.Nextafter(k*w.windowMS+e, math.Inf(1)))
+	} else {
+		guess = (k+1)*w.windowMS + w.windowMS*max(0, 1-w.limit/w.curr)
 	}
-	e := w.windowMS * max(0, 1-w.limit/w.curr)
-	return max(t, math.Nextafter((k+1)*w.windowMS+e, math.Inf(1)))
+	return firstAdmit(t, guess, w.admitsAt)
+}
+
+// admitsAt is Offer's test at x, leaving the counters as they are.
+func (w *SlidingWindowCounter) admitsAt(x float64) bool {
+	k := metrics.WindowIndex(x, w.windowMS)
+	prev, curr := w.prev, w.curr
+	switch {
+	case k == w.current+1:
+		prev, curr = curr, 0
+	case k > w.current+1:
+		prev, curr = 0, 0
+	}
+	elapsed := math.FMA(-k, w.windowMS, x)
+	return prev*(1-elapsed/w.windowMS)+curr < w.limit
 }
 
 // TypeSlidingCounter is the sliding-window counter's type name.

@@ -3,7 +3,6 @@ package limiter
 import (
 	"github.com/ratelab/ratelab/experiments/calculus"
 	"github.com/ratelab/ratelab/experiments/metrics"
-	"math"
 )
 
 // SlidingWindowLog is exact: it admits at t when fewer than limit admissions
@@ -48,14 +47,16 @@ func (w *SlidingWindowLog) Offer(t float64, _ int32) (float64, bool) {
 	return t, true
 }
 
-// NextAdmitMS is just after the admission that must leave the window for
-// one more to fit (Advisor): the log holds n >= limit of them.
+// NextAdmitMS is when the admission that must leave the window for one
+// more to fit has left it (Advisor): the log holds n >= limit of them, and
+// the first float64 time at which Offer's own exact test (metrics.Apart)
+// drops it is the answer.
 func (w *SlidingWindowLog) NextAdmitMS(t float64, _ int32) float64 {
 	if w.n < w.limit {
 		return t
 	}
 	e := w.log[(w.head+w.n-w.limit)&(len(w.log)-1)]
-	return max(t, math.Nextafter(e+w.windowMS, math.Inf(1)))
+	return firstAdmit(t, e+w.windowMS, func(x float64) bool { return metrics.Apart(e, x, w.windowMS) })
 }
 
 // TypeSlidingLog is the sliding-window log's type name.

@@ -35,19 +35,18 @@ func (b *TokenBucket) Offer(t float64, _ int32) (float64, bool) {
 	return t, true
 }
 
-// NextAdmitMS is when the bucket holds a whole token again (Advisor).
+// NextAdmitMS is when the bucket holds a whole token again (Advisor): the
+// first float64 time at which Offer's own refill reaches one token.
 func (b *TokenBucket) NextAdmitMS(t float64, _ int32) float64 {
 	if b.tokens >= 1 {
 		return t
 	}
-	if b.refillPerMS <= 0 {
+	if b.refillPerMS <= 0 || b.burst < 1 {
 		return math.Inf(1)
 	}
-	n := max(t, b.lastMS+(1-b.tokens)/b.refillPerMS)
-	for b.tokens+(n-b.lastMS)*b.refillPerMS < 1 { // rounded short: the first time that refills
-		n = math.Nextafter(n, math.Inf(1))
-	}
-	return n
+	return firstAdmit(t, b.lastMS+(1-b.tokens)/b.refillPerMS, func(x float64) bool {
+		return b.tokens+(x-b.lastMS)*b.refillPerMS >= 1
+	})
 }
 
 // Tokens is the bucket's content after the last decision.

@@ -169,6 +169,41 @@ func durationSeconds(ns int64) float64 {
 	return float64(sec) + float64(nsec)/1e9
 }
 
+// NextAdmitMS is the first time at which the request would pass (Advisor):
+// in allow mode when AllowN needs no wait, in reserve mode when the wait
+// ReserveN gives is at most max_wait_ms. It is what the library itself
+// reports: ReserveN(t, 1), DelayFrom(t), then Cancel gives the wait d, and
+// the request passes d (allow) or d - max_wait_ms (reserve) later, or the
+// first nanosecond after that at which it passes (the wait is truncated to
+// the nanosecond, so at t + d the deficit may still need a fraction of a
+// nanosecond). Times read as the nanosecond clock does (t*1e6 rounded),
+// so the answer is the first float64 time that reads as that nanosecond.
+// +Inf with burst 0, or rate 0 once the burst is spent.
+func (x *XTimeRate) NextAdmitMS(t float64, _ int32) float64 {
+	if x.burst < 1 || (x.limit <= 0 && x.advance(xrateNS(t)) < 1) {
+		return math.Inf(1)
+	}
+	allow := int64(0)
+	if x.reserve {
+		allow = x.maxWaitNS
+	}
+	passes := func(at float64) bool {
+		tokens := x.advance(xrateNS(at)) - 1
+		return tokens >= 0 || x.durationFromTokens(-tokens) <= allow
+	}
+	deficit := 1 - x.advance(xrateNS(t))
+	guess := t + (x.durationFromTokensMS(deficit) - float64(allow)/1e6)
+	return firstAdmit(t, guess, passes)
+}
+
+// durationFromTokensMS is durationFromTokens in ms, for a guess.
+func (x *XTimeRate) durationFromTokensMS(tokens float64) float64 {
+	if tokens <= 0 {
+		return 0
+	}
+	return float64(x.durationFromTokens(tokens)) / 1e6
+}
+
 // TokensAt is Limiter.TokensAt: the tokens at t ms (negative while
 // reservations wait), without changing the limiter.
 func (x *XTimeRate) TokensAt(t float64) float64 { return x.advance(xrateNS(t)) }
