@@ -554,10 +554,10 @@ func simulateClientsQueue(ctx context.Context, cfg *Config, a *workload.Arrivals
 		// or timeout.
 		gt, gseq, list := math.Inf(1), int64(math.MaxInt64), false
 		switch {
-		case next < len(a.T) && (len(*r.heap) == 0 || a.T[next] <= (*r.heap)[0].t):
+		case next < len(a.T) && (r.heap.len() == 0 || a.T[next] <= r.heap.topT()):
 			gt, gseq, list = a.T[next], int64(next), true
-		case len(*r.heap) > 0:
-			gt, gseq = (*r.heap)[0].t, (*r.heap)[0].seq
+		case r.heap.len() > 0:
+			gt, gseq = r.heap.topT(), int64(r.heap.h[0].key>>slotBits)
 		}
 		isEvent := len(*events) > 0 && ((*events)[0].t < gt || (*events)[0].t == gt && (*events)[0].seq < gseq)
 		t := gt
@@ -597,7 +597,7 @@ func simulateClientsQueue(ctx context.Context, cfg *Config, a *workload.Arrivals
 			}
 			next++
 		} else {
-			at = r.heap.pop()
+			r.heap.pop(&at)
 			if users != nil && at.user && at.n == 0 {
 				at.class = users.next()
 			}
@@ -722,6 +722,9 @@ func simulateClientsQueue(ctx context.Context, cfg *Config, a *workload.Arrivals
 		rel.add(x, release, q.InSystem(release))
 	}
 	q.Finish()
+	if r.err != nil {
+		return r.err
+	}
 	qr.flushFinishes()
 	if qr.variable {
 		qr.sortFinishes()
