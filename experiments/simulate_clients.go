@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 
 	"github.com/ratelab/ratelab/experiments/calculus"
@@ -69,57 +70,113 @@ type attempt struct {
 	svc  float64 // the request's service time: its retries do the same work
 }
 
-// before orders attempts by (t, seq).
-func (a *attempt) before(b *attempt) bool {
-	return a.t < b.t || a.t == b.t && a.seq < b.seq
+// pending is a scheduled attempt in the heap: the bits of its time (a
+// time is never negative, so its bits order as it does) and a key that
+// orders attempts at one time by seq and names the slot of the slab that
+// holds the rest of the attempt (seq<<slotBits | slot). Entries of 16
+// bytes compared as one 128-bit number (without a branch) keep the heap's
+// sifting cheap: its comparisons of random times are what it costs.
+type pending struct {
+	key uint64 // low word
+	tb  uint64 // high word: math.Float64bits(t)
 }
 
-// attemptHeap is a binary min-heap of attempts by (t, seq). Its slice is
-// kept across points: pushes allocate only while it grows.
-type attemptHeap []attempt
+// slotBits is how many low bits of a pending key name its slot: at most
+// 2^slotBits attempts wait at once, and seq stays below 2^(64-slotBits).
+const slotBits = 24
 
-func (h *attemptHeap) push(a attempt) {
-	*h = append(*h, a)
-	s := *h
-	i := len(s) - 1
-	for i > 0 { // move the hole up, then fill it
+// less is 1 when p orders before q by (t, seq), else 0.
+func (p pending) less(q pending) int {
+	_, borrow := bits.Sub64(p.key, q.key, 0)
+	_, borrow = bits.Sub64(p.tb, q.tb, borrow)
+	return int(borrow)
+}
+
+// attemptHeap is a binary min-heap of pending attempts by (t, seq), their
+// attempts in a slab of slots with a free list. Its slices are kept across
+// points: pushes allocate only while they grow.
+type attemptHeap struct {
+	h    []pending
+	slab []attempt
+	free []int32
+}
+
+func (q *attemptHeap) reset() {
+	q.h, q.slab, q.free = q.h[:0], q.slab[:0], q.free[:0]
+}
+
+func (q *attemptHeap) len() int { return len(q.h) }
+
+// topT is the time of the earliest pending attempt (the heap is not empty).
+func (q *attemptHeap) topT() float64 { return math.Float64frombits(q.h[0].tb) }
+
+// push schedules a, whose seq is set and whose t is not negative.
+func (q *attemptHeap) push(a attempt) error {
+	var slot int32
+	if n := len(q.free); n > 0 {
+		slot = q.free[n-1]
+		q.free = q.free[:n-1]
+		q.slab[slot] = a
+	} else {
+		if len(q.slab) >= 1<<slotBits {
+			return fmt.Errorf("more than %d attempts wait at once", 1<<slotBits)
+		}
+		slot = int32(len(q.slab))
+		q.slab = append(q.slab, a)
+	}
+	if uint64(a.seq) >= 1<<(64-slotBits) {
+		return fmt.Errorf("more than %d attempts in one point", uint64(1)<<(64-slotBits))
+	}
+	if !(a.t >= 0) {
+		return fmt.Errorf("an attempt scheduled at %g ms", a.t)
+	}
+	e := pending{key: uint64(a.seq)<<slotBits | uint64(slot), tb: math.Float64bits(a.t)}
+	q.h = append(q.h, e)
+	q.up(len(q.h)-1, e)
+	return nil
+}
+
+// up moves e from hole i up to its place.
+func (q *attemptHeap) up(i int, e pending) {
+	s := q.h
+	for i > 0 {
 		p := (i - 1) / 2
-		if !a.before(&s[p]) {
+		if e.less(s[p]) == 0 {
 			break
 		}
 		s[i] = s[p]
 		i = p
 	}
-	s[i] = a
+	s[i] = e
 }
 
-func (h *attemptHeap) pop() attempt {
-	s := *h
+// pop removes the earliest pending attempt into *a. It moves the hole at
+// the top down to a leaf along the earlier children (one comparison a
+// level, without a branch), then the last entry up from there (Floyd).
+func (q *attemptHeap) pop(a *attempt) {
+	s := q.h
 	top := s[0]
 	last := len(s) - 1
 	x := s[last]
 	s = s[:last]
-	i := 0
-	for { // move the hole down, then fill it with the last one
-		l := 2*i + 1
-		if l >= len(s) {
-			break
+	q.h = s
+	if n := len(s); n > 0 {
+		i := 0
+		for {
+			c := 2*i + 1
+			if c+1 < n {
+				c += s[c+1].less(s[c])
+			} else if c >= n {
+				break
+			}
+			s[i] = s[c]
+			i = c
 		}
-		m := l
-		if r := l + 1; r < len(s) && s[r].before(&s[l]) {
-			m = r
-		}
-		if !s[m].before(&x) {
-			break
-		}
-		s[i] = s[m]
-		i = m
+		q.up(i, x)
 	}
-	if i < len(s) {
-		s[i] = x
-	}
-	*h = s
-	return top
+	slot := int32(top.key & (1<<slotBits - 1))
+	*a = q.slab[slot]
+	q.free = append(q.free, slot)
 }
 
 // clientBufs are a worker's reusable state of the client model.
@@ -145,6 +202,7 @@ type clientRun struct {
 	heap      *attemptHeap
 	seq       int64
 	w         float64 // end of the arrival window
+	err       error   // the first scheduling failure (too many attempts)
 
 	// Retry budgets: per key (a client, or the global key nc), the aligned
 	// second and its first attempts and retries.
@@ -208,7 +266,9 @@ func (r *clientRun) userEnded(at float64) {
 func (r *clientRun) schedule(a attempt) {
 	a.seq = r.seq
 	r.seq++
-	r.heap.push(a)
+	if err := r.heap.push(a); err != nil && r.err == nil {
+		r.err = err
+	}
 }
 
 // budgetKey is the budget a client's retries spend.
@@ -361,7 +421,7 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 		svc:       cfg.Server.Sampler(cfg.pointSeed(pt), server.ServiceStream+1, a.GivenServiceMS),
 		serviceMS: cfg.Server.ServiceMS,
 	}
-	*r.heap = (*r.heap)[:0]
+	r.heap.reset()
 	budgets, throttles := false, false
 	r.flags = make([]partFlags, len(r.behs))
 	for i := range r.behs {
@@ -454,7 +514,7 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 		}
 		var at attempt
 		switch {
-		case next < len(a.T) && (len(*r.heap) == 0 || a.T[next] <= (*r.heap)[0].t):
+		case next < len(a.T) && (r.heap.len() == 0 || a.T[next] <= r.heap.topT()):
 			// The list's arrivals are older than every scheduled attempt.
 			c := a.Client[next]
 			at = attempt{t: a.T[next], seq: int64(next), c: c, part: partOf(a, c), svc: serviceMS}
@@ -462,8 +522,8 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 				at.svc = a.ServiceMS[next]
 			}
 			next++
-		case len(*r.heap) > 0:
-			at = r.heap.pop()
+		case r.heap.len() > 0:
+			r.heap.pop(&at)
 		default:
 			goto done
 		}
@@ -601,6 +661,9 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 		}
 	}
 done:
+	if r.err != nil {
+		return r.err
+	}
 
 	seconds := durationMS / 1000
 	m.OfferedRPS = float64(m.Arrivals) / seconds

@@ -426,67 +426,22 @@ func TestNginxMatchesTheRealServer(t *testing.T) {
 	}
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
-			keys := v.keys
-			if keys == nil {
-				keys = []string{""}
+			// A loaded machine can spread the "simultaneous" requests over
+			// more than an interval, and nginx then decides differently:
+			// a mismatch is tried again (after the zone drains) up to
+			// three more times, and fails only when every try mismatched.
+			var tries []string
+			for try := range 4 {
+				if try > 0 {
+					time.Sleep(2 * time.Second) // burst*interval drains in under 1 s
+				}
+				mismatch := nginxBurstMismatch(t, srv, v.path, v.keys, v.perKey, v.gate, v.want200, v.wantWait, intervalMS)
+				if mismatch == "" {
+					return
+				}
+				tries = append(tries, mismatch)
 			}
-			var paths []string
-			var owner []int
-			for k, key := range keys {
-				for range v.perKey {
-					p := v.path
-					if key != "" {
-						p += "?key=" + key
-					}
-					paths = append(paths, p)
-					owner = append(owner, k)
-				}
-			}
-			statuses, took, err := srv.burst(paths)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// The gate: the same requests at one instant, each key a client.
-			g := v.gate(len(keys))
-			for k := range keys {
-				var gateWaits, gotWaits []float64
-				gate503, got503 := 0, 0
-				for range v.perKey {
-					release, ok := g.Offer(1000, int32(k))
-					if !ok {
-						gate503++
-						continue
-					}
-					gateWaits = append(gateWaits, (release-1000)/intervalMS)
-				}
-				for i, st := range statuses {
-					if owner[i] != k {
-						continue
-					}
-					switch st {
-					case 200:
-						gotWaits = append(gotWaits, math.Round(float64(took[i].Microseconds())/1000/intervalMS))
-					case 503:
-						got503++
-					default:
-						t.Fatalf("request %d: status %d", i, st)
-					}
-				}
-				slices.Sort(gateWaits)
-				slices.Sort(gotWaits)
-				for i := range gateWaits {
-					gateWaits[i] = math.Round(gateWaits[i])
-				}
-				t.Logf("key %q: nginx 503 x%d, 200 after %v intervals (times %v); gate 503 x%d, waits %v intervals",
-					keys[k], got503, gotWaits, took, gate503, gateWaits)
-				if len(gateWaits) != v.want200 || !slices.Equal(gateWaits, v.wantWait) {
-					t.Errorf("the gate's waits %v, want %v (the test's own expectation)", gateWaits, v.wantWait)
-				}
-				if got503 != gate503 || !slices.Equal(gotWaits, gateWaits) {
-					t.Errorf("key %q: nginx answered 503 x%d and delayed 200s by %v intervals; the gate 503 x%d, %v",
-						keys[k], got503, gotWaits, gate503, gateWaits)
-				}
-			}
+			t.Errorf("nginx and the gate disagreed on every try:\n%s", strings.Join(tries, "\n"))
 		})
 	}
 
@@ -596,4 +551,74 @@ func TestKeyedCurveCountsClients(t *testing.T) {
 	if n3, _ := limiter.Nominal(perKey, p, 3, 1000); n3 != 30 {
 		t.Errorf("per-key nominal %g, want 30", n3)
 	}
+}
+
+// nginxBurstMismatch sends one burst of a TestNginxMatchesTheRealServer
+// variant and returns how nginx's answers differ from the gate's ("" when
+// they agree). The gate's waits against the test's own expectation are
+// checked at once (no try can change them).
+func nginxBurstMismatch(t *testing.T, srv *nginxServer, path string, keys []string, perKey int, gate func(int) limiter.Gate, want200 int, wantWait []float64, intervalMS float64) string {
+	t.Helper()
+	if keys == nil {
+		keys = []string{""}
+	}
+	var paths []string
+	var owner []int
+	for k, key := range keys {
+		for range perKey {
+			p := path
+			if key != "" {
+				p += "?key=" + key
+			}
+			paths = append(paths, p)
+			owner = append(owner, k)
+		}
+	}
+	statuses, took, err := srv.burst(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The gate: the same requests at one instant, each key a client.
+	g := gate(len(keys))
+	var mismatch []string
+	for k := range keys {
+		var gateWaits, gotWaits []float64
+		gate503, got503 := 0, 0
+		for range perKey {
+			release, ok := g.Offer(1000, int32(k))
+			if !ok {
+				gate503++
+				continue
+			}
+			gateWaits = append(gateWaits, (release-1000)/intervalMS)
+		}
+		for i, st := range statuses {
+			if owner[i] != k {
+				continue
+			}
+			switch st {
+			case 200:
+				gotWaits = append(gotWaits, math.Round(float64(took[i].Microseconds())/1000/intervalMS))
+			case 503:
+				got503++
+			default:
+				t.Fatalf("request %d: status %d", i, st)
+			}
+		}
+		slices.Sort(gateWaits)
+		slices.Sort(gotWaits)
+		for i := range gateWaits {
+			gateWaits[i] = math.Round(gateWaits[i])
+		}
+		t.Logf("key %q: nginx 503 x%d, 200 after %v intervals (times %v); gate 503 x%d, waits %v intervals",
+			keys[k], got503, gotWaits, took, gate503, gateWaits)
+		if len(gateWaits) != want200 || !slices.Equal(gateWaits, wantWait) {
+			t.Fatalf("the gate's waits %v, want %v (the test's own expectation)", gateWaits, wantWait)
+		}
+		if got503 != gate503 || !slices.Equal(gotWaits, gateWaits) {
+			mismatch = append(mismatch, fmt.Sprintf("key %q: nginx answered 503 x%d and delayed 200s by %v intervals (times %v); the gate 503 x%d, %v",
+				keys[k], got503, gotWaits, took, gate503, gateWaits))
+		}
+	}
+	return strings.Join(mismatch, "; ")
 }
