@@ -3,6 +3,8 @@ package experiments
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/limiter"
@@ -65,6 +67,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.validateClasses()...)
 	errs = append(errs, c.validateService()...)
 	errs = append(errs, c.validatePolicies()...)
+	errs = append(errs, c.validateRetryAfter()...)
 	errs = append(errs, c.validateAxes()...)
 	if len(errs) > 0 {
 		return errs
@@ -103,6 +106,45 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.validateShares()...)
 	errs = append(errs, c.validateReports()...)
 	return errs.Err()
+}
+
+// validateRetryAfter refuses retry_after "honour" in a config none of whose
+// limiters gives a Retry-After (Kind.RetryAfter: the concurrency limit
+// cannot know when the server frees a place; none and uber-ratelimit never
+// refuse): there it would change nothing, the clients retrying on their
+// backoff as with "ignore". Behind a limiter without one in a config that
+// also sweeps one with one, honouring clients retry on their backoff there
+// (documented with the field).
+func (c *Config) validateRetryAfter() field.List {
+	types := make([]string, 0, len(c.Limiters))
+	for i := range c.Limiters {
+		k := c.Limiters[i].Kind()
+		if k == nil || k.RetryAfter != "" {
+			return nil
+		}
+		if t := string(c.Limiters[i].Type); !slices.Contains(types, t) {
+			types = append(types, t)
+		}
+	}
+	var errs field.List
+	check := func(path string, b *workload.Behaviour) {
+		if b.RetryAfter == workload.RetryAfterHonour {
+			errs.Add(field.Join(path, "retry_after"), "honour: no limiter here gives a Retry-After (%s: a concurrency limit cannot know when the server frees a place, and a gate that never refuses has nothing to say), so clients would retry on their backoff as with ignore; use ignore, or sweep a gate that refuses with a Retry-After (every rate limiter does)",
+				strings.Join(types, ", "))
+		}
+	}
+	for i := range c.Workload.Parts {
+		check(field.Index(field.Join("workload", "parts"), i), &c.Workload.Parts[i].Behaviour)
+	}
+	for li := range c.Loads {
+		for i := range c.Loads[li].Parts {
+			check(field.Index(field.Join(field.Index("loads", li), "parts"), i), &c.Loads[li].Parts[i].Behaviour)
+		}
+	}
+	for i := range c.Policies {
+		check(field.Index("policies", i), &c.Policies[i].Behaviour)
+	}
+	return errs
 }
 
 // validateClients bounds what a multi-client sweep keeps per point: a
