@@ -176,7 +176,7 @@ func (c *Config) maxAttempts() int {
 }
 
 // validatePolicies checks the policies, the trigger, and that the client
-// model can run the sweep's servers.
+// model can run the sweep's scoring rule.
 func (c *Config) validatePolicies() field.List {
 	var errs field.List
 	if len(c.Policies) > MaxPolicies {
@@ -200,16 +200,8 @@ func (c *Config) validatePolicies() field.List {
 			errs.Add("trigger.end_ms", "must be after start_ms and at most duration_ms (%g)", d)
 		}
 	}
-	if len(errs) == 0 && c.anyClients() {
-		for si := range c.ServerCount() {
-			if c.usesQueue(si) {
-				path := "server"
-				if len(c.Servers) > 0 {
-					path = field.Index("servers", si)
-				}
-				errs.Add(path, "runs the queue model (a discipline, door, expiry, end, classes or scoring rule other than the plain one), which the client model (timeouts, retries, closed loops) does not run yet")
-			}
-		}
+	if len(errs) == 0 && c.anyClients() && c.Rule("metrics.score_until") != ScoreToEnd {
+		errs.Add("metrics.score_until", "the client model (timeouts, retries, closed loops) scores every arrival of the run: leave it out or set %q", ScoreToEnd)
 	}
 	return errs
 }

@@ -21,6 +21,7 @@ type instruments struct {
 	releases            []float64   // release times, for the empirical arrival curve
 	queue               *queueBufs  // the queue model's (simulate_queue.go)
 	clients             *clientBufs // the client model's (simulate_clients.go)
+	cq                  *cqBufs     // the client model on a queue (simulate_clients_queue.go)
 }
 
 // fwd is one point's forward pass, fed the arrivals in time order in

@@ -67,7 +67,10 @@ type attempt struct {
 	n    int32   // attempt number: 0 the first, k the k-th retry
 	part int32   // the part whose behaviour it has
 	user bool    // a closed-loop user's request
-	svc  float64 // the request's service time: its retries do the same work
+	// class is the request's class (classes.go): a retry keeps it. Only
+	// simulateClientsQueue reads it; it sits in user's padding.
+	class uint8
+	svc   float64 // the request's service time: its retries do the same work
 }
 
 // pending is a scheduled attempt in the heap: the bits of its time (a
@@ -408,69 +411,9 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 	serviceMS, deadlineMS := cfg.Server.ServiceMS, cfg.Server.DeadlineMS
 	cancel := cfg.Server.Option(server.OptCancel) == server.CancelDrop
 	nc := len(a.Clients)
-	r := &clientRun{
-		behs:  cfg.behaviours(w, pt.Policy),
-		loops: make([]*workload.Loop, len(w.Parts)),
-		ends:  make([]float64, len(w.Parts)),
-		rng:   rand.New(rand.NewPCG(cfg.Seed, 0x636c69656e7473)), // "clients"
-		heap:  &in.clients.heap,
-		seq:   int64(len(a.T)),
-		w:     durationMS,
-		// Users' requests, made as the run goes, draw their service times
-		// in the order they are made, on a stream of their own.
-		svc:       cfg.Server.Sampler(cfg.pointSeed(pt), server.ServiceStream+1, a.GivenServiceMS),
-		serviceMS: cfg.Server.ServiceMS,
-	}
-	r.heap.reset()
-	budgets, throttles := false, false
-	r.flags = make([]partFlags, len(r.behs))
-	for i := range r.behs {
-		b := &r.behs[i]
-		r.flags[i] = partFlags{b.Budgeted(), b.Throttles(), b.RetryAfter == workload.RetryAfterHonour, b.TimeoutMS > 0}
-		budgets = budgets || r.flags[i].budgeted
-		throttles = throttles || r.flags[i].throttles
-	}
-	if budgets {
-		r.budgetSec = make([]int64, nc+1)
-		for k := range r.budgetSec {
-			r.budgetSec[k] = -1
-		}
-		r.budgetFirsts, r.budgetRetries = make([]float64, nc+1), make([]float64, nc+1)
-	}
-	if throttles {
-		r.thrReq, r.thrAcc, r.thrAt = make([]int32, nc*throttleSlices), make([]int32, nc*throttleSlices), make([]int64, nc)
-	}
-	// Closed loops: each user's first request.
-	totalUsers := 0
-	for p := range w.Parts {
-		k := w.Parts[p].Kind()
-		if k == nil || k.Users == nil {
-			continue
-		}
-		l := k.Users(&w.Parts[p])
-		r.loops[p] = l
-		r.ends[p] = durationMS
-		if l.EndMS >= 0 {
-			r.ends[p] = min(l.EndMS, durationMS)
-		}
-		u := 0
-		for c := range a.Clients {
-			if partOf(a, int32(c)) != int32(p) {
-				continue
-			}
-			first := l.StartMS + float64(u)*l.ThinkMS/float64(l.Users)
-			if l.Exponential {
-				first = l.StartMS + r.rng.ExpFloat64()*l.ThinkMS
-			}
-			if first < r.ends[p] {
-				r.schedule(attempt{t: first, c: int32(c), part: int32(p), user: true, svc: r.userService()})
-			}
-			u++
-		}
-		if u != l.Users {
-			return fmt.Errorf("workload.parts[%d]: %d of its %d users are clients another part declared first: give the users their own group", p, l.Users-u, l.Users)
-		}
-		totalUsers += u
+	r, totalUsers, err := newClientRun(cfg, a, pt, in)
+	if err != nil {
+		return err
 	}
 
 	windowMS := cfg.SeriesWindow()
@@ -665,6 +608,121 @@ done:
 		return r.err
 	}
 
+	clientTotals(cfg, r, &m, &cm, in, clientTally{
+		busyMS: busyMS, occupancySum: occupancySum, inSystemMax: inSystemMax,
+		serverSojournMaxMS: serverSojournMax, peak: peak.max, users: totalUsers,
+	})
+
+	clientShares(&m, clients, len(a.Groups), func(i int) int { return a.Clients[i].GroupIndex() }, durationMS/1000)
+	m.Recovery = measureGoodputRecovery(cfg, &s, windowMS)
+	pt.Metrics = m
+	pt.Bounds = pointBounds(cfg, spec, params, nc, &m, gateMax, endToEndMax)
+	if keepReleases {
+		pt.OutputCurve = calculus.Empirical(in.releases, calculus.Grid(durationMS))
+	}
+	pt.Series = s
+	if fair.on {
+		pt.Clients = clients
+		pt.JainSeries = fair.finish()
+	}
+	return nil
+}
+
+// newClientRun starts the client model's state of one point: its
+// behaviours, budgets, throttles, and the closed loops' first requests
+// (scheduled on the worker's heap). It is shared by simulateClients and
+// simulateClientsQueue.
+func newClientRun(cfg *Config, a *workload.Arrivals, pt *Point, in *instruments) (*clientRun, int, error) {
+	if in.clients == nil {
+		in.clients = new(clientBufs)
+	}
+	w := &cfg.Workload
+	durationMS := w.DurationMS
+	nc := len(a.Clients)
+	r := &clientRun{
+		behs:  cfg.behaviours(w, pt.Policy),
+		loops: make([]*workload.Loop, len(w.Parts)),
+		ends:  make([]float64, len(w.Parts)),
+		rng:   rand.New(rand.NewPCG(cfg.Seed, 0x636c69656e7473)), // "clients"
+		heap:  &in.clients.heap,
+		seq:   int64(len(a.T)),
+		w:     durationMS,
+		// Users' requests, made as the run goes, draw their service times
+		// in the order they are made, on a stream of their own.
+		svc:       cfg.Server.Sampler(cfg.pointSeed(pt), server.ServiceStream+1, a.GivenServiceMS),
+		serviceMS: cfg.Server.ServiceMS,
+	}
+	r.heap.reset()
+	budgets, throttles := false, false
+	r.flags = make([]partFlags, len(r.behs))
+	for i := range r.behs {
+		b := &r.behs[i]
+		r.flags[i] = partFlags{b.Budgeted(), b.Throttles(), b.RetryAfter == workload.RetryAfterHonour, b.TimeoutMS > 0}
+		budgets = budgets || r.flags[i].budgeted
+		throttles = throttles || r.flags[i].throttles
+	}
+	if budgets {
+		r.budgetSec = make([]int64, nc+1)
+		for k := range r.budgetSec {
+			r.budgetSec[k] = -1
+		}
+		r.budgetFirsts, r.budgetRetries = make([]float64, nc+1), make([]float64, nc+1)
+	}
+	if throttles {
+		r.thrReq, r.thrAcc, r.thrAt = make([]int32, nc*throttleSlices), make([]int32, nc*throttleSlices), make([]int64, nc)
+	}
+	// Closed loops: each user's first request.
+	totalUsers := 0
+	for p := range w.Parts {
+		k := w.Parts[p].Kind()
+		if k == nil || k.Users == nil {
+			continue
+		}
+		l := k.Users(&w.Parts[p])
+		r.loops[p] = l
+		r.ends[p] = durationMS
+		if l.EndMS >= 0 {
+			r.ends[p] = min(l.EndMS, durationMS)
+		}
+		u := 0
+		for c := range a.Clients {
+			if partOf(a, int32(c)) != int32(p) {
+				continue
+			}
+			first := l.StartMS + float64(u)*l.ThinkMS/float64(l.Users)
+			if l.Exponential {
+				first = l.StartMS + r.rng.ExpFloat64()*l.ThinkMS
+			}
+			if first < r.ends[p] {
+				r.schedule(attempt{t: first, c: int32(c), part: int32(p), user: true, svc: r.userService()})
+			}
+			u++
+		}
+		if u != l.Users {
+			return nil, 0, fmt.Errorf("workload.parts[%d]: %d of its %d users are clients another part declared first: give the users their own group", p, l.Users-u, l.Users)
+		}
+		totalUsers += u
+	}
+
+	return r, totalUsers, nil
+}
+
+// clientTally is what a client model's loop counted beside Metrics and
+// ClientMetrics.
+type clientTally struct {
+	busyMS, serverSojournMaxMS float64
+	occupancySum               int64
+	inSystemMax                int
+	peak                       int32
+	users                      int
+}
+
+// clientTotals completes the client model's metrics of a point from its
+// counts (shared by simulateClients and simulateClientsQueue).
+func clientTotals(cfg *Config, r *clientRun, mp *Metrics, cm *ClientMetrics, in *instruments, t clientTally) {
+	m := mp
+	durationMS := cfg.Workload.DurationMS
+	busyMS, occupancySum := t.busyMS, t.occupancySum
 	seconds := durationMS / 1000
 	m.OfferedRPS = float64(m.Arrivals) / seconds
 	m.AdmittedRPS = float64(m.Admitted) / seconds
@@ -676,17 +734,17 @@ done:
 	m.GateDelay = delays(&in.gate)
 	m.ServerWait = delays(&in.wait)
 	m.Sojourn = delays(&in.sojourn)
-	m.DownstreamPeakRPS = float64(peak.max) * 1000 / SeriesWindowMS
+	m.DownstreamPeakRPS = float64(t.peak) * 1000 / SeriesWindowMS
 	m.RollingMax = in.rolling.Max()
 	m.UtilizationPct = math.Min(100, 100*busyMS/(durationMS*float64(cfg.Server.Workers)))
-	m.InSystemMax = inSystemMax
-	m.ServerSojournMaxMS = serverSojournMax
+	m.InSystemMax = t.inSystemMax
+	m.ServerSojournMaxMS = t.serverSojournMaxMS
 
 	cm.Succeeded = m.OnTime
 	cm.AttemptsRPS = float64(cm.Attempts) / seconds
 	cm.IdealGoodputRPS = min(m.OfferedRPS, cfg.Server.RateRPS())
 	cm.UsersInFlightMax = r.usersInFlightMax
-	cm.Users = totalUsers
+	cm.Users = t.users
 	if m.Arrivals > 0 {
 		cm.Amplification = float64(cm.Attempts) / float64(m.Arrivals)
 		cm.SuccessPct = 100 * float64(cm.Succeeded) / float64(m.Arrivals)
@@ -702,21 +760,7 @@ done:
 	if busyMS > 0 {
 		cm.WastedWorkPct = 100 * cm.WastedWorkMS / busyMS
 	}
-	m.Client = &cm
-
-	clientShares(&m, clients, len(a.Groups), func(i int) int { return a.Clients[i].GroupIndex() }, seconds)
-	m.Recovery = measureGoodputRecovery(cfg, &s, windowMS)
-	pt.Metrics = m
-	pt.Bounds = pointBounds(cfg, spec, params, nc, &m, gateMax, endToEndMax)
-	if keepReleases {
-		pt.OutputCurve = calculus.Empirical(in.releases, calculus.Grid(durationMS))
-	}
-	pt.Series = s
-	if fair.on {
-		pt.Clients = clients
-		pt.JainSeries = fair.finish()
-	}
-	return nil
+	m.Client = cm
 }
 
 // partOf is the part whose behaviour client c's requests have: the part

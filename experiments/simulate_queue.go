@@ -15,8 +15,9 @@ import (
 )
 
 // simulatePoint runs one point on its server, client policy and workload
-// (variants.go, policies.go): the client model (simulateClients) when its
-// clients have behaviour, else the forward pass (simulate) when its server
+// (variants.go, policies.go): the client model when its clients have
+// behaviour (simulateClients, or simulateClientsQueue on a server with
+// queue settings), else the forward pass (simulate) when its server
 // is the plain one, else the queue model (simulateQueue); then it reports
 // the percentiles by the config's rule.
 func simulatePoint(ctx context.Context, cfg *Config, a *workload.Arrivals, classes []uint8, in *instruments, pt *Point) error {
@@ -24,7 +25,11 @@ func simulatePoint(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 	spec := &cfg.Limiters[pt.LimiterIndex]
 	var err error
 	if cfg.usesClients(pt.Policy, pt.Load) {
-		err = simulateClients(ctx, pc, a, spec, pt.Params, in, pt)
+		if clientsQueueForAll.Load() || cfg.usesQueue(pt.Server) {
+			err = simulateClientsQueue(ctx, pc, a, classes, spec, pt.Params, in, pt)
+		} else {
+			err = simulateClients(ctx, pc, a, spec, pt.Params, in, pt)
+		}
 	} else if queueForAll.Load() || cfg.usesQueue(pt.Server) {
 		err = simulateQueue(ctx, pc, a, classes, spec, pt.Params, in, pt)
 	} else {
@@ -109,27 +114,7 @@ func (r *queueRun) scored(id int32) bool { return r.a.T[id] <= r.scoreEnd }
 // Served measures a request served from start to finish.
 func (r *queueRun) Served(id int32, release, start, finish float64) {
 	t := r.a.T[id]
-	if finish < r.lastFinish && !r.variable {
-		r.finishOrderViolated = true
-	}
-	r.lastFinish = finish
-	// The p99 of the requests finishing in each window (by finish time),
-	// all of them: the hangover is the server's, whoever sent the work.
-	// (For 100 ms windows the exact index is the seed's trunc(finish / 100.0).)
-	// With variable service finishes overtake each other: they are kept
-	// and sorted at the end (sortFinishes).
-	if w := int(metrics.WindowIndex(finish, r.windowMS)); w < r.maxFinishWindows {
-		switch {
-		case r.variable:
-			r.bufs.finishes = append(r.bufs.finishes, uint64(w)<<32|uint64(metrics.ClampMS(finish-t)))
-		default:
-			if w != r.finishWindow {
-				r.flushFinishes()
-				r.finishWindow = w
-			}
-			r.bufs.finish = append(r.bufs.finish, metrics.ClampMS(finish-t))
-		}
-	}
+	r.finishAt(t, finish)
 	if !r.scored(id) {
 		return
 	}
@@ -168,6 +153,31 @@ func (r *queueRun) Shed(id int32, at float64, _ server.Why) {
 	}
 	r.shed++
 	r.bufs.shedWait.Record(float64(metrics.ClampMS(at - r.a.T[id])))
+}
+
+// finishAt buffers a served request that arrived at t and finished at
+// finish for the p99 of its finish window (SojournP99): all of them, the
+// hangover is the server's, whoever sent the work. (For 100 ms windows the
+// exact index is the seed's trunc(finish / 100.0).) With variable service
+// finishes overtake each other: they are kept and sorted at the end
+// (sortFinishes).
+func (r *queueRun) finishAt(t, finish float64) {
+	if finish < r.lastFinish && !r.variable {
+		r.finishOrderViolated = true
+	}
+	r.lastFinish = finish
+	if w := int(metrics.WindowIndex(finish, r.windowMS)); w < r.maxFinishWindows {
+		switch {
+		case r.variable:
+			r.bufs.finishes = append(r.bufs.finishes, uint64(w)<<32|uint64(metrics.ClampMS(finish-t)))
+		default:
+			if w != r.finishWindow {
+				r.flushFinishes()
+				r.finishWindow = w
+			}
+			r.bufs.finish = append(r.bufs.finish, metrics.ClampMS(finish-t))
+		}
+	}
 }
 
 // sortFinishes writes the p99 of every window from the kept finishes
@@ -392,24 +402,7 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 	m.InSystemMax = inSystemMax
 	m.ServerSojournMaxMS = r.serverSojournMax
 	if classes != nil {
-		m.Classes = make([]ClassMetrics, nclass)
-		for k := range m.Classes {
-			cm := &m.Classes[k]
-			for _, x := range s.Classes[k].Offered {
-				cm.Offered += int(x)
-			}
-			cm.Success = r.classOK[k]
-			cm.OfferedRPS = float64(cm.Offered) / seconds
-			cm.SuccessPct = 100
-			if cm.Offered > 0 {
-				cm.SuccessPct = 100.0 * float64(cm.Success) / float64(cm.Offered)
-			}
-			cm.Sojourn = delays(r.bufs.classSojourn[k])
-		}
-		if cfg.SLO != nil {
-			met := m.Classes[cfg.ClassIndex(cfg.SLO.Class)].SuccessPct >= cfg.SLO.SuccessPct
-			m.SLOMet = &met
-		}
+		cfg.classMetrics(&m, &s, r.classOK, r.bufs.classSojourn, seconds)
 	}
 
 	clientShares(&m, clients, len(a.Groups), func(i int) int { return a.Clients[i].GroupIndex() }, seconds)
@@ -427,4 +420,29 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 		pt.JainSeries = fair.finish()
 	}
 	return nil
+}
+
+// classMetrics measures every class of a point from its series (offered
+// per window), its successes and its sojourn histograms, and whether the
+// point meets the SLO (the queue model and simulateClientsQueue).
+func (c *Config) classMetrics(m *Metrics, s *Series, classOK []int, sojourn []*metrics.Histogram, seconds float64) {
+	nclass := len(c.Classes)
+	m.Classes = make([]ClassMetrics, nclass)
+	for k := range m.Classes {
+		cm := &m.Classes[k]
+		for _, x := range s.Classes[k].Offered {
+			cm.Offered += int(x)
+		}
+		cm.Success = classOK[k]
+		cm.OfferedRPS = float64(cm.Offered) / seconds
+		cm.SuccessPct = 100
+		if cm.Offered > 0 {
+			cm.SuccessPct = 100.0 * float64(cm.Success) / float64(cm.Offered)
+		}
+		cm.Sojourn = delays(sojourn[k])
+	}
+	if c.SLO != nil {
+		met := m.Classes[c.ClassIndex(c.SLO.Class)].SuccessPct >= c.SLO.SuccessPct
+		m.SLOMet = &met
+	}
 }

@@ -44,7 +44,8 @@ type Queue struct {
 	since float64     // when the queue last became non-empty
 	byCls []ring[int64]
 
-	lastMS float64
+	lastMS  float64
+	lastPos int64 // place of the last request let in
 }
 
 // Sink receives the outcome of every request a Queue accepted or shed.
@@ -135,30 +136,61 @@ func (q *Queue) advance(t float64) {
 		panic("server: time went backwards")
 	}
 	q.lastMS = t
-	for q.live > 0 {
-		p := max(q.free[q.fhead], q.since)
-		if !(p < t) || !(p < q.endMS) {
+	for {
+		p := q.NextPickMS()
+		if !(p < t) {
 			return
 		}
-		e := q.take()
-		if q.expire && (p-e.arrival)+e.service > q.deadlineMS {
-			q.sink.Shed(e.id, p, ShedExpired)
-			continue
-		}
-		finish := p + e.service
-		if q.variable {
-			q.refree(finish)
-		} else {
-			// Fixed service: the new free time is the latest, so the
-			// earliest worker becomes the last of the cyclic order.
-			q.free[q.fhead] = finish
-			q.fhead++
-			if q.fhead == len(q.free) {
-				q.fhead = 0
-			}
-		}
-		q.sink.Served(e.id, e.release, p, finish)
+		q.pick(p)
 	}
+}
+
+// NextPickMS is when the next pick happens, +Inf when none will (no
+// request waits, or the window is cut before it). A caller that runs its
+// own events makes the picks before each of its events with Pick, one at
+// a time, since a pick's outcome can lead to an event before the next.
+func (q *Queue) NextPickMS() float64 {
+	if q.live == 0 {
+		return math.Inf(1)
+	}
+	p := max(q.free[q.fhead], q.since)
+	if !(p < q.endMS) {
+		return math.Inf(1)
+	}
+	return p
+}
+
+// Pick makes the next pick (at NextPickMS, which must be finite): the
+// request taken is served or, expired, shed.
+func (q *Queue) Pick() {
+	p := q.NextPickMS()
+	if math.IsInf(p, 1) {
+		panic("server: no pick to make")
+	}
+	q.lastMS = max(q.lastMS, p)
+	q.pick(p)
+}
+
+// pick takes the next request at p and serves or expires it.
+func (q *Queue) pick(p float64) {
+	e := q.take()
+	if q.expire && (p-e.arrival)+e.service > q.deadlineMS {
+		q.sink.Shed(e.id, p, ShedExpired)
+		return
+	}
+	finish := p + e.service
+	if q.variable {
+		q.refree(finish)
+	} else {
+		// Fixed service: the new free time is the latest, so the
+		// earliest worker becomes the last of the cyclic order.
+		q.free[q.fhead] = finish
+		q.fhead++
+		if q.fhead == len(q.free) {
+			q.fhead = 0
+		}
+	}
+	q.sink.Served(e.id, e.release, p, finish)
 }
 
 // refree gives the earliest free worker (free[0]) its new free time,
@@ -247,9 +279,39 @@ func (q *Queue) OfferFor(id int32, class uint8, arrival, t, serviceMS float64) b
 	if q.byCls != nil {
 		q.byCls[class].pushBack(q.qseq + int64(q.q.n))
 	}
+	q.lastPos = q.qseq + int64(q.q.n)
 	q.q.pushBack(entry{id: id, class: class, arrival: arrival, release: t, service: serviceMS})
 	q.live++
 	return true
+}
+
+// LastPos is the place in the queue of the request the last Offer let in,
+// which Drop takes while that request still waits.
+func (q *Queue) LastPos() int64 { return q.lastPos }
+
+// Drop removes a request still waiting at place pos (LastPos of its
+// Offer) without a word to the sink: its client gave up and the server
+// drops it unstarted (cancel_on_timeout "drop-unstarted"). The caller
+// knows it still waits (it was neither served nor shed).
+func (q *Queue) Drop(pos int64) {
+	e := q.q.at(int(pos - q.qseq))
+	if pos < q.qseq || pos >= q.qseq+int64(q.q.n) || e.dead {
+		panic("server: dropped a request that does not wait")
+	}
+	e.dead = true
+	q.live--
+	if q.byCls != nil {
+		r := &q.byCls[e.class]
+		for i := r.n - 1; i >= 0; i-- {
+			if *r.at(i) == pos {
+				r.remove(i)
+				break
+			}
+		}
+	}
+	if q.live == 0 {
+		q.reset()
+	}
 }
 
 // evict sheds the newest waiting request of a class lower than class (a
@@ -326,3 +388,11 @@ func (r *ring[T]) back() T { return r.buf[(r.head+r.n-1)&(len(r.buf)-1)] }
 func (r *ring[T]) at(i int) *T { return &r.buf[(r.head+i)&(len(r.buf)-1)] }
 
 func (r *ring[T]) clear() { r.head, r.n = 0, 0 }
+
+// remove takes out the i-th element, moving the later ones forward.
+func (r *ring[T]) remove(i int) {
+	for ; i < r.n-1; i++ {
+		*r.at(i) = *r.at(i + 1)
+	}
+	r.n--
+}

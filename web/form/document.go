@@ -212,7 +212,7 @@ var (
 	rowItemPath   = regexp.MustCompile(`^workload\.parts\[(\d+)\]\.([a-z_]+)\[(\d+)\]`)
 	valueItemPath = regexp.MustCompile(`^limiters\[(\d+)\]\.([a-z_]+)\[(\d+)\]`)
 	// serverItemPath is a value of a swept server field.
-	serverItemPath = regexp.MustCompile(`^server\.([a-z_]+)\[(\d+)\]$`)
+	serverItemPath = regexp.MustCompile(`^server\.([a-z0-9_]+)\[(\d+)\]$`)
 )
 
 // itemPrefix names the item of a list input that an engine error is about

@@ -232,7 +232,7 @@ func Key(path string) string {
 		keep = 3
 	case "server", "metrics", "output":
 		keep = 2
-	case "servers", "loads", "classes", "class_draw", "slo":
+	case "servers", "loads", "classes", "class_draw", "slo", "policies", "trigger":
 		return ModelsKey
 	}
 	if len(segs) > keep {

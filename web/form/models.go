@@ -2,12 +2,10 @@ package form
 
 import (
 	"encoding/json"
-	"strconv"
 	"strings"
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/server"
-	"github.com/ratelab/ratelab/web/format"
 )
 
 // The form's inputs of the seed lab's models: a select per server setting
@@ -89,11 +87,11 @@ func (f *Sweep) fillModels(cfg *experiments.Config) {
 		}
 	}
 	if cfg.Server.Bound != 0 {
-		f.Settings[BoundKey] = strconv.Itoa(cfg.Server.Bound)
+		f.Settings[BoundKey] = serverText(&cfg.Server, "bound", float64(cfg.Server.Bound))
 	}
 	for _, n := range server.Numbers() {
 		if v := n.Get(&cfg.Server); v != 0 {
-			f.Settings[ServerOptionKey(n.Name)] = format.Num(v)
+			f.Settings[ServerOptionKey(n.Name)] = serverText(&cfg.Server, n.Name, v)
 		}
 	}
 	for _, r := range experiments.Rules() {
@@ -113,11 +111,12 @@ func (f *Sweep) applyModels(cfg *experiments.Config) {
 	for _, o := range server.Options() {
 		cfg.Server.SetOption(o.Name, strings.TrimSpace(f.Setting(ServerOptionKey(o.Name))))
 	}
-	cfg.Server.Bound = f.integer(BoundKey, BoundKey, f.Setting(BoundKey))
+	// The bound and the distribution's settings sweep (their rows say
+	// Sweep): one number, or a list or range, as the other server fields.
+	cfg.Server.Bound = int(f.serverValues(&cfg.Server, "bound", f.Setting(BoundKey)))
 	for _, n := range server.Numbers() {
-		key := ServerOptionKey(n.Name)
-		if text := strings.TrimSpace(f.Setting(key)); text != "" {
-			n.Set(&cfg.Server, f.number(key, key, text))
+		if text := strings.TrimSpace(f.Setting(ServerOptionKey(n.Name))); text != "" {
+			n.Set(&cfg.Server, f.serverValues(&cfg.Server, n.Name, text))
 		}
 	}
 	for _, r := range experiments.Rules() {

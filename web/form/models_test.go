@@ -22,6 +22,7 @@ func TestModelInputErrors(t *testing.T) {
 		{ModelsKey, `{"servers": [{"name": "a", "door": "closed"}]}`, ModelsKey},
 		{ModelsKey, `{"loads": 3}`, ModelsKey},
 		{ModelsKey, `{"tiers": []}`, ModelsKey},
+		{ModelsKey, `{"policies": [{"name": "p", "retries": -1}]}`, ModelsKey},
 	} {
 		f := FromConfig(cfg)
 		if c.key == ModelsKey {
@@ -46,6 +47,8 @@ func TestModelKeys(t *testing.T) {
 		"classes[0].share":     ModelsKey,
 		"class_draw.generator": ModelsKey,
 		"slo.class":            ModelsKey,
+		"policies[1].retries":  ModelsKey,
+		"trigger.end_ms":       ModelsKey,
 		"output.decimals":      "output.decimals",
 		"server.door":          "server.door",
 		"metrics.percentiles":  "metrics.percentiles",

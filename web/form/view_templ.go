@@ -281,12 +281,12 @@ func View(f *Sweep) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = textInput(f, BoundKey, "Door bound", f.Setting(BoundKey), "requests", "tail-drop or priority door; empty: capacity × deadline", "").Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = textInput(f, BoundKey, "Door bound", f.Setting(BoundKey), "requests", serverHint("bound", "tail-drop or priority door; empty: capacity × deadline"), "").Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		for _, n := range server.Numbers() {
-			templ_7745c5c3_Err = textInput(f, ServerOptionKey(n.Name), n.Label, f.Setting(ServerOptionKey(n.Name)), n.Unit, n.Doc, "").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = textInput(f, ServerOptionKey(n.Name), n.Label, f.Setting(ServerOptionKey(n.Name)), n.Unit, serverHint(n.Name, n.Doc), "").Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

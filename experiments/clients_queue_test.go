@@ -1,0 +1,274 @@
+package experiments
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestClientsQueueIsTheClientModel runs every client-model preset through
+// simulateClientsQueue with its plain server and compares every
+// measurement with simulateClients: the queue server, the events and the
+// decisions at admission are the plain client model, to the bit.
+func TestClientsQueueIsTheClientModel(t *testing.T) {
+	files, _ := filepath.Glob("presets/*.json")
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := DecodeConfig(data)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if !cfg.anyClients() || cfg.anyQueue() {
+			continue
+		}
+		t.Run(filepath.Base(f), func(t *testing.T) { sameAsClientModel(t, cfg) })
+	}
+}
+
+// sameAsClientModel runs cfg with and without clientsQueueForAll and
+// compares the points.
+func sameAsClientModel(t *testing.T, cfg *Config) {
+	t.Helper()
+	run := func(queue bool) *Result {
+		clientsQueueForAll.Store(queue)
+		defer clientsQueueForAll.Store(false)
+		res, err := Run(context.Background(), cfg, Options{Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	want, got := run(false), run(true)
+	for i := range want.Points {
+		w, g := &want.Points[i], &got.Points[i]
+		gm := g.Metrics
+		if gm.ShedWait == nil || gm.Client == nil {
+			t.Fatalf("point %d: not run by simulateClientsQueue", i)
+		}
+		if gm.Served != gm.Client.Served || gm.Shed != 0 {
+			t.Errorf("point %d: served %d shed %d, want %d and 0", i, gm.Served, gm.Shed, gm.Client.Served)
+		}
+		gm.Served, gm.Shed, gm.ShedPct, gm.ShedWait, gm.WastedPct = 0, 0, 0, nil, 0
+		if a, b := jsonOf(t, w.Metrics), jsonOf(t, gm); !bytes.Equal(a, b) {
+			t.Errorf("point %d (%s): metrics\n%s\nqueue\n%s", i, w.Limiter, a, b)
+		}
+		gs := g.Series
+		gs.SojournP99 = nil
+		if a, b := jsonOf(t, w.Series), jsonOf(t, gs); !bytes.Equal(a, b) {
+			t.Errorf("point %d (%s): series differ", i, w.Limiter)
+		}
+		for _, x := range []struct {
+			name string
+			a, b any
+		}{{"bounds", w.Bounds, g.Bounds}, {"clients", w.Clients, g.Clients}, {"jain", w.JainSeries, g.JainSeries}, {"curve", w.OutputCurve, g.OutputCurve}} {
+			if a, b := jsonOf(t, x.a), jsonOf(t, x.b); !bytes.Equal(a, b) {
+				t.Errorf("point %d (%s): %s\n%s\nqueue\n%s", i, w.Limiter, x.name, a, b)
+			}
+		}
+	}
+}
+
+// clientsQueueCase is a random small sweep of the client model as a
+// config document: random behaviour (timeouts, retries, backoff kinds,
+// jitter, Retry-After, budgets, throttling), sometimes a closed loop,
+// cancel_on_timeout, 1 to 4 workers, fixed or lognormal service, and a
+// token bucket, leaky bucket, GCRA, fixed window or no gate. With queue
+// settings the server also gets a random discipline, door, expiry and end,
+// and sometimes the workload classes.
+func clientsQueueCase(rng *rand.Rand, seed uint64, queue bool) []byte {
+	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
+	b := map[string]any{
+		"timeout_ms": rng.IntN(300),
+		"retries":    rng.IntN(5),
+		"backoff_ms": rng.IntN(200),
+	}
+	if k := pick("", "fixed", "exponential"); k != "" {
+		b["backoff"] = k
+	}
+	if j := pick("", "none", "full", "equal", "decorrelated"); j != "" {
+		b["jitter"] = j
+	}
+	if rng.IntN(2) == 0 {
+		b["backoff_max_ms"] = 1 + rng.IntN(500)
+	}
+	if rng.IntN(3) == 0 {
+		b["retry_after"] = "honour"
+	}
+	if rng.IntN(3) == 0 {
+		b["budget"] = pick("client", "global")
+		b["budget_ratio"] = math.Round(rng.Float64()*100) / 100
+		b["budget_floor_rps"] = rng.IntN(20)
+	}
+	if rng.IntN(4) == 0 {
+		b["throttle_k"] = 1 + rng.IntN(3)
+		b["throttle_window_ms"] = 100 + rng.IntN(2000)
+	}
+	with := func(p map[string]any) map[string]any {
+		for k, v := range b {
+			p[k] = v
+		}
+		return p
+	}
+	parts := []any{with(map[string]any{"type": "poisson", "client": "open", "rate_rps": 20 + rng.IntN(300)})}
+	switch rng.IntN(3) {
+	case 0:
+		parts[0] = with(map[string]any{"type": "clients", "group": "open", "clients": 1 + rng.IntN(4), "rate_rps": 10 + rng.IntN(100)})
+	case 1:
+		parts[0] = with(map[string]any{"type": "constant", "client": "open", "rate_rps": 20 + rng.IntN(300)})
+	}
+	if rng.IntN(3) == 0 {
+		u := with(map[string]any{"type": "users", "users": 1 + rng.IntN(30), "think_ms": 1 + rng.IntN(200)})
+		if th := pick("", "fixed", "exponential"); th != "" {
+			u["think"] = th
+		}
+		parts = append(parts, u)
+	}
+	var lim map[string]any
+	switch rng.IntN(5) {
+	case 0:
+		lim = map[string]any{"type": "none"}
+	case 1:
+		lim = map[string]any{"type": "token-bucket", "rate_rps": 20 + rng.IntN(200), "burst": 1 + rng.IntN(50)}
+	case 2:
+		lim = map[string]any{"type": "leaky-bucket", "rate_rps": 20 + rng.IntN(200), "queue": 1 + rng.IntN(50)}
+	case 3:
+		lim = map[string]any{"type": "gcra", "rate_rps": 20 + rng.IntN(200), "burst": 1 + rng.IntN(50)}
+	default:
+		lim = map[string]any{"type": "fixed-window", "limit": 1 + rng.IntN(100), "window_ms": 50 + rng.IntN(1000)}
+	}
+	srv := map[string]any{"workers": 1 + rng.IntN(4), "service_ms": 2 + rng.IntN(15)}
+	if rng.IntN(2) == 0 {
+		p50 := 1 + rng.IntN(10)
+		srv = map[string]any{"workers": srv["workers"], "service": "lognormal", "service_p50_ms": p50, "service_p99_ms": p50 + rng.IntN(40)}
+	}
+	if rng.IntN(2) == 0 {
+		srv["cancel_on_timeout"] = "drop-unstarted"
+	}
+	srv["deadline_ms"] = 20 + rng.IntN(400)
+	doc := map[string]any{
+		"version":  1,
+		"seed":     seed,
+		"workload": map[string]any{"duration_ms": 500 + rng.IntN(2500), "parts": parts},
+		"server":   srv,
+		"limiters": []any{lim},
+	}
+	if queue {
+		srv["discipline"] = pick("fifo", "lifo")
+		srv["door"] = pick("open", "tail-drop", "priority")
+		srv["expire"] = pick("never", "at-dequeue")
+		srv["end"] = pick("drain", "cut")
+		if srv["door"] != "open" && rng.IntN(2) == 0 {
+			srv["bound"] = 1 + rng.IntN(40)
+		}
+		if srv["door"] == "priority" || rng.IntN(3) == 0 {
+			doc["classes"] = []any{map[string]any{"name": "gold", "share": 0.3}, map[string]any{"name": "bronze"}}
+		}
+	}
+	out, err := json.Marshal(doc)
+	if err != nil {
+		panic(err)
+	}
+	return out
+}
+
+// TestClientsQueueIsTheClientModelRandom compares simulateClientsQueue
+// with simulateClients on 1000 random sweeps with the plain server.
+func TestClientsQueueIsTheClientModelRandom(t *testing.T) {
+	cases := 1000
+	if testing.Short() {
+		cases = 100
+	}
+	for i := range cases {
+		rng := rand.New(rand.NewPCG(uint64(i), 0xc0ffee))
+		doc := clientsQueueCase(rng, uint64(i), false)
+		cfg, err := DecodeConfig(doc)
+		if err != nil {
+			t.Fatalf("case %d: %v\n%s", i, err, doc)
+		}
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			sameAsClientModel(t, cfg)
+			if t.Failed() {
+				t.Logf("%s", doc)
+			}
+		})
+		if t.Failed() {
+			return
+		}
+	}
+}
+
+// TestClientsQueueProperties runs 1000 random sweeps of the client model
+// on queue servers (lifo, doors, expiry, end cut, classes): no request
+// makes more than 1 + retries attempts; a closed loop never has more
+// requests in flight than users; every attempt ends exactly once (rejected,
+// served, shed, dropped; a budget-denied or throttled one never reaches
+// the gate); and every 50th sweep writes the same bytes on 1 to 4 workers.
+func TestClientsQueueProperties(t *testing.T) {
+	cases := 1000
+	if testing.Short() {
+		cases = 100
+	}
+	for i := range cases {
+		rng := rand.New(rand.NewPCG(uint64(i), 0x9e3779b9))
+		doc := clientsQueueCase(rng, uint64(i), true)
+		cfg, err := DecodeConfig(doc)
+		if err != nil {
+			t.Fatalf("case %d: %v\n%s", i, err, doc)
+		}
+		if !cfg.anyQueue() {
+			continue // drew the plain server
+		}
+		res, err := Run(context.Background(), cfg, Options{Workers: 1})
+		if err != nil {
+			t.Fatalf("case %d: %v\n%s", i, err, doc)
+		}
+		retries := cfg.Workload.Parts[0].Retries
+		for _, p := range res.Points {
+			m, cm := p.Metrics, p.Metrics.Client
+			if cm == nil || m.ShedWait == nil {
+				t.Fatalf("case %d: not run by simulateClientsQueue", i)
+			}
+			where := fmt.Sprintf("case %d %s", i, doc)
+			if cm.AttemptsMax > 1+retries {
+				t.Errorf("%s: a request made %d attempts, retries %d", where, cm.AttemptsMax, retries)
+			}
+			if cm.UsersInFlightMax > cm.Users {
+				t.Errorf("%s: %d closed-loop requests in flight, %d users", where, cm.UsersInFlightMax, cm.Users)
+			}
+			if m.Admitted+m.Rejected != cm.Attempts || m.Served+m.Shed+cm.Dropped != m.Admitted ||
+				cm.Served != m.Served || m.OnTime+m.Late != m.Served || cm.Succeeded != m.OnTime {
+				t.Errorf("%s: attempts do not end once each: %+v %+v", where, m, cm)
+			}
+			if first := cm.Attempts - cm.Retries; first > m.Arrivals || first+cm.Throttled < m.Arrivals {
+				t.Errorf("%s: %d first attempts at the gate and %d throttled, of %d requests", where, first, cm.Throttled, m.Arrivals)
+			}
+			if cm.Dropped > cm.Abandoned {
+				t.Errorf("%s: %d dropped of %d abandoned", where, cm.Dropped, cm.Abandoned)
+			}
+		}
+		if t.Failed() {
+			return
+		}
+		if i%50 == 0 {
+			one := jsonOf(t, res.Points)
+			for w := 2; w <= 4; w++ {
+				resW, err := Run(context.Background(), cfg, Options{Workers: w})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if other := jsonOf(t, resW.Points); !bytes.Equal(one, other) {
+					t.Errorf("case %d: other results on %d workers", i, w)
+				}
+			}
+		}
+	}
+}
