@@ -88,9 +88,10 @@ func TestHonouringRetryAfterWithLibraryGates(t *testing.T) {
 }
 
 // TestHonourWithoutRetryAfterIsRefused: retry_after "honour" in a config
-// whose limiters give no Retry-After (a concurrency limit, no limiter)
-// changes nothing, and the config is refused at the field that asks for
-// it; with a limiter that gives one among them it is taken.
+// whose only refusing gate is a concurrency limit (it cannot know when the
+// server frees a place) changes nothing, and the config is refused at the
+// field that asks for it; with a limiter that gives one among them, or
+// only gates that never refuse, it is taken.
 func TestHonourWithoutRetryAfterIsRefused(t *testing.T) {
 	doc := func(limiters string) string {
 		return `{"version":1,"seed":1,
@@ -98,14 +99,18 @@ func TestHonourWithoutRetryAfterIsRefused(t *testing.T) {
 			"server":{"workers":1,"service_ms":10,"deadline_ms":200},
 			"limiters":[` + limiters + `]}`
 	}
-	for _, c := range []struct{ limiters, want string }{
-		{`{"type":"admission","limit":5}`, "admission"},
-		{`{"type":"admission","limit":5},{"type":"none"}`, "admission, none"},
-		{`{"type":"uber-ratelimit","limit":100}`, "uber-ratelimit"},
+	for _, lims := range []string{`{"type":"admission","limit":5}`, `{"type":"admission","limit":5},{"type":"none"}`} {
+		_, err := experiments.DecodeConfig([]byte(doc(lims)))
+		if err == nil || !strings.Contains(err.Error(), "workload.parts[0].retry_after") || !strings.Contains(err.Error(), "admission refuses") {
+			t.Errorf("%s: %v; want an error at workload.parts[0].retry_after naming admission", lims, err)
+		}
+	}
+	for _, lims := range []string{
+		`{"type":"admission","limit":5},{"type":"token-bucket","rate_rps":50,"burst":5}`,
+		`{"type":"none"}`, `{"type":"uber-ratelimit","limit":100}`,
 	} {
-		_, err := experiments.DecodeConfig([]byte(doc(c.limiters)))
-		if err == nil || !strings.Contains(err.Error(), "workload.parts[0].retry_after") || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: %v; want an error at workload.parts[0].retry_after naming %s", c.limiters, err, c.want)
+		if _, err := experiments.DecodeConfig([]byte(doc(lims))); err != nil {
+			t.Errorf("honour with %s: %v", lims, err)
 		}
 	}
 	policy := `{"version":1,"seed":1,

@@ -56,11 +56,6 @@ func clientCase(rng *rand.Rand, seed uint64) *experiments.Config {
 	if rng.IntN(3) > 0 {
 		lim = limiter.Spec{Type: limiter.TypeTokenBucket, Params: map[string]limiter.Values{limiter.ParamRate: {float64(20 + rng.IntN(200))}, limiter.ParamBurst: {float64(1 + rng.IntN(50))}}}
 	}
-	if lim.Type == limiter.TypeNone { // it gives no Retry-After: honour is refused there
-		for i := range parts {
-			parts[i].Behaviour.RetryAfter = ""
-		}
-	}
 	cfg := &experiments.Config{
 		Version:  experiments.Version,
 		Seed:     seed,

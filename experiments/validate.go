@@ -108,29 +108,33 @@ func (c *Config) Validate() error {
 	return errs.Err()
 }
 
-// validateRetryAfter refuses retry_after "honour" in a config none of whose
-// limiters gives a Retry-After (Kind.RetryAfter: the concurrency limit
-// cannot know when the server frees a place; none and uber-ratelimit never
-// refuse): there it would change nothing, the clients retrying on their
-// backoff as with "ignore". Behind a limiter without one in a config that
-// also sweeps one with one, honouring clients retry on their backoff there
-// (documented with the field).
+// validateRetryAfter refuses retry_after "honour" in a config whose
+// limiters give no Retry-After (Kind.RetryAfter) while one of them refuses
+// by the server's occupancy (Kind.ReadsServer: a concurrency limit cannot
+// know when the server frees a place): there honour would change nothing,
+// the clients retrying on their backoff as with "ignore", and the config
+// most likely means a gate it does not have. Behind gates that never
+// refuse (none, uber-ratelimit) it is moot, and beside a limiter that
+// gives one it applies there; both are taken (documented with the field).
 func (c *Config) validateRetryAfter() field.List {
-	types := make([]string, 0, len(c.Limiters))
+	var blind []string
 	for i := range c.Limiters {
 		k := c.Limiters[i].Kind()
 		if k == nil || k.RetryAfter != "" {
 			return nil
 		}
-		if t := string(c.Limiters[i].Type); !slices.Contains(types, t) {
-			types = append(types, t)
+		if t := string(k.Type); k.ReadsServer && !slices.Contains(blind, t) {
+			blind = append(blind, t)
 		}
+	}
+	if len(blind) == 0 {
+		return nil
 	}
 	var errs field.List
 	check := func(path string, b *workload.Behaviour) {
 		if b.RetryAfter == workload.RetryAfterHonour {
-			errs.Add(field.Join(path, "retry_after"), "honour: no limiter here gives a Retry-After (%s: a concurrency limit cannot know when the server frees a place, and a gate that never refuses has nothing to say), so clients would retry on their backoff as with ignore; use ignore, or sweep a gate that refuses with a Retry-After (every rate limiter does)",
-				strings.Join(types, ", "))
+			errs.Add(field.Join(path, "retry_after"), "honour: no limiter here gives a Retry-After (%s refuses by the server's occupancy and cannot know when a place frees), so clients would retry on their backoff as with ignore; use ignore, or sweep a rate limiter, which gives one",
+				strings.Join(blind, ", "))
 		}
 	}
 	for i := range c.Workload.Parts {
