@@ -272,3 +272,63 @@ func TestClientsQueueProperties(t *testing.T) {
 		}
 	}
 }
+
+// TestClientsQueueEventsDecideAsAdmissions runs random FIFO sweeps of
+// simulateClientsQueue by events and decided at admission, and asks for
+// the same measures where nothing tells the two orders apart: no random
+// draw (jitter, throttling, exponential think times) that the two make in
+// another order, Poisson arrivals (no ties), fixed service of at least a
+// millisecond (a sojourn rounded to the timeout), no drop of unstarted
+// attempts (never queued at admission, queued until the timeout by
+// events), and gates that release at once (the admissions read the
+// occupancy at the latest release, the events at the attempt's time).
+func TestClientsQueueEventsDecideAsAdmissions(t *testing.T) {
+	cases := 300
+	if testing.Short() {
+		cases = 50
+	}
+	n := 0
+	for i := 0; n < cases; i++ {
+		rng := rand.New(rand.NewPCG(uint64(i), 0xdecaf))
+		var doc map[string]any
+		if err := json.Unmarshal(clientsQueueCase(rng, uint64(i), true), &doc); err != nil {
+			t.Fatal(err)
+		}
+		srv := doc["server"].(map[string]any)
+		if srv["discipline"] == "lifo" || srv["door"] == "priority" || srv["cancel_on_timeout"] != nil || srv["service"] != nil {
+			continue
+		}
+		if lim := doc["limiters"].([]any)[0].(map[string]any); lim["type"] == "leaky-bucket" {
+			continue
+		}
+		parts := doc["workload"].(map[string]any)["parts"].([]any)
+		p0 := parts[0].(map[string]any)
+		if p0["type"] != "poisson" || len(parts) > 1 {
+			continue
+		}
+		if j := p0["jitter"]; j != nil && j != "none" || p0["throttle_k"] != nil {
+			continue
+		}
+		n++
+		data, _ := json.Marshal(doc)
+		cfg, err := DecodeConfig(data)
+		if err != nil {
+			t.Fatalf("case %d: %v\n%s", i, err, data)
+		}
+		run := func(events bool) *Result {
+			clientsQueueForAll.Store(true)
+			clientsQueueByEvents.Store(events)
+			defer clientsQueueForAll.Store(false)
+			defer clientsQueueByEvents.Store(false)
+			res, err := Run(context.Background(), cfg, Options{Workers: 1})
+			if err != nil {
+				t.Fatalf("case %d: %v\n%s", i, err, data)
+			}
+			return res
+		}
+		want, got := run(false), run(true)
+		if a, b := jsonOf(t, want.Points), jsonOf(t, got.Points); !bytes.Equal(a, b) {
+			t.Fatalf("case %d: by events\n%s\nat admission\n%s\n%s", i, b, a, data)
+		}
+	}
+}

@@ -77,6 +77,11 @@ import (
 // measure what simulateClients does).
 var clientsQueueForAll atomic.Bool
 
+// clientsQueueByEvents runs every point of simulateClientsQueue by events,
+// FIFO ones too (a test's switch: where no draw, tie or rounding tells the
+// two apart, the events must decide what the admissions do).
+var clientsQueueByEvents atomic.Bool
+
 // cqBufs are a worker's reusable state of simulateClientsQueue.
 type cqBufs struct {
 	recs   []cqRec
@@ -429,7 +434,7 @@ func (u *userClasses) next() uint8 {
 func simulateClientsQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, classes []uint8, spec *limiter.Spec, params limiter.Params, in *instruments, pt *Point) error {
 	durationMS := cfg.Workload.DurationMS
 	serviceMS, deadlineMS := cfg.Server.ServiceMS, cfg.Server.DeadlineMS
-	lazy := cfg.Server.Option(server.OptDiscipline) != server.FIFO || cfg.Server.Option(server.OptDoor) == server.DoorPriority
+	lazy := cfg.Server.Option(server.OptDiscipline) != server.FIFO || cfg.Server.Option(server.OptDoor) == server.DoorPriority || clientsQueueByEvents.Load()
 	expire := cfg.Server.Option(server.OptExpire) == server.ExpireAtDequeue
 	endMS := math.Inf(1)
 	if cfg.Server.Option(server.OptEnd) == server.EndCut {
@@ -543,6 +548,7 @@ func simulateClientsQueue(ctx context.Context, cfg *Config, a *workload.Arrivals
 	}
 	next := 0 // next arrival of the list
 	events := &x.bufs.events
+	cut := false // the end of a cut window has shed what waited
 	for steps := 0; ; steps++ {
 		if steps&(1<<20-1) == 0 && steps > 0 {
 			if err := ctx.Err(); err != nil {
@@ -571,6 +577,13 @@ func simulateClientsQueue(ctx context.Context, cfg *Config, a *workload.Arrivals
 				q.Pick()
 				continue
 			}
+		}
+		if lazy && !cut && t >= endMS && !math.IsInf(endMS, 1) {
+			// The window ends: what still waits is shed at its end,
+			// before any event at or after it.
+			x.now, cut = endMS, true
+			q.CutEnd()
+			continue
 		}
 		if math.IsInf(t, 1) {
 			break
@@ -682,10 +695,14 @@ func simulateClientsQueue(ctx context.Context, cfg *Config, a *workload.Arrivals
 			id := x.newRec(&at)
 			rec := &x.bufs.recs[id]
 			rec.release, rec.abandonAt, rec.state = release, abandonAt, cqGated
-			x.push(cqEvent{t: release, rec: id, kind: cqRelease})
 			if fl.timeout {
 				rec.timer = true
 				x.push(cqEvent{t: abandonAt, rec: id, kind: cqTimeout})
+			}
+			if release == t {
+				x.offer(id, t, &rel) // released at once: before the next attempt at t
+			} else {
+				x.push(cqEvent{t: release, rec: id, kind: cqRelease})
 			}
 			continue
 		}

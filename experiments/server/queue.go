@@ -336,6 +336,31 @@ func (q *Queue) evict(class uint8, t float64) bool {
 	return true
 }
 
+// EndMS is when the window ends for the queue: no pick at or after it
+// (end "cut"), else +Inf.
+func (q *Queue) EndMS() float64 { return q.endMS }
+
+// CutEnd sheds every request still waiting at the end of a cut window, at
+// EndMS, as Finish does, for a caller that runs its own events past the
+// end (every pick before it made). Requests released later are shed as
+// they arrive.
+func (q *Queue) CutEnd() {
+	if math.IsInf(q.endMS, 1) {
+		panic("server: the window is not cut")
+	}
+	for q.q.n > 0 {
+		e := q.q.popFront()
+		if !e.dead {
+			q.sink.Shed(e.id, q.endMS, ShedEnd)
+		}
+	}
+	q.live = 0
+	for k := range q.byCls {
+		q.byCls[k].clear()
+	}
+	q.reset()
+}
+
 // Finish ends the run: every pick the settings allow happens (all of them
 // after a drain), then every request still waiting is shed at the end of
 // the window. (Under end "cut" a request released at or after the end is
