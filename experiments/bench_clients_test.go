@@ -23,6 +23,9 @@ import (
 //   - retries-lognormal: the same on lognormal service times (p50 8 ms, p99
 //     40 ms: mean 10.2 ms) instead of a fixed 10 ms; the draw (an inverse
 //     distribution function per request) is part of the run.
+//   - retries-queue-expire, retries-queue-lifo: the same retries on a
+//     queue server (simulate_clients_queue.go): expiry at dequeue, decided
+//     at admission; lifo, run by events (releases, timeouts, picks).
 //   - sweep8-*: eight token-bucket rates over the same load: what a point
 //     of a sweep costs, the arrival curves and the service draw being
 //     shared by the points.
@@ -42,6 +45,8 @@ func BenchmarkClientModel(b *testing.B) {
 		{"client-loop-no-retries", `{"type": "demand-curve", "segments": [{"rate_rps": 20, "duration_ms": 1000}, {"rate_rps": 600, "duration_ms": 200}], "timeout_ms": 100000}`, fixed, one},
 		{"retries", retries, fixed, one},
 		{"retries-lognormal", retries, lognormal, one},
+		{"retries-queue-expire", retries, fixed + `, "expire": "at-dequeue"`, one},
+		{"retries-queue-lifo", retries, fixed + `, "discipline": "lifo"`, one},
 		{"sweep8-plain", `{"type": "demand-curve", "segments": [{"rate_rps": 20, "duration_ms": 1000}, {"rate_rps": 600, "duration_ms": 200}]}`, fixed, eight},
 		{"sweep8-retries-lognormal", retries, lognormal, eight},
 	} {

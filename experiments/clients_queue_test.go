@@ -332,3 +332,19 @@ func TestClientsQueueEventsDecideAsAdmissions(t *testing.T) {
 		}
 	}
 }
+
+// TestClientsOnQueueServersValidate: client behaviour on a queue server is
+// a valid config; the one combination still refused is a scoring window
+// other than the whole run, at its field.
+func TestClientsOnQueueServersValidate(t *testing.T) {
+	base := `{"version": 1, "workload": {"duration_ms": 1000, "parts": [{"type": "poisson", "rate_rps": 50, "timeout_ms": 100, "retries": 2}]},
+		"server": {"discipline": "lifo", "door": "tail-drop", "expire": "at-dequeue", "end": "cut"},
+		"classes": [{"name": "a", "share": 0.5}, {"name": "b"}], "limiters": [{"type": "none"}]%s}`
+	if _, err := DecodeConfig([]byte(fmt.Sprintf(base, ""))); err != nil {
+		t.Fatalf("clients on a queue server: %v", err)
+	}
+	_, err := DecodeConfig([]byte(fmt.Sprintf(base, `, "metrics": {"score_until": "end-minus-deadline"}`)))
+	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("metrics.score_until")) {
+		t.Fatalf("a scoring window with clients: %v, want an error at metrics.score_until", err)
+	}
+}

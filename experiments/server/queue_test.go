@@ -330,3 +330,86 @@ func TestBusyCeil(t *testing.T) {
 		t.Errorf("busy-ceil %d, count %d; want 3 and 2", a, b)
 	}
 }
+
+// TestQueuePickOneAtATime: making the picks one at a time (NextPickMS,
+// Pick) before each release gives the outcomes that releases alone give,
+// under every discipline, door and expiry, with the end cut or not; and
+// CutEnd sheds at the end what Finish would.
+func TestQueuePickOneAtATime(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	for trial := range 300 {
+		spec := server.Spec{Workers: 1 + r.IntN(3), ServiceMS: float64(1 + r.IntN(10)), DeadlineMS: float64(10 + r.IntN(60))}
+		spec.Discipline = []string{server.FIFO, server.LIFO}[r.IntN(2)]
+		spec.Door = []string{server.DoorOpen, server.DoorTailDrop, server.DoorPriority}[r.IntN(3)]
+		spec.Expire = []string{server.ExpireNever, server.ExpireAtDequeue}[r.IntN(2)]
+		spec.End = []string{server.EndDrain, server.EndCut}[r.IntN(2)]
+		spec.Normalize()
+		const endMS = 300
+		var a, b recorder
+		qa, qb := server.NewQueue(spec, endMS, 3, &a), server.NewQueue(spec, endMS, 3, &b)
+		t0 := 0.0
+		for i := range 120 {
+			t0 += r.ExpFloat64() * spec.ServiceMS / float64(spec.Workers) * 0.7
+			if r.IntN(4) == 0 {
+				t0 = math.Ceil(t0) // ties with picks
+			}
+			cls := uint8(r.IntN(3))
+			qa.Offer(int32(i), cls, t0, t0)
+			for p := qb.NextPickMS(); p < t0; p = qb.NextPickMS() {
+				qb.Pick()
+			}
+			qb.Offer(int32(i), cls, t0, t0)
+		}
+		qa.Finish()
+		if spec.End == server.EndCut {
+			for p := qb.NextPickMS(); p < math.Inf(1); p = qb.NextPickMS() {
+				qb.Pick()
+			}
+			qb.CutEnd()
+		}
+		qb.Finish()
+		if !slices.Equal(a.out, b.out) {
+			t.Fatalf("trial %d (%+v): picked one at a time\n%v\nby releases\n%v", trial, spec, b.out, a.out)
+		}
+	}
+}
+
+// TestQueueDrop: a dropped request is never served nor shed, leaves the
+// system at once, and a priority door evicts around it.
+func TestQueueDrop(t *testing.T) {
+	for _, lifo := range []bool{false, true} {
+		spec := server.Spec{Workers: 1, ServiceMS: 10, DeadlineMS: 1000, Door: server.DoorPriority, Bound: 4}
+		if lifo {
+			spec.Discipline = server.LIFO
+		}
+		spec.Normalize()
+		var rec recorder
+		q := server.NewQueue(spec, math.Inf(1), 2, &rec)
+		q.Offer(0, 0, 0, 0) // in service until 10
+		q.Offer(1, 1, 1, 1)
+		q.Offer(2, 1, 2, 2)
+		pos := q.LastPos()
+		q.Offer(3, 1, 3, 3)
+		if n := q.InSystem(3); n != 4 {
+			t.Fatalf("lifo %v: %d in the system, want 4", lifo, n)
+		}
+		q.Drop(pos)
+		if n := q.InSystem(3); n != 3 {
+			t.Fatalf("lifo %v: %d in the system after the drop, want 3", lifo, n)
+		}
+		q.Offer(4, 1, 4, 4) // fills the door again
+		q.Offer(5, 0, 5, 5) // evicts the newest of class 1: request 4
+		q.Finish()
+		if o := rec.of(4); o.served || o.why != server.ShedEvicted {
+			t.Errorf("lifo %v: request 4 %+v, want evicted", lifo, o)
+		}
+		for _, o := range rec.out {
+			if o.id == 2 {
+				t.Errorf("lifo %v: the dropped request came out: %+v", lifo, o)
+			}
+		}
+		if len(rec.out) != 5 {
+			t.Errorf("lifo %v: %d outcomes, want 5: %+v", lifo, len(rec.out), rec.out)
+		}
+	}
+}
