@@ -3,6 +3,8 @@ package experiments
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/limiter"
@@ -65,6 +67,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.validateClasses()...)
 	errs = append(errs, c.validateService()...)
 	errs = append(errs, c.validatePolicies()...)
+	errs = append(errs, c.validateRetryAfter()...)
 	errs = append(errs, c.validateAxes()...)
 	if len(errs) > 0 {
 		return errs
@@ -103,6 +106,49 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.validateShares()...)
 	errs = append(errs, c.validateReports()...)
 	return errs.Err()
+}
+
+// validateRetryAfter refuses retry_after "honour" in a config whose
+// limiters give no Retry-After (Kind.RetryAfter) while one of them refuses
+// by the server's occupancy (Kind.ReadsServer: a concurrency limit cannot
+// know when the server frees a place): there honour would change nothing,
+// the clients retrying on their backoff as with "ignore", and the config
+// most likely means a gate it does not have. Behind gates that never
+// refuse (none, uber-ratelimit) it is moot, and beside a limiter that
+// gives one it applies there; both are taken (documented with the field).
+func (c *Config) validateRetryAfter() field.List {
+	var blind []string
+	for i := range c.Limiters {
+		k := c.Limiters[i].Kind()
+		if k == nil || k.RetryAfter != "" {
+			return nil
+		}
+		if t := string(k.Type); k.ReadsServer && !slices.Contains(blind, t) {
+			blind = append(blind, t)
+		}
+	}
+	if len(blind) == 0 {
+		return nil
+	}
+	var errs field.List
+	check := func(path string, b *workload.Behaviour) {
+		if b.RetryAfter == workload.RetryAfterHonour {
+			errs.Add(field.Join(path, "retry_after"), "honour: no limiter here gives a Retry-After (%s refuses by the server's occupancy and cannot know when a place frees), so clients would retry on their backoff as with ignore; use ignore, or sweep a rate limiter, which gives one",
+				strings.Join(blind, ", "))
+		}
+	}
+	for i := range c.Workload.Parts {
+		check(field.Index(field.Join("workload", "parts"), i), &c.Workload.Parts[i].Behaviour)
+	}
+	for li := range c.Loads {
+		for i := range c.Loads[li].Parts {
+			check(field.Index(field.Join(field.Index("loads", li), "parts"), i), &c.Loads[li].Parts[i].Behaviour)
+		}
+	}
+	for i := range c.Policies {
+		check(field.Index("policies", i), &c.Policies[i].Behaviour)
+	}
+	return errs
 }
 
 // validateClients bounds what a multi-client sweep keeps per point: a

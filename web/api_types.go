@@ -24,6 +24,9 @@ type APILimiterType struct {
 	Stages bool `json:"stages,omitempty"`
 	// Stage: the type may be a stage of a chain.
 	Stage bool `json:"stage"`
+	// RetryAfter: what the gate answers a refused client as its
+	// Retry-After (limiter.Kind.RetryAfter); empty when it gives none.
+	RetryAfter string `json:"retry_after,omitempty"`
 }
 
 // APIParam is one parameter of a gate type: a number, or a list of numbers
@@ -72,7 +75,7 @@ func (s *Server) apiTypes(w http.ResponseWriter, r *http.Request) {
 func typesDoc() APITypes {
 	out := APITypes{Limiters: []APILimiterType{}, Parts: []APIPartType{}}
 	for _, k := range limiter.Kinds() {
-		t := APILimiterType{Type: string(k.Type), Model: k.Model, Params: []APIParam{}, Stages: k.Compound(), Stage: k.Stage}
+		t := APILimiterType{Type: string(k.Type), Model: k.Model, Params: []APIParam{}, Stages: k.Compound(), Stage: k.Stage, RetryAfter: k.RetryAfter}
 		for _, p := range k.Params {
 			t.Params = append(t.Params, APIParam{Name: p.Name, Unit: p.Unit, Integer: p.Integer, Min: p.Min, Max: p.Max, Default: p.Default, Doc: p.Doc})
 		}

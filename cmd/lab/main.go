@@ -152,6 +152,11 @@ func limiterHelp(w io.Writer) {
 	fmt.Fprintln(w, "Limiter types (\"limiters\": [{\"type\": ..., parameters: a value or a list}]):")
 	for _, k := range limiter.Kinds() {
 		fmt.Fprintf(w, "  %-26s %s\n", k.Type, k.Model)
+		if k.RetryAfter != "" {
+			fmt.Fprintf(w, "  %-26s   Retry-After: %s\n", "", k.RetryAfter)
+		} else {
+			fmt.Fprintf(w, "  %-26s   no Retry-After (retry_after \"honour\" retries on the backoff)\n", "")
+		}
 		for _, p := range k.Params {
 			def := ""
 			if p.Default != 0 {

@@ -23,6 +23,12 @@ func (a *Admission) Offer(t float64, _ int32) (float64, bool) {
 	return t, true
 }
 
+// Admission gives no Retry-After (it is no Advisor, and its row's
+// RetryAfter is empty): when it admits again depends on when requests
+// leave the server, which the gate does not know when it refuses, and on
+// what else arrives meanwhile. Clients that honour Retry-After retry on
+// their backoff behind it.
+
 // TypeAdmission is the concurrency limit's type name.
 const TypeAdmission Type = "admission"
 

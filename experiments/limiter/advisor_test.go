@@ -218,3 +218,48 @@ func advisorAllocs(t *testing.T, c *advisorCase) float64 {
 	}
 	return testing.AllocsPerRun(50, func() { adv.NextAdmitMS(at, who) })
 }
+
+type noServer struct{}
+
+func (noServer) InSystem(float64) int { return 0 }
+
+// Every registered gate says in its row whether it gives a Retry-After
+// (Kind.RetryAfter), and the row is true: its gates are Advisors exactly
+// when it does. Every gate that can refuse gives one, except the
+// concurrency limit, which depends on the server.
+func TestRowsSayWhichGatesGiveRetryAfter(t *testing.T) {
+	var none []limiter.Type
+	for _, k := range limiter.Kinds() {
+		s := limiter.Spec{Type: k.Type, Params: map[string]limiter.Values{}}
+		if k.Compound() {
+			s.Stages = []limiter.Stage{stage(limiter.TypeTokenBucket, limiter.Params{limiter.ParamRate: 10, limiter.ParamBurst: 1})}
+		}
+		for name, v := range k.Example {
+			s.Params[name] = limiter.Values{v}
+		}
+		s.Normalize()
+		if errs := s.Validate("limiter"); len(errs) > 0 {
+			t.Fatalf("%s: %v", k.Type, errs)
+		}
+		g, err := limiter.New(&s, s.Points()[0], []float64{1, 1, 1}, noServer{})
+		if err != nil {
+			t.Fatalf("%s: %v", k.Type, err)
+		}
+		_, advises := g.(limiter.Advisor)
+		if advises != (k.RetryAfter != "") {
+			t.Errorf("%s: an Advisor %v, its row's RetryAfter %q", k.Type, advises, k.RetryAfter)
+		}
+		if !advises {
+			none = append(none, k.Type)
+		}
+	}
+	want := []limiter.Type{limiter.TypeAdmission, limiter.TypeUberRateLimit, limiter.TypeNone}
+	if len(none) != len(want) {
+		t.Fatalf("gates without Retry-After: %v, want %v", none, want)
+	}
+	for i := range want {
+		if none[i] != want[i] {
+			t.Fatalf("gates without Retry-After: %v, want %v", none, want)
+		}
+	}
+}

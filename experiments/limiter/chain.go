@@ -32,9 +32,10 @@ const TypeChain Type = "chain"
 
 func chainKind() *Kind {
 	return &Kind{
-		Type:     TypeChain,
-		Model:    "a tandem: its stages, gates and servers, in series before the run's server; a request rejected by any gate is rejected",
-		compound: true,
+		Type:       TypeChain,
+		Model:      "a tandem: its stages, gates and servers, in series before the run's server; a request rejected by any gate is rejected",
+		RetryAfter: "the latest of its gate stages' (each admits the retry then); exact when no shaper or server stage stands before the last gate, else possibly late by their delay",
+		compound:   true,
 		New: func(s *Spec, p Params, env Env) (Gate, error) {
 			return newChain(s, p, env.Weights)
 		},

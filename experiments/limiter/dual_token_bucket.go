@@ -70,8 +70,9 @@ const (
 
 func dualTokenBucketKind() *Kind {
 	return &Kind{
-		Type:  TypeDualTokenBucket,
-		Model: "dual token bucket: sustained (rate_rps, burst) and peak (peak_rps, peak_burst) buckets, both full at the start, a request takes a token from each; policer",
+		Type:       TypeDualTokenBucket,
+		RetryAfter: "when both buckets hold a whole token again",
+		Model:      "dual token bucket: sustained (rate_rps, burst) and peak (peak_rps, peak_burst) buckets, both full at the start, a request takes a token from each; policer",
 		Params: []Param{
 			rateParam, burstParam,
 			{Name: ParamPeakRate, Label: "Peak rate", Unit: "req/s", Units: "requests/s", Min: MinRateRPS, Max: MaxRateRPS,

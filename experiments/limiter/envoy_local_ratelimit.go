@@ -176,8 +176,9 @@ const (
 
 func envoyLocalRateLimitKind() *Kind {
 	return &Kind{
-		Type:  TypeEnvoyLocalRateLimit,
-		Model: "Envoy local rate limit token bucket (max_tokens, tokens_per_fill, fill_interval_ms): starts full; token_bucket timer refills whole tokens when the fill timer fires (Envoy before 1.31), atomic refills continuously (Envoy 1.31 on); 429 without a token; policer",
+		Type:       TypeEnvoyLocalRateLimit,
+		RetryAfter: "the next fill (timer) or the next whole token (atomic): the instant x-ratelimit-reset counts down to in whole seconds",
+		Model:      "Envoy local rate limit token bucket (max_tokens, tokens_per_fill, fill_interval_ms): starts full; token_bucket timer refills whole tokens when the fill timer fires (Envoy before 1.31), atomic refills continuously (Envoy 1.31 on); 429 without a token; policer",
 		Params: []Param{
 			{Name: ParamMaxTokens, Label: "Max tokens", Unit: "requests", Integer: true, Min: 1, Max: envoyMaxUint32,
 				Doc: "token_bucket.max_tokens (uint32, > 0): the bucket's size; it starts full"},

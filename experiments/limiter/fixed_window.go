@@ -48,12 +48,13 @@ const TypeFixedWindow Type = "fixed-window"
 
 func fixedWindowKind() *Kind {
 	return &Kind{
-		Type:    TypeFixedWindow,
-		Model:   "fixed window: limit per aligned window_ms",
-		Params:  []Param{limitParam, windowParam},
-		Size:    ParamLimit,
-		Stage:   true,
-		Example: Params{ParamLimit: 100, ParamWindow: DefaultWindow},
+		Type:       TypeFixedWindow,
+		RetryAfter: "the start of the next window when this one is full",
+		Model:      "fixed window: limit per aligned window_ms",
+		Params:     []Param{limitParam, windowParam},
+		Size:       ParamLimit,
+		Stage:      true,
+		Example:    Params{ParamLimit: 100, ParamWindow: DefaultWindow},
 		New: func(_ *Spec, p Params, _ Env) (Gate, error) {
 			return NewFixedWindow(int(p[ParamLimit]), p[ParamWindow]), nil
 		},

@@ -78,7 +78,8 @@ func gcraKind() *Kind {
 		New: func(_ *Spec, p Params, _ Env) (Gate, error) {
 			return NewGCRA(p[ParamRate], p[ParamBurst]), nil
 		},
-		Curve:   tokenBucketCurve,
-		Nominal: rateNominal,
+		Curve:      tokenBucketCurve,
+		Nominal:    rateNominal,
+		RetryAfter: "TAT - tau: when a request conforms again",
 	}
 }

@@ -33,8 +33,9 @@ func NewGuavaSmoothBursty(rateRPS, maxBurstMS, timeoutMS float64) *GuavaSmoothBu
 
 func guavaSmoothBurstyKind() *Kind {
 	return &Kind{
-		Type:  TypeGuavaSmoothBursty,
-		Model: "Guava SmoothBursty (rate_rps, max_burst_ms, timeout_ms): stored permits cost nothing, none at the start; tryAcquire with a timeout, µs clock; delays and rejects",
+		Type:       TypeGuavaSmoothBursty,
+		RetryAfter: "when tryAcquire's canAcquire turns true, nextFreeTicket - timeout_ms (Guava itself gives none)",
+		Model:      "Guava SmoothBursty (rate_rps, max_burst_ms, timeout_ms): stored permits cost nothing, none at the start; tryAcquire with a timeout, µs clock; delays and rejects",
 		Params: []Param{
 			guavaRateParam,
 			{Name: ParamMaxBurstMS, Label: "Max burst", Unit: "ms", Min: 0, Max: MaxWindowMS, Default: 1000,

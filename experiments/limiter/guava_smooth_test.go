@@ -196,13 +196,12 @@ func guavaJar() string {
 	return "/usr/share/java/guava.jar"
 }
 
-// TestGuavaMatchesTheRealJar is the differential test: guavaStreams seeded
-// random streams through the gates and through Guava's own RateLimiter
-// (the jar Debian ships, driven on a fake stopwatch by
-// testdata/guava/.../RateLabGuavaDriver.java in one JVM); every decision and
-// every wait, to the microsecond, must agree.
-func TestGuavaMatchesTheRealJar(t *testing.T) {
-	const guavaStreams = 2000
+// runGuavaDriver runs the streams through Guava's own RateLimiter (the
+// jar Debian ships, driven on a fake stopwatch by
+// testdata/guava/.../RateLabGuavaDriver.java in one JVM) and returns its
+// answers, a line per stream: per arrival the wait in µs, or -1 refused.
+func runGuavaDriver(t *testing.T, streams []guavaStream) []byte {
+	t.Helper()
 	javac, err1 := exec.LookPath("javac")
 	java, err2 := exec.LookPath("java")
 	if err1 != nil || err2 != nil {
@@ -218,11 +217,8 @@ func TestGuavaMatchesTheRealJar(t *testing.T) {
 		t.Fatalf("javac: %v\n%s", err, out)
 	}
 
-	streams := make([]guavaStream, guavaStreams)
 	var in bytes.Buffer
-	for i := range streams {
-		s := randomGuavaStream(rand.New(rand.NewPCG(11, uint64(i))))
-		streams[i] = s
+	for _, s := range streams {
 		rate := strconv.FormatFloat(s.rate, 'g', -1, 64)
 		if s.warm {
 			fmt.Fprintf(&in, "warming %s %d %d %d\n", rate, s.warmupMicros, s.timeoutMicros, len(s.ns))
@@ -246,6 +242,22 @@ func TestGuavaMatchesTheRealJar(t *testing.T) {
 	if err != nil {
 		t.Fatalf("java driver: %v\n%s", err, stderr.Bytes())
 	}
+
+	return out
+}
+
+// TestGuavaMatchesTheRealJar is the differential test: guavaStreams seeded
+// random streams through the gates and through Guava's own RateLimiter
+// (the jar Debian ships, driven on a fake stopwatch by
+// testdata/guava/.../RateLabGuavaDriver.java in one JVM); every decision and
+// every wait, to the microsecond, must agree.
+func TestGuavaMatchesTheRealJar(t *testing.T) {
+	const guavaStreams = 2000
+	streams := make([]guavaStream, guavaStreams)
+	for i := range streams {
+		streams[i] = randomGuavaStream(rand.New(rand.NewPCG(11, uint64(i))))
+	}
+	out := runGuavaDriver(t, streams)
 
 	lines := bufio.NewScanner(bytes.NewReader(out))
 	lines.Buffer(make([]byte, 1<<20), 1<<24)
@@ -285,7 +297,7 @@ func TestGuavaMatchesTheRealJar(t *testing.T) {
 		}
 	}
 	t.Logf("%d streams, %d decisions identical to Guava %s: %d admitted at once, %d waited, %d refused",
-		len(streams), decisions, jar, decisions-waited-refused, waited, refused)
+		len(streams), decisions, guavaJar(), decisions-waited-refused, waited, refused)
 	if waited == 0 || refused == 0 || waited+refused == decisions {
 		t.Errorf("the streams should admit at once, wait and refuse (waited %d, refused %d of %d)", waited, refused, decisions)
 	}

@@ -35,8 +35,9 @@ func NewGuavaSmoothWarmingUp(rateRPS, warmupMS, timeoutMS float64) *GuavaSmoothW
 
 func guavaSmoothWarmingUpKind() *Kind {
 	return &Kind{
-		Type:  TypeGuavaSmoothWarmingUp,
-		Model: "Guava SmoothWarmingUp (rate_rps, warmup_ms, timeout_ms): starts cold, cold factor 3, ramps to the rate over the warm-up; tryAcquire with a timeout, µs clock; delays and rejects",
+		Type:       TypeGuavaSmoothWarmingUp,
+		RetryAfter: "when tryAcquire's canAcquire turns true, nextFreeTicket - timeout_ms (Guava itself gives none)",
+		Model:      "Guava SmoothWarmingUp (rate_rps, warmup_ms, timeout_ms): starts cold, cold factor 3, ramps to the rate over the warm-up; tryAcquire with a timeout, µs clock; delays and rejects",
 		Params: []Param{
 			guavaRateParam,
 			{Name: ParamWarmupMS, Label: "Warm-up", Unit: "ms",

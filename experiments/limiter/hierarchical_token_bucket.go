@@ -437,8 +437,10 @@ func (b *HierarchicalTokenBucket) down(i int) {
 const TypeHierarchical Type = "hierarchical-token-bucket"
 
 func hierarchicalTokenBucketKind() *Kind {
-	return sharedBucketKind(TypeHierarchical, "work-conserving per-client buckets: guaranteed shares, unused share lent to busy clients under a global (rate_rps, burst) bucket",
+	k := sharedBucketKind(TypeHierarchical, "work-conserving per-client buckets: guaranteed shares, unused share lent to busy clients under a global (rate_rps, burst) bucket",
 		func(rateRPS, burst float64, weights []float64) Gate {
 			return NewHierarchicalTokenBucket(rateRPS, burst, weights)
 		})
+	k.RetryAfter = "when the client's own bucket holds a whole token again, or earlier when the global bucket's surplus lets it borrow"
+	return k
 }

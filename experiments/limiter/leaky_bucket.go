@@ -67,5 +67,6 @@ func leakyBucketKind() *Kind {
 		// (ceil((next - t)/interval) < queue), so next - t <= (queue-1)*interval.
 		DelayBoundMS: func(_ *Spec, p Params) float64 { return (p[ParamQueue] - 1) * 1000 / p[ParamRate] },
 		Nominal:      rateNominal,
+		RetryAfter:   "when fewer than queue requests wait ahead again",
 	}
 }

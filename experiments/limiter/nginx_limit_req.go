@@ -212,8 +212,9 @@ const (
 
 func nginxLimitReqKind() *Kind {
 	return &Kind{
-		Type:  TypeNginxLimitReq,
-		Model: "nginx limit_req (rate_rps, burst, delay; nodelay, key): whole-ms clock, excess in thousandths, a new key starts empty; delays, and answers 503 past the burst",
+		Type:       TypeNginxLimitReq,
+		RetryAfter: "when the key's excess has drained to let one more within the burst (nginx itself sends no Retry-After)",
+		Model:      "nginx limit_req (rate_rps, burst, delay; nodelay, key): whole-ms clock, excess in thousandths, a new key starts empty; delays, and answers 503 past the burst",
 		Params: []Param{
 			{Name: ParamRate, Label: "Rate", Unit: "req/s",
 				Units: "requests/s", RangeNote: `nginx takes whole r/s or r/m: at least rate=1r/m; rate=0r/s is an "invalid rate"`,

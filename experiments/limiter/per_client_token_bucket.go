@@ -90,10 +90,12 @@ var sharesOption = Option{Name: "shares", Label: "Shares", Choices: []string{Sha
 	Doc: "equal: every client the same; weighted: by the workload's client weights"}
 
 func perClientTokenBucketKind() *Kind {
-	return sharedBucketKind(TypePerClient, "one token bucket per client, rate and burst split by equal or weighted shares",
+	k := sharedBucketKind(TypePerClient, "one token bucket per client, rate and burst split by equal or weighted shares",
 		func(rateRPS, burst float64, weights []float64) Gate {
 			return NewPerClientTokenBucket(rateRPS, burst, weights)
 		})
+	k.RetryAfter = "when the client's own bucket holds a whole token again"
+	return k
 }
 
 // sharedBucketKind is the row of a gate that splits a (rate_rps, burst)

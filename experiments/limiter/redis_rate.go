@@ -163,8 +163,9 @@ func redisRateCurve(p Params) calculus.Curve {
 
 func redisRateKind() *Kind {
 	return &Kind{
-		Type:  TypeRedisRate,
-		Model: "go-redis redis_rate v10 (limit per period_ms, burst): its Lua GCRA with the 1 µs Redis clock and float64 seconds since 2017; policer",
+		Type:       TypeRedisRate,
+		RetryAfter: "the script's Result.RetryAfter, at the first µs of Redis's clock",
+		Model:      "go-redis redis_rate v10 (limit per period_ms, burst): its Lua GCRA with the 1 µs Redis clock and float64 seconds since 2017; policer",
 		Params: []Param{
 			{Name: ParamLimit, Label: "Rate", Unit: "requests", Integer: true, Min: 1, Max: 1_000_000,
 				Doc:       "Limit.Rate: requests per period; the emission interval is period/rate",

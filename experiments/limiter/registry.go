@@ -153,6 +153,13 @@ type Kind struct {
 	// of windowMS: the reference line of the "most releases in any window"
 	// chart; nil for gates that promise no rate.
 	Nominal func(p Params, windowMS float64) float64
+	// RetryAfter says, in one line, what the gate answers a refused
+	// client as its Retry-After (its gates implement Advisor: the first
+	// time a request of that client would pass if nothing else arrived);
+	// "" for a gate that gives none (one that never refuses, or one that
+	// cannot know: a concurrency limit depends on the server). Clients
+	// that honour Retry-After (workload.Behaviour.RetryAfter) wait for it.
+	RetryAfter string
 
 	// compound kinds (chain) hold stages instead of parameters; chain.go
 	// gives their sweep and validation.

@@ -122,8 +122,9 @@ const (
 
 func resilience4jKind() *Kind {
 	return &Kind{
-		Type:  TypeResilience4j,
-		Model: "Resilience4j AtomicRateLimiter (limit_for_period, limit_refresh_period_ms, timeout_ms): permits per cycle counted from the start, waits up to the timeout; ns clock; delays and rejects",
+		Type:       TypeResilience4j,
+		RetryAfter: "when the wait for a permission has shrunk to timeout_ms (Resilience4j itself gives none)",
+		Model:      "Resilience4j AtomicRateLimiter (limit_for_period, limit_refresh_period_ms, timeout_ms): permits per cycle counted from the start, waits up to the timeout; ns clock; delays and rejects",
 		Params: []Param{
 			{Name: ParamLimitForPeriod, Label: "Limit for period", Unit: "requests", Integer: true, Min: 1, Max: math.MaxInt32, Default: 50,
 				RangeNote: `Resilience4j: "LimitForPeriod should be greater than 0"`,

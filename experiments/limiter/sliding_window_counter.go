@@ -81,12 +81,13 @@ const TypeSlidingCounter Type = "sliding-window-counter"
 
 func slidingWindowCounterKind() *Kind {
 	return &Kind{
-		Type:    TypeSlidingCounter,
-		Model:   "sliding-window counter (approximate): limit per window_ms",
-		Params:  []Param{limitParam, windowParam},
-		Size:    ParamLimit,
-		Stage:   true,
-		Example: Params{ParamLimit: 100, ParamWindow: DefaultWindow},
+		Type:       TypeSlidingCounter,
+		RetryAfter: "when the estimate falls below the limit again",
+		Model:      "sliding-window counter (approximate): limit per window_ms",
+		Params:     []Param{limitParam, windowParam},
+		Size:       ParamLimit,
+		Stage:      true,
+		Example:    Params{ParamLimit: 100, ParamWindow: DefaultWindow},
 		New: func(_ *Spec, p Params, _ Env) (Gate, error) {
 			return NewSlidingWindowCounter(int(p[ParamLimit]), p[ParamWindow]), nil
 		},

@@ -64,12 +64,13 @@ const TypeSlidingLog Type = "sliding-window-log"
 
 func slidingWindowLogKind() *Kind {
 	return &Kind{
-		Type:    TypeSlidingLog,
-		Model:   "sliding-window log (exact): limit per window_ms",
-		Params:  []Param{limitParam, windowParam},
-		Size:    ParamLimit,
-		Stage:   true,
-		Example: Params{ParamLimit: 100, ParamWindow: DefaultWindow},
+		Type:       TypeSlidingLog,
+		RetryAfter: "when the admission that must leave the window for one more to fit has left it",
+		Model:      "sliding-window log (exact): limit per window_ms",
+		Params:     []Param{limitParam, windowParam},
+		Size:       ParamLimit,
+		Stage:      true,
+		Example:    Params{ParamLimit: 100, ParamWindow: DefaultWindow},
 		New: func(_ *Spec, p Params, _ Env) (Gate, error) {
 			return NewSlidingWindowLog(int(p[ParamLimit]), p[ParamWindow]), nil
 		},

@@ -66,8 +66,9 @@ func tokenBucketKind() *Kind {
 		New: func(_ *Spec, p Params, _ Env) (Gate, error) {
 			return NewTokenBucket(p[ParamRate], p[ParamBurst]), nil
 		},
-		Curve:   tokenBucketCurve,
-		Nominal: rateNominal,
+		Curve:      tokenBucketCurve,
+		Nominal:    rateNominal,
+		RetryAfter: "when the bucket holds a whole token again",
 	}
 }
 

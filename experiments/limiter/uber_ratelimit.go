@@ -81,6 +81,9 @@ func (u *UberRateLimit) PerRequestNS() int64 { return u.perRequest }
 // TypeUberRateLimit is go.uber.org/ratelimit's type name.
 const TypeUberRateLimit Type = "uber-ratelimit"
 
+// UberRateLimit never refuses (Take waits), so it has no Retry-After (no
+// Advisor, an empty RetryAfter in its row); nor has None.
+
 func uberRateLimitKind() *Kind {
 	return &Kind{
 		Type:  TypeUberRateLimit,

@@ -223,8 +223,9 @@ var xrateModeOption = Option{Name: "mode", Label: "Mode", Choices: []string{XTim
 
 func xTimeRateKind() *Kind {
 	return &Kind{
-		Type:  TypeXTimeRate,
-		Model: "golang.org/x/time/rate Limiter (rate_rps, burst), starts full, 1 ns clock; allow: policer; reserve: waits up to max_wait_ms, else refused",
+		Type:       TypeXTimeRate,
+		RetryAfter: "the library's own: ReserveN(t, 1), DelayFrom(t) (less max_wait_ms in reserve mode), then Cancel, to the ns",
+		Model:      "golang.org/x/time/rate Limiter (rate_rps, burst), starts full, 1 ns clock; allow: policer; reserve: waits up to max_wait_ms, else refused",
 		Params: []Param{
 			{Name: ParamRate, Label: "Rate", Unit: "req/s", Units: "requests/s", Min: 0, Max: MaxRateRPS,
 				Doc:       "rate.Limit: tokens per second",

@@ -88,3 +88,18 @@ func TestSweepLinesSplitByPolicy(t *testing.T) {
 		t.Errorf("lines %q, want one per policy", names)
 	}
 }
+
+// TestClientsOnQueueServersPage: a run of the client model on queue
+// servers (retry-storm-shed) shows the client section and the queue
+// model's hangover and shedding sections.
+func TestClientsOnQueueServersPage(t *testing.T) {
+	ids := map[string]bool{}
+	for _, g := range presetView(t, "retry-storm-shed").Groups() {
+		ids[g.ID] = true
+	}
+	for _, want := range []string{"clients", "hangover", "shedding"} {
+		if !ids[want] {
+			t.Errorf("retry-storm-shed's page has no %s section (has %v)", want, ids)
+		}
+	}
+}
