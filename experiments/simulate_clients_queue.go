@@ -41,11 +41,13 @@ import (
 //     (TestClientsQueueIsTheClientModel).
 //   - LIFO, or a priority door: a later request can overtake or evict it,
 //     so its fate is decided when it happens. The queue is run by events:
-//     an attempt is offered at its release (an event), its client's
+//     an attempt is offered at its release (an event; released at once,
+//     it is offered before the next attempt at its time), its client's
 //     timeout is an event at t + timeout_ms, and the queue's picks are
 //     made one at a time before every event later than them (a pick at p
 //     before a timeout at p: an attempt started at its client's deadline
-//     has started). Served at a pick: the sojourn max(S, round(finish - t))
+//     has started). Under end "cut" what still waits is shed at the end
+//     of the window, before any event at or after it. Served at a pick: the sojourn max(S, round(finish - t))
 //     decides as in the plain model (beyond timeout_ms it is abandoned and
 //     its retry offered at t + timeout_ms + backoff). Still waiting (or not
 //     yet released) at t + timeout_ms: abandoned, dropped from the queue
