@@ -29,6 +29,47 @@ func (c *advisorCase) gate(t *testing.T) limiter.Gate {
 	}
 	s := c.spec
 	s.Normalize()
+	return c.gateOf(t, s)
+}
+
+// varied is the case's spec with its parameters drawn around the case's:
+// real ones scaled by 0.5 to 2, whole ones plus 0 to 2, within range.
+func (c *advisorCase) varied(rng *rand.Rand) limiter.Spec {
+	vary := func(s limiter.Spec) limiter.Spec {
+		k := s.Kind()
+		p := map[string]limiter.Values{}
+		for name, vs := range s.Params {
+			v := vs[0]
+			if d, ok := k.Param(name); ok {
+				if d.Integer {
+					v += float64(rng.IntN(3))
+				} else {
+					v *= 0.5 + 1.5*rng.Float64()
+				}
+				v = min(max(v, d.Min), d.Max)
+			}
+			p[name] = limiter.Values{v}
+		}
+		s.Params = p
+		return s
+	}
+	s := c.spec
+	if len(s.Stages) > 0 {
+		s.Stages = append([]limiter.Stage(nil), s.Stages...)
+		for j := range s.Stages {
+			if !s.Stages[j].IsServer() {
+				s.Stages[j].Spec = vary(s.Stages[j].Spec)
+			}
+		}
+	} else {
+		s = vary(s)
+	}
+	s.Normalize()
+	return s
+}
+
+func (c *advisorCase) gateOf(t *testing.T, s limiter.Spec) limiter.Gate {
+	t.Helper()
 	if errs := s.Validate("limiter"); len(errs) > 0 {
 		t.Fatalf("%s: %v", c.name, errs)
 	}
@@ -125,8 +166,9 @@ type advEvent struct {
 // t, a request at the advised time is admitted (nothing in between); and,
 // where the gate's answer is exact, tight: on the same gate replayed to
 // the rejection, a request one float64 step before the advised time is
-// refused. 300 seeded random sequences per gate, several clients where the
-// gate keys by client, arrivals on whole milliseconds half the time.
+// refused. 300 seeded random sequences per gate (two in three with the
+// parameters drawn around the case's), several clients where the gate
+// keys by client, arrivals on whole milliseconds half the time.
 func TestAdvisorsSayWhenTheyAdmitAgain(t *testing.T) {
 	const seeds, events = 300, 120
 	for _, c := range advisorCases() {
@@ -138,7 +180,14 @@ func TestAdvisorsSayWhenTheyAdmitAgain(t *testing.T) {
 			rejections, later, retried, early := 0, 0, 0, 0
 			for seed := range uint64(seeds) {
 				rng := rand.New(rand.NewPCG(seed, 1))
-				g := c.gate(t)
+				sp := c.spec
+				if seed%3 != 0 { // two lists in three with parameters around the case's
+					sp = c.varied(rng)
+				} else {
+					sp.Normalize()
+				}
+				mk := func() limiter.Gate { return c.gateOf(t, sp) }
+				g := mk()
 				adv := g.(limiter.Advisor)
 				grid := c.grid && seed%2 == 1
 				var seen []advEvent
@@ -163,7 +212,7 @@ func TestAdvisorsSayWhenTheyAdmitAgain(t *testing.T) {
 					}
 					if next > now {
 						later++
-						r := c.gate(t)
+						r := mk()
 						for _, e := range seen {
 							r.Offer(e.t, e.client)
 						}
