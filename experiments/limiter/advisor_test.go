@@ -312,3 +312,32 @@ func TestRowsSayWhichGatesGiveRetryAfter(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkNextAdmitMS is the cost of one Retry-After after a refusal,
+// per gate of advisorCases (the gate warmed up as in advisorAllocs).
+func BenchmarkNextAdmitMS(b *testing.B) {
+	t := &testing.T{}
+	for _, c := range advisorCases() {
+		b.Run(c.name, func(b *testing.B) {
+			g := c.gate(t)
+			adv := g.(limiter.Advisor)
+			clients := max(len(c.weights), 1)
+			now, at := 0.0, -1.0
+			var who int32
+			for i := range 400 {
+				now += c.gapMS / 4
+				cl := int32(i % clients)
+				if _, ok := g.Offer(now, cl); !ok {
+					at, who = now, cl
+				}
+			}
+			if at < 0 {
+				b.Fatalf("%s: no refusal", c.name)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				adv.NextAdmitMS(at, who)
+			}
+		})
+	}
+}
