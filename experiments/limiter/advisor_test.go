@@ -149,6 +149,11 @@ func advisorCases() []advisorCase {
 			serverStage(1, 7),
 			stage(limiter.TypeTokenBucket, limiter.Params{r: 50, b: 2}),
 			stage(limiter.TypeXTimeRate, limiter.Params{r: 40, b: 2, limiter.ParamMaxWait: 10}, "mode", limiter.XTimeRateReserve),
+		}}, gapMS: 4, exact: true, grid: true},
+		{name: "chain through a server and Guava", spec: limiter.Spec{Type: limiter.TypeChain, Stages: []limiter.Stage{
+			stage(limiter.TypeGuavaSmoothBursty, limiter.Params{r: 80, limiter.ParamMaxBurstMS: 30, limiter.ParamTimeoutMS: 20}),
+			serverStage(1, 7),
+			stage(limiter.TypeTokenBucket, limiter.Params{r: 50, b: 2}),
 		}}, gapMS: 4, grid: true},
 	}
 }
