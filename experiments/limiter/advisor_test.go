@@ -149,6 +149,11 @@ func advisorCases() []advisorCase {
 			serverStage(1, 7),
 			stage(limiter.TypeTokenBucket, limiter.Params{r: 50, b: 2}),
 			stage(limiter.TypeXTimeRate, limiter.Params{r: 40, b: 2, limiter.ParamMaxWait: 10}, "mode", limiter.XTimeRateReserve),
+		}}, gapMS: 4, exact: true, grid: true},
+		{name: "chain through a server and Guava", spec: limiter.Spec{Type: limiter.TypeChain, Stages: []limiter.Stage{
+			stage(limiter.TypeGuavaSmoothBursty, limiter.Params{r: 80, limiter.ParamMaxBurstMS: 30, limiter.ParamTimeoutMS: 20}),
+			serverStage(1, 7),
+			stage(limiter.TypeTokenBucket, limiter.Params{r: 50, b: 2}),
 		}}, gapMS: 4, grid: true},
 	}
 }
@@ -310,5 +315,34 @@ func TestRowsSayWhichGatesGiveRetryAfter(t *testing.T) {
 		if none[i] != want[i] {
 			t.Fatalf("gates without Retry-After: %v, want %v", none, want)
 		}
+	}
+}
+
+// BenchmarkNextAdmitMS is the cost of one Retry-After after a refusal,
+// per gate of advisorCases (the gate warmed up as in advisorAllocs).
+func BenchmarkNextAdmitMS(b *testing.B) {
+	t := &testing.T{}
+	for _, c := range advisorCases() {
+		b.Run(c.name, func(b *testing.B) {
+			g := c.gate(t)
+			adv := g.(limiter.Advisor)
+			clients := max(len(c.weights), 1)
+			now, at := 0.0, -1.0
+			var who int32
+			for i := range 400 {
+				now += c.gapMS / 4
+				cl := int32(i % clients)
+				if _, ok := g.Offer(now, cl); !ok {
+					at, who = now, cl
+				}
+			}
+			if at < 0 {
+				b.Fatalf("%s: no refusal", c.name)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				adv.NextAdmitMS(at, who)
+			}
+		})
 	}
 }

@@ -73,3 +73,6 @@ func fixedWindowKind() *Kind {
 func windowNominal(p Params, windowMS float64) float64 {
 	return p[ParamLimit] * windowMS / p[ParamWindow]
 }
+
+// releaseAt is y: a policer releases what it admits at once (releaser).
+func (*FixedWindow) releaseAt(y float64, _ int32) float64 { return y }
