@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"strings"
 
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/lists"
@@ -84,8 +85,11 @@ func (p *ClientPolicy) UnmarshalJSON(data []byte) error {
 	}
 	q.Given = nil
 	for _, key := range workload.BehaviourKeys() {
-		if v, ok := keys[key]; ok && string(v) != "null" {
-			q.Given = append(q.Given, key)
+		for k, v := range keys { // encoding/json matches keys in any case
+			if strings.EqualFold(k, key) && string(v) != "null" {
+				q.Given = append(q.Given, key)
+				break
+			}
 		}
 	}
 	*p = ClientPolicy(q)

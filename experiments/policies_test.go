@@ -99,6 +99,11 @@ func TestPolicyGivenZeroRoundTrips(t *testing.T) {
 	if !slices.Equal(again.Policies[1].Given, []string{"timeout_ms"}) {
 		t.Errorf("policy on gives %v", again.Policies[1].Given)
 	}
+	// encoding/json matches keys in any case: so does what a policy gives.
+	odd := decode(t, policyOver(`"retries": 3`, `[{"name": "off", "RETRIES": 0}]`))
+	if !odd.Policies[0].Gives("retries") || !bytes.Contains(odd.JSON(), []byte(`"retries": 0`)) {
+		t.Errorf("RETRIES: 0 is not given: %v", odd.Policies[0].Given)
+	}
 }
 
 // A series report column picks its point's client policy by name: each

@@ -16,7 +16,10 @@ import (
 // mean in the column's place and the half-width in <column>_ci95 beside it.
 // A run without a value of a column (an empty cell) is left out of its
 // mean; an interval needs two values. The point's series, clients and
-// curves are its first run's.
+// curves are its first run's; its Band holds, per series window, the sum
+// and sum of squares over its runs of each count series (Offered,
+// Released, Rejected, InSystemMax, Attempts, Goodput), so the run page
+// draws their mean and 95% interval without keeping every run's series.
 
 // Stat is one column's mean and 95% confidence half-width over a point's
 // replications.
@@ -108,12 +111,98 @@ func (r *Result) aggregate() {
 			}
 			p.Stats = append(p.Stats, Stat{Key: cols[c].Key, Mean: ci.Mean, HalfWidth: hw, N: ci.N})
 		}
+		p.Band = bandOf(group)
 		out = append(out, p)
 	}
 	for i := range all {
 		q := &all[i]
 		q.Series, q.Clients, q.JainSeries, q.OutputCurve = Series{}, nil, nil, nil
+		q.gen = 0 // the sweep's own: a stored result's rows have none
 	}
 	r.Replicas = all
 	r.Points = out
+}
+
+// SeriesBand is a replicated point's count series over its runs: per
+// series window, each series' sum and sum of squares over the runs (a run
+// without the window counts 0 there, as At reads it).
+type SeriesBand struct {
+	Runs        int        `json:"runs"`
+	Offered     WindowSums `json:"offered"`
+	Released    WindowSums `json:"released"`
+	Rejected    WindowSums `json:"rejected"`
+	InSystemMax WindowSums `json:"in_system_max"`
+	Attempts    WindowSums `json:"attempts,omitempty"`
+	Goodput     WindowSums `json:"goodput,omitempty"`
+}
+
+// WindowSums are one series' per-window sum and sum of squares over runs.
+type WindowSums struct {
+	Sum   []int64 `json:"sum,omitempty"`
+	SumSq []int64 `json:"sum_sq,omitempty"`
+}
+
+// Lists are the band's series in a fixed order (storage writes them so).
+func (b *SeriesBand) Lists() []*WindowSums {
+	return []*WindowSums{&b.Offered, &b.Released, &b.Rejected, &b.InSystemMax, &b.Attempts, &b.Goodput}
+}
+
+// Windows is the number of windows the band covers.
+func (w *WindowSums) Windows() int { return len(w.Sum) }
+
+// At is the mean over runs runs of window k and the half-width of its 95%
+// Student-t interval (0 past the end), exactly as MeanCI of the runs'
+// counts would give up to rounding.
+func (w *WindowSums) At(k, runs int) metrics.Interval {
+	if k >= len(w.Sum) || runs < 1 {
+		return metrics.Interval{N: runs}
+	}
+	return intervalOf(w.Sum[k], w.SumSq[k], runs)
+}
+
+// intervalOf is the mean and 95% half-width of n values with sum and sum
+// of squares given (the variance's numerator in integers: exact).
+func intervalOf(sum, sumSq int64, n int) metrics.Interval {
+	mean := float64(sum) / float64(n)
+	if n < 2 {
+		return metrics.Interval{Mean: mean, N: n}
+	}
+	num := float64(int64(n)*sumSq - sum*sum) // n·Σx² − (Σx)² ≥ 0
+	variance := max(num, 0) / float64(n) / float64(n-1)
+	return metrics.Interval{Mean: mean, HalfWidth: metrics.T95(n-1) * math.Sqrt(variance/float64(n)), N: n}
+}
+
+// bandOf sums a point's runs' count series.
+func bandOf(runs []Point) *SeriesBand {
+	b := &SeriesBand{Runs: len(runs)}
+	get := func(s *Series) [][]int32 {
+		return [][]int32{s.Offered, s.Released, s.Rejected, s.InSystemMax, s.Attempts, s.Goodput}
+	}
+	for li, dst := range b.Lists() {
+		n := 0
+		for j := range runs {
+			n = max(n, len(get(&runs[j].Series)[li]))
+		}
+		if n == 0 {
+			continue
+		}
+		dst.Sum, dst.SumSq = make([]int64, n), make([]int64, n)
+		for j := range runs {
+			for k, x := range get(&runs[j].Series)[li] {
+				dst.Sum[k] += int64(x)
+				dst.SumSq[k] += int64(x) * int64(x)
+			}
+		}
+	}
+	return b
+}
+
+// FirstSeed is the seed of point i's first run (its Series, clients and
+// curves) in a replicated result, "" without replications.
+func (r *Result) FirstSeed(i int) string {
+	reps := r.Config.Replicas()
+	if reps < 2 || (i+1)*reps > len(r.Replicas) {
+		return ""
+	}
+	return r.Replicas[i*reps].Seed
 }

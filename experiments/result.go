@@ -72,9 +72,12 @@ type Point struct {
 	Replica int    `json:"replica,omitempty"`
 	// Stats are each measured column's mean and confidence interval over
 	// the replications (replications.go); empty without them.
-	Stats   []Stat         `json:"stats,omitempty"`
-	Metrics Metrics        `json:"metrics"`
-	Series  Series         `json:"series"`
+	Stats   []Stat  `json:"stats,omitempty"`
+	Metrics Metrics `json:"metrics"`
+	Series  Series  `json:"series"`
+	// Band is a replicated point's count series over all its runs (Series
+	// is its first run's); nil without replications (replications.go).
+	Band    *SeriesBand    `json:"band,omitempty"`
 	Clients []ClientResult `json:"clients,omitempty"`
 	// JainSeries is Jain's index over the clients' admissions per fairness
 	// window (empty with one client).

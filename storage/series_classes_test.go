@@ -37,3 +37,40 @@ func TestSeriesClassesRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// The client model's series and a replicated point's band round trip in
+// format 4 (stored runs kept neither before it).
+func TestSeriesFullRoundTrip(t *testing.T) {
+	band := &experiments.SeriesBand{Runs: 3,
+		Offered: experiments.WindowSums{Sum: []int64{30, 0}, SumSq: []int64{302, 0}},
+		Goodput: experiments.WindowSums{Sum: []int64{1 << 40}, SumSq: []int64{-1}}}
+	for _, c := range []struct {
+		s    experiments.Series
+		band *experiments.SeriesBand
+	}{
+		{experiments.Series{Offered: []int32{1}, Attempts: []int32{3, 4}, Retries: []int32{2, 0}, Goodput: []int32{1, 1}}, nil},
+		{experiments.Series{Released: []int32{5}, Goodput: []int32{}}, band},
+		{experiments.Series{Offered: []int32{2}, SojournP99: []int32{7}, Classes: []experiments.ClassSeries{{Offered: []int32{1}}}}, band},
+		{experiments.Series{}, &experiments.SeriesBand{Runs: 2}},
+	} {
+		b := encodeSeriesBand(&c.s, c.band)
+		if b[0] != seriesFormatFull {
+			t.Errorf("%+v: format %d", c.s, b[0])
+		}
+		got, gotBand, err := decodeSeriesBand(b)
+		if err != nil {
+			t.Fatalf("%+v: %v", c.s, err)
+		}
+		if !reflect.DeepEqual(got, c.s) || !reflect.DeepEqual(gotBand, c.band) {
+			t.Errorf("round trip %+v %+v -> %+v %+v", c.s, c.band, got, gotBand)
+		}
+		if got, gotBand, err := decodeSeriesBand(packSeries(&c.s, c.band)); err != nil || !reflect.DeepEqual(got, c.s) || !reflect.DeepEqual(gotBand, c.band) {
+			t.Errorf("packed round trip: %v", err)
+		}
+		for cut := range len(b) {
+			if _, _, err := decodeSeriesBand(b[:cut]); err == nil {
+				t.Errorf("%+v cut to %d bytes: no error", c.s, cut)
+			}
+		}
+	}
+}

@@ -572,8 +572,8 @@ func (s *Store) complete(ctx context.Context, id string, res *experiments.Result
 	points := make([]pointRow, len(res.Points))
 	for i := range res.Points {
 		p := res.Points[i] // a copy: its series goes in the blob
-		points[i].series = packSeries(&p.Series)
-		p.Series = experiments.Series{}
+		points[i].series = packSeries(&p.Series, p.Band)
+		p.Series, p.Band = experiments.Series{}, nil
 		data, err := json.Marshal(&p)
 		if err != nil {
 			return fmt.Errorf("complete run %s: point %d: %w", id, i, err)
@@ -686,7 +686,7 @@ func (s *Store) result(ctx context.Context, id string) (*experiments.Result, err
 		if err := json.Unmarshal([]byte(point), p); err != nil {
 			return nil, fmt.Errorf("point %d: %w", idx, err)
 		}
-		if p.Series, err = decodeSeries(series); err != nil {
+		if p.Series, p.Band, err = decodeSeriesBand(series); err != nil {
 			return nil, fmt.Errorf("point %d: %w", idx, err)
 		}
 	}

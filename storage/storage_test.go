@@ -194,12 +194,22 @@ func TestCompletedRunReadsBackAfterReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, cfg := range []*experiments.Config{seed, multi} {
+	// The client model's series and a replicated point's band (format 4).
+	replicated, err := experiments.DecodeConfig([]byte(`{"version": 1, "name": "replicated-clients", "seed": 3, "replications": 3,
+  "workload": {"duration_ms": 2000, "parts": [{"type": "poisson", "rate_rps": 160, "timeout_ms": 60, "retries": 2, "backoff_ms": 20}]},
+  "server": {"service_ms": 5}, "limiters": [{"type": "token-bucket", "rate_rps": 120, "burst": [5, 20]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cfg := range []*experiments.Config{seed, multi, replicated} {
 		t.Run(cfg.Name, func(t *testing.T) {
 			st, path := openTemp(t)
 			res, files := runConfig(t, cfg)
 			if cfg == multi && (len(res.Groups) != 2 || res.Points[0].Clients == nil || res.Points[0].JainSeries == nil) {
 				t.Fatalf("test config should have groups and per-client results: groups %v", res.Groups)
+			}
+			if cfg == replicated && (res.Points[0].Series.Goodput == nil || res.Points[0].Band == nil || res.Points[0].Band.Attempts.Sum == nil) {
+				t.Fatalf("test config should have client series and a band: %+v", res.Points[0].Band)
 			}
 			r := newRun(cfg)
 			if err := st.Create(t.Context(), r); err != nil {
@@ -535,7 +545,7 @@ func TestSeriesRoundTrip(t *testing.T) {
 				t.Errorf("%+v cut to %d bytes: no error", s, cut)
 			}
 		}
-		packed := packSeries(&s)
+		packed := packSeries(&s, nil)
 		if packed[0] != seriesFormatDeflate {
 			t.Errorf("packed blob of format %d", packed[0])
 		}
@@ -553,7 +563,8 @@ func TestSeriesRoundTrip(t *testing.T) {
 func FuzzDecodeSeries(f *testing.F) {
 	f.Add(encodeSeries(&experiments.Series{Offered: []int32{1, 2, 300}, Released: []int32{}}))
 	f.Add([]byte{seriesFormat, 0xff, 0xff, 0xff, 0xff, 0x0f})
-	f.Add(packSeries(&experiments.Series{Offered: []int32{1, 2, 300}, Released: []int32{}}))
+	f.Add(encodeSeriesBand(&experiments.Series{Goodput: []int32{1}}, &experiments.SeriesBand{Runs: 2, Offered: experiments.WindowSums{Sum: []int64{4}, SumSq: []int64{10}}}))
+	f.Add(packSeries(&experiments.Series{Offered: []int32{1, 2, 300}, Released: []int32{}}, nil))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, err := decodeSeries(b)
 		if err != nil {
@@ -614,6 +625,14 @@ func resultDiff(got, want *experiments.Result) string {
 		return fmt.Sprintf("groups %#v, want %#v", got.Groups, want.Groups)
 	case len(got.Points) != len(want.Points):
 		return fmt.Sprintf("%d points, want %d", len(got.Points), len(want.Points))
+	}
+	if len(got.Replicas) != len(want.Replicas) {
+		return fmt.Sprintf("%d replicas, want %d", len(got.Replicas), len(want.Replicas))
+	}
+	for i := range got.Replicas {
+		if g, w := got.Replicas[i], want.Replicas[i]; !reflect.DeepEqual(g, w) {
+			return fmt.Sprintf("replica %d\n got %s\nwant %s", i, js(g), js(w))
+		}
 	}
 	for i := range got.Points {
 		g, w := got.Points[i], want.Points[i]

@@ -269,3 +269,37 @@ func TestBrowserHeatmap100(t *testing.T) {
 		t.Logf("at %d px: %s", width, got)
 	}
 }
+
+// TestBrowserReplicatedBands: a replicated run's time series and client
+// lines draw, without a browser error, as the runs' means over shaded
+// bands (a transparent lower edge and a filled width stacked on it), and a
+// first-run chart says so in its title.
+func TestBrowserReplicatedBands(t *testing.T) {
+	b := newBrowserLab(t, 120*time.Second)
+	w := b.l.postJSON("/api/runs", []byte(`{"version":1,"seed":5,"replications":3,
+ "workload":{"duration_ms":3000,"parts":[{"type":"clients","group":"g","clients":4,"rate_rps":60,"arrival":"poisson","timeout_ms":80,"retries":2,"backoff_ms":30}]},
+ "server":{"workers":1,"service_ms":5},
+ "limiters":[{"type":"token-bucket","rate_rps":150,"burst":10}]}`))
+	if w.Code != http.StatusAccepted {
+		t.Fatalf("status %d: %s", w.Code, w.Body)
+	}
+	id := strings.TrimPrefix(w.Header().Get("Location"), "/api/runs/")
+	b.l.wait(id)
+	b.step("open the run", chromedp.EmulateViewport(1440, 1000), chromedp.Navigate(b.url+"/runs/"+id+"#timeline"))
+	for _, chart := range []string{"chart-series", "chart-clients-goodput"} {
+		b.step("scroll to "+chart, chromedp.ScrollIntoView(chromedp.CSS("#"+chart)))
+		b.poll(chart+" drawn", `!!document.querySelector('#`+chart+`[data-drawn]')`, 20*time.Second)
+		got := b.eval(`(() => {
+			const o = echarts.getInstanceByDom(document.getElementById('` + chart + `')).getOption();
+			const band = o.series.filter(s => s.stack);
+			const filled = band.filter(s => s.areaStyle);
+			return band.length + ' band series, ' + filled.length + ' filled, subtitle: ' + o.title[0].subtext;
+		})()`)
+		if !strings.HasPrefix(got, "2 band series, 1 filled") || !strings.Contains(got, "mean of 3 runs") {
+			t.Errorf("%s: %s", chart, got)
+		}
+	}
+	if v := b.eval(`(document.getElementById('chart-jain-time') || {getAttribute: () => 'no chart'}).getAttribute('aria-label')`); v != "Jain's index over time — replication 1 of 3 (seed 5)" {
+		t.Errorf("Jain over time does not say it shows replication 1: %s", v)
+	}
+}

@@ -39,6 +39,12 @@ func TestSweptWorkloadFieldChartAxis(t *testing.T) {
 	if !strings.Contains(chart, "95% CI") {
 		t.Errorf("the goodput chart draws no intervals")
 	}
+	// The time series, read back from storage, are the runs' means over
+	// a shaded band (the band travels in the series blob).
+	if i := strings.Index(body, `id="chart-series"`); i < 0 || !strings.Contains(body[i:min(len(body), i+40000)], "mean of 3 runs, shaded: its 95% interval") ||
+		!strings.Contains(body[i:min(len(body), i+40000)], "&#34;stack&#34;:&#34;band ") {
+		t.Errorf("the stored run's time series has no band")
+	}
 	csv := l.get("/runs/" + id + "/files/results.csv").Body.String()
 	head := strings.SplitN(csv, "\n", 2)[0]
 	if !strings.Contains(head, "workload.parts[0].rate_rps") || !strings.Contains(head, "goodput_rps,goodput_rps_ci95") {

@@ -96,3 +96,10 @@ func firstAdmitBelow(t, guess, top float64, ok func(float64) bool) float64 {
 	}
 	return keyFloat(hi)
 }
+
+// releaser is a gate that can say, without changing, when it would release
+// a request it admits at y with nothing else arriving (a policer: at y). A
+// chain whose gate stages all are releasers finds its exact Retry-After.
+type releaser interface {
+	releaseAt(y float64, client int32) float64
+}

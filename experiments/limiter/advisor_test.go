@@ -29,6 +29,47 @@ func (c *advisorCase) gate(t *testing.T) limiter.Gate {
 	}
 	s := c.spec
 	s.Normalize()
+	return c.gateOf(t, s)
+}
+
+// varied is the case's spec with its parameters drawn around the case's:
+// real ones scaled by 0.5 to 2, whole ones plus 0 to 2, within range.
+func (c *advisorCase) varied(rng *rand.Rand) limiter.Spec {
+	vary := func(s limiter.Spec) limiter.Spec {
+		k := s.Kind()
+		p := map[string]limiter.Values{}
+		for name, vs := range s.Params {
+			v := vs[0]
+			if d, ok := k.Param(name); ok {
+				if d.Integer {
+					v += float64(rng.IntN(3))
+				} else {
+					v *= 0.5 + 1.5*rng.Float64()
+				}
+				v = min(max(v, d.Min), d.Max)
+			}
+			p[name] = limiter.Values{v}
+		}
+		s.Params = p
+		return s
+	}
+	s := c.spec
+	if len(s.Stages) > 0 {
+		s.Stages = append([]limiter.Stage(nil), s.Stages...)
+		for j := range s.Stages {
+			if !s.Stages[j].IsServer() {
+				s.Stages[j].Spec = vary(s.Stages[j].Spec)
+			}
+		}
+	} else {
+		s = vary(s)
+	}
+	s.Normalize()
+	return s
+}
+
+func (c *advisorCase) gateOf(t *testing.T, s limiter.Spec) limiter.Gate {
+	t.Helper()
 	if errs := s.Validate("limiter"); len(errs) > 0 {
 		t.Fatalf("%s: %v", c.name, errs)
 	}
@@ -108,6 +149,11 @@ func advisorCases() []advisorCase {
 			serverStage(1, 7),
 			stage(limiter.TypeTokenBucket, limiter.Params{r: 50, b: 2}),
 			stage(limiter.TypeXTimeRate, limiter.Params{r: 40, b: 2, limiter.ParamMaxWait: 10}, "mode", limiter.XTimeRateReserve),
+		}}, gapMS: 4, exact: true, grid: true},
+		{name: "chain through a server and Guava", spec: limiter.Spec{Type: limiter.TypeChain, Stages: []limiter.Stage{
+			stage(limiter.TypeGuavaSmoothBursty, limiter.Params{r: 80, limiter.ParamMaxBurstMS: 30, limiter.ParamTimeoutMS: 20}),
+			serverStage(1, 7),
+			stage(limiter.TypeTokenBucket, limiter.Params{r: 50, b: 2}),
 		}}, gapMS: 4, grid: true},
 	}
 }
@@ -125,8 +171,9 @@ type advEvent struct {
 // t, a request at the advised time is admitted (nothing in between); and,
 // where the gate's answer is exact, tight: on the same gate replayed to
 // the rejection, a request one float64 step before the advised time is
-// refused. 300 seeded random sequences per gate, several clients where the
-// gate keys by client, arrivals on whole milliseconds half the time.
+// refused. 300 seeded random sequences per gate (two in three with the
+// parameters drawn around the case's), several clients where the gate
+// keys by client, arrivals on whole milliseconds half the time.
 func TestAdvisorsSayWhenTheyAdmitAgain(t *testing.T) {
 	const seeds, events = 300, 120
 	for _, c := range advisorCases() {
@@ -138,7 +185,14 @@ func TestAdvisorsSayWhenTheyAdmitAgain(t *testing.T) {
 			rejections, later, retried, early := 0, 0, 0, 0
 			for seed := range uint64(seeds) {
 				rng := rand.New(rand.NewPCG(seed, 1))
-				g := c.gate(t)
+				sp := c.spec
+				if seed%3 != 0 { // two lists in three with parameters around the case's
+					sp = c.varied(rng)
+				} else {
+					sp.Normalize()
+				}
+				mk := func() limiter.Gate { return c.gateOf(t, sp) }
+				g := mk()
 				adv := g.(limiter.Advisor)
 				grid := c.grid && seed%2 == 1
 				var seen []advEvent
@@ -163,7 +217,7 @@ func TestAdvisorsSayWhenTheyAdmitAgain(t *testing.T) {
 					}
 					if next > now {
 						later++
-						r := c.gate(t)
+						r := mk()
 						for _, e := range seen {
 							r.Offer(e.t, e.client)
 						}
@@ -261,5 +315,34 @@ func TestRowsSayWhichGatesGiveRetryAfter(t *testing.T) {
 		if none[i] != want[i] {
 			t.Fatalf("gates without Retry-After: %v, want %v", none, want)
 		}
+	}
+}
+
+// BenchmarkNextAdmitMS is the cost of one Retry-After after a refusal,
+// per gate of advisorCases (the gate warmed up as in advisorAllocs).
+func BenchmarkNextAdmitMS(b *testing.B) {
+	t := &testing.T{}
+	for _, c := range advisorCases() {
+		b.Run(c.name, func(b *testing.B) {
+			g := c.gate(t)
+			adv := g.(limiter.Advisor)
+			clients := max(len(c.weights), 1)
+			now, at := 0.0, -1.0
+			var who int32
+			for i := range 400 {
+				now += c.gapMS / 4
+				cl := int32(i % clients)
+				if _, ok := g.Offer(now, cl); !ok {
+					at, who = now, cl
+				}
+			}
+			if at < 0 {
+				b.Fatalf("%s: no refusal", c.name)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				adv.NextAdmitMS(at, who)
+			}
+		})
 	}
 }

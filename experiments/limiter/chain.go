@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 
 	"github.com/ratelab/ratelab/experiments/field"
@@ -34,7 +35,7 @@ func chainKind() *Kind {
 	return &Kind{
 		Type:       TypeChain,
 		Model:      "a tandem: its stages, gates and servers, in series before the run's server; a request rejected by any gate is rejected",
-		RetryAfter: "the latest of its gate stages' (each admits the retry then); exact when no shaper or server stage stands before the last gate, else possibly late by their delay",
+		RetryAfter: "the first time a retry passes every stage: exact, searched below the latest of its gate stages' own; with nginx (delay), Guava or Resilience4j before a gate that latest, possibly late by their delay",
 		compound:   true,
 		New: func(s *Spec, p Params, env Env) (Gate, error) {
 			return newChain(s, p, env.Weights)
@@ -266,14 +267,25 @@ type Chain struct {
 	gates   []Gate           // nil at server stages
 	servers []*server.Server // nil at gate stages
 	lastMS  []float64        // when each gate stage was last offered a request
+
+	// for the Retry-After: each gate stage as an Advisor and a releaser
+	// (nil where it is not), each server stage's service time, and whether
+	// every gate stage is both (the answer is then exact)
+	advisors  []Advisor
+	releasers []releaser
+	serviceMS []float64
+	exact     bool
 }
 
 func newChain(s *Spec, p Params, weights []float64) (*Chain, error) {
-	c := &Chain{gates: make([]Gate, len(s.Stages)), servers: make([]*server.Server, len(s.Stages)), lastMS: make([]float64, len(s.Stages))}
+	n := len(s.Stages)
+	c := &Chain{gates: make([]Gate, n), servers: make([]*server.Server, n), lastMS: make([]float64, n),
+		advisors: make([]Advisor, n), releasers: make([]releaser, n), serviceMS: make([]float64, n), exact: true}
 	for j := range s.Stages {
 		st := &s.Stages[j]
 		if st.IsServer() {
 			c.servers[j] = server.New(st.ServerSpec())
+			c.serviceMS[j] = st.ServiceMS
 			continue
 		}
 		if k := st.Kind(); k == nil || !k.Stage {
@@ -284,6 +296,9 @@ func newChain(s *Spec, p Params, weights []float64) (*Chain, error) {
 			return nil, fmt.Errorf("stage %d: %w", j, err)
 		}
 		c.gates[j] = g
+		c.advisors[j], _ = g.(Advisor)
+		c.releasers[j], _ = g.(releaser)
+		c.exact = c.exact && c.advisors[j] != nil && c.releasers[j] != nil
 	}
 	return c, nil
 }
@@ -305,32 +320,57 @@ func (c *Chain) Offer(t float64, client int32) (float64, bool) {
 	return t, true
 }
 
-// NextAdmitMS is the chain's Retry-After (Advisor): the latest of its gate
-// stages' own, each asked at the later of t and the time that stage last
-// saw a request (a later request reaches it no earlier).
+// NextAdmitMS is the chain's Retry-After (Advisor): the first time at
+// which a request of the client would pass every stage, nothing else
+// arriving.
 //
-// What it guarantees: a request of the client at the advised time, with
-// nothing else arriving, passes every stage. It reaches stage j no
-// earlier than the advised time (gates release at or after the arrival,
-// servers later) and no earlier than the stage's last request (stages see
-// their requests in order); every gate's admission, with nothing else
-// arriving, turns true once and stays true; so each stage admits it.
+// An upper bound first: the latest of its gate stages' own, each asked at
+// the later of t and the time that stage last saw a request. A request at
+// that time passes every stage: it reaches stage j no earlier than then
+// (gates release at or after the arrival, servers later) and no earlier
+// than the stage's last request (stages see their requests in order);
+// every gate's admission, with nothing else arriving, turns true once and
+// stays true; so each stage admits it.
 //
-// Where it is exact: when every stage before the last gate stage releases
-// each request at its arrival (policers, and no server stage before the
-// last gate), each gate sees the retry at its own time, and a retry before
-// the advised time is refused by the stage whose time is the latest.
-// Otherwise it can be late: a shaper or a server ahead of a gate delays
-// the retry, so the gate may already admit it a little earlier at the
-// chain's door than its own time says. A gate stage that cannot advise
-// (none among the registered stage gates) adds nothing: the answer is
-// then only a lower bound.
+// The bound is exact when every stage before the last gate releases at
+// the arrival (policers, no server before the last gate). Otherwise a
+// shaper or a server ahead of a gate delays the retry, and the gate may
+// admit it earlier at the chain's door than its own time says; where every
+// gate stage can say when it would release a request without changing
+// (releaser: the policers, the leaky bucket, x-time-rate) the answer is
+// then searched below the bound: the first door time whose request,
+// carried through the stages (a server's start by WouldStart plus its
+// service time), every gate admits where it reaches it. That is exact
+// too. A chain with another delaying gate (nginx with delay, Guava,
+// Resilience4j) keeps the bound: honest, possibly late by the delays
+// ahead of its latest gate.
 func (c *Chain) NextAdmitMS(t float64, client int32) float64 {
-	n := t
-	for j, g := range c.gates {
-		if a, ok := g.(Advisor); ok {
-			n = max(n, a.NextAdmitMS(max(t, c.lastMS[j]), client))
+	top := t
+	for j, a := range c.advisors {
+		if a != nil {
+			top = max(top, a.NextAdmitMS(max(t, c.lastMS[j]), client))
 		}
 	}
-	return n
+	if !c.exact || top == t || math.IsInf(top, 1) {
+		return top
+	}
+	return firstAdmitBelow(t, top, top, func(x float64) bool { return c.passes(x, client) })
+}
+
+// passes reports whether a request of client entering at x would pass
+// every stage, nothing else arriving, without changing any.
+func (c *Chain) passes(x float64, client int32) bool {
+	y := x
+	for j, a := range c.advisors {
+		if c.gates[j] == nil {
+			y = c.servers[j].WouldStart(y) + c.serviceMS[j]
+			continue
+		}
+		y = max(y, c.lastMS[j])
+		if a.NextAdmitMS(y, client) > y {
+			return false
+		}
+		y = c.releasers[j].releaseAt(y, client)
+	}
+	return true
 }

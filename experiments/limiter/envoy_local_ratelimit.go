@@ -213,3 +213,6 @@ func envoyLocalRateLimitKind() *Kind {
 		},
 	}
 }
+
+// releaseAt is y: a policer releases what it admits at once (releaser).
+func (*EnvoyLocalRateLimit) releaseAt(y float64, _ int32) float64 { return y }

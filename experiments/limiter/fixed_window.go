@@ -35,12 +35,16 @@ func (w *FixedWindow) Offer(t float64, _ int32) (float64, bool) {
 }
 
 // NextAdmitMS is the start of the next window when the current one is
-// full (Advisor).
+// full (Advisor): the first float64 time that metrics.WindowIndex puts in
+// a later window (the product (k+1)*window rounds, and may still read as
+// window k).
 func (w *FixedWindow) NextAdmitMS(t float64, _ int32) float64 {
 	if w.count < w.limit || w.current != metrics.WindowIndex(t, w.windowMS) {
 		return t
 	}
-	return (w.current + 1) * w.windowMS
+	return firstAdmit(t, (w.current+1)*w.windowMS, func(x float64) bool {
+		return metrics.WindowIndex(x, w.windowMS) != w.current
+	})
 }
 
 // TypeFixedWindow is the fixed window's type name.
@@ -69,3 +73,6 @@ func fixedWindowKind() *Kind {
 func windowNominal(p Params, windowMS float64) float64 {
 	return p[ParamLimit] * windowMS / p[ParamWindow]
 }
+
+// releaseAt is y: a policer releases what it admits at once (releaser).
+func (*FixedWindow) releaseAt(y float64, _ int32) float64 { return y }

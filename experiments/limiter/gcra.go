@@ -83,3 +83,6 @@ func gcraKind() *Kind {
 		RetryAfter: "TAT - tau: when a request conforms again",
 	}
 }
+
+// releaseAt is y: a policer releases what it admits at once (releaser).
+func (*GCRA) releaseAt(y float64, _ int32) float64 { return y }

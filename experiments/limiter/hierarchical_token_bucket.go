@@ -444,3 +444,6 @@ func hierarchicalTokenBucketKind() *Kind {
 	k.RetryAfter = "when the client's own bucket holds a whole token again, or earlier when the global bucket's surplus lets it borrow"
 	return k
 }
+
+// releaseAt is y: a policer releases what it admits at once (releaser).
+func (*HierarchicalTokenBucket) releaseAt(y float64, _ int32) float64 { return y }

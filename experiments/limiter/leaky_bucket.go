@@ -70,3 +70,6 @@ func leakyBucketKind() *Kind {
 		RetryAfter:   "when fewer than queue requests wait ahead again",
 	}
 }
+
+// releaseAt is the next free slot, as Offer schedules it (releaser).
+func (b *LeakyBucket) releaseAt(y float64, _ int32) float64 { return max(y, b.nextReleaseMS) }

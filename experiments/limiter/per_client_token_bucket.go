@@ -160,3 +160,6 @@ func shareWeights(s *Spec, weights []float64) []float64 {
 	}
 	return w
 }
+
+// releaseAt is y: a policer releases what it admits at once (releaser).
+func (*PerClientTokenBucket) releaseAt(y float64, _ int32) float64 { return y }

@@ -192,3 +192,6 @@ func redisRateKind() *Kind {
 func perPeriodNominal(p Params, windowMS float64) float64 {
 	return p[ParamLimit] * windowMS / p[ParamPeriod]
 }
+
+// releaseAt is y: a policer releases what it admits at once (releaser).
+func (*RedisRate) releaseAt(y float64, _ int32) float64 { return y }

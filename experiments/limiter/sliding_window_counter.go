@@ -97,3 +97,6 @@ func slidingWindowCounterKind() *Kind {
 		Nominal: windowNominal,
 	}
 }
+
+// releaseAt is y: a policer releases what it admits at once (releaser).
+func (*SlidingWindowCounter) releaseAt(y float64, _ int32) float64 { return y }

@@ -80,3 +80,6 @@ func slidingWindowLogKind() *Kind {
 		Nominal: windowNominal,
 	}
 }
+
+// releaseAt is y: a policer releases what it admits at once (releaser).
+func (*SlidingWindowLog) releaseAt(y float64, _ int32) float64 { return y }

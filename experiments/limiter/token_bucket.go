@@ -79,3 +79,6 @@ func tokenBucketCurve(p Params) calculus.Curve {
 
 // rateNominal is what a rate promises about a window: rate × window.
 func rateNominal(p Params, windowMS float64) float64 { return p[ParamRate] * windowMS / 1000 }
+
+// releaseAt is y: a policer releases what it admits at once (releaser).
+func (*TokenBucket) releaseAt(y float64, _ int32) float64 { return y }

@@ -261,3 +261,22 @@ func xTimeRateKind() *Kind {
 		Nominal: rateNominal,
 	}
 }
+
+// releaseAt is when Offer would release a request it admits at y
+// (releaser): at y in allow mode, after the reservation's wait in reserve
+// mode.
+func (x *XTimeRate) releaseAt(y float64, _ int32) float64 {
+	if !x.reserve {
+		return y
+	}
+	now := xrateNS(y)
+	tokens := x.advance(now) - 1
+	if tokens >= 0 {
+		return y
+	}
+	wait := x.durationFromTokens(-tokens)
+	if wait == 0 {
+		return y
+	}
+	return max(y, float64(now+wait)/1e6)
+}

@@ -203,6 +203,22 @@ func (s *Server) StartAt(t float64) float64 {
 	return t
 }
 
+// WouldStart is when a request released at t (no earlier than the last
+// query) would start with fixed service, without serving it and without
+// dropping the requests finished by t, so it may be asked at such times in
+// any order: at t when a worker is free, else when the workers-th latest
+// finish frees one (finished requests are earlier than t and change
+// nothing).
+func (s *Server) WouldStart(t float64) float64 {
+	if s.heaps {
+		return max(t, s.free[0])
+	}
+	if s.n >= s.workers {
+		return max(t, s.fin[(s.head+s.n-s.workers)&(len(s.fin)-1)])
+	}
+	return t
+}
+
 func (s *Server) grow() {
 	next := make([]float64, 2*len(s.fin))
 	for i := 0; i < s.n; i++ {

@@ -37,7 +37,7 @@ func arrivalCurveGroup(v *View) *Group {
 		}
 		return nil
 	}
-	g := &Group{ID: "arrival-curves", Title: "Arrival curves against the bound",
+	g := &Group{ID: "arrival-curves", Title: "Arrival curves against the bound" + v.firstRun(&v.Res.Points[v.Chosen]),
 		Intro: "For each window length d (log scale), the most requests seen in any window that long: offered, and released into the server. " +
 			"alpha is the gate's promise, beta the server's; the horizontal gap between them is the delay bound, the vertical gap the backlog bound."}
 	for n, pi := range v.Step {

@@ -54,9 +54,21 @@ func clientSection(v *View) *Group {
 
 	sw := cfg.SeriesWindow()
 	scale := 1000 / sw
-	overTime := func(id, title, yName string, get func(s *experiments.Series) []int32) Chart {
-		o := newLine(title, "per "+format.Num(sw)+" ms window", "time (ms)", yName, "value")
+	runs := v.replicas()
+	overTime := func(id, title, yName string, get func(s *experiments.Series) []int32, sums func(b *experiments.SeriesBand) *experiments.WindowSums) Chart {
+		sub := "per " + format.Num(sw) + " ms window"
+		if runs > 0 {
+			sub += bandNote(runs, 1)
+		}
+		o := newLine(title, sub, "time (ms)", yName, "value")
 		for k, p := range pts {
+			if runs > 0 && p.Band != nil {
+				w := sums(p.Band)
+				mean, lo, hi := bandItems(w, runs, w.Windows(), 1, sw, scale, false)
+				o.addBand(label(p)+" 95% interval", color(k), lo, hi, plain)
+				o.addLine(label(p), mean, styled(color(k), solid, plain)...)
+				continue
+			}
 			xs := get(&p.Series)
 			data := make([]Item, len(xs))
 			for w, x := range xs {
@@ -71,16 +83,26 @@ func clientSection(v *View) *Group {
 		return chart(id, title, o)
 	}
 	g.Charts = append(g.Charts,
-		overTime("chart-clients-goodput", "Goodput over time", "goodput (req/s)", func(s *experiments.Series) []int32 { return s.Goodput }),
-		overTime("chart-clients-attempts", "Attempts over time", "attempts (req/s)", func(s *experiments.Series) []int32 { return s.Attempts }))
+		overTime("chart-clients-goodput", "Goodput over time", "goodput (req/s)", func(s *experiments.Series) []int32 { return s.Goodput },
+			func(b *experiments.SeriesBand) *experiments.WindowSums { return &b.Goodput }),
+		overTime("chart-clients-attempts", "Attempts over time", "attempts (req/s)", func(s *experiments.Series) []int32 { return s.Attempts },
+			func(b *experiments.SeriesBand) *experiments.WindowSums { return &b.Attempts }))
 
 	names := make([]string, len(all))
 	amp := make([]Item, len(all))
+	ampSub := "attempts per request at the gate"
 	for k, p := range all {
 		names[k] = label(p)
-		amp[k] = Item{Value: p.Metrics.Client.Amplification, ItemStyle: &ItemStyle{Color: color(k)}}
+		a := p.Metrics.Client.Amplification
+		if st, ok := p.Stat("amplification"); ok && runs > 0 {
+			a = st.Mean // the runs' mean, as results.csv
+		}
+		amp[k] = Item{Value: a, ItemStyle: &ItemStyle{Color: color(k)}}
 	}
-	o := newChart("Amplification per retry policy", "attempts per request at the gate", "attempts per request", Grid{Left: "70", Top: "70", Right: "30", Bottom: "130"})
+	if runs > 0 {
+		ampSub += fmt.Sprintf("; mean of %d runs", runs)
+	}
+	o := newChart("Amplification per retry policy", ampSub, "attempts per request", Grid{Left: "70", Top: "70", Right: "30", Bottom: "130"})
 	o.Legend = &Legend{Show: boolPtr(false)}
 	o.XAxis = []XAxis{{Type: "category", Data: names, AxisLabel: &AxisLabel{Rotate: 20, Interval: "0"}}}
 	o.add("amplification", "bar", amp)
@@ -100,11 +122,12 @@ func clientSection(v *View) *Group {
 		if none == len(all) {
 			sub = "no point recovered within the run (metastable)"
 		}
-		o := newChart("Recovery after the trigger", sub, "recovery (ms)", Grid{Left: "80", Top: "70", Right: "30", Bottom: "130"})
+		title := "Recovery after the trigger" + v.firstRun(all[0])
+		o := newChart(title, sub, "recovery (ms)", Grid{Left: "80", Top: "70", Right: "30", Bottom: "130"})
 		o.Legend = &Legend{Show: boolPtr(false)}
 		o.XAxis = []XAxis{{Type: "category", Data: names, AxisLabel: &AxisLabel{Rotate: 20, Interval: "0"}}}
 		o.add("recovery_ms", "bar", rec)
-		g.Charts = append(g.Charts, chart("chart-clients-recovery", "Recovery after the trigger", o))
+		g.Charts = append(g.Charts, chart("chart-clients-recovery", title, o))
 	}
 	return g
 }

@@ -87,7 +87,7 @@ func (v *View) clientBars() Chart {
 	if n < len(res.Clients) {
 		sub = fmt.Sprintf("first %d of %d clients, %s", n, len(res.Clients), sub)
 	}
-	const title = "Admitted rate per client"
+	title := "Admitted rate per client" + v.firstRun(&res.Points[v.Chosen])
 	o := newChart(title, sub, "admitted (req/s)", Grid{Left: "70", Top: "70", Right: "30", Bottom: "110"})
 	names := make([]string, n)
 	for i := range names {
@@ -112,7 +112,7 @@ func (v *View) clientBars() Chart {
 func (v *View) jainOverTime() Chart {
 	res := v.Res
 	W := res.Config.Metrics.FairnessWindowMS
-	const title = "Jain's index over time"
+	title := "Jain's index over time" + v.firstRun(&res.Points[v.Chosen])
 	o := newLine(title, fmt.Sprintf("per %s ms window, at the chosen point of each limiter", format.Num(W)), "time (ms)", "Jain's index (1 = equal)", "value")
 	for _, pi := range v.Step {
 		p := &res.Points[pi]

@@ -177,7 +177,10 @@ type Series struct {
 	ItemStyle  *ItemStyle `json:"itemStyle,omitempty"`
 	LineStyle  *LineStyle `json:"lineStyle,omitempty"`
 	AreaStyle  *AreaStyle `json:"areaStyle,omitempty"`
-	Label      *Label     `json:"label,omitempty"`
+	// Stack stacks series of one name on each other (an interval band).
+	Stack   string         `json:"stack,omitempty"`
+	Tooltip *SeriesTooltip `json:"tooltip,omitempty"`
+	Label   *Label         `json:"label,omitempty"`
 	// LabelLayout hides labels that would overlap.
 	LabelLayout *LabelLayout `json:"labelLayout,omitempty"`
 	// Encode names the dimensions of a heatmap's [x, y, value, ...] items.
@@ -238,11 +241,20 @@ type LineStyle struct {
 	Color string  `json:"color,omitempty"`
 	Width float32 `json:"width,omitempty"`
 	Type  string  `json:"type,omitempty"`
+	// Opacity hides a line at 0 (an interval band's edges).
+	Opacity *float64 `json:"opacity,omitempty"`
 }
 
 // AreaStyle fills the area under a line.
 type AreaStyle struct {
+	Color   string  `json:"color,omitempty"`
 	Opacity float64 `json:"opacity,omitempty"`
+}
+
+// SeriesTooltip turns a series' tooltip off (a band's stacked width is no
+// value to read).
+type SeriesTooltip struct {
+	Show bool `json:"show"`
 }
 
 // Label prints each item's value on it: Formatter is echarts' template

@@ -25,7 +25,7 @@ func recoverySection(v *View) *Group {
 		return nil // the client model's goodput recovery: clientSection
 	}
 	span := fmt.Sprintf("crowd from %s to %s ms", format.Num(crowd.CrowdStartMS), format.Num(crowd.CrowdEndMS))
-	g := &Group{ID: "recovery", Title: "Recovery after the flash crowd",
+	g := &Group{ID: "recovery", Title: "Recovery after the flash crowd" + v.firstRun(&res.Points[v.Chosen]),
 		Intro: fmt.Sprintf("Recovery time: from the crowd's end until the trailing second's acceptance ratio is back to at least %s%% of its pre-crowd value and its mean server queue (in_system_max) at most %s%% of it. No bar: not recovered before the run ends.",
 			format.Num(100*(1-experiments.RecoveryTolerance)), format.Num(100*(1+experiments.RecoveryTolerance)))}
 	g.Charts = append(g.Charts, v.recoveryBars(span))

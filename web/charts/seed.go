@@ -64,7 +64,7 @@ func hangoverSection(v *View) *Group {
 	if !slices.ContainsFunc(peers, func(p *experiments.Point) bool { return len(p.Series.SojournP99) > 0 }) {
 		return nil
 	}
-	g := &Group{ID: "hangover", Title: "Hangover: the p99 of served work",
+	g := &Group{ID: "hangover", Title: "Hangover: the p99 of served work" + v.firstRun(&res.Points[v.Chosen]),
 		Intro: "The p99 sojourn of the requests that finished in each " + format.Num(res.Config.SeriesWindow()) + " ms window (by finish time), per server: after a burst, a server that serves its backlog in order keeps serving stale work long after the burst ends. Windows where nothing finished have no point."}
 	sw := int(res.Config.SeriesWindow())
 	o := newLine("p99 of served work per window", loadName(res, 0)+"; log axis", "time (ms)", "p99 sojourn (ms)", "value")
@@ -129,7 +129,7 @@ func shedSection(v *View) *Group {
 	if len(lines) == 0 {
 		return nil
 	}
-	g := &Group{ID: "shedding", Title: "Who is shed, and how long the doomed wait",
+	g := &Group{ID: "shedding", Title: "Who is shed, and how long the doomed wait" + v.firstRun(nil),
 		Intro: "Per server, against the offered load of each load: the share of arrivals the server shed (at its door, by eviction, by expiry at dequeue, or still waiting when the window ended), and how long a shed request waited before it learned, from its arrival to its shedding (0 at the door)."}
 	wait := newLine("Shed wait", "p50 solid, p99 dashed", "offered (req/s)", "shed wait (ms)", "value")
 	share := newLine("Shed share", "of all arrivals", "offered (req/s)", "shed (%)", "value")
@@ -166,7 +166,7 @@ func classSection(v *View) *Group {
 	end := cfg.ScoreEndMS(cfg.ServerAt(0).DeadlineMS)
 	sw := int(cfg.SeriesWindow())
 	windows := int(end / float64(sw))
-	g := &Group{ID: "classes", Title: "Success per class",
+	g := &Group{ID: "classes", Title: "Success per class" + v.firstRun(&res.Points[v.Chosen]),
 		Intro: "The share of each class's arrivals in each " + format.Num(cfg.SeriesWindow()) + " ms window (by arrival) that were served within the deadline, per server; 100 where the class had no arrivals. Scored arrivals only."}
 	sub := fmt.Sprintf("%s; first class solid, the others dashed", loadName(res, 0))
 	o := newLine("Success per class over time", sub, "time (ms)", "success (%)", "value")

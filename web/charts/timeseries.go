@@ -34,6 +34,15 @@ func timeSection(v *View) *Group {
 	if bucket > 1 {
 		sub = fmt.Sprintf("per %s ms window (%d of the %d ms windows merged; %s has each)", format.Num(width), bucket, sw, experiments.FileSeries)
 	}
+	runs := v.replicas()
+	if runs > 0 {
+		for _, pi := range v.Step {
+			windows = max(windows, res.Points[pi].Band.Released.Windows(), res.Points[pi].Band.Offered.Windows())
+		}
+		bucket = max((windows+maxSeriesPoints-1)/maxSeriesPoints, 1)
+		width = float64(bucket * sw)
+		sub = fmt.Sprintf("per %s ms window", format.Num(width)) + bandNote(runs, bucket)
+	}
 	g := &Group{ID: "timeline", Title: "Over time, at " + v.pointLabel(chosen),
 		Intro: "Pick a point in the results table (\"show\") to see its time series; the other limiters are shown at the same swept value."}
 	// buckets folds each bucket of windows into one value at its start.
@@ -53,9 +62,24 @@ func timeSection(v *View) *Group {
 			return float64(sum) * 1000 / width
 		})
 	}
+	// banded is, with replications, the mean over the runs of a band's
+	// series and its interval (ok false without replications).
+	banded := func(p *experiments.Point, sums func(b *experiments.SeriesBand) *experiments.WindowSums, most bool) (mean, lo, hi []Item, ok bool) {
+		if runs == 0 || p.Band == nil {
+			return nil, nil, nil, false
+		}
+		scale := 1000 / width
+		if most {
+			scale = 1
+		}
+		mean, lo, hi = bandItems(sums(p.Band), runs, windows, bucket, float64(sw), scale, most)
+		return mean, lo, hi, true
+	}
 	// perLimiter is a chart of one series per limiter at the chosen step,
-	// after the series that before adds.
-	perLimiter := func(id, title, subtitle, yName, suffix string, values func(p *experiments.Point) []Item, before ...func(o *Option)) Chart {
+	// after the series that before adds; with replications each line is
+	// the mean of the runs over its shaded 95% interval.
+	perLimiter := func(id, title, subtitle, yName, suffix string, values func(p *experiments.Point) []Item,
+		sums func(b *experiments.SeriesBand) *experiments.WindowSums, most bool, before ...func(o *Option)) Chart {
 		o := newLine(title, subtitle, "time (ms)", yName, "value")
 		zoomable(o, id)
 		for _, add := range before {
@@ -63,22 +87,33 @@ func timeSection(v *View) *Group {
 		}
 		for _, pi := range v.Step {
 			p := &res.Points[pi]
+			if mean, lo, hi, ok := banded(p, sums, most); ok {
+				o.addBand(v.pointLabel(p)+suffix+" 95% interval", v.pointColor(p), lo, hi, steps)
+				o.addLine(v.pointLabel(p)+suffix, mean, styled(v.pointColor(p), solid, steps)...)
+				continue
+			}
 			o.addLine(v.pointLabel(p)+suffix, values(p), styled(v.pointColor(p), solid, steps)...)
 		}
 		return chart(id, title, o)
 	}
 
 	offered := func(o *Option) {
-		o.addLine("offered", rate(chosen.Series.Offered), steps, func(s *Series) {
+		data := rate(chosen.Series.Offered)
+		if mean, _, _, ok := banded(chosen, func(b *experiments.SeriesBand) *experiments.WindowSums { return &b.Offered }, false); ok {
+			data = mean
+		}
+		o.addLine("offered", data, steps, func(s *Series) {
 			s.LineStyle, s.ItemStyle = &LineStyle{Color: offeredColor, Width: 1}, &ItemStyle{Color: offeredColor}
 			s.AreaStyle = &AreaStyle{Opacity: 0.15}
 		})
 	}
 	g.Charts = append(g.Charts,
 		perLimiter("chart-series", "Offered against released", sub+"; releases after the arrival window extend the line", "rate (req/s)", " released",
-			func(p *experiments.Point) []Item { return rate(p.Series.Released) }, offered),
+			func(p *experiments.Point) []Item { return rate(p.Series.Released) },
+			func(b *experiments.SeriesBand) *experiments.WindowSums { return &b.Released }, false, offered),
 		perLimiter("chart-rejected", "Rejected over time", sub, "rejected (req/s)", "",
-			func(p *experiments.Point) []Item { return rate(p.Series.Rejected) }),
+			func(p *experiments.Point) []Item { return rate(p.Series.Rejected) },
+			func(b *experiments.SeriesBand) *experiments.WindowSums { return &b.Rejected }, false),
 		perLimiter("chart-insystem", "Requests at the server", sub+"; the most waiting or in service, seen at releases", "in system (requests)", "",
 			func(p *experiments.Point) []Item {
 				return buckets(func(from, to int) float64 {
@@ -88,7 +123,8 @@ func timeSection(v *View) *Group {
 					}
 					return float64(m)
 				})
-			}))
+			},
+			func(b *experiments.SeriesBand) *experiments.WindowSums { return &b.InSystemMax }, true))
 	return g
 }
 
