@@ -156,11 +156,7 @@ func DiffDecisions(ctx context.Context, a, b DiffSide, epsMS float64, each func(
 	gate := func(s DiffSide, pt *Point) (limiter.Gate, *server.Server, error) {
 		pc := s.Config.pointConfig(pt)
 		srv := server.New(pc.Server)
-		weights := make([]float64, len(st.Clients))
-		for i, c := range st.Clients {
-			weights[i] = c.Weight
-		}
-		g, err := limiter.New(&s.Config.Limiters[pt.LimiterIndex], pt.Params, weights, srv)
+		g, err := pointGate(&s.Config.Limiters[pt.LimiterIndex], pt.Params, st.Clients, srv)
 		return g, srv, err
 	}
 	ga, sa, err := gate(a, &pa)

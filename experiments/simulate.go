@@ -57,9 +57,47 @@ type fwd struct {
 	n                                      int // arrivals fed
 	lastRelease                            float64
 	serverSojournMax, gateMax, endToEndMax float64
-	inSystemMax                            int
-	keepReleases                           bool
-	peak                                   peak100
+	rel                                    releaseTally
+}
+
+// releaseTally counts a point's releases to the server, as every
+// simulation does: per series window the releases and the most requests in
+// the system, the most in the system overall, the rolling count, the
+// busiest 100 ms, and the release times for the output curve when kept.
+type releaseTally struct {
+	windowMS    float64 // the series'
+	keep        bool
+	inSystemMax int
+	peak        peak100
+}
+
+// newReleaseTally readies a point's release counts; keep keeps the release
+// times (at most sizeHint of them, when known) in in.releases.
+func newReleaseTally(in *instruments, windowMS float64, keep bool, sizeHint int) releaseTally {
+	in.releases = in.releases[:0]
+	if keep && cap(in.releases) < sizeHint {
+		in.releases = make([]float64, 0, sizeHint) // never copied while it grows
+	}
+	return releaseTally{windowMS: windowMS, keep: keep}
+}
+
+// add counts a release at release, after which n requests are in the system.
+func (rt *releaseTally) add(s *Series, in *instruments, release float64, n int) {
+	rw := int(metrics.WindowIndex(release, rt.windowMS))
+	for rw >= len(s.Released) {
+		s.Released = append(s.Released, 0)
+		s.InSystemMax = append(s.InSystemMax, 0)
+	}
+	s.Released[rw]++
+	if int32(n) > s.InSystemMax[rw] {
+		s.InSystemMax[rw] = int32(n)
+	}
+	rt.inSystemMax = max(rt.inSystemMax, n)
+	in.rolling.Add(release)
+	rt.peak.add(release)
+	if rt.keep {
+		in.releases = append(in.releases, release)
+	}
 }
 
 // peak100 counts releases per aligned 100 ms window as they come (in
@@ -79,24 +117,18 @@ func (p *peak100) add(release float64) {
 	p.max = max(p.max, p.count)
 }
 
-// newFwd starts the forward pass of one point over a workload of clients
-// (their weights and groups). keepReleases keeps every release for the
-// point's empirical output curve (a workload of at most MaxCurveArrivals);
-// sizeHint, when known, sizes that list.
-func newFwd(ctx context.Context, cfg *Config, clients []workload.Client, ngroup int, spec *limiter.Spec, params limiter.Params, in *instruments, pt *Point, keepReleases bool, sizeHint int) (*fwd, error) {
-	f := &fwd{ctx: ctx, cfg: cfg, spec: spec, params: params, in: in, pt: pt, keepReleases: keepReleases, ngroup: ngroup}
-	f.srv = server.New(cfg.Server)
+// pointGate is a point's gate in front of occ, each client with its weight.
+func pointGate(spec *limiter.Spec, params limiter.Params, clients []workload.Client, occ limiter.Occupancy) (limiter.Gate, error) {
 	weights := make([]float64, len(clients))
-	f.groups = make([]int, len(clients))
 	for i, c := range clients {
 		weights[i] = c.Weight
-		f.groups[i] = c.GroupIndex()
 	}
-	gate, err := limiter.New(spec, params, weights, f.srv)
-	if err != nil {
-		return nil, err
-	}
-	f.gate = gate
+	return limiter.New(spec, params, weights, occ)
+}
+
+// startPoint readies a worker's delay histograms and rolling count for a
+// point of cfg.
+func (in *instruments) startPoint(cfg *Config) {
 	in.gate.Reset()
 	in.wait.Reset()
 	in.sojourn.Reset()
@@ -104,20 +136,44 @@ func newFwd(ctx context.Context, cfg *Config, clients []workload.Client, ngroup 
 		in.rolling = metrics.NewRolling(cfg.Metrics.RollingWindowMS)
 	}
 	in.rolling.Reset(cfg.Metrics.RollingWindowMS)
+}
+
+// releaseHorizonMS bounds the releases of a point of the gate (spec,
+// params): releases after the run extend the series, so that a rate too
+// small to ever release or a chain's slow stage is an error, not a runaway
+// allocation: past the gate's known lag, a point may add its share of
+// MaxSeriesRows.
+func (c *Config) releaseHorizonMS(spec *limiter.Spec, params limiter.Params) float64 {
+	npoints := 0
+	for i := range c.Limiters {
+		npoints += c.Limiters[i].Count()
+	}
+	return c.Workload.DurationMS + spec.LagMS([]limiter.Params{params}) + float64(MaxSeriesRows/max(npoints, 1))*c.SeriesWindow()
+}
+
+// newFwd starts the forward pass of one point over a workload of clients
+// (their weights and groups). keepReleases keeps every release for the
+// point's empirical output curve (a workload of at most MaxCurveArrivals);
+// sizeHint, when known, sizes that list.
+func newFwd(ctx context.Context, cfg *Config, clients []workload.Client, ngroup int, spec *limiter.Spec, params limiter.Params, in *instruments, pt *Point, keepReleases bool, sizeHint int) (*fwd, error) {
+	f := &fwd{ctx: ctx, cfg: cfg, spec: spec, params: params, in: in, pt: pt, ngroup: ngroup}
+	f.srv = server.New(cfg.Server)
+	f.groups = make([]int, len(clients))
+	for i, c := range clients {
+		f.groups[i] = c.GroupIndex()
+	}
+	gate, err := pointGate(spec, params, clients, f.srv)
+	if err != nil {
+		return nil, err
+	}
+	f.gate = gate
+	in.startPoint(cfg)
 
 	f.durationMS = cfg.Workload.DurationMS
 	f.serviceMS, f.deadlineMS = cfg.Server.ServiceMS, cfg.Server.DeadlineMS
 	f.windowMS = cfg.SeriesWindow()
 	windows := int(metrics.WindowCount(f.durationMS, f.windowMS))
-	// Releases after the run extend the series. Bound them, so that a rate
-	// too small to ever release or a chain's slow stage is an error, not a
-	// runaway allocation: past the gate's known lag, a point may add its
-	// share of MaxSeriesRows.
-	npoints := 0
-	for i := range cfg.Limiters {
-		npoints += cfg.Limiters[i].Count()
-	}
-	f.horizonMS = f.durationMS + spec.LagMS([]limiter.Params{params}) + float64(MaxSeriesRows/max(npoints, 1))*f.windowMS
+	f.horizonMS = cfg.releaseHorizonMS(spec, params)
 	f.s = Series{
 		Offered:     make([]int32, windows),
 		Rejected:    make([]int32, windows),
@@ -128,10 +184,7 @@ func newFwd(ctx context.Context, cfg *Config, clients []workload.Client, ngroup 
 	f.clients = make([]ClientResult, nc)
 	f.fair.start(in, nc, cfg.Metrics.FairnessWindowMS, f.durationMS)
 	f.lastRelease = math.Inf(-1)
-	in.releases = in.releases[:0]
-	if keepReleases && cap(in.releases) < sizeHint {
-		in.releases = make([]float64, 0, sizeHint) // never copied while it grows
-	}
+	f.rel = newReleaseTally(in, f.windowMS, keepReleases, sizeHint)
 	return f, nil
 }
 
@@ -174,21 +227,7 @@ func (f *fwd) feed(ts []float64, cs []int32) error {
 			svc = f.svc[f.n+i]
 		}
 		start, finish := f.srv.ServeFor(release, svc)
-		n := f.srv.Len()
-		rw := int(metrics.WindowIndex(release, f.windowMS))
-		for rw >= len(s.Released) {
-			s.Released = append(s.Released, 0)
-			s.InSystemMax = append(s.InSystemMax, 0)
-		}
-		s.Released[rw]++
-		if int32(n) > s.InSystemMax[rw] {
-			s.InSystemMax[rw] = int32(n)
-		}
-		if n > f.inSystemMax {
-			f.inSystemMax = n
-		}
-		f.peak.add(release)
-		in.rolling.Add(release)
+		f.rel.add(s, in, release, f.srv.Len())
 		in.gate.Record(release - t)
 		in.wait.Record(start - release)
 		sojourn := max(svc, metrics.RoundMS(finish-t))
@@ -202,9 +241,6 @@ func (f *fwd) feed(ts []float64, cs []int32) error {
 			f.serverSojournMax = d
 		}
 		f.gateMax, f.endToEndMax = max(f.gateMax, release-t), max(f.endToEndMax, finish-t)
-		if f.keepReleases {
-			in.releases = append(in.releases, release)
-		}
 	}
 	f.n += len(ts)
 	return nil
@@ -227,24 +263,37 @@ func (f *fwd) finish() {
 	m.GateDelay = delays(&in.gate)
 	m.ServerWait = delays(&in.wait)
 	m.Sojourn = delays(&in.sojourn)
-	m.DownstreamPeakRPS = float64(f.peak.max) * 1000 / SeriesWindowMS
+	m.DownstreamPeakRPS = float64(f.rel.peak.max) * 1000 / SeriesWindowMS
 	m.RollingMax = in.rolling.Max()
 	m.UtilizationPct = math.Min(100, 100*float64(m.Admitted)*f.serviceMS/(f.durationMS*float64(cfg.Server.Workers))) // service_ms: the mean
-	m.InSystemMax = f.inSystemMax
+	m.InSystemMax = f.rel.inSystemMax
 	m.ServerSojournMaxMS = f.serverSojournMax
 
-	clientShares(m, f.clients, f.ngroup, func(i int) int { return f.groups[i] }, seconds)
 	m.Recovery = cfg.recovery(s, f.windowMS)
-	pt := f.pt
+	finishPoint(cfg, f.pt, f.spec, f.params, in, m, s, f.clients, &f.fair, f.ngroup, func(i int) int { return f.groups[i] }, f.gateMax, f.endToEndMax, true, f.rel.keep)
+}
+
+// finishPoint files a point's measures, the end every simulation shares:
+// each client's share and Jain's index over them (group(i) is client i's
+// group), the network-calculus bounds where the point has them (bounds: a
+// FIFO server), the output curve of the releases kept (curve), the series,
+// and the clients and Jain's index over time when fairness windows are on.
+// m.Recovery is the caller's (each simulation measures its own).
+func finishPoint(cfg *Config, pt *Point, spec *limiter.Spec, params limiter.Params, in *instruments, m *Metrics, s *Series,
+	clients []ClientResult, fair *fairWindows, ngroup int, group func(i int) int, gateMax, endToEndMax float64, bounds, curve bool) {
+	durationMS := cfg.Workload.DurationMS
+	clientShares(m, clients, ngroup, group, durationMS/1000)
 	pt.Metrics = *m
-	pt.Bounds = pointBounds(cfg, f.spec, f.params, len(f.clients), m, f.gateMax, f.endToEndMax)
-	if f.keepReleases {
-		pt.OutputCurve = calculus.Empirical(in.releases, calculus.Grid(f.durationMS))
+	if bounds {
+		pt.Bounds = pointBounds(cfg, spec, params, len(clients), m, gateMax, endToEndMax)
+	}
+	if curve {
+		pt.OutputCurve = calculus.Empirical(in.releases, calculus.Grid(durationMS))
 	}
 	pt.Series = *s
-	if f.fair.on {
-		pt.Clients = f.clients
-		pt.JainSeries = f.fair.finish()
+	if fair.on {
+		pt.Clients = clients
+		pt.JainSeries = fair.finish()
 	}
 }
 

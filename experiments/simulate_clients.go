@@ -7,7 +7,6 @@ import (
 	"math/bits"
 	"math/rand/v2"
 
-	"github.com/ratelab/ratelab/experiments/calculus"
 	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/experiments/metrics"
 	"github.com/ratelab/ratelab/experiments/server"
@@ -221,6 +220,132 @@ type clientRun struct {
 	// min-heap; a request is in flight from its first attempt to its end.
 	userEnds                        []float64
 	usersInFlight, usersInFlightMax int
+
+	// The gate side of the point (atGate), which both servers share.
+	gate         limiter.Gate
+	advisor      limiter.Advisor   // nil: the gate cannot say when it admits again
+	occ          limiter.Occupancy // what the attempts find in the system
+	spec         *limiter.Spec
+	in           *instruments
+	m            *Metrics
+	cm           *ClientMetrics
+	s            *Series
+	clients      []ClientResult
+	fair         *fairWindows
+	horizonMS    float64 // a release at or after it is refused (the series' limit)
+	lastQuery    float64 // the latest time occ was read at
+	lastRelease  float64
+	gateMax      float64
+	occupancySum int64 // what each attempt found in the system, summed
+}
+
+// startGate gives the point's gate side to atGate: the gate in front of
+// occ, the run's horizon for releases, and the measures it counts in.
+func (r *clientRun) startGate(gate limiter.Gate, occ limiter.Occupancy, spec *limiter.Spec, horizonMS float64, in *instruments, m *Metrics, cm *ClientMetrics, s *Series, clients []ClientResult, fair *fairWindows) {
+	r.gate, r.occ, r.spec, r.horizonMS = gate, occ, spec, horizonMS
+	r.advisor, _ = gate.(limiter.Advisor)
+	r.in, r.m, r.cm, r.s, r.clients, r.fair = in, m, cm, s, clients, fair
+	r.lastQuery, r.lastRelease, r.gateMax, r.occupancySum = 0, math.Inf(-1), 0, 0
+}
+
+// clientSeries is the series of a client-model point: over the run's
+// windows, with attempts, retries and goodput.
+func clientSeries(durationMS, windowMS float64) Series {
+	windows := int(metrics.WindowCount(durationMS, windowMS))
+	return Series{
+		Offered:     make([]int32, windows),
+		Rejected:    make([]int32, windows),
+		Released:    make([]int32, windows),
+		InSystemMax: make([]int32, windows),
+		Attempts:    make([]int32, windows),
+		Retries:     make([]int32, windows),
+		Goodput:     make([]int32, windows),
+	}
+}
+
+// atGate takes attempt at, in series window wi, through its client and
+// the gate (steps 1 to 3 of the model): the retry budget, adaptive
+// throttling, the counts of attempts, the requests it finds in the system,
+// and the gate's decision; refused, it is retried or its request ends. It
+// returns when the gate releases it to the server and when its client
+// gives up on it (+Inf without a timeout), and ok false when it went no
+// further.
+func (r *clientRun) atGate(at *attempt, wi int) (release, abandonAt float64, ok bool, err error) {
+	t := at.t
+	b, fl := &r.behs[at.part], r.flags[at.part]
+	m, cm, s := r.m, r.cm, r.s
+	if at.n == 0 {
+		m.Arrivals++
+		s.Offered[wi]++
+		r.clients[at.c].Offered++
+		if at.user {
+			r.userStarts(t)
+		}
+		if fl.budgeted {
+			k := r.budgetKey(b, at.c)
+			r.budgetAt(k, t)
+			r.budgetFirsts[k]++
+		}
+	} else if fl.budgeted {
+		k := r.budgetKey(b, at.c)
+		r.budgetAt(k, t)
+		if r.budgetRetries[k]+1 > b.BudgetRatio*r.budgetFirsts[k]+b.BudgetFloorRPS {
+			cm.BudgetDenied++
+			r.end(at, t)
+			return 0, 0, false, nil
+		}
+		r.budgetRetries[k]++
+	}
+	if fl.throttles {
+		req, acc := r.throttleAt(b, at.c, t)
+		if p := (req - b.ThrottleK*acc) / (req + 1); p > 0 && r.rng.Float64() < p {
+			r.thrReq[r.throttleSlot(at.c)]++
+			cm.Throttled++
+			r.end(at, t)
+			return 0, 0, false, nil
+		}
+		r.thrReq[r.throttleSlot(at.c)]++
+	}
+	cm.Attempts++
+	cm.AttemptsMax = max(cm.AttemptsMax, int(at.n)+1)
+	s.Attempts[wi]++
+	if at.n > 0 {
+		cm.Retries++
+		s.Retries[wi]++
+	}
+	r.lastQuery = max(r.lastQuery, t)
+	r.occupancySum += int64(r.occ.InSystem(r.lastQuery))
+	release, ok = r.gate.Offer(t, at.c)
+	if !ok {
+		m.Rejected++
+		s.Rejected[wi]++
+		notBefore := t
+		if r.advisor != nil && fl.honour {
+			notBefore = max(t, r.advisor.NextAdmitMS(t, at.c))
+		}
+		r.retry(at, t, notBefore)
+		return 0, 0, false, nil
+	}
+	if release < r.lastRelease {
+		return 0, 0, false, fmt.Errorf("%s released at %g after %g: a gate must release in order", r.spec.Label(), release, r.lastRelease)
+	}
+	r.lastRelease = release
+	if !(release < r.horizonMS) {
+		return 0, 0, false, fmt.Errorf("%s released a request at %g ms, %g ms after the run ends: its series would pass the limit of %d rows (a rate or a stage too slow for the run)",
+			r.spec.Label(), release, release-r.w, MaxSeriesRows)
+	}
+	m.Admitted++
+	r.clients[at.c].Admitted++
+	if r.fair.on {
+		r.fair.admit(t, int(at.c))
+	}
+	r.in.gate.Record(release - t)
+	r.gateMax = max(r.gateMax, release-t)
+	abandonAt = math.Inf(1)
+	if fl.timeout {
+		abandonAt = t + b.TimeoutMS
+	}
+	return release, abandonAt, true, nil
 }
 
 // userStarts counts a closed-loop request starting at t in flight.
@@ -386,28 +511,13 @@ func (r *clientRun) retry(a *attempt, failAt, notBefore float64) {
 // as simulate does, with the client columns (ClientMetrics).
 func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spec *limiter.Spec, params limiter.Params, in *instruments, pt *Point) error {
 	srv := server.New(cfg.Server)
-	weights := make([]float64, len(a.Clients))
-	for i, c := range a.Clients {
-		weights[i] = c.Weight
-	}
-	gate, err := limiter.New(spec, params, weights, srv)
+	gate, err := pointGate(spec, params, a.Clients, srv)
 	if err != nil {
 		return err
 	}
-	advisor, _ := gate.(limiter.Advisor)
-	in.gate.Reset()
-	in.wait.Reset()
-	in.sojourn.Reset()
-	if in.rolling == nil {
-		in.rolling = metrics.NewRolling(cfg.Metrics.RollingWindowMS)
-	}
-	in.rolling.Reset(cfg.Metrics.RollingWindowMS)
-	if in.clients == nil {
-		in.clients = new(clientBufs)
-	}
+	in.startPoint(cfg)
 
-	w := &cfg.Workload
-	durationMS := w.DurationMS
+	durationMS := cfg.Workload.DurationMS
 	serviceMS, deadlineMS := cfg.Server.ServiceMS, cfg.Server.DeadlineMS
 	cancel := cfg.Server.Option(server.OptCancel) == server.CancelDrop
 	nc := len(a.Clients)
@@ -415,39 +525,17 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 	if err != nil {
 		return err
 	}
-
 	windowMS := cfg.SeriesWindow()
-	windows := int(metrics.WindowCount(durationMS, windowMS))
-	npoints := 0
-	for i := range cfg.Limiters {
-		npoints += cfg.Limiters[i].Count()
-	}
-	horizonMS := durationMS + spec.LagMS([]limiter.Params{params}) + float64(MaxSeriesRows/max(npoints, 1))*windowMS
-	s := Series{
-		Offered:     make([]int32, windows),
-		Rejected:    make([]int32, windows),
-		Released:    make([]int32, windows),
-		InSystemMax: make([]int32, windows),
-		Attempts:    make([]int32, windows),
-		Retries:     make([]int32, windows),
-		Goodput:     make([]int32, windows),
-	}
+	s := clientSeries(durationMS, windowMS)
 	clients := make([]ClientResult, nc)
 	var fair fairWindows
 	fair.start(in, nc, cfg.Metrics.FairnessWindowMS, durationMS)
-
 	var m Metrics
 	var cm ClientMetrics
-	var occupancySum int64
-	lastRelease, lastQuery := math.Inf(-1), 0.0
-	var serverSojournMax, gateMax, endToEndMax, busyMS float64
-	in.releases = in.releases[:0]
-	keepReleases := len(a.T) <= MaxCurveArrivals
-	if keepReleases && cap(in.releases) < len(a.T) {
-		in.releases = make([]float64, 0, len(a.T))
-	}
-	inSystemMax := 0
-	var peak peak100
+	r.startGate(gate, srv, spec, cfg.releaseHorizonMS(spec, params), in, &m, &cm, &s, clients, &fair)
+
+	var serverSojournMax, endToEndMax, busyMS float64
+	rel := newReleaseTally(in, windowMS, len(a.T) <= MaxCurveArrivals, len(a.T))
 	next := 0 // next arrival of the list
 	for steps := 0; ; steps++ {
 		if steps&(1<<20-1) == 0 && steps > 0 {
@@ -472,79 +560,14 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 		}
 		t := at.t
 		b, fl := &r.behs[at.part], r.flags[at.part]
-		wi := int(metrics.WindowIndex(t, windowMS))
-		if at.n == 0 {
-			m.Arrivals++
-			s.Offered[wi]++
-			clients[at.c].Offered++
-			if at.user {
-				r.userStarts(t)
-			}
-			if fl.budgeted {
-				k := r.budgetKey(b, at.c)
-				r.budgetAt(k, t)
-				r.budgetFirsts[k]++
-			}
-		} else if fl.budgeted {
-			k := r.budgetKey(b, at.c)
-			r.budgetAt(k, t)
-			if r.budgetRetries[k]+1 > b.BudgetRatio*r.budgetFirsts[k]+b.BudgetFloorRPS {
-				cm.BudgetDenied++
-				r.end(&at, t)
-				continue
-			}
-			r.budgetRetries[k]++
+		release, abandonAt, ok, err := r.atGate(&at, int(metrics.WindowIndex(t, windowMS)))
+		if err != nil {
+			return err
 		}
-		if fl.throttles {
-			req, acc := r.throttleAt(b, at.c, t)
-			if p := (req - b.ThrottleK*acc) / (req + 1); p > 0 && r.rng.Float64() < p {
-				r.thrReq[r.throttleSlot(at.c)]++
-				cm.Throttled++
-				r.end(&at, t)
-				continue
-			}
-			r.thrReq[r.throttleSlot(at.c)]++
-		}
-		cm.Attempts++
-		cm.AttemptsMax = max(cm.AttemptsMax, int(at.n)+1)
-		s.Attempts[wi]++
-		if at.n > 0 {
-			cm.Retries++
-			s.Retries[wi]++
-		}
-		lastQuery = max(lastQuery, t)
-		occupancySum += int64(srv.InSystem(lastQuery))
-		release, ok := gate.Offer(t, at.c)
 		if !ok {
-			m.Rejected++
-			s.Rejected[wi]++
-			notBefore := t
-			if advisor != nil && fl.honour {
-				notBefore = max(t, advisor.NextAdmitMS(t, at.c))
-			}
-			r.retry(&at, t, notBefore)
 			continue
 		}
-		if release < lastRelease {
-			return fmt.Errorf("%s released at %g after %g: a gate must release in order", spec.Label(), release, lastRelease)
-		}
-		lastRelease = release
-		lastQuery = max(lastQuery, release)
-		if !(release < horizonMS) {
-			return fmt.Errorf("%s released a request at %g ms, %g ms after the run ends: its series would pass the limit of %d rows (a rate or a stage too slow for the run)",
-				spec.Label(), release, release-durationMS, MaxSeriesRows)
-		}
-		m.Admitted++
-		clients[at.c].Admitted++
-		if fair.on {
-			fair.admit(t, int(at.c))
-		}
-		in.gate.Record(release - t)
-		gateMax = max(gateMax, release-t)
-		abandonAt := math.Inf(1)
-		if fl.timeout {
-			abandonAt = t + b.TimeoutMS
-		}
+		r.lastQuery = max(r.lastQuery, release)
 		if cancel && fl.timeout && srv.StartAt(release) > abandonAt {
 			cm.Abandoned++
 			cm.Dropped++
@@ -557,27 +580,12 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 		if at.n > 0 {
 			cm.RetriesServed++
 		}
-		n := srv.Len()
-		rw := int(metrics.WindowIndex(release, windowMS))
-		for rw >= len(s.Released) {
-			s.Released = append(s.Released, 0)
-			s.InSystemMax = append(s.InSystemMax, 0)
-		}
-		s.Released[rw]++
-		if int32(n) > s.InSystemMax[rw] {
-			s.InSystemMax[rw] = int32(n)
-		}
-		inSystemMax = max(inSystemMax, n)
-		in.rolling.Add(release)
-		peak.add(release)
+		rel.add(&s, in, release, srv.Len())
 		in.wait.Record(start - release)
 		sojourn := max(at.svc, metrics.RoundHalfUp(finish-t))
 		in.sojourn.Record(sojourn)
 		serverSojournMax = max(serverSojournMax, finish-release)
 		endToEndMax = max(endToEndMax, finish-t)
-		if keepReleases {
-			in.releases = append(in.releases, release)
-		}
 		switch {
 		case fl.timeout && sojourn > b.TimeoutMS:
 			m.Late++
@@ -609,22 +617,12 @@ done:
 	}
 
 	clientTotals(cfg, r, &m, &cm, in, clientTally{
-		busyMS: busyMS, occupancySum: occupancySum, inSystemMax: inSystemMax,
-		serverSojournMaxMS: serverSojournMax, peak: peak.max, users: totalUsers,
+		busyMS: busyMS, occupancySum: r.occupancySum, inSystemMax: rel.inSystemMax,
+		serverSojournMaxMS: serverSojournMax, peak: rel.peak.max, users: totalUsers,
 	})
 
-	clientShares(&m, clients, len(a.Groups), func(i int) int { return a.Clients[i].GroupIndex() }, durationMS/1000)
 	m.Recovery = measureGoodputRecovery(cfg, &s, windowMS)
-	pt.Metrics = m
-	pt.Bounds = pointBounds(cfg, spec, params, nc, &m, gateMax, endToEndMax)
-	if keepReleases {
-		pt.OutputCurve = calculus.Empirical(in.releases, calculus.Grid(durationMS))
-	}
-	pt.Series = s
-	if fair.on {
-		pt.Clients = clients
-		pt.JainSeries = fair.finish()
-	}
+	finishPoint(cfg, pt, spec, params, in, &m, &s, clients, &fair, len(a.Groups), a.GroupOf, r.gateMax, endToEndMax, true, rel.keep)
 	return nil
 }
 

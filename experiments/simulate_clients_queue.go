@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"sync/atomic"
 
-	"github.com/ratelab/ratelab/experiments/calculus"
 	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/experiments/metrics"
 	"github.com/ratelab/ratelab/experiments/server"
@@ -206,7 +205,6 @@ type cqRun struct {
 	offering         int32 // the attempt being offered at admission (decided mode)
 	mismatch         string
 	shedByDoor       bool
-	occupancySum     int64
 }
 
 func (x *cqRun) newRec(a *attempt) int32 {
@@ -386,33 +384,7 @@ func (x *cqRun) offer(id int32, t float64, rel *releaseTally) {
 		rec = &x.bufs.recs[id]
 		rec.state, rec.pos = cqWaiting, x.q.LastPos()
 	}
-	rel.add(x, t, x.q.InSystem(t))
-}
-
-// releaseTally measures releases to the server.
-type releaseTally struct {
-	peak        peak100
-	keep        bool
-	inSystemMax int
-}
-
-func (rt *releaseTally) add(x *cqRun, release float64, n int) {
-	s := x.s
-	rw := int(metrics.WindowIndex(release, x.windowMS))
-	for rw >= len(s.Released) {
-		s.Released = append(s.Released, 0)
-		s.InSystemMax = append(s.InSystemMax, 0)
-	}
-	s.Released[rw]++
-	if int32(n) > s.InSystemMax[rw] {
-		s.InSystemMax[rw] = int32(n)
-	}
-	rt.inSystemMax = max(rt.inSystemMax, n)
-	x.in.rolling.Add(release)
-	rt.peak.add(release)
-	if rt.keep {
-		x.in.releases = append(x.in.releases, release)
-	}
+	rel.add(x.s, x.in, t, x.q.InSystem(t))
 }
 
 // userClasses draws closed-loop requests' classes (nil without classes).
@@ -445,27 +417,14 @@ func simulateClientsQueue(ctx context.Context, cfg *Config, a *workload.Arrivals
 	nclass := len(cfg.Classes)
 	windowMS := cfg.SeriesWindow()
 	windows := int(metrics.WindowCount(durationMS, windowMS))
-	s := Series{
-		Offered:     make([]int32, windows),
-		Rejected:    make([]int32, windows),
-		Released:    make([]int32, windows),
-		InSystemMax: make([]int32, windows),
-		Attempts:    make([]int32, windows),
-		Retries:     make([]int32, windows),
-		Goodput:     make([]int32, windows),
-	}
+	s := clientSeries(durationMS, windowMS)
 	var m Metrics
 	var cm ClientMetrics
-	if in.queue == nil {
-		in.queue = new(queueBufs)
-	}
 	if in.cq == nil {
 		in.cq = new(cqBufs)
 	}
-	qr := &queueRun{in: in, s: &s, m: &m, bufs: in.queue, variable: !cfg.Server.FixedService(), windowMS: windowMS}
-	qr.bufs.shedWait.Reset()
-	qr.bufs.finish = qr.bufs.finish[:0]
-	qr.bufs.finishes = qr.bufs.finishes[:0]
+	qr := &queueRun{in: in, s: &s, m: &m, variable: !cfg.Server.FixedService(), windowMS: windowMS}
+	classOK := qr.startBufs(in, classes != nil, nclass, windows)
 	x := &cqRun{
 		cfg: cfg, qr: qr, bufs: in.cq, in: in, m: &m, cm: &cm, s: &s,
 		lazy:       lazy,
@@ -476,19 +435,9 @@ func simulateClientsQueue(ctx context.Context, cfg *Config, a *workload.Arrivals
 		offering:   -1,
 	}
 	x.bufs.recs, x.bufs.free, x.bufs.events = x.bufs.recs[:0], x.bufs.free[:0], x.bufs.events[:0]
+	x.classOK = classOK
 	var users *userClasses
 	if classes != nil {
-		for len(qr.bufs.classSojourn) < nclass {
-			qr.bufs.classSojourn = append(qr.bufs.classSojourn, new(metrics.Histogram))
-		}
-		for k := range nclass {
-			qr.bufs.classSojourn[k].Reset()
-		}
-		x.classOK = make([]int, nclass)
-		s.Classes = make([]ClassSeries, nclass)
-		for k := range s.Classes {
-			s.Classes[k] = ClassSeries{Offered: make([]int32, windows), Success: make([]int32, windows)}
-		}
 		users = &userClasses{rng: rand.New(rand.NewPCG(uint64(cfg.ClassDraw.Seed), 0x7573657273))} // "users"
 		sum := 0.0
 		for k := range nclass - 1 {
@@ -508,22 +457,11 @@ func simulateClientsQueue(ctx context.Context, cfg *Config, a *workload.Arrivals
 			occ = shadow
 		}
 	}
-	weights := make([]float64, len(a.Clients))
-	for i, c := range a.Clients {
-		weights[i] = c.Weight
-	}
-	gate, err := limiter.New(spec, params, weights, occ)
+	gate, err := pointGate(spec, params, a.Clients, occ)
 	if err != nil {
 		return err
 	}
-	advisor, _ := gate.(limiter.Advisor)
-	in.gate.Reset()
-	in.wait.Reset()
-	in.sojourn.Reset()
-	if in.rolling == nil {
-		in.rolling = metrics.NewRolling(cfg.Metrics.RollingWindowMS)
-	}
-	in.rolling.Reset(cfg.Metrics.RollingWindowMS)
+	in.startPoint(cfg)
 	nc := len(a.Clients)
 	r, totalUsers, err := newClientRun(cfg, a, pt, in)
 	if err != nil {
@@ -531,23 +469,13 @@ func simulateClientsQueue(ctx context.Context, cfg *Config, a *workload.Arrivals
 	}
 	x.r = r
 
-	npoints := 0
-	for i := range cfg.Limiters {
-		npoints += cfg.Limiters[i].Count()
-	}
-	horizonMS := durationMS + spec.LagMS([]limiter.Params{params}) + float64(MaxSeriesRows/max(npoints, 1))*windowMS
+	horizonMS := cfg.releaseHorizonMS(spec, params)
 	qr.maxFinishWindows = int(math.Ceil(horizonMS / windowMS))
 	clients := make([]ClientResult, nc)
 	var fair fairWindows
 	fair.start(in, nc, cfg.Metrics.FairnessWindowMS, durationMS)
-
-	lastRelease, lastQuery := math.Inf(-1), 0.0
-	var gateMax float64
-	in.releases = in.releases[:0]
-	rel := releaseTally{keep: len(a.T) <= MaxCurveArrivals}
-	if rel.keep && cap(in.releases) < len(a.T) {
-		in.releases = make([]float64, 0, len(a.T))
-	}
+	r.startGate(gate, occ, spec, horizonMS, in, &m, &cm, &s, clients, &fair)
+	rel := newReleaseTally(in, windowMS, len(a.T) <= MaxCurveArrivals, len(a.T))
 	next := 0 // next arrival of the list
 	events := &x.bufs.events
 	cut := false // the end of a cut window has shed what waited
@@ -617,81 +545,17 @@ func simulateClientsQueue(ctx context.Context, cfg *Config, a *workload.Arrivals
 				at.class = users.next()
 			}
 		}
-		b, fl := &r.behs[at.part], r.flags[at.part]
+		fl := r.flags[at.part]
 		wi := int(metrics.WindowIndex(t, windowMS))
-		if at.n == 0 {
-			m.Arrivals++
-			s.Offered[wi]++
-			clients[at.c].Offered++
-			if classes != nil {
-				s.Classes[at.class].Offered[wi]++
-			}
-			if at.user {
-				r.userStarts(t)
-			}
-			if fl.budgeted {
-				k := r.budgetKey(b, at.c)
-				r.budgetAt(k, t)
-				r.budgetFirsts[k]++
-			}
-		} else if fl.budgeted {
-			k := r.budgetKey(b, at.c)
-			r.budgetAt(k, t)
-			if r.budgetRetries[k]+1 > b.BudgetRatio*r.budgetFirsts[k]+b.BudgetFloorRPS {
-				cm.BudgetDenied++
-				r.end(&at, t)
-				continue
-			}
-			r.budgetRetries[k]++
+		if classes != nil && at.n == 0 {
+			s.Classes[at.class].Offered[wi]++
 		}
-		if fl.throttles {
-			req, acc := r.throttleAt(b, at.c, t)
-			if p := (req - b.ThrottleK*acc) / (req + 1); p > 0 && r.rng.Float64() < p {
-				r.thrReq[r.throttleSlot(at.c)]++
-				cm.Throttled++
-				r.end(&at, t)
-				continue
-			}
-			r.thrReq[r.throttleSlot(at.c)]++
+		release, abandonAt, ok, err := r.atGate(&at, wi)
+		if err != nil {
+			return err
 		}
-		cm.Attempts++
-		cm.AttemptsMax = max(cm.AttemptsMax, int(at.n)+1)
-		s.Attempts[wi]++
-		if at.n > 0 {
-			cm.Retries++
-			s.Retries[wi]++
-		}
-		lastQuery = max(lastQuery, t)
-		x.occupancySum += int64(occ.InSystem(lastQuery))
-		release, ok := gate.Offer(t, at.c)
 		if !ok {
-			m.Rejected++
-			s.Rejected[wi]++
-			notBefore := t
-			if advisor != nil && fl.honour {
-				notBefore = max(t, advisor.NextAdmitMS(t, at.c))
-			}
-			r.retry(&at, t, notBefore)
 			continue
-		}
-		if release < lastRelease {
-			return fmt.Errorf("%s released at %g after %g: a gate must release in order", spec.Label(), release, lastRelease)
-		}
-		lastRelease = release
-		if !(release < horizonMS) {
-			return fmt.Errorf("%s released a request at %g ms, %g ms after the run ends: its series would pass the limit of %d rows (a rate or a stage too slow for the run)",
-				spec.Label(), release, release-durationMS, MaxSeriesRows)
-		}
-		m.Admitted++
-		clients[at.c].Admitted++
-		if fair.on {
-			fair.admit(t, int(at.c))
-		}
-		in.gate.Record(release - t)
-		gateMax = max(gateMax, release-t)
-		abandonAt := math.Inf(1)
-		if fl.timeout {
-			abandonAt = t + b.TimeoutMS
 		}
 		if lazy {
 			id := x.newRec(&at)
@@ -709,7 +573,7 @@ func simulateClientsQueue(ctx context.Context, cfg *Config, a *workload.Arrivals
 			continue
 		}
 		// Decided at admission.
-		lastQuery = max(lastQuery, release)
+		r.lastQuery = max(r.lastQuery, release)
 		if x.cancel && fl.timeout && shadow.StartAt(release) > abandonAt {
 			cm.Abandoned++
 			cm.Dropped++
@@ -738,7 +602,7 @@ func simulateClientsQueue(ctx context.Context, cfg *Config, a *workload.Arrivals
 				x.served(&at, release, start, finish, abandonAt, false)
 			}
 		}
-		rel.add(x, release, q.InSystem(release))
+		rel.add(&s, in, release, q.InSystem(release))
 	}
 	q.Finish()
 	if r.err != nil {
@@ -756,7 +620,7 @@ func simulateClientsQueue(ctx context.Context, cfg *Config, a *workload.Arrivals
 	}
 
 	clientTotals(cfg, r, &m, &cm, in, clientTally{
-		busyMS: x.busyMS, occupancySum: x.occupancySum, inSystemMax: rel.inSystemMax,
+		busyMS: x.busyMS, occupancySum: r.occupancySum, inSystemMax: rel.inSystemMax,
 		serverSojournMaxMS: x.serverSojournMax, peak: rel.peak.max, users: totalUsers,
 	})
 	seconds := durationMS / 1000
@@ -771,19 +635,8 @@ func simulateClientsQueue(ctx context.Context, cfg *Config, a *workload.Arrivals
 	if classes != nil {
 		cfg.classMetrics(&m, &s, x.classOK, qr.bufs.classSojourn, seconds)
 	}
-	clientShares(&m, clients, len(a.Groups), func(i int) int { return a.Clients[i].GroupIndex() }, seconds)
 	m.Recovery = measureGoodputRecovery(cfg, &s, windowMS)
-	pt.Metrics = m
-	if cfg.Server.Option(server.OptDiscipline) == server.FIFO {
-		pt.Bounds = pointBounds(cfg, spec, params, nc, &m, gateMax, x.endToEndMax)
-	}
-	if rel.keep {
-		pt.OutputCurve = calculus.Empirical(in.releases, calculus.Grid(durationMS))
-	}
-	pt.Series = s
-	if fair.on {
-		pt.Clients = clients
-		pt.JainSeries = fair.finish()
-	}
+	finishPoint(cfg, pt, spec, params, in, &m, &s, clients, &fair, len(a.Groups), a.GroupOf, r.gateMax, x.endToEndMax,
+		cfg.Server.Option(server.OptDiscipline) == server.FIFO, rel.keep)
 	return nil
 }

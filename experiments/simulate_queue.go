@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sync/atomic"
 
-	"github.com/ratelab/ratelab/experiments/calculus"
 	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/experiments/metrics"
 	"github.com/ratelab/ratelab/experiments/server"
@@ -107,6 +106,33 @@ type queueRun struct {
 	maxFinishWindows    int
 	lastFinish          float64
 	finishOrderViolated bool
+}
+
+// startBufs readies the worker's queue-model instruments for a point and,
+// with classes, the histograms and series of its nclass classes (over
+// windows); it returns the count of each class's successes, to fill.
+func (r *queueRun) startBufs(in *instruments, classes bool, nclass, windows int) []int {
+	if in.queue == nil {
+		in.queue = new(queueBufs)
+	}
+	r.bufs = in.queue
+	r.bufs.shedWait.Reset()
+	r.bufs.finish = r.bufs.finish[:0]
+	r.bufs.finishes = r.bufs.finishes[:0]
+	if !classes {
+		return nil
+	}
+	for len(r.bufs.classSojourn) < nclass {
+		r.bufs.classSojourn = append(r.bufs.classSojourn, new(metrics.Histogram))
+	}
+	for k := range nclass {
+		r.bufs.classSojourn[k].Reset()
+	}
+	r.s.Classes = make([]ClassSeries, nclass)
+	for k := range r.s.Classes {
+		r.s.Classes[k] = ClassSeries{Offered: make([]int32, windows), Success: make([]int32, windows)}
+	}
+	return make([]int, nclass)
 }
 
 func (r *queueRun) scored(id int32) bool { return r.a.T[id] <= r.scoreEnd }
@@ -239,49 +265,15 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 		variable:   a.ServiceMS != nil,
 		windowMS:   windowMS,
 	}
-	if in.queue == nil {
-		in.queue = new(queueBufs)
-	}
-	r.bufs = in.queue
-	r.bufs.shedWait.Reset()
-	r.bufs.finish = r.bufs.finish[:0]
-	r.bufs.finishes = r.bufs.finishes[:0]
 	nclass := len(cfg.Classes)
-	if classes != nil {
-		for len(r.bufs.classSojourn) < nclass {
-			r.bufs.classSojourn = append(r.bufs.classSojourn, new(metrics.Histogram))
-		}
-		for k := range nclass {
-			r.bufs.classSojourn[k].Reset()
-		}
-		r.classOK = make([]int, nclass)
-		s.Classes = make([]ClassSeries, nclass)
-		for k := range s.Classes {
-			s.Classes[k] = ClassSeries{Offered: make([]int32, windows), Success: make([]int32, windows)}
-		}
-	}
+	r.classOK = r.startBufs(in, classes != nil, nclass, windows)
 	srv := server.NewQueue(cfg.Server, durationMS, nclass, r)
-	weights := make([]float64, len(a.Clients))
-	for i, c := range a.Clients {
-		weights[i] = c.Weight
-	}
-	gate, err := limiter.New(spec, params, weights, srv)
+	gate, err := pointGate(spec, params, a.Clients, srv)
 	if err != nil {
 		return err
 	}
-	in.gate.Reset()
-	in.wait.Reset()
-	in.sojourn.Reset()
-	if in.rolling == nil {
-		in.rolling = metrics.NewRolling(cfg.Metrics.RollingWindowMS)
-	}
-	in.rolling.Reset(cfg.Metrics.RollingWindowMS)
-
-	npoints := 0
-	for i := range cfg.Limiters {
-		npoints += cfg.Limiters[i].Count()
-	}
-	horizonMS := durationMS + spec.LagMS([]limiter.Params{params}) + float64(MaxSeriesRows/max(npoints, 1))*windowMS
+	in.startPoint(cfg)
+	horizonMS := cfg.releaseHorizonMS(spec, params)
 	r.maxFinishWindows = int(math.Ceil(horizonMS / windowMS))
 
 	nc := len(a.Clients)
@@ -291,14 +283,8 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 
 	lastRelease := math.Inf(-1)
 	var gateMax float64
-	in.releases = in.releases[:0]
-	keepReleases := len(a.T) <= MaxCurveArrivals
-	if keepReleases && cap(in.releases) < len(a.T) {
-		in.releases = make([]float64, 0, len(a.T))
-	}
-	inSystemMax := 0
+	rel := newReleaseTally(in, windowMS, len(a.T) <= MaxCurveArrivals, len(a.T))
 	arrivals := 0
-	var peak peak100
 	for i, t := range a.T {
 		if i&(1<<20-1) == 0 && i > 0 {
 			if err := ctx.Err(); err != nil {
@@ -346,24 +332,7 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 			svc = a.ServiceMS[i]
 		}
 		srv.OfferFor(int32(i), class, t, release, svc)
-		n := srv.InSystem(release)
-		rw := int(metrics.WindowIndex(release, windowMS))
-		for rw >= len(s.Released) {
-			s.Released = append(s.Released, 0)
-			s.InSystemMax = append(s.InSystemMax, 0)
-		}
-		s.Released[rw]++
-		if int32(n) > s.InSystemMax[rw] {
-			s.InSystemMax[rw] = int32(n)
-		}
-		if n > inSystemMax {
-			inSystemMax = n
-		}
-		in.rolling.Add(release)
-		peak.add(release)
-		if keepReleases {
-			in.releases = append(in.releases, release)
-		}
+		rel.add(&s, in, release, srv.InSystem(release))
 	}
 	srv.Finish()
 	r.flushFinishes()
@@ -396,29 +365,18 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 	m.Sojourn = delays(&in.sojourn)
 	sw := delays(&r.bufs.shedWait)
 	m.ShedWait = &sw
-	m.DownstreamPeakRPS = float64(peak.max) * 1000 / SeriesWindowMS
+	m.DownstreamPeakRPS = float64(rel.peak.max) * 1000 / SeriesWindowMS
 	m.RollingMax = in.rolling.Max()
 	m.UtilizationPct = math.Min(100, 100*float64(r.served)*serviceMS/(durationMS*float64(cfg.Server.Workers)))
-	m.InSystemMax = inSystemMax
+	m.InSystemMax = rel.inSystemMax
 	m.ServerSojournMaxMS = r.serverSojournMax
 	if classes != nil {
 		cfg.classMetrics(&m, &s, r.classOK, r.bufs.classSojourn, seconds)
 	}
 
-	clientShares(&m, clients, len(a.Groups), func(i int) int { return a.Clients[i].GroupIndex() }, seconds)
 	m.Recovery = cfg.recovery(&s, windowMS)
-	pt.Metrics = m
-	if cfg.Server.Option(server.OptDiscipline) == server.FIFO {
-		pt.Bounds = pointBounds(cfg, spec, params, len(a.Clients), &m, gateMax, r.endToEndMax)
-	}
-	if keepReleases {
-		pt.OutputCurve = calculus.Empirical(in.releases, calculus.Grid(durationMS))
-	}
-	pt.Series = s
-	if fair.on {
-		pt.Clients = clients
-		pt.JainSeries = fair.finish()
-	}
+	finishPoint(cfg, pt, spec, params, in, &m, &s, clients, &fair, len(a.Groups), a.GroupOf, gateMax, r.endToEndMax,
+		cfg.Server.Option(server.OptDiscipline) == server.FIFO, rel.keep)
 	return nil
 }
 

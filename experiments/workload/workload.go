@@ -32,6 +32,9 @@ type Arrivals struct {
 // Len is the number of arrivals.
 func (a *Arrivals) Len() int { return len(a.T) }
 
+// GroupOf is the index of client i's group (-1 for none).
+func (a *Arrivals) GroupOf(i int) int { return a.Clients[i].GroupIndex() }
+
 // Client is one caller of the service.
 type Client struct {
 	Name   string  `json:"name"`
