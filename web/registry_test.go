@@ -72,7 +72,7 @@ func TestRegisteredGateInFormAndAPI(t *testing.T) {
 }
 
 // GET /api/types lists every registered limiter and part type with its
-// parameters or fields.
+// parameters or fields, and each limiter type's Retry-After.
 func TestAPITypes(t *testing.T) {
 	l := newLab(t, false, 4)
 	w := l.get("/api/types")
@@ -90,6 +90,11 @@ func TestAPITypes(t *testing.T) {
 	}
 	if !byType["chain"].Stages || byType["admission"].Stage {
 		t.Errorf("chain %+v, admission %+v", byType["chain"], byType["admission"])
+	}
+	// every gate that refuses says its Retry-After, but admission
+	if tb.RetryAfter == "" || byType["x-time-rate"].RetryAfter == "" || byType["chain"].RetryAfter == "" || byType["admission"].RetryAfter != "" || byType["none"].RetryAfter != "" {
+		t.Errorf("retry_after: token-bucket %q, x-time-rate %q, chain %q, admission %q, none %q", tb.RetryAfter,
+			byType["x-time-rate"].RetryAfter, byType["chain"].RetryAfter, byType["admission"].RetryAfter, byType["none"].RetryAfter)
 	}
 	if len(types.Parts) == 0 || types.Parts[0].Type != "demand-curve" || !slices.ContainsFunc(types.Parts[0].Fields, func(f APIPartField) bool { return f.Name == "segments" && f.Line == "rate_rps,duration_ms" }) {
 		t.Errorf("parts: %+v", types.Parts)

@@ -25,6 +25,7 @@ func TestHelpListsTheRegistry(t *testing.T) {
 		"test-spacer", "test spacer: at most one admission per gap_ms", "gap_ms (number, ms, 0.5 to 60000)", "edge (closed | open)",
 		"flash-crowd", "multiplier (number, ×)",
 		"Server settings", "discipline", "tail-drop",
+		"Retry-After: when the bucket holds a whole token again", "no Retry-After (retry_after \"honour\" retries on the backoff)",
 	} {
 		if !strings.Contains(help, want) {
 			t.Errorf("lab -h lacks %q:\n%s", want, help)

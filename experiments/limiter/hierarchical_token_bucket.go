@@ -206,6 +206,12 @@ func (b *HierarchicalTokenBucket) Offer(t float64, client int32) (float64, bool)
 
 // surplus reports whether G - 1 >= sum(C_i) at t, exactly.
 func (b *HierarchicalTokenBucket) surplus(t float64) bool {
+	return b.surplusWith(t, b.partTaken, &b.partW, &b.partWA)
+}
+
+// surplusWith is surplus with the sums K, P and Q over the clients whose
+// bucket is not full at t given.
+func (b *HierarchicalTokenBucket) surplusWith(t, partTaken float64, partW, partWA *ddSum) bool {
 	// x approximates 1000*W*(G - 1 - sum(C_i)) =
 	//   corr - 1000*W*(gTaken + 1 - K) + rate*(W*(t - gAnchor) - (t*P - Q)).
 	// Its error: t1 and t2 carry two roundings each, t*P - Q three and
@@ -214,12 +220,12 @@ func (b *HierarchicalTokenBucket) surplus(t float64) bool {
 	// sort a client on the wrong side of t adds at most rate*w_i*5u*t per
 	// client, 8u*rate*W*t in all; corr is left out within corrErr.
 	D := 1000 * b.total
-	p, q := b.partW.value(), b.partWA.value()
-	t1 := (b.gTaken + 1 - b.partTaken) * D
+	p, q := partW.value(), partWA.value()
+	t1 := (b.gTaken + 1 - partTaken) * D
 	t2 := b.total * (t - b.gAnchor)
 	x := b.rateRPS*(t2-(t*p-q)) - t1
 	errB := 8*unit*(math.Abs(t1)+b.rateRPS*(math.Abs(t2)+t*math.Abs(p)+math.Abs(q)+b.total*t)) +
-		b.rateRPS*(t*b.partW.err+b.partWA.err) + b.corrErr + tiny
+		b.rateRPS*(t*partW.err+partWA.err) + b.corrErr + tiny
 	switch {
 	case x > errB:
 		return true
@@ -279,11 +285,10 @@ func (b *HierarchicalTokenBucket) exactSurplus(t float64) int {
 // it peaks. The answer is the first time it is true before that peak,
 // else o. The monotonicity needs client rates that sum to the global rate
 // (equal shares, or weights whose float64 sum is exact), as the invariant
-// does. Each borrowing probe sums every client's bucket exactly in
-// math/big (O(n) per probe, O(n log) per answer); unlike Offer, which goes
-// there only on a tie, the search for the boundary always does, and
-// big.Float's additions allocate: a few allocations per answer, paid only
-// by clients that honour Retry-After.
+// does. A borrowing probe costs O(1) before the first client fills up and
+// O(n) after, and allocates nothing; only where surplus's filter cannot
+// decide (a tie: the boundary falls on a float64 exactly) every bucket is
+// summed in math/big (O(n)), whose additions allocate, as Offer's do.
 func (b *HierarchicalTokenBucket) NextAdmitMS(t float64, client int32) float64 {
 	c := client
 	own := math.Inf(1)
@@ -321,8 +326,10 @@ func (b *HierarchicalTokenBucket) NextAdmitMS(t float64, client int32) float64 {
 }
 
 // surplusAt is surplus at x >= the last decision, exactly, leaving the
-// limiter as it was: the global bucket as Offer would see it at x, and
-// every client's bucket summed.
+// limiter as it was: the global bucket as Offer would see it at x, and the
+// sums over the clients still filling at x (the kept ones while no client
+// fills up before x, else summed again over the heap: O(n)), decided by
+// surplus's filter and, near the boundary, by every bucket in math/big.
 func (b *HierarchicalTokenBucket) surplusAt(x float64) bool {
 	gTaken, gAnchor := b.gTaken, b.gAnchor
 	if b.gTaken > 0 && shareSign(x, b.gAnchor, b.rateRPS, 1, 0, b.gTaken, 1) >= 0 {
@@ -331,7 +338,21 @@ func (b *HierarchicalTokenBucket) surplusAt(x float64) bool {
 	if b.gTaken == 0 {
 		b.gAnchor = x
 	}
-	ok := b.exactSurplus(x) >= 0
+	var ok bool
+	if len(b.heap) == 0 || x < b.fullAt[b.heap[0]] {
+		ok = b.surplus(x)
+	} else {
+		var k float64
+		var pw, pwa ddSum
+		for _, c := range b.heap {
+			if b.fullAt[c] > x {
+				k += b.taken[c]
+				pw.add(b.weight[c])
+				pwa.addProd(b.weight[c], b.anchor[c])
+			}
+		}
+		ok = b.surplusWith(x, k, &pw, &pwa)
+	}
 	b.gTaken, b.gAnchor = gTaken, gAnchor
 	return ok
 }
