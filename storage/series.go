@@ -225,6 +225,10 @@ func decodeSeriesBand(b []byte) (experiments.Series, *experiments.SeriesBand, er
 				if err := readList(&b, &w.SumSq); err != nil {
 					return s, nil, err
 				}
+				// WindowSums.At reads both at each window of Sum.
+				if len(w.Sum) != len(w.SumSq) {
+					return s, nil, fmt.Errorf("%w: a band's sums cover %d windows, its squares %d", errSeries, len(w.Sum), len(w.SumSq))
+				}
 			}
 		}
 	}

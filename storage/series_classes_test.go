@@ -74,3 +74,20 @@ func TestSeriesFullRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// A band whose sums and squares cover different windows is refused as
+// corrupt: the run page reads both at every window of the sums
+// (WindowSums.At), so a shorter list of squares would crash its render.
+func TestSeriesBandListsOfUnequalLengthAreCorrupt(t *testing.T) {
+	for _, w := range []experiments.WindowSums{
+		{Sum: []int64{3, 4}, SumSq: []int64{5}},
+		{Sum: []int64{3}, SumSq: nil},
+		{Sum: nil, SumSq: []int64{9}},
+	} {
+		band := &experiments.SeriesBand{Runs: 2, Released: w}
+		b := encodeSeriesBand(&experiments.Series{Offered: []int32{1}}, band)
+		if _, got, err := decodeSeriesBand(b); err == nil {
+			t.Errorf("sums %v, squares %v: decoded as %+v, no error", w.Sum, w.SumSq, got)
+		}
+	}
+}
