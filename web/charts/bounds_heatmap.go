@@ -182,7 +182,9 @@ func heatmap(title string, pts []*experiments.Point, xp, yp string, m heatMeasur
 		if obj != nil {
 			value = append(value, heatClass(decide.Evaluate([]experiments.Objective{*obj}, p).Checks[0]))
 		}
-		cell := Item{Value: value}
+		// The tooltip names the cell by both parameters (echarts' default
+		// is the x category alone).
+		cell := Item{Name: xp + " " + format.Num(xs[xi]) + ", " + yp + " " + format.Num(ys[yi]), Value: value}
 		if b := p.Bounds; b != nil && b.Bounded && b.EndToEndBoundMS <= deadlineMS {
 			cell.ItemStyle = outline
 		}
@@ -228,7 +230,9 @@ func heatmap(title string, pts []*experiments.Point, xp, yp string, m heatMeasur
 	o.add(m.label, "heatmap", data, func(s *Series) {
 		s.Label = &Label{Show: true, Formatter: "{@[2]}", FontSize: 11}
 		s.LabelLayout = &LabelLayout{HideOverlap: true}
-		s.Encode = &Encode{X: 0, Y: 1, Value: 2}
+		// The tooltip prints the measure, not the objective's class (the
+		// visual map's dimension 3).
+		s.Encode = &Encode{X: 0, Y: 1, Value: 2, Tooltip: []int{2}}
 	})
 	return o
 }

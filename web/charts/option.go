@@ -195,11 +195,13 @@ type LabelLayout struct {
 	HideOverlap bool `json:"hideOverlap"`
 }
 
-// Encode maps item dimensions to a series' x, y and value.
+// Encode maps item dimensions to a series' x, y and value; Tooltip lists
+// the dimensions an item's tooltip prints (empty: echarts' choice).
 type Encode struct {
-	X     int `json:"x"`
-	Y     int `json:"y"`
-	Value int `json:"value"`
+	X       int   `json:"x"`
+	Y       int   `json:"y"`
+	Value   int   `json:"value"`
+	Tooltip []int `json:"tooltip,omitempty"`
 }
 
 // MarkArea is a series' shaded regions: each a pair of corners.
@@ -222,6 +224,8 @@ type AreaEnd struct {
 // line), [x, y, value] (a heatmap cell), "-" for no value, or nil for an
 // empty bar; ItemStyle styles this item alone.
 type Item struct {
+	// Name is the item's name in its tooltip (empty: echarts' default).
+	Name      string     `json:"name,omitempty"`
 	Value     any        `json:"value,omitempty"`
 	ItemStyle *ItemStyle `json:"itemStyle,omitempty"`
 	Label     *Label     `json:"label,omitempty"`
