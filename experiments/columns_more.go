@@ -19,8 +19,9 @@ var variantColumns = []Column{
 }
 
 // clientColumns are the client model's measurements (ClientMetrics):
-// empty cells for a point without client behaviour.
-var clientColumns = []Column{
+// empty cells for a point without client behaviour; with replications the
+// runs' mean and its interval, as every measured column.
+var clientColumns = measuredAll([]Column{
 	clientMetric("attempts", Int, func(c *ClientMetrics) float64 { return float64(c.Attempts) }),
 	clientMetric("retries", Int, func(c *ClientMetrics) float64 { return float64(c.Retries) }),
 	clientMetric("attempts_rps", Fixed1, func(c *ClientMetrics) float64 { return c.AttemptsRPS }),
@@ -50,7 +51,7 @@ var clientColumns = []Column{
 		}
 		return "yes"
 	}},
-}
+})
 
 func clientMetric(key string, f Format, get func(c *ClientMetrics) float64) Column {
 	return Column{Key: key, Format: f, Value: func(p *Point) (float64, bool) {

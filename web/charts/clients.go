@@ -59,6 +59,10 @@ func clientSection(v *View) *Group {
 		sub := "per " + format.Num(sw) + " ms window"
 		if runs > 0 {
 			sub += bandNote(runs, 1)
+		} else {
+			// A replicated run stored without its bands (before series
+			// blob format 4) has its first runs' series only.
+			title += v.firstRunOf(pts)
 		}
 		o := newLine(title, sub, "time (ms)", yName, "value")
 		for k, p := range pts {
@@ -94,13 +98,13 @@ func clientSection(v *View) *Group {
 	for k, p := range all {
 		names[k] = label(p)
 		a := p.Metrics.Client.Amplification
-		if st, ok := p.Stat("amplification"); ok && runs > 0 {
+		if st, ok := p.Stat("amplification"); ok && cfg.Replicated() {
 			a = st.Mean // the runs' mean, as results.csv
 		}
 		amp[k] = Item{Value: a, ItemStyle: &ItemStyle{Color: color(k)}}
 	}
-	if runs > 0 {
-		ampSub += fmt.Sprintf("; mean of %d runs", runs)
+	if cfg.Replicated() {
+		ampSub += fmt.Sprintf("; mean of %d runs", cfg.Replicas())
 	}
 	o := newChart("Amplification per retry policy", ampSub, "attempts per request", Grid{Left: "70", Top: "70", Right: "30", Bottom: "130"})
 	o.Legend = &Legend{Show: boolPtr(false)}
@@ -122,7 +126,7 @@ func clientSection(v *View) *Group {
 		if none == len(all) {
 			sub = "no point recovered within the run (metastable)"
 		}
-		title := "Recovery after the trigger" + v.firstRun(all[0])
+		title := "Recovery after the trigger" + v.firstRunOf(all)
 		o := newChart(title, sub, "recovery (ms)", Grid{Left: "80", Top: "70", Right: "30", Bottom: "130"})
 		o.Legend = &Legend{Show: boolPtr(false)}
 		o.XAxis = []XAxis{{Type: "category", Data: names, AxisLabel: &AxisLabel{Rotate: 20, Interval: "0"}}}
