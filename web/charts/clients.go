@@ -11,6 +11,27 @@ import (
 // ones, in point order).
 const maxClientLines = 12
 
+// shareBase names what the points' reject_pct, served_late_pct and
+// shed_pct are shares of: the arrivals, or under the client model (whose
+// requests retry) the attempts at the gate.
+func (v *View) shareBase() string {
+	clients, plain := false, false
+	for i := range v.Res.Points {
+		if v.Res.Points[i].Metrics.Client != nil {
+			clients = true
+		} else {
+			plain = true
+		}
+	}
+	switch {
+	case clients && plain:
+		return "arrivals, or attempts under client behaviour"
+	case clients:
+		return "attempts"
+	}
+	return "arrivals"
+}
+
 // clientSection shows the client model (experiments.ClientMetrics): the
 // goodput of logical requests and the attempts reaching the gate over time,
 // with the trigger interval shaded, the recovery after it, and the
