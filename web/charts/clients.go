@@ -2,6 +2,7 @@ package charts
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/web/format"
@@ -84,6 +85,10 @@ func clientSection(v *View) *Group {
 			// A replicated run stored without its bands (before series
 			// blob format 4) has its first runs' series only.
 			title += v.firstRunOf(pts)
+		}
+		if runs == 0 && !slices.ContainsFunc(pts, func(p *experiments.Point) bool { return get(&p.Series) != nil }) {
+			// Series blobs before format 4 dropped the client series.
+			sub = "not kept by this run: it was stored before the lab kept the client model's series"
 		}
 		o := newLine(title, sub, "time (ms)", yName, "value")
 		for k, p := range pts {

@@ -126,3 +126,23 @@ func TestClientSharesAreOfAttempts(t *testing.T) {
 		t.Errorf("without client behaviour: shed share subtitle %q", sub)
 	}
 }
+
+// A client-model run stored before series blob format 4 kept no goodput
+// or attempts series: its lines over time say so instead of drawing
+// nothing.
+func TestClientSeriesNotKeptSaySo(t *testing.T) {
+	v := presetView(t, "metastable")
+	for i := range v.Res.Points {
+		s := &v.Res.Points[i].Series
+		s.Attempts, s.Retries, s.Goodput = nil, nil, nil // as a format 3 blob decodes
+	}
+	v = NewView(v.Res, -1)
+	for _, id := range []string{"chart-clients-goodput", "chart-clients-attempts"} {
+		if _, sub, _ := chartOf(t, v, id); !strings.Contains(sub, "not kept by this run") {
+			t.Errorf("%s: subtitle %q", id, sub)
+		}
+	}
+	if _, sub, _ := chartOf(t, presetView(t, "metastable"), "chart-clients-goodput"); strings.Contains(sub, "not kept") {
+		t.Errorf("a run with its series: subtitle %q", sub)
+	}
+}
