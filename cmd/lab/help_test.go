@@ -26,6 +26,7 @@ func TestHelpListsTheRegistry(t *testing.T) {
 		"flash-crowd", "multiplier (number, ×)",
 		"Server settings", "discipline", "tail-drop",
 		"Retry-After: when the bucket holds a whole token again", "no Retry-After (retry_after \"honour\" retries on the backoff)",
+		"no Retry-After: it refuses by the server's occupancy (retry_after \"honour\" is refused unless another limiter of the sweep gives one)",
 	} {
 		if !strings.Contains(help, want) {
 			t.Errorf("lab -h lacks %q:\n%s", want, help)

@@ -154,6 +154,8 @@ func limiterHelp(w io.Writer) {
 		fmt.Fprintf(w, "  %-26s %s\n", k.Type, k.Model)
 		if k.RetryAfter != "" {
 			fmt.Fprintf(w, "  %-26s   Retry-After: %s\n", "", k.RetryAfter)
+		} else if k.ReadsServer {
+			fmt.Fprintf(w, "  %-26s   no Retry-After: it refuses by the server's occupancy (retry_after \"honour\" is refused unless another limiter of the sweep gives one)\n", "")
 		} else {
 			fmt.Fprintf(w, "  %-26s   no Retry-After (retry_after \"honour\" retries on the backoff)\n", "")
 		}

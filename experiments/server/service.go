@@ -265,8 +265,10 @@ func (s *Spec) validateService(path string) field.List {
 			if math.IsNaN(v) || v < 0 || v > 1 {
 				errs.Add(p, "must be between 0 and 1")
 			}
-		} else if math.IsNaN(v) || v <= 0 || v > MaxServiceMS {
+		} else if v == 0 {
 			errs.Add(p, "is required for service %q: more than 0 and at most %d ms", d, MaxServiceMS)
+		} else if math.IsNaN(v) || v < 0 || v > MaxServiceMS {
+			errs.Add(p, "must be more than 0 and at most %d ms", MaxServiceMS)
 		}
 	}
 	if len(errs) > 0 {

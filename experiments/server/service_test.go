@@ -145,6 +145,8 @@ func TestServiceValidation(t *testing.T) {
 	}{
 		{server.Spec{Service: server.ServiceLognormal, ServiceP50MS: 10, ServiceP99MS: 5}, "server.service_p99_ms", "at least service_p50_ms"},
 		{server.Spec{Service: server.ServiceLognormal, ServiceP50MS: 10}, "server.service_p99_ms", "is required"},
+		{server.Spec{Service: server.ServiceLognormal, ServiceP50MS: -2, ServiceP99MS: 20}, "server.service_p50_ms", "must be more than 0 and at most"},
+		{server.Spec{Service: server.ServiceBimodal, ServiceSlowShare: 0.5, ServiceFastMS: 1, ServiceSlowMS: 4e9}, "server.service_slow_ms", "must be more than 0 and at most"},
 		{server.Spec{Service: server.ServiceLognormal, ServiceP50MS: 0.001, ServiceP99MS: 3_000_000}, "server.service_p99_ms", "mean service time"},
 		{server.Spec{Service: server.ServiceBimodal, ServiceSlowShare: 1.5, ServiceFastMS: 1, ServiceSlowMS: 2}, "server.service_slow_share", "between 0 and 1"},
 		{server.Spec{Service: server.ServiceBimodal, ServiceSlowShare: 0.5, ServiceFastMS: 3, ServiceSlowMS: 2}, "server.service_slow_ms", "at least service_fast_ms"},

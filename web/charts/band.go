@@ -22,8 +22,13 @@ const bandOpacity = 0.18
 // replicas is the number of runs of each point, 0 without replications
 // (or without the runs' bands, as in a run stored before them).
 func (v *View) replicas() int {
-	if !v.Res.Config.Replicated() || len(v.Res.Points) == 0 || v.Res.Points[0].Band == nil {
+	if !v.Res.Config.Replicated() || len(v.Res.Points) == 0 {
 		return 0
+	}
+	for i := range v.Res.Points {
+		if v.Res.Points[i].Band == nil {
+			return 0 // stored without bands, or merged from shards that were
+		}
 	}
 	return v.Res.Config.Replicas()
 }
