@@ -22,6 +22,9 @@ type Option struct {
 	VisualMap *VisualMap `json:"visualMap,omitempty"`
 	XAxis     []XAxis    `json:"xAxis"`
 	YAxis     []YAxis    `json:"yAxis"`
+	// round says how the series' values round when the chart is built
+	// (round.go); nil: defaultRounding.
+	round *rounding
 }
 
 // Title is a chart's title and subtitle.
@@ -188,6 +191,9 @@ type Series struct {
 	// MarkArea shades a region of the chart (the values meeting an
 	// objective).
 	MarkArea *MarkArea `json:"markArea,omitempty"`
+	// exact keeps the series' values as given (a config's value: an
+	// objective's target, the deadline), unrounded.
+	exact bool
 }
 
 // LabelLayout is echarts' label layout.
