@@ -456,3 +456,42 @@ func TestBehaviourFieldSweeps(t *testing.T) {
 		}
 	}
 }
+
+// The client model's columns (attempts, amplification, ...) are
+// measurements like the others: with replications results.csv gives the
+// runs' mean with its interval, not the first run's value.
+func TestReplicatedClientColumnsAreMeans(t *testing.T) {
+	const reps = 4
+	doc := fmt.Sprintf(`{"version": 1, "seed": 3, "replications": %d,
+  "workload": {"duration_ms": 2000, "parts": [{"type": "poisson", "rate_rps": 150, "timeout_ms": 50, "retries": 2, "backoff_ms": 20, "jitter": "full"}]},
+  "server": {"workers": 1, "service_ms": 8},
+  "limiters": [{"type": "token-bucket", "rate_rps": 120, "burst": 5}]}`, reps)
+	files := runFiles(t, decode(t, doc), 1)
+	results := csvRows(t, fileOf(t, files, experiments.FileResults))
+	per := csvRows(t, fileOf(t, files, experiments.FileReplications))
+	rh, ph := results[0], per[0]
+	differ := 0
+	for _, key := range []string{"attempts", "retries", "attempts_rps", "amplification", "retry_share_pct", "success_pct", "abandoned", "wasted_work_ms", "queue_depth_mean"} {
+		ci := slices.Index(rh, key)
+		if ci < 0 || ci+1 >= len(rh) || rh[ci+1] != key+"_ci95" {
+			t.Errorf("results.csv: %s has no %s_ci95 beside it (header %v)", key, key, rh)
+			continue
+		}
+		var xs []float64
+		for r := range reps {
+			v, _ := strconv.ParseFloat(per[1+r][slices.Index(ph, key)], 64)
+			xs = append(xs, v)
+		}
+		want := metrics.MeanCI(xs)
+		mean, _ := strconv.ParseFloat(results[1][ci], 64)
+		if math.Abs(mean-want.Mean) > 0.0051*max(1, math.Abs(want.Mean)) {
+			t.Errorf("%s: results.csv %v, the runs' mean %v (%v)", key, mean, want.Mean, xs)
+		}
+		if xs[0] != want.Mean {
+			differ++
+		}
+	}
+	if differ == 0 {
+		t.Error("every run measured the same: the test shows nothing")
+	}
+}

@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -19,8 +20,9 @@ var variantColumns = []Column{
 }
 
 // clientColumns are the client model's measurements (ClientMetrics):
-// empty cells for a point without client behaviour.
-var clientColumns = []Column{
+// empty cells for a point without client behaviour; with replications the
+// runs' mean and its interval, as every measured column.
+var clientColumns = measuredAll([]Column{
 	clientMetric("attempts", Int, func(c *ClientMetrics) float64 { return float64(c.Attempts) }),
 	clientMetric("retries", Int, func(c *ClientMetrics) float64 { return float64(c.Retries) }),
 	clientMetric("attempts_rps", Fixed1, func(c *ClientMetrics) float64 { return c.AttemptsRPS }),
@@ -39,18 +41,30 @@ var clientColumns = []Column{
 	clientMetric("ideal_goodput_rps", Fixed1, func(c *ClientMetrics) float64 { return c.IdealGoodputRPS }),
 	clientMetric("users_in_flight_max", Int, func(c *ClientMetrics) float64 { return float64(c.UsersInFlightMax) }),
 	// recovered: after the trigger, "yes" within the run, "no" when
-	// goodput never came back (metastable), empty without a measure.
+	// goodput never came back (metastable), empty without a measure. A
+	// replicated point says "k of N" when only some of its runs did
+	// (recovery_ms is then the mean of those k).
 	{Key: "recovered", Format: Text, Label: func(p *Point) string {
 		r := p.Metrics.Recovery
 		switch {
 		case p.Metrics.Client == nil || r == nil:
 			return ""
+		}
+		rec, okRec := p.Stat("recovery_ms")
+		runs, okRuns := p.Stat("arrivals") // every run has a value
+		switch {
+		case okRec && okRuns && rec.N == 0:
+			return "no"
+		case okRec && okRuns && rec.N < runs.N:
+			return strconv.Itoa(rec.N) + " of " + strconv.Itoa(runs.N)
+		case okRec && okRuns:
+			return "yes"
 		case r.RecoveryMS == nil:
 			return "no"
 		}
 		return "yes"
 	}},
-}
+})
 
 func clientMetric(key string, f Format, get func(c *ClientMetrics) float64) Column {
 	return Column{Key: key, Format: f, Value: func(p *Point) (float64, bool) {

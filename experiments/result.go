@@ -102,9 +102,11 @@ type Metrics struct {
 	OnTime   int `json:"on_time"`
 	Late     int `json:"late"`
 
-	OfferedRPS    float64 `json:"offered_rps"`
-	AdmittedRPS   float64 `json:"admitted_rps"`
-	GoodputRPS    float64 `json:"goodput_rps"`
+	OfferedRPS  float64 `json:"offered_rps"`
+	AdmittedRPS float64 `json:"admitted_rps"`
+	GoodputRPS  float64 `json:"goodput_rps"`
+	// RejectPct and ServedLatePct are shares of the arrivals; under the
+	// client model (retries) of the attempts at the gate.
 	RejectPct     float64 `json:"reject_pct"`
 	ServedLatePct float64 `json:"served_late_pct"`
 
@@ -131,7 +133,8 @@ type Metrics struct {
 	// The queue model's (server.Queue) outcomes, absent from the forward
 	// pass, where every admitted request is served: the requests the
 	// server shed (at its door, by eviction, by expiry, at the end of the
-	// window), as a share of the arrivals; how long a shed request waited
+	// window), as a share of the arrivals (under the client model, of
+	// the attempts at the gate); how long a shed request waited
 	// before it learned (from its arrival at the gate to its shedding);
 	// and the late share of the served requests (late / served).
 	Served    int     `json:"served,omitempty"`

@@ -1,8 +1,10 @@
 package limiter_test
 
 import (
+	"maps"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments/limiter"
@@ -36,8 +38,9 @@ func (c *advisorCase) varied(rng *rand.Rand) limiter.Spec {
 	vary := func(s limiter.Spec) limiter.Spec {
 		k := s.Kind()
 		p := map[string]limiter.Values{}
-		for name, vs := range s.Params {
-			v := vs[0]
+		// In name order: the draws are the seed's whatever the map's order.
+		for _, name := range slices.Sorted(maps.Keys(s.Params)) {
+			v := s.Params[name][0]
 			if d, ok := k.Param(name); ok {
 				if d.Integer {
 					v += float64(rng.IntN(3))

@@ -45,6 +45,21 @@ func (v *View) firstRun(p *experiments.Point) string {
 	return s
 }
 
+// firstRunOf is firstRun for a chart of several points: with their
+// first runs' seed when they share it, else without a seed (a seed list
+// gives points of other seeds).
+func (v *View) firstRunOf(pts []*experiments.Point) string {
+	if len(pts) == 0 {
+		return v.firstRun(nil)
+	}
+	for _, p := range pts[1:] {
+		if v.Res.FirstSeed(p.Index) != v.Res.FirstSeed(pts[0].Index) {
+			return v.firstRun(nil)
+		}
+	}
+	return v.firstRun(pts[0])
+}
+
 // bandNote is what a subtitle adds for a line that is a mean over runs.
 func bandNote(runs, bucket int) string {
 	s := fmt.Sprintf("; mean of %d runs, shaded: its 95%% interval", runs)

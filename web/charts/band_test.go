@@ -136,3 +136,35 @@ func TestReplicatedSeriesAreMeansWithBands(t *testing.T) {
 		t.Errorf("unreplicated title %q", title)
 	}
 }
+
+// A replicated run stored before series blob format 4 has no bands: its
+// lines over time are its points' first runs, and their titles say so; a
+// chart of points whose first runs have other seeds (a seed list) names
+// no seed. Amplification is the runs' mean either way.
+func TestFirstRunsSayWhichWithoutBands(t *testing.T) {
+	res := bandRun(t, 5, 3)
+	for i := range res.Points {
+		res.Points[i].Band = nil // as decoded from a format 2 blob
+	}
+	v := NewView(res, 0)
+	for _, g := range v.Groups() {
+		if g.ID == "timeline" && !strings.HasSuffix(g.Title, "replication 1 of 3 (seed 5)") {
+			t.Errorf("timeline title %q", g.Title)
+		}
+	}
+	for _, id := range []string{"chart-clients-goodput", "chart-clients-attempts"} {
+		if title, sub, _ := chartOf(t, v, id); !strings.HasSuffix(title, "replication 1 of 3 (seed 5)") || strings.Contains(sub, "mean of") {
+			t.Errorf("%s: title %q, subtitle %q", id, title, sub)
+		}
+	}
+	_, sub, series := chartOf(t, v, "chart-clients-amplification")
+	st, _ := res.Points[0].Stat("amplification")
+	if !strings.Contains(sub, "mean of 3 runs") || series[0].Data[0].Value.(float64) != st.Mean {
+		t.Errorf("amplification: subtitle %q, bar %v, mean %v", sub, series[0].Data[0].Value, st.Mean)
+	}
+
+	list := runDoc(t, strings.NewReplacer("SEED", "[5, 9]", "REPS", `"replications":3,`).Replace(bandDoc))
+	if title, _, _ := chartOf(t, NewView(list, 0), "chart-clients-recovery"); !strings.HasSuffix(title, "replication 1 of 3") {
+		t.Errorf("recovery of points at seeds 5 and 9: title %q", title)
+	}
+}

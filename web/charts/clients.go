@@ -2,6 +2,7 @@ package charts
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/web/format"
@@ -10,6 +11,27 @@ import (
 // maxClientLines bounds the points the client section draws (the first
 // ones, in point order).
 const maxClientLines = 12
+
+// shareBase names what the points' reject_pct, served_late_pct and
+// shed_pct are shares of: the arrivals, or under the client model (whose
+// requests retry) the attempts at the gate.
+func (v *View) shareBase() string {
+	clients, plain := false, false
+	for i := range v.Res.Points {
+		if v.Res.Points[i].Metrics.Client != nil {
+			clients = true
+		} else {
+			plain = true
+		}
+	}
+	switch {
+	case clients && plain:
+		return "arrivals, or attempts under client behaviour"
+	case clients:
+		return "attempts"
+	}
+	return "arrivals"
+}
 
 // clientSection shows the client model (experiments.ClientMetrics): the
 // goodput of logical requests and the attempts reaching the gate over time,
@@ -59,6 +81,14 @@ func clientSection(v *View) *Group {
 		sub := "per " + format.Num(sw) + " ms window"
 		if runs > 0 {
 			sub += bandNote(runs, 1)
+		} else {
+			// A replicated run stored without its bands (before series
+			// blob format 4) has its first runs' series only.
+			title += v.firstRunOf(pts)
+		}
+		if runs == 0 && !slices.ContainsFunc(pts, func(p *experiments.Point) bool { return get(&p.Series) != nil }) {
+			// Series blobs before format 4 dropped the client series.
+			sub = "not kept by this run: it was stored before the lab kept the client model's series"
 		}
 		o := newLine(title, sub, "time (ms)", yName, "value")
 		for k, p := range pts {
@@ -94,13 +124,13 @@ func clientSection(v *View) *Group {
 	for k, p := range all {
 		names[k] = label(p)
 		a := p.Metrics.Client.Amplification
-		if st, ok := p.Stat("amplification"); ok && runs > 0 {
+		if st, ok := p.Stat("amplification"); ok && cfg.Replicated() {
 			a = st.Mean // the runs' mean, as results.csv
 		}
 		amp[k] = Item{Value: a, ItemStyle: &ItemStyle{Color: color(k)}}
 	}
-	if runs > 0 {
-		ampSub += fmt.Sprintf("; mean of %d runs", runs)
+	if cfg.Replicated() {
+		ampSub += fmt.Sprintf("; mean of %d runs", cfg.Replicas())
 	}
 	o := newChart("Amplification per retry policy", ampSub, "attempts per request", Grid{Left: "70", Top: "70", Right: "30", Bottom: "130"})
 	o.Legend = &Legend{Show: boolPtr(false)}
@@ -123,7 +153,7 @@ func clientSection(v *View) *Group {
 		if none == len(all) {
 			sub = "no point recovered within the run (metastable)"
 		}
-		title := "Recovery after the trigger" + v.firstRun(all[0])
+		title := "Recovery after the trigger" + v.firstRunOf(all)
 		o := newChart(title, sub, "recovery (ms)", Grid{Left: "80", Top: "70", Right: "30", Bottom: "130"})
 		o.Legend = &Legend{Show: boolPtr(false)}
 		o.XAxis = []XAxis{{Type: "category", Data: names, AxisLabel: &AxisLabel{Rotate: 20, Interval: "0"}}}

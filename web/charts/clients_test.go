@@ -1,6 +1,7 @@
 package charts
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -101,5 +102,47 @@ func TestClientsOnQueueServersPage(t *testing.T) {
 		if !ids[want] {
 			t.Errorf("retry-storm-shed's page has no %s section (has %v)", want, ids)
 		}
+	}
+}
+
+// reject_pct, served_late_pct and shed_pct of a client-model point are
+// shares of its attempts at the gate (retries included), not of its
+// arrivals: the charts drawing them say so, and a sweep without client
+// behaviour keeps "arrivals".
+func TestClientSharesAreOfAttempts(t *testing.T) {
+	v := presetView(t, "retry-storm-shed")
+	p := v.Res.Points[0].Metrics
+	if got := 100 * float64(p.Late) / float64(p.Client.Attempts); math.Abs(got-p.ServedLatePct) > 1e-9 {
+		t.Fatalf("served_late_pct %v is not late/attempts %v: the test's premise moved", p.ServedLatePct, got)
+	}
+	_, sub, _ := chartOf(t, v, "chart-reject-late")
+	if !strings.Contains(sub, "% of attempts") || strings.Contains(sub, "arrivals") {
+		t.Errorf("reject and late chart subtitle %q", sub)
+	}
+	if _, sub, _ := chartOf(t, v, "chart-shed-share"); sub != "of all attempts" {
+		t.Errorf("shed share subtitle %q", sub)
+	}
+	if _, sub, _ := chartOf(t, presetView(t, "load-shedding"), "chart-shed-share"); sub != "of all arrivals" {
+		t.Errorf("without client behaviour: shed share subtitle %q", sub)
+	}
+}
+
+// A client-model run stored before series blob format 4 kept no goodput
+// or attempts series: its lines over time say so instead of drawing
+// nothing.
+func TestClientSeriesNotKeptSaySo(t *testing.T) {
+	v := presetView(t, "metastable")
+	for i := range v.Res.Points {
+		s := &v.Res.Points[i].Series
+		s.Attempts, s.Retries, s.Goodput = nil, nil, nil // as a format 3 blob decodes
+	}
+	v = NewView(v.Res, -1)
+	for _, id := range []string{"chart-clients-goodput", "chart-clients-attempts"} {
+		if _, sub, _ := chartOf(t, v, id); !strings.Contains(sub, "not kept by this run") {
+			t.Errorf("%s: subtitle %q", id, sub)
+		}
+	}
+	if _, sub, _ := chartOf(t, presetView(t, "metastable"), "chart-clients-goodput"); strings.Contains(sub, "not kept") {
+		t.Errorf("a run with its series: subtitle %q", sub)
 	}
 }

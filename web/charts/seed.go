@@ -129,10 +129,11 @@ func shedSection(v *View) *Group {
 	if len(lines) == 0 {
 		return nil
 	}
+	of := v.shareBase()
 	g := &Group{ID: "shedding", Title: "Who is shed, and how long the doomed wait" + v.firstRun(nil),
-		Intro: "Per server, against the offered load of each load: the share of arrivals the server shed (at its door, by eviction, by expiry at dequeue, or still waiting when the window ended), and how long a shed request waited before it learned, from its arrival to its shedding (0 at the door)."}
+		Intro: "Per server, against the offered load of each load: the share of " + of + " the server shed (at its door, by eviction, by expiry at dequeue, or still waiting when the window ended), and how long a shed request waited before it learned, from its arrival to its shedding (0 at the door)."}
 	wait := newLine("Shed wait", "p50 solid, p99 dashed", "offered (req/s)", "shed wait (ms)", "value")
-	share := newLine("Shed share", "of all arrivals", "offered (req/s)", "shed (%)", "value")
+	share := newLine("Shed share", "of all "+of, "offered (req/s)", "shed (%)", "value")
 	for i, l := range lines {
 		var p50, p99, pct []Item
 		for _, p := range l.pts {

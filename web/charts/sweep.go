@@ -163,7 +163,8 @@ func throughputSection(v *View) *Group {
 		return o
 	})...)
 	g.Charts = append(g.Charts, v.sweepCharts("chart-reject-late", "Rejected and served late", func(v *View, title string) *Option {
-		o := v.newSweepChart(title, "solid: rejected; dashed: served after the deadline (both % of arrivals)", "late: served after the deadline (both % of arrivals)", "share of arrivals (%)")
+		of := v.shareBase()
+		o := v.newSweepChart(title, "solid: rejected; dashed: served after the deadline (both % of "+of+")", "late: served after the deadline (both % of "+of+")", "share of "+of+" (%)")
 		o.measure("reject_pct")
 		v.sweepLines(o, " rejected", keyed("reject_pct"), solid)
 		v.sweepLines(o, " late", keyed("served_late_pct"), dashed)

@@ -43,7 +43,13 @@ func timeSection(v *View) *Group {
 		width = float64(bucket * sw)
 		sub = fmt.Sprintf("per %s ms window", format.Num(width)) + bandNote(runs, bucket)
 	}
-	g := &Group{ID: "timeline", Title: "Over time, at " + v.pointLabel(chosen),
+	title := "Over time, at " + v.pointLabel(chosen)
+	if runs == 0 {
+		// A replicated run stored without its bands (before series blob
+		// format 4) has its first runs' series only.
+		title += v.firstRun(chosen)
+	}
+	g := &Group{ID: "timeline", Title: title,
 		Intro: "Pick a point in the results table (\"show\") to see its time series; the other limiters are shown at the same swept value."}
 	// buckets folds each bucket of windows into one value at its start.
 	buckets := func(fold func(from, to int) float64) []Item {
