@@ -29,6 +29,9 @@ type Result struct {
 	// Partial is set when the sweep was cancelled after some of its
 	// points finished: Points holds the first PointsDone (sweep.go).
 	Partial *Partial `json:"partial,omitempty"`
+	// Inputs are the trace files the run read (Run with Options.Traces),
+	// by name, with the digest of what it read (trace_digest.go).
+	Inputs []Input `json:"inputs,omitempty"`
 }
 
 // UnmarshalJSON reads a stored result and restores what its JSON leaves

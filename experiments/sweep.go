@@ -63,12 +63,29 @@ func (c *Config) Points() []Point {
 // Run streams each load's arrivals once through every point of the sweep,
 // in parallel; the result (and every byte written from it) is the same for
 // any number of workers. cfg must be valid (DecodeConfig or Validate).
+//
+// With Options.Traces, every trace it reads to the end is hashed: the
+// result's Inputs name them with their digests, and a trace whose text
+// changes between two reads of one sweep fails it.
 func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
 	shape := cfg.shape()
-	return runGens(ctx, cfg, func(g int) (*workload.Stream, error) {
+	var digests *traceDigests
+	if opt.Traces != nil {
+		digests = newTraceDigests(opt.Traces)
+		opt.Traces = digests.opener
+	}
+	res, err := runGens(ctx, cfg, func(g int) (*workload.Stream, error) {
 		w, seed := cfg.genWorkload(&shape, g)
 		return workload.OpenWith(&w, seed, opt.Traces)
 	}, opt)
+	if digests != nil && res != nil {
+		inputs, derr := digests.inputs()
+		if derr != nil {
+			return nil, derr
+		}
+		res.Inputs = inputs
+	}
+	return res, err
 }
 
 // OpenLoad opens the arrival stream of load i (0 without loads): the

@@ -50,6 +50,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return usagef("--out DIR is required")
 	}
 	var cfg *experiments.Config
+	var manifest []byte // the manifest.json the config comes from, if it does
 	var err error
 	if *preset != "" {
 		if cfg, err = presets.Config(*preset); err != nil {
@@ -67,6 +68,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		if output.IsManifest(data) {
 			// A manifest.json runs the sweep it records.
+			manifest = data
 			var notes []string
 			if cfg, notes, err = output.ConfigFromManifest(data); err != nil {
 				return usagef("config %s: %w", *configPath, err)
@@ -122,6 +124,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	stopped := err
 	if err != nil && (res == nil || res.Partial == nil || shard != nil) {
 		return err // the caller says "lab run:"
+	}
+	if manifest != nil && err == nil {
+		if err := output.CheckInputs(manifest, res.Inputs); err != nil {
+			return fmt.Errorf("config %s: %w", *configPath, err)
+		}
 	}
 	var files []output.File
 	if shard != nil {

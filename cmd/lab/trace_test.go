@@ -5,6 +5,8 @@ import (
 	"cmp"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -100,6 +102,35 @@ func TestRunTraceFile(t *testing.T) {
 	again := writeTemp(t, dir, "again.json", whole["config"])
 	mustRun(t, "run", "-q", "--config", again, "--trace", gzPath, "--out", filepath.Join(dir, "again"))
 	sameDirs(t, filepath.Join(dir, "again"), filepath.Join(dir, "csv"))
+
+	// The manifest records the trace's text by its sha256 (the same for
+	// the CSV and the gzip file); run from the manifest, the same text
+	// runs, another is refused and nothing is written.
+	var ins struct {
+		Inputs []struct {
+			Name, SHA256 string
+			Bytes        int64
+		} `json:"inputs"`
+	}
+	if err := json.Unmarshal(file["manifest.json"], &ins); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte(text))
+	if len(ins.Inputs) != 1 || ins.Inputs[0].Name != "day.csv" || ins.Inputs[0].SHA256 != hex.EncodeToString(sum[:]) || ins.Inputs[0].Bytes != int64(len(text)) {
+		t.Errorf("manifest inputs %+v, want day.csv with the sha256 and length of its text", ins.Inputs)
+	}
+	manifest := filepath.Join(dir, "csv", "manifest.json")
+	mustRun(t, "run", "-q", "--config", manifest, "--trace", gzPath, "--out", filepath.Join(dir, "from-manifest"))
+	sameDirs(t, filepath.Join(dir, "from-manifest"), filepath.Join(dir, "csv"))
+	other := writeTemp(t, dir, "other.csv", []byte(strings.Replace(text, "c1\n", "c2\n", 1)))
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"run", "-q", "--config", manifest, "--trace", other, "--out", filepath.Join(dir, "other")}, &stdout, &stderr)
+	if code == 0 || !strings.Contains(stderr.String(), "trace day.csv") || !strings.Contains(stderr.String(), "not the trace this manifest ran") {
+		t.Errorf("another trace under the manifest: exit %d, %s", code, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "other")); !os.IsNotExist(err) {
+		t.Errorf("the refused run wrote %s (%v)", filepath.Join(dir, "other"), err)
+	}
 }
 
 // --sort replays a shuffled trace as the trace sorted in memory, ties in

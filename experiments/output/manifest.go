@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/ratelab/ratelab/experiments"
 )
@@ -28,14 +29,15 @@ func IsManifest(data []byte) bool {
 // manifestIn is a manifest as read: every field a manifest has, so an
 // unknown one is an error.
 type manifestIn struct {
-	EngineVersion string          `json:"engine_version"`
-	Config        json.RawMessage `json:"config"`
-	Seed          *uint64         `json:"seed"`
-	Go            json.RawMessage `json:"go"`
-	Outputs       json.RawMessage `json:"outputs"`
-	ConfigSHA256  *string         `json:"config_sha256"`
-	Source        json.RawMessage `json:"source"`
-	Partial       json.RawMessage `json:"partial"`
+	EngineVersion string              `json:"engine_version"`
+	Config        json.RawMessage     `json:"config"`
+	Seed          *uint64             `json:"seed"`
+	Go            json.RawMessage     `json:"go"`
+	Outputs       json.RawMessage     `json:"outputs"`
+	ConfigSHA256  *string             `json:"config_sha256"`
+	Source        json.RawMessage     `json:"source"`
+	Partial       json.RawMessage     `json:"partial"`
+	Inputs        []experiments.Input `json:"inputs"`
 }
 
 // ConfigFromManifest decodes the config a manifest.json records, strictly
@@ -77,4 +79,29 @@ func ConfigFromManifest(data []byte) (cfg *experiments.Config, notes []string, e
 		notes = append(notes, "its config normalizes to another document under this engine (config_sha256 differs)")
 	}
 	return cfg, notes, nil
+}
+
+// CheckInputs compares the traces a run read (experiments.Result.Inputs)
+// with those the manifest it ran from recorded: a recorded trace that the
+// run read with another text, or did not read, is an error, since the
+// outputs would not be the manifest's. A manifest without inputs (no
+// trace, or written before they were recorded) checks nothing.
+func CheckInputs(manifest []byte, got []experiments.Input) error {
+	var m struct {
+		Inputs []experiments.Input `json:"inputs"`
+	}
+	if err := json.Unmarshal(manifest, &m); err != nil {
+		return fmt.Errorf("manifest: %w", err)
+	}
+	for _, want := range m.Inputs {
+		i := slices.IndexFunc(got, func(in experiments.Input) bool { return in.Name == want.Name })
+		switch {
+		case i < 0:
+			return fmt.Errorf("manifest: trace %s: the run did not read it", want.Name)
+		case got[i] != want:
+			return fmt.Errorf("manifest: trace %s: its text has sha256 %s (%d bytes), the manifest recorded %s (%d bytes): not the trace this manifest ran",
+				want.Name, got[i].SHA256, got[i].Bytes, want.SHA256, want.Bytes)
+		}
+	}
+	return nil
 }

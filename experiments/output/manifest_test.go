@@ -96,3 +96,26 @@ func FuzzConfigFromManifest(f *testing.F) {
 		}
 	})
 }
+
+// CheckInputs passes the recorded traces read with the same text, and
+// names a trace read with another text or not read.
+func TestCheckInputs(t *testing.T) {
+	day := experiments.Input{Name: "day.csv", SHA256: "ab", Bytes: 3}
+	m := []byte(`{"inputs": [{"name": "day.csv", "sha256": "ab", "bytes": 3}]}`)
+	for _, c := range []struct {
+		name     string
+		manifest []byte
+		got      []experiments.Input
+		err      string
+	}{
+		{"same", m, []experiments.Input{day}, ""},
+		{"no inputs recorded", []byte(`{"engine_version": "x"}`), nil, ""},
+		{"other text", m, []experiments.Input{{Name: "day.csv", SHA256: "cd", Bytes: 3}}, "not the trace this manifest ran"},
+		{"not read", m, nil, "the run did not read it"},
+	} {
+		err := output.CheckInputs(c.manifest, c.got)
+		if c.err == "" && err != nil || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.err)
+		}
+	}
+}

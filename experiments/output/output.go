@@ -60,6 +60,10 @@ type Manifest struct {
 	// Partial is set when the sweep was cut short (cancelled or
 	// interrupted): the outputs hold its first points_done points.
 	Partial *experiments.Partial `json:"partial,omitempty"`
+	// Inputs are the trace files the run read, with the sha256 of their
+	// CSV text (experiments.Input); lab run --config manifest.json refuses
+	// a trace whose text differs.
+	Inputs []experiments.Input `json:"inputs,omitempty"`
 }
 
 // Source is the version control state of the build, from the binary's
@@ -138,6 +142,7 @@ func Files(res *experiments.Result) ([]File, error) {
 		ConfigSHA256:  res.Config.SHA256(),
 		Source:        BuildSource(),
 		Partial:       res.Partial,
+		Inputs:        res.Inputs,
 	}
 	for _, f := range files {
 		m.Outputs = append(m.Outputs, Output{Name: f.Name, SHA256: f.SHA256(), Bytes: len(f.Data)})

@@ -1,0 +1,104 @@
+package experiments
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"io"
+	"slices"
+	"sync"
+
+	"github.com/ratelab/ratelab/experiments/workload"
+)
+
+// Input is a trace file a run read, as manifest.json records it: its name
+// (the trace part's file), the sha256 of its CSV text as read (after
+// gunzip: `zcat -f FILE | sha256sum`), and that text's length, so that a
+// run can be checked against the very trace it replayed.
+type Input struct {
+	Name   string `json:"name"`
+	SHA256 string `json:"sha256"`
+	Bytes  int64  `json:"bytes"`
+}
+
+// traceDigests wraps a run's TraceOpener: every read of a trace to its end
+// is hashed, and every whole read of one name must give the same digest
+// (a trace that changes while a sweep reads it, pass after pass, is an
+// error rather than a result from two traces).
+type traceDigests struct {
+	open workload.TraceOpener
+	mu   sync.Mutex
+	seen map[string]Input
+	err  error
+}
+
+func newTraceDigests(open workload.TraceOpener) *traceDigests {
+	return &traceDigests{open: open, seen: map[string]Input{}}
+}
+
+// opener is the TraceOpener the engine reads through.
+func (d *traceDigests) opener(name string) (io.ReadCloser, error) {
+	rc, err := d.open(name)
+	if err != nil {
+		return nil, err
+	}
+	return &digestReader{rc: rc, d: d, name: name, h: sha256.New()}, nil
+}
+
+func (d *traceDigests) record(in Input) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if prev, ok := d.seen[in.Name]; ok && prev != in && d.err == nil {
+		d.err = fmt.Errorf("trace %s changed while the run read it (sha256 %s, %d bytes; then %s, %d bytes)", in.Name, prev.SHA256, prev.Bytes, in.SHA256, in.Bytes)
+	}
+	if _, ok := d.seen[in.Name]; !ok {
+		d.seen[in.Name] = in
+	}
+}
+
+// inputs are the traces read whole, by name.
+func (d *traceDigests) inputs() ([]Input, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.err != nil {
+		return nil, d.err
+	}
+	out := make([]Input, 0, len(d.seen))
+	for _, in := range d.seen {
+		out = append(out, in)
+	}
+	slices.SortFunc(out, func(a, b Input) int {
+		switch {
+		case a.Name < b.Name:
+			return -1
+		case a.Name > b.Name:
+			return 1
+		}
+		return 0
+	})
+	return out, nil
+}
+
+// digestReader hashes what it reads; read to its end, it records the digest.
+type digestReader struct {
+	rc   io.ReadCloser
+	d    *traceDigests
+	name string
+	h    hash.Hash
+	n    int64
+	done bool
+}
+
+func (r *digestReader) Read(p []byte) (int, error) {
+	n, err := r.rc.Read(p)
+	r.h.Write(p[:n]) // a hash.Hash never fails
+	r.n += int64(n)
+	if err == io.EOF && !r.done {
+		r.done = true
+		r.d.record(Input{Name: r.name, SHA256: hex.EncodeToString(r.h.Sum(nil)), Bytes: r.n})
+	}
+	return n, err
+}
+
+func (r *digestReader) Close() error { return r.rc.Close() }
