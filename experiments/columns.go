@@ -18,6 +18,27 @@ const (
 	Fixed4               // %.4f: Jain's index
 )
 
+// Places is how many decimal places a number of format f prints with
+// (AppendValue): 0 for Int (and Text), 1 for Fixed1, 4 for Fixed4.
+func (f Format) Places() int {
+	switch f {
+	case Fixed1:
+		return 1
+	case Fixed4:
+		return 4
+	}
+	return 0
+}
+
+// MeanFormat is the format of the column's mean over replications (and
+// of its interval's half-width): a mean of counts (Int) prints as Fixed1.
+func (c *Column) MeanFormat() Format {
+	if c.Format == Int {
+		return Fixed1
+	}
+	return c.Format
+}
+
 // Column is one scalar of a point: a results.csv column, and a value that a
 // "points" report or a chart can pick by its key.
 type Column struct {

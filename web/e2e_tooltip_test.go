@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -79,17 +81,31 @@ window.__tip = (id, pick) => new Promise(resolve => {
 
 // tipCase is one chart's hover: pick (a JavaScript function of the chart's
 // option) returns [seriesIndex, dataIndex, the name the tooltip must show,
-// the value it must show].
+// the value it must show]; places is the most decimals a number in the
+// tooltip may have (its measure's, web/charts/round.go); ciRows, when
+// above 0, the most rows naming a 95% CI (one per sweep line), and at
+// least one must show.
 type tipCase struct {
 	chart, pick string
+	places      int
+	ciRows      int
 }
+
+// tipDecimals finds a number's decimals in a tooltip's text.
+var tipDecimals = regexp.MustCompile(`\d\.(\d+)`)
+
+// ciRange is a 95% CI row's interval, "95% CI 71.3 – 75.1".
+var ciRange = regexp.MustCompile(`95% CI [\d.]+ – [\d.]+`)
 
 // TestBrowserTooltips: hovering the run page's charts (echarts' showTip on
 // each instance) shows a styled tooltip with the series' name and value,
 // and the page's Content-Security-Policy lets it: echarts writes the
 // tooltip as HTML with inline style attributes. A client named with HTML
 // shows as text. Each kind of chart: sweep lines, time series over a band
-// (replications), per-client bars, the Pareto scatter, a heatmap.
+// (replications), per-client bars, the Pareto scatter, a heatmap. The
+// values read as the results table prints them: at most the measure's
+// decimals (73.2, not 73.16666666666667), no row a bare "-", and a
+// replicated sweep line's 95% interval one row ("… 95% CI 71.3 – 75.1").
 func TestBrowserTooltips(t *testing.T) {
 	b := newBrowserLab(t, 120*time.Second)
 	id := tooltipRun(t, b.l)
@@ -105,19 +121,24 @@ func TestBrowserTooltips(t *testing.T) {
 	b.eval(tooltipJS)
 	const num = `v => echarts.format.addCommas(v)`
 	for _, c := range []tipCase{
-		// Sweep lines, axis tooltip: every limiter at a burst.
-		{"chart-goodput", `o => [0, 1, o.series[0].name, (` + num + `)(o.series[0].data[1].value[1])]`},
+		// Sweep lines, axis tooltip: every limiter at a burst, each
+		// line's 95% interval one row (2 lines).
+		{"chart-goodput", `o => [0, 1, o.series[0].name, (` + num + `)(o.series[0].data[1].value[1])]`, 1, 2},
+		// Jain's index prints 4 places.
+		{"chart-jain", `o => [0, 1, o.series[0].name, (` + num + `)(o.series[0].data[1].value[1])]`, 4, 0},
 		// The mean line over its 95% band (the band's series stay out of the tooltip).
 		{"chart-series", `o => { const i = o.series.findIndex(s => !s.stack && s.name.endsWith(' released'));
-			return [i, 1, o.series[i].name, (` + num + `)(o.series[i].data[1].value[1])]; }`},
+			return [i, 1, o.series[i].name, (` + num + `)(o.series[i].data[1].value[1])]; }`, 1, 0},
 		// Per-client bars: the category is the client's name, user text.
 		{"chart-clients", `o => { const i = o.xAxis[0].data.indexOf('<b>api</b> & co');
-			return [0, i, '<b>api</b> & co', (` + num + `)(o.series[0].data[i].value)]; }`},
-		// The Pareto scatter, item tooltip.
-		{"chart-pareto", `o => [0, 1, o.series[0].name, (` + num + `)(o.series[0].data[1].value[1])]`},
+			return [0, i, '<b>api</b> & co', (` + num + `)(o.series[0].data[i].value)]; }`, 1, 0},
+		// The Pareto scatter, item tooltip: p99 time in system across
+		// (its 34–66 ms span keeps 2 places to stay within a pixel of a
+		// plot up to 1400 px wide) and goodput up.
+		{"chart-pareto", `o => [0, 1, o.series[0].name, (` + num + `)(o.series[0].data[1].value[1])]`, 2, 0},
 		// A heatmap cell: named by both parameters, with the measure's
 		// value (not its pass/fail class).
-		{"chart-heat-0-goodput", `o => [0, 1, o.series[0].data[1].name, (` + num + `)(o.series[0].data[1].value[2])]`},
+		{"chart-heat-0-goodput", `o => [0, 1, o.series[0].data[1].name, (` + num + `)(o.series[0].data[1].value[2])]`, 1, 0},
 	} {
 		var got struct {
 			Name, Value, Text string
@@ -147,6 +168,18 @@ func TestBrowserTooltips(t *testing.T) {
 		}
 		if len(got.Violations) > 0 {
 			t.Errorf("%s: %d Content-Security-Policy violations: %v", c.chart, got.ViolationCount, got.Violations)
+		}
+		for _, m := range tipDecimals.FindAllStringSubmatch(text, -1) {
+			if len(m[1]) > c.places {
+				t.Errorf("%s: the tooltip prints %s, more than %d decimals", c.chart, m[0], c.places)
+			}
+		}
+		if slices.Contains(strings.Fields(got.Text), "-") {
+			t.Errorf("%s: a tooltip row's value is a bare \"-\": %q", c.chart, text)
+		}
+		ci, ranges := strings.Count(text, "95% CI"), len(ciRange.FindAllString(text, -1))
+		if c.ciRows > 0 && (ci > c.ciRows || ranges == 0) {
+			t.Errorf("%s: %d rows name a 95%% CI (%d as a range), want one per line, at most %d", c.chart, ci, ranges, c.ciRows)
 		}
 		t.Logf("%s: %s", c.chart, text)
 	}

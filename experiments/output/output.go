@@ -284,10 +284,7 @@ func Results(res *experiments.Result) []byte {
 				w.cell(col, p)
 				continue
 			}
-			f := col.Format
-			if f == experiments.Int {
-				f = experiments.Fixed1 // a mean of counts
-			}
+			f := col.MeanFormat() // a mean of counts has a decimal
 			st, ok := p.Stat(col.Key)
 			if !ok || st.N == 0 {
 				w.empty()

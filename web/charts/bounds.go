@@ -142,6 +142,8 @@ func boundsRow(p *experiments.Point, link string, chosen bool) BoundsRow {
 func tandemGroup(v *View) *Group {
 	const title = "Tandem: end-to-end against the bounds"
 	o := newLine(title, "solid: measured maximum; dashed: concatenated (pay bursts once); dotted: sum of per-hop bounds", v.sweptAxisName(), "arrival to finish (ms)", "value")
+	o.keepX() // the swept values, as the config gives them
+	o.measure("end_to_end_max_ms")
 	found := false
 	bound := func(f func(b *experiments.Bounds) (float64, bool)) metric {
 		return func(p *experiments.Point) (float64, bool) {

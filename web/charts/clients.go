@@ -135,6 +135,7 @@ func clientSection(v *View) *Group {
 	o := newChart("Amplification per retry policy", ampSub, "attempts per request", Grid{Left: "70", Top: "70", Right: "30", Bottom: "130"})
 	o.Legend = &Legend{Show: boolPtr(false)}
 	o.XAxis = []XAxis{{Type: "category", Data: names, AxisLabel: &AxisLabel{Rotate: 20, Interval: "0"}}}
+	o.measure("amplification")
 	o.add("amplification", "bar", amp)
 	g.Charts = append(g.Charts, chart("chart-clients-amplification", "Amplification per retry policy", o))
 
@@ -156,6 +157,7 @@ func clientSection(v *View) *Group {
 		o := newChart(title, sub, "recovery (ms)", Grid{Left: "80", Top: "70", Right: "30", Bottom: "130"})
 		o.Legend = &Legend{Show: boolPtr(false)}
 		o.XAxis = []XAxis{{Type: "category", Data: names, AxisLabel: &AxisLabel{Rotate: 20, Interval: "0"}}}
+		o.measure("recovery_ms")
 		o.add("recovery_ms", "bar", rec)
 		g.Charts = append(g.Charts, chart("chart-clients-recovery", title, o))
 	}

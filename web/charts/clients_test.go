@@ -68,7 +68,7 @@ func TestClientAmplificationEveryPoint(t *testing.T) {
 	}
 	for _, want := range []string{"rate_rps=300 · retry\"", "3.642"} {
 		if !strings.Contains(amp, want) {
-			t.Errorf("amplification chart lacks %q: %.300s", want, amp)
+			t.Errorf("amplification chart lacks %q: %s", want, amp)
 		}
 	}
 }

@@ -51,6 +51,8 @@ func Compare(runs []CompareRun) []*Group {
 				continue
 			}
 			o := newLine(key, "", xName, key, "value")
+			o.keepX() // the swept values, as the configs give them
+			o.measure(key)
 			for ri, r := range runs {
 				color := palette[ri%len(palette)]
 				byLimiter := map[int][]*experiments.Point{}

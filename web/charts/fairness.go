@@ -25,6 +25,7 @@ func fairnessSection(v *View) *Group {
 	nc := fmt.Sprintf("%d clients", len(res.Clients))
 	g.Charts = append(g.Charts, v.sweepCharts("chart-jain", "Jain's fairness index", func(v *View, title string) *Option {
 		o := v.newSweepChart(title, nc, nc, "Jain's index (1 = equal)")
+		o.measure("jain_index")
 		v.sweepLines(o, "", always(func(m *experiments.Metrics) float64 { return m.Jain }), solid)
 		return o
 	})...)
@@ -114,6 +115,7 @@ func (v *View) jainOverTime() Chart {
 	W := res.Config.Metrics.FairnessWindowMS
 	title := "Jain's index over time" + v.firstRun(&res.Points[v.Chosen])
 	o := newLine(title, fmt.Sprintf("per %s ms window, at the chosen point of each limiter", format.Num(W)), "time (ms)", "Jain's index (1 = equal)", "value")
+	o.measure("jain_index")
 	for _, pi := range v.Step {
 		p := &res.Points[pi]
 		data := make([]Item, len(p.JainSeries))

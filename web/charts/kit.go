@@ -62,9 +62,11 @@ func newLine(title, subtitle, xName, yName, xType string) *Option {
 	return o
 }
 
-// chart is the finished Chart of an option, its legend fitted and, on a
-// chart of lines only, each legend icon drawn in its line's type.
+// chart is the finished Chart of an option, its values rounded (round.go),
+// its legend fitted and, on a chart of lines only, each legend icon drawn
+// in its line's type.
 func chart(id, title string, o *Option) Chart {
+	roundData(o)
 	lineIcons(o)
 	fitLegend(o)
 	return Chart{ID: id, Title: title, Option: o.JSON()}

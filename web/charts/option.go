@@ -22,6 +22,9 @@ type Option struct {
 	VisualMap *VisualMap `json:"visualMap,omitempty"`
 	XAxis     []XAxis    `json:"xAxis"`
 	YAxis     []YAxis    `json:"yAxis"`
+	// round says how the series' values round when the chart is built
+	// (round.go); nil: defaultRounding.
+	round *rounding
 }
 
 // Title is a chart's title and subtitle.
@@ -100,6 +103,20 @@ type XAxis struct {
 	Data         []string   `json:"data,omitempty"`
 	AxisLabel    *AxisLabel `json:"axisLabel,omitempty"`
 	SplitArea    *SplitArea `json:"splitArea,omitempty"`
+	// AxisPointer prints the axis' value atop an axis tooltip.
+	AxisPointer *AxisPointer `json:"axisPointer,omitempty"`
+}
+
+// AxisPointer is an axis' pointer: its Label's Precision is how many
+// decimals the pointed value prints with (echarts' "auto" prints the
+// ticks' precision: burst 10 as "10.00").
+type AxisPointer struct {
+	Label AxisPointerLabel `json:"label"`
+}
+
+// AxisPointerLabel is an axis pointer's label.
+type AxisPointerLabel struct {
+	Precision int `json:"precision"`
 }
 
 // YAxis is the vertical axis, as XAxis.
@@ -188,6 +205,9 @@ type Series struct {
 	// MarkArea shades a region of the chart (the values meeting an
 	// objective).
 	MarkArea *MarkArea `json:"markArea,omitempty"`
+	// exact keeps the series' values as given (a config's value: an
+	// objective's target, the deadline), unrounded.
+	exact bool
 }
 
 // LabelLayout is echarts' label layout.

@@ -80,6 +80,8 @@ func paretoSection(v *View) *Group {
 	o := newChart("Pareto front: "+columnLabel(paretoY)+" against "+columnLabel(xKey), sub, columnLabel(paretoY), Grid{Left: "70", Top: "70", Right: "30", Bottom: "95"})
 	o.XAxis = []XAxis{{Type: "value", Name: columnLabel(xKey), NameLocation: "middle", NameGap: 28, Scale: true}}
 	o.Tooltip = Tooltip{Show: boolPtr(true), Trigger: "item"}
+	o.measureX(xKey)
+	o.measure(paretoY)
 	item := func(i int) (Item, bool) {
 		x, okx := xc.Value(&res.Points[i])
 		y, oky := yc.Value(&res.Points[i])

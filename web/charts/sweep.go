@@ -17,7 +17,9 @@ import (
 // limiters as bars (barSub).
 func (v *View) newSweepChart(title, lineSub, barSub, yName string) *Option {
 	if !v.Categorical() {
-		return newLine(title, lineSub, v.sweptAxisName(), yName, "value")
+		o := newLine(title, lineSub, v.sweptAxisName(), yName, "value")
+		o.keepX() // the swept values, as the config gives them
+		return o
 	}
 	o := newLine(title, barSub, "limiter", yName, "category")
 	names := make([]string, len(v.Lines))
@@ -110,6 +112,7 @@ func (v *View) objectives(o *Option, keys ...string) {
 		}
 		v.flat(o, "meets "+obj.String(), obj.Value)
 		s := &o.Series[len(o.Series)-1]
+		s.exact = true // the config's target
 		s.LineStyle = &LineStyle{Color: targetColor, Width: 1.5, Type: "dashed"}
 		s.ItemStyle = &ItemStyle{Color: targetColor}
 		target := AreaEnd{YAxis: obj.Value}
@@ -152,6 +155,7 @@ func throughputSection(v *View) *Group {
 	}
 	g.Charts = append(g.Charts, v.sweepCharts("chart-goodput", title, func(v *View, title string) *Option {
 		o := v.newSweepChart(title, "one line per limiter; dotted: offered load", "dotted: offered load", "goodput (req/s)")
+		o.measure("goodput_rps")
 		v.sweepLines(o, "", keyed("goodput_rps"), solid)
 		v.intervals(o, "", "goodput_rps")
 		v.flat(o, "offered", v.Res.Points[0].Metrics.OfferedRPS)
@@ -161,6 +165,7 @@ func throughputSection(v *View) *Group {
 	g.Charts = append(g.Charts, v.sweepCharts("chart-reject-late", "Rejected and served late", func(v *View, title string) *Option {
 		of := v.shareBase()
 		o := v.newSweepChart(title, "solid: rejected; dashed: served after the deadline (both % of "+of+")", "late: served after the deadline (both % of "+of+")", "share of "+of+" (%)")
+		o.measure("reject_pct")
 		v.sweepLines(o, " rejected", keyed("reject_pct"), solid)
 		v.sweepLines(o, " late", keyed("served_late_pct"), dashed)
 		v.intervals(o, " rejected", "reject_pct")
@@ -178,6 +183,7 @@ func delaySection(v *View) *Group {
 		Intro: "A shaper holds requests at the gate; a policer passes bursts on and the queue forms at the server."}
 	g.Charts = append(g.Charts, v.sweepCharts("chart-waits", "p99 gate delay against p99 server wait", func(v *View, title string) *Option {
 		o := v.newSweepChart(title, "solid: at the gate; dashed: at the server (admitted requests)", "admitted requests", "p99 wait (ms)")
+		o.measure("gate_delay_p99_ms")
 		v.sweepLines(o, " gate p99", keyed("gate_delay_p99_ms"), solid)
 		v.sweepLines(o, " server p99", keyed("server_wait_p99_ms"), dashed)
 		v.intervals(o, " gate p99", "gate_delay_p99_ms")
@@ -189,9 +195,11 @@ func delaySection(v *View) *Group {
 	dl := fmt.Sprintf("arrival to finish; dotted: the deadline (%s ms)", format.Num(v.Res.Config.Server.DeadlineMS))
 	g.Charts = append(g.Charts, v.sweepCharts("chart-sojourn", "p99 time in system", func(v *View, title string) *Option {
 		o := v.newSweepChart(title, dl, dl, "p99 time in system (ms)")
+		o.measure("sojourn_p99_ms")
 		v.sweepLines(o, "", keyed("sojourn_p99_ms"), solid)
 		v.intervals(o, "", "sojourn_p99_ms")
 		v.flat(o, "deadline", v.Res.Config.Server.DeadlineMS)
+		o.Series[len(o.Series)-1].exact = true // the config's deadline
 		v.objectives(o, "sojourn_p99_ms")
 		return o
 	})...)
@@ -208,6 +216,7 @@ func downstreamSection(v *View) *Group {
 	pk := fmt.Sprintf("busiest aligned 100 ms window; dotted: server capacity (%s req/s)", format.Num(cfg.Server.RateRPS()))
 	g.Charts = append(g.Charts, v.sweepCharts("chart-peak", "Downstream peak rate", func(v *View, title string) *Option {
 		o := v.newSweepChart(title, pk, pk, "peak rate (req/s)")
+		o.measure("downstream_peak_rps")
 		v.sweepLines(o, "", always(func(m *experiments.Metrics) float64 { return m.DownstreamPeakRPS }), solid)
 		v.flat(o, "server capacity", cfg.Server.RateRPS())
 		v.objectives(o, "downstream_peak_rps")
@@ -218,6 +227,7 @@ func downstreamSection(v *View) *Group {
 	g.Charts = append(g.Charts, v.sweepCharts("chart-rolling", fmt.Sprintf("Most releases in any %s ms", format.Num(L)), func(v *View, title string) *Option {
 		o := v.newSweepChart(title,
 			fmt.Sprintf("solid: measured; dashed: the gate's bound, its arrival curve at %s ms", format.Num(L)), fmt.Sprintf("measured, and the gate's bound (its arrival curve at %s ms)", format.Num(L)), fmt.Sprintf("releases (per %s ms)", format.Num(L)))
+		o.measure("rolling_max")
 		v.sweepLines(o, " measured", always(func(m *experiments.Metrics) float64 { return float64(m.RollingMax) }), solid)
 		v.sweepLines(o, " bound α(L)", func(p *experiments.Point) (float64, bool) { return gateBound(v.Res, p, L) }, dashed)
 		v.objectives(o, "rolling_max")

@@ -119,7 +119,11 @@ func newTable(v *View, runID string) Table {
 		for _, col := range cols {
 			cell, num := "", math.NaN()
 			if val, ok := col.Value(p); ok {
-				cell, num = string(experiments.AppendValue(nil, col.Format, val)), val
+				f := col.Format
+				if col.Measured && len(p.Stats) > 0 {
+					f = col.MeanFormat() // a mean over replications, as results.csv
+				}
+				cell, num = string(experiments.AppendValue(nil, f, val)), val
 			}
 			row.Cells = append(row.Cells, cell)
 			row.Sort = append(row.Sort, numKey(num))
