@@ -169,3 +169,49 @@ func TestFirstRunsSayWhichWithoutBands(t *testing.T) {
 		t.Errorf("recovery of points at seeds 5 and 9: title %q", title)
 	}
 }
+
+// With replications, the sweep charts of Jain's index, the downstream
+// peak and the rolling maximum draw the runs' mean (the point's Metrics
+// are its first run's), as results.csv prints it.
+func TestReplicatedSweepChartsAreMeans(t *testing.T) {
+	res := runDoc(t, `{"version":1,"seed":5,"replications":4,
+ "workload":{"duration_ms":3000,"parts":[{"type":"clients","group":"g","clients":4,"rate_rps":40,"arrival":"poisson","timeout_ms":80,"retries":2,"backoff_ms":30}]},
+ "server":{"workers":4,"service_ms":5},
+ "limiters":[{"type":"token-bucket","rate_rps":300,"burst":100}]}`)
+	v := NewView(res, 0)
+	p := &res.Points[0]
+	telling := 0 // cases whose first run and mean differ on the chart
+	for _, c := range []struct {
+		id, key string
+		first   float64
+		tol     float64 // half a unit of the chart's places
+	}{
+		{"chart-jain", "jain_index", p.Metrics.Jain, 0.00005},
+		{"chart-peak", "downstream_peak_rps", p.Metrics.DownstreamPeakRPS, 0.05},
+		{"chart-rolling", "rolling_max", float64(p.Metrics.RollingMax), 0.05},
+	} {
+		st, ok := p.Stat(c.key)
+		if !ok {
+			t.Fatalf("%s: no statistics of %s", c.id, c.key)
+		}
+		if math.Abs(st.Mean-c.first) > c.tol {
+			telling++
+		}
+		_, _, series := chartOf(t, v, c.id)
+		var got float64
+		switch y := series[0].Data[0].Value.(type) {
+		case float64:
+			got = y
+		case []any:
+			got = y[1].(float64)
+		default:
+			t.Fatalf("%s: value %v", c.id, y)
+		}
+		if math.Abs(got-st.Mean) > c.tol+1e-9 {
+			t.Errorf("%s: drew %v, the runs' mean is %v (first run %v)", c.id, got, st.Mean, c.first)
+		}
+	}
+	if telling < 2 {
+		t.Fatalf("only %d of the charts' first runs differ from their means: the test cannot tell them apart", telling)
+	}
+}

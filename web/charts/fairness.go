@@ -26,7 +26,8 @@ func fairnessSection(v *View) *Group {
 	g.Charts = append(g.Charts, v.sweepCharts("chart-jain", "Jain's fairness index", func(v *View, title string) *Option {
 		o := v.newSweepChart(title, nc, nc, "Jain's index (1 = equal)")
 		o.measure("jain_index")
-		v.sweepLines(o, "", always(func(m *experiments.Metrics) float64 { return m.Jain }), solid)
+		v.sweepLines(o, "", keyed("jain_index"), solid)
+		v.intervals(o, "", "jain_index")
 		return o
 	})...)
 

@@ -37,11 +37,6 @@ func categorical(o *Option) bool { return o.XAxis[0].Type == "category" }
 // metric is a measure of a point; ok=false where the point has none.
 type metric func(p *experiments.Point) (y float64, ok bool)
 
-// always is a measure every point has.
-func always(f func(m *experiments.Metrics) float64) metric {
-	return func(p *experiments.Point) (float64, bool) { return f(&p.Metrics), true }
-}
-
 // sweepLines adds one series per sweep line of m, in the line's color and
 // the given line type. On a categorical chart it adds one bar series
 // instead, a bar per limiter, named by suffix (or the y axis). A line at
@@ -217,7 +212,8 @@ func downstreamSection(v *View) *Group {
 	g.Charts = append(g.Charts, v.sweepCharts("chart-peak", "Downstream peak rate", func(v *View, title string) *Option {
 		o := v.newSweepChart(title, pk, pk, "peak rate (req/s)")
 		o.measure("downstream_peak_rps")
-		v.sweepLines(o, "", always(func(m *experiments.Metrics) float64 { return m.DownstreamPeakRPS }), solid)
+		v.sweepLines(o, "", keyed("downstream_peak_rps"), solid)
+		v.intervals(o, "", "downstream_peak_rps")
 		v.flat(o, "server capacity", cfg.Server.RateRPS())
 		v.objectives(o, "downstream_peak_rps")
 		return o
@@ -228,7 +224,8 @@ func downstreamSection(v *View) *Group {
 		o := v.newSweepChart(title,
 			fmt.Sprintf("solid: measured; dashed: the gate's bound, its arrival curve at %s ms", format.Num(L)), fmt.Sprintf("measured, and the gate's bound (its arrival curve at %s ms)", format.Num(L)), fmt.Sprintf("releases (per %s ms)", format.Num(L)))
 		o.measure("rolling_max")
-		v.sweepLines(o, " measured", always(func(m *experiments.Metrics) float64 { return float64(m.RollingMax) }), solid)
+		v.sweepLines(o, " measured", keyed("rolling_max"), solid)
+		v.intervals(o, " measured", "rolling_max")
 		v.sweepLines(o, " bound α(L)", func(p *experiments.Point) (float64, bool) { return gateBound(v.Res, p, L) }, dashed)
 		v.objectives(o, "rolling_max")
 		return o
