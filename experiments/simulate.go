@@ -65,7 +65,7 @@ type fwd struct {
 // the system, the most in the system overall, the rolling count, the
 // busiest 100 ms, and the release times for the output curve when kept.
 type releaseTally struct {
-	windowMS    float64 // the series'
+	window      metrics.WindowCursor // the series' windows
 	keep        bool
 	inSystemMax int
 	peak        peak100
@@ -78,12 +78,12 @@ func newReleaseTally(in *instruments, windowMS float64, keep bool, sizeHint int)
 	if keep && cap(in.releases) < sizeHint {
 		in.releases = make([]float64, 0, sizeHint) // never copied while it grows
 	}
-	return releaseTally{windowMS: windowMS, keep: keep}
+	return releaseTally{window: metrics.NewWindowCursor(windowMS), keep: keep, peak: peak100{cur: metrics.NewWindowCursor(SeriesWindowMS)}}
 }
 
 // add counts a release at release, after which n requests are in the system.
 func (rt *releaseTally) add(s *Series, in *instruments, release float64, n int) {
-	rw := int(metrics.WindowIndex(release, rt.windowMS))
+	rw := int(rt.window.Index(release))
 	for rw >= len(s.Released) {
 		s.Released = append(s.Released, 0)
 		s.InSystemMax = append(s.InSystemMax, 0)
@@ -104,13 +104,14 @@ func (rt *releaseTally) add(s *Series, in *instruments, release float64, n int) 
 // order) and keeps the largest count: downstream_peak_rps, whatever the
 // series' width.
 type peak100 struct {
+	cur    metrics.WindowCursor // over SeriesWindowMS
 	window float64
 	count  int32
 	max    int32
 }
 
 func (p *peak100) add(release float64) {
-	if w := metrics.WindowIndex(release, SeriesWindowMS); w != p.window || p.count == 0 {
+	if w := p.cur.Index(release); w != p.window || p.count == 0 {
 		p.window, p.count = w, 0
 	}
 	p.count++

@@ -537,6 +537,7 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 	var serverSojournMax, endToEndMax, busyMS float64
 	rel := newReleaseTally(in, windowMS, len(a.T) <= MaxCurveArrivals, len(a.T))
 	next := 0 // next arrival of the list
+	arrivalWindow, finishWindow := metrics.NewWindowCursor(windowMS), metrics.NewWindowCursor(windowMS)
 	for steps := 0; ; steps++ {
 		if steps&(1<<20-1) == 0 && steps > 0 {
 			if err := ctx.Err(); err != nil {
@@ -560,7 +561,7 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 		}
 		t := at.t
 		b, fl := &r.behs[at.part], r.flags[at.part]
-		release, abandonAt, ok, err := r.atGate(&at, int(metrics.WindowIndex(t, windowMS)))
+		release, abandonAt, ok, err := r.atGate(&at, int(arrivalWindow.Index(t)))
 		if err != nil {
 			return err
 		}
@@ -597,7 +598,7 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 				r.thrAcc[r.throttleSlot(at.c)]++
 			}
 			m.OnTime++
-			fw := int(metrics.WindowIndex(finish, windowMS))
+			fw := int(finishWindow.Index(finish))
 			for fw >= len(s.Goodput) {
 				s.Goodput = append(s.Goodput, 0)
 			}

@@ -66,3 +66,53 @@ func Apart(a, b, d float64) bool {
 	e := (b - (s - bv)) + (-a - bv)
 	return e >= 0
 }
+
+// WindowCursor is WindowIndex for times that mostly stay in one window, as
+// an event loop's do: it keeps the window it last answered and the float64
+// range [lo, hi) of the times WindowIndex puts in it, so that a time in
+// that range costs two comparisons instead of a division and its
+// corrections. Its answers are WindowIndex's, for every t.
+type WindowCursor struct {
+	w, k, lo, hi float64
+}
+
+// NewWindowCursor returns a cursor over windows of length w (w > 0).
+func NewWindowCursor(w float64) WindowCursor {
+	return WindowCursor{w: w, lo: math.Inf(1), hi: math.Inf(-1)}
+}
+
+// Index is WindowIndex(t, w).
+func (c *WindowCursor) Index(t float64) float64 {
+	if c.lo <= t && t < c.hi {
+		return c.k
+	}
+	return c.move(t)
+}
+
+func (c *WindowCursor) move(t float64) float64 {
+	k := WindowIndex(t, c.w)
+	if math.IsInf(t, 0) || math.IsNaN(t) || !(math.Abs(k) < 1<<52) {
+		return k // no range to keep
+	}
+	c.k, c.lo, c.hi = k, windowEdge(k, c.w), windowEdge(k+1, c.w)
+	return k
+}
+
+// windowEdge is the least float64 x with WindowIndex(x, w) >= k: the
+// rounded product k*w moved by the ulps its rounding is off (at most a
+// few; the loop is bounded).
+func windowEdge(k, w float64) float64 {
+	x := k * w
+	for range 64 {
+		if WindowIndex(x, w) < k {
+			x = math.Nextafter(x, math.Inf(1))
+			continue
+		}
+		if y := math.Nextafter(x, math.Inf(-1)); WindowIndex(y, w) >= k {
+			x = y
+			continue
+		}
+		return x
+	}
+	panic("metrics: a window edge more than 64 ulps from k*w")
+}
