@@ -31,7 +31,15 @@ import (
 //     shared by the points.
 //
 // Target (issue 9): retries with a distribution within 2× the plain,
-// fixed-service loop.
+// fixed-service loop. Not met (2026-11-30, quiet machine, medians of 5,
+// cpu-ns per request): plain 36.6, client-loop-no-retries 77, retries 156,
+// retries-lognormal 201 (5.5×); sweep8-plain 28.2, sweep8-retries-lognormal
+// 147 (5.2×). Where it goes: the retry storm makes 1.91 events per request
+// (148 954 attempts and 75 337 retries the budget refuses, for 117 170
+// requests), each a heap push and pop besides the gate and server work
+// (82 cpu-ns per event, 2.2× a forward-pass request), and the lognormal's
+// inverse distribution function costs 23 ns a request by itself (63% of a
+// whole forward-pass request).
 func BenchmarkClientModel(b *testing.B) {
 	const (
 		fixed     = `"service_ms": 10`
