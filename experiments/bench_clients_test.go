@@ -37,9 +37,9 @@ import (
 // 147 (5.2×). Where it goes: the retry storm makes 1.91 events per request
 // (148 954 attempts and 75 337 retries the budget refuses, for 117 170
 // requests), each a heap push and pop besides the gate and server work
-// (82 cpu-ns per event, 2.2× a forward-pass request), and the lognormal's
-// inverse distribution function costs 23 ns a request by itself (63% of a
-// whole forward-pass request).
+// (82 cpu-ns per event, 2.2× a forward-pass request), and a lognormal
+// draw costs 34 ns a request by itself (server.BenchmarkServiceDraw, median
+// of 5: 92% of a whole forward-pass request).
 func BenchmarkClientModel(b *testing.B) {
 	const (
 		fixed     = `"service_ms": 10`

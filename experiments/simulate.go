@@ -254,21 +254,12 @@ func (f *fwd) finish() {
 	m.Arrivals = f.n
 	m.Admitted = in.gate.Count()
 	m.Rejected = m.Arrivals - m.Admitted
-	m.OfferedRPS = float64(m.Arrivals) / seconds
-	m.AdmittedRPS = float64(m.Admitted) / seconds
-	m.GoodputRPS = float64(m.OnTime) / seconds
+	m.measureCommon(in, seconds, &f.rel, f.serverSojournMax)
 	if m.Arrivals > 0 {
 		m.RejectPct = 100.0 * float64(m.Rejected) / float64(m.Arrivals)
 		m.ServedLatePct = 100.0 * float64(m.Late) / float64(m.Arrivals)
 	}
-	m.GateDelay = delays(&in.gate)
-	m.ServerWait = delays(&in.wait)
-	m.Sojourn = delays(&in.sojourn)
-	m.DownstreamPeakRPS = float64(f.rel.peak.max) * 1000 / SeriesWindowMS
-	m.RollingMax = in.rolling.Max()
 	m.UtilizationPct = math.Min(100, 100*float64(m.Admitted)*f.serviceMS/(f.durationMS*float64(cfg.Server.Workers))) // service_ms: the mean
-	m.InSystemMax = f.rel.inSystemMax
-	m.ServerSojournMaxMS = f.serverSojournMax
 
 	m.Recovery = cfg.recovery(s, f.windowMS)
 	finishPoint(cfg, f.pt, f.spec, f.params, in, m, s, f.clients, &f.fair, f.ngroup, func(i int) int { return f.groups[i] }, f.gateMax, f.endToEndMax, true, f.rel.keep)
@@ -296,6 +287,23 @@ func finishPoint(cfg *Config, pt *Point, spec *limiter.Spec, params limiter.Para
 		pt.Clients = clients
 		pt.JainSeries = fair.finish()
 	}
+}
+
+// measureCommon fills the measures every simulation takes alike from its
+// counts and instruments: the rates over seconds of arrivals, the delay
+// percentiles, the downstream peak, the rolling maximum, the most requests
+// in the system and the longest time at the server.
+func (m *Metrics) measureCommon(in *instruments, seconds float64, rel *releaseTally, serverSojournMaxMS float64) {
+	m.OfferedRPS = float64(m.Arrivals) / seconds
+	m.AdmittedRPS = float64(m.Admitted) / seconds
+	m.GoodputRPS = float64(m.OnTime) / seconds
+	m.GateDelay = delays(&in.gate)
+	m.ServerWait = delays(&in.wait)
+	m.Sojourn = delays(&in.sojourn)
+	m.DownstreamPeakRPS = float64(rel.peak.max) * 1000 / SeriesWindowMS
+	m.RollingMax = in.rolling.Max()
+	m.InSystemMax = rel.inSystemMax
+	m.ServerSojournMaxMS = serverSojournMaxMS
 }
 
 func delays(h *metrics.Histogram) Delays {

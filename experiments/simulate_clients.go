@@ -617,10 +617,7 @@ done:
 		return r.err
 	}
 
-	clientTotals(cfg, r, &m, &cm, in, clientTally{
-		busyMS: busyMS, occupancySum: r.occupancySum, inSystemMax: rel.inSystemMax,
-		serverSojournMaxMS: serverSojournMax, peak: rel.peak.max, users: totalUsers,
-	})
+	clientTotals(cfg, r, &m, &cm, in, clientTally{busyMS: busyMS, serverSojournMaxMS: serverSojournMax, rel: &rel, users: totalUsers})
 
 	m.Recovery = measureGoodputRecovery(cfg, &s, windowMS)
 	finishPoint(cfg, pt, spec, params, in, &m, &s, clients, &fair, len(a.Groups), a.GroupOf, r.gateMax, endToEndMax, true, rel.keep)
@@ -710,9 +707,7 @@ func newClientRun(cfg *Config, a *workload.Arrivals, pt *Point, in *instruments)
 // ClientMetrics.
 type clientTally struct {
 	busyMS, serverSojournMaxMS float64
-	occupancySum               int64
-	inSystemMax                int
-	peak                       int32
+	rel                        *releaseTally
 	users                      int
 }
 
@@ -721,23 +716,14 @@ type clientTally struct {
 func clientTotals(cfg *Config, r *clientRun, mp *Metrics, cm *ClientMetrics, in *instruments, t clientTally) {
 	m := mp
 	durationMS := cfg.Workload.DurationMS
-	busyMS, occupancySum := t.busyMS, t.occupancySum
+	busyMS, occupancySum := t.busyMS, r.occupancySum
 	seconds := durationMS / 1000
-	m.OfferedRPS = float64(m.Arrivals) / seconds
-	m.AdmittedRPS = float64(m.Admitted) / seconds
-	m.GoodputRPS = float64(m.OnTime) / seconds
+	m.measureCommon(in, seconds, t.rel, t.serverSojournMaxMS)
 	if cm.Attempts > 0 {
 		m.RejectPct = 100.0 * float64(m.Rejected) / float64(cm.Attempts)
 		m.ServedLatePct = 100.0 * float64(m.Late) / float64(cm.Attempts)
 	}
-	m.GateDelay = delays(&in.gate)
-	m.ServerWait = delays(&in.wait)
-	m.Sojourn = delays(&in.sojourn)
-	m.DownstreamPeakRPS = float64(t.peak) * 1000 / SeriesWindowMS
-	m.RollingMax = in.rolling.Max()
 	m.UtilizationPct = math.Min(100, 100*busyMS/(durationMS*float64(cfg.Server.Workers)))
-	m.InSystemMax = t.inSystemMax
-	m.ServerSojournMaxMS = t.serverSojournMaxMS
 
 	cm.Succeeded = m.OnTime
 	cm.AttemptsRPS = float64(cm.Attempts) / seconds

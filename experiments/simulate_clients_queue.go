@@ -619,10 +619,7 @@ func simulateClientsQueue(ctx context.Context, cfg *Config, a *workload.Arrivals
 		return fmt.Errorf("the queue and the client model disagree: %s", x.mismatch) // cannot happen
 	}
 
-	clientTotals(cfg, r, &m, &cm, in, clientTally{
-		busyMS: x.busyMS, occupancySum: r.occupancySum, inSystemMax: rel.inSystemMax,
-		serverSojournMaxMS: x.serverSojournMax, peak: rel.peak.max, users: totalUsers,
-	})
+	clientTotals(cfg, r, &m, &cm, in, clientTally{busyMS: x.busyMS, serverSojournMaxMS: x.serverSojournMax, rel: &rel, users: totalUsers})
 	seconds := durationMS / 1000
 	if cm.Attempts > 0 {
 		m.ShedPct = 100.0 * float64(m.Shed) / float64(cm.Attempts)

@@ -349,9 +349,7 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 	m.Rejected = m.Arrivals - m.Admitted
 	m.Served = r.served
 	m.Shed = r.shed
-	m.OfferedRPS = float64(m.Arrivals) / seconds
-	m.AdmittedRPS = float64(m.Admitted) / seconds
-	m.GoodputRPS = float64(m.OnTime) / seconds
+	m.measureCommon(in, seconds, &rel, r.serverSojournMax)
 	if m.Arrivals > 0 {
 		m.RejectPct = 100.0 * float64(m.Rejected) / float64(m.Arrivals)
 		m.ServedLatePct = 100.0 * float64(m.Late) / float64(m.Arrivals)
@@ -360,16 +358,9 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 	if r.served > 0 {
 		m.WastedPct = 100.0 * float64(m.Late) / float64(r.served)
 	}
-	m.GateDelay = delays(&in.gate)
-	m.ServerWait = delays(&in.wait)
-	m.Sojourn = delays(&in.sojourn)
 	sw := delays(&r.bufs.shedWait)
 	m.ShedWait = &sw
-	m.DownstreamPeakRPS = float64(rel.peak.max) * 1000 / SeriesWindowMS
-	m.RollingMax = in.rolling.Max()
 	m.UtilizationPct = math.Min(100, 100*float64(r.served)*serviceMS/(durationMS*float64(cfg.Server.Workers)))
-	m.InSystemMax = rel.inSystemMax
-	m.ServerSojournMaxMS = r.serverSojournMax
 	if classes != nil {
 		cfg.classMetrics(&m, &s, r.classOK, r.bufs.classSojourn, seconds)
 	}

@@ -7,6 +7,7 @@ import (
 	"hash"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/ratelab/ratelab/experiments/workload"
@@ -68,15 +69,7 @@ func (d *traceDigests) inputs() ([]Input, error) {
 	for _, in := range d.seen {
 		out = append(out, in)
 	}
-	slices.SortFunc(out, func(a, b Input) int {
-		switch {
-		case a.Name < b.Name:
-			return -1
-		case a.Name > b.Name:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b Input) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
 

@@ -9,6 +9,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"container/heap"
 	"errors"
@@ -170,15 +171,7 @@ func sortTrace(r io.Reader, dir string, chunkBytes, fanIn int) (_ *tempFile, err
 		arena  []byte
 	)
 	flush := func() error {
-		slices.SortStableFunc(rows, func(a, b sortedRow) int {
-			switch {
-			case a.t < b.t:
-				return -1
-			case a.t > b.t:
-				return 1
-			}
-			return 0
-		})
+		slices.SortStableFunc(rows, func(a, b sortedRow) int { return cmp.Compare(a.t, b.t) }) // times are never NaN
 		name := filepath.Join(tmp, fmt.Sprintf("chunk-%d.csv", len(chunks)))
 		err := writeFile(name, func(w *bufio.Writer) error {
 			var num []byte

@@ -255,3 +255,29 @@ func TestBusyCeilMean(t *testing.T) {
 		t.Fatalf("in system at 60: %d, want 1", got)
 	}
 }
+
+// BenchmarkServiceDraw: the cost of one request's service time drawn by
+// each distribution (Sampler.Next: a PCG uniform and the inverse
+// distribution function), against the benchmarks of the simulations.
+func BenchmarkServiceDraw(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		spec server.Spec
+	}{
+		{"exponential", server.Spec{Workers: 1, ServiceMS: 10, Service: server.ServiceExponential}},
+		{"lognormal", server.Spec{Workers: 1, Service: server.ServiceLognormal, ServiceP50MS: 8, ServiceP99MS: 40}},
+		{"bimodal", server.Spec{Workers: 1, Service: server.ServiceBimodal, ServiceSlowShare: 0.1, ServiceFastMS: 5, ServiceSlowMS: 50}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			s := normalized(c.spec)
+			p := s.Sampler(1, server.ServiceStream, nil)
+			sum := 0.0
+			for range b.N {
+				sum += p.Next()
+			}
+			if !(sum > 0) {
+				b.Fatalf("draws summed to %g", sum)
+			}
+		})
+	}
+}

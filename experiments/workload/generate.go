@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -206,15 +207,7 @@ func (g *Generator) sortTail(from int) {
 			evs[k].s = g.s[from+k]
 		}
 	}
-	slices.SortStableFunc(evs, func(a, b ev) int {
-		switch {
-		case a.t < b.t:
-			return -1
-		case a.t > b.t:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(evs, func(a, b ev) int { return cmp.Compare(a.t, b.t) }) // times are never NaN
 	for k, e := range evs {
 		t[k], c[k] = e.t, e.c
 		if g.s != nil {
