@@ -530,11 +530,7 @@ func simulateClientsQueue(ctx context.Context, cfg *Config, a *workload.Arrivals
 		}
 		var at attempt
 		if list {
-			c := a.Client[next]
-			at = attempt{t: a.T[next], seq: int64(next), c: c, part: partOf(a, c), svc: serviceMS}
-			if a.ServiceMS != nil {
-				at.svc = a.ServiceMS[next]
-			}
+			at.arrival(a, next, serviceMS)
 			if classes != nil {
 				at.class = classes[next]
 			}
