@@ -64,7 +64,7 @@ func curveText(c *calculus.Curve) string {
 }
 
 func betaText(b calculus.RateLatency) string {
-	return fmt.Sprintf("%s req/s × [d − %s ms]⁺", format.Num(calculus.RPS(b.RatePerMS)), format.Num(b.LatencyMS))
+	return fmt.Sprintf("%s req/s × [d − %s ms]⁺", format.Round(calculus.RPS(b.RatePerMS), 2), format.Round(b.LatencyMS, 2))
 }
 
 // hasBounds reports whether a run was stored with bounds.

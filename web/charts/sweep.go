@@ -92,6 +92,93 @@ func (v *View) flat(o *Option, name string, y float64) {
 	o.addLine(name, data, styled(referenceColor, dotted, plain)...)
 }
 
+// offered adds the offered load as a dotted reference: one flat line when
+// every point offers the same; else one line through each swept value's
+// offered load when the lines agree there (a swept workload rate); else
+// one dotted line per sweep line in its color (a closed loop's offered
+// load answers its limiter). On a categorical chart each limiter's bar has
+// its own offered load.
+func (v *View) offered(o *Option) {
+	m := keyed("offered_rps")
+	pts := v.points()
+	if len(pts) == 0 {
+		return
+	}
+	y0, _ := m(pts[0])
+	same := true
+	for _, p := range pts[1:] {
+		if y, _ := m(p); y != y0 {
+			same = false
+		}
+	}
+	if same {
+		v.flat(o, "offered", y0)
+		return
+	}
+	if categorical(o) {
+		data := make([]Item, len(v.Lines))
+		for i, l := range v.Lines {
+			data[i] = Item{Value: "-"}
+			if y, ok := m(l.Points[0]); ok {
+				data[i] = Item{Value: y}
+			}
+		}
+		o.addLine("offered", data, styled(referenceColor, dotted, plain)...)
+		return
+	}
+	flatLine := func(l *SweepLine) bool { return len(l.Points) == 1 && l.Points[0].Swept == "" }
+	byX := map[float64]float64{}
+	var xs []float64
+	agree := true
+	for i := range v.Lines {
+		if flatLine(&v.Lines[i]) {
+			agree = false
+			break
+		}
+		for _, p := range v.Lines[i].Points {
+			y, ok := m(p)
+			if !ok {
+				continue
+			}
+			x := p.SweptValue()
+			if old, seen := byX[x]; !seen {
+				byX[x] = y
+				xs = append(xs, x)
+			} else if old != y {
+				agree = false
+			}
+		}
+	}
+	if agree {
+		slices.Sort(xs)
+		data := make([]Item, len(xs))
+		for i, x := range xs {
+			data[i] = xy(x, byX[x])
+		}
+		o.addLine("offered", data, styled(referenceColor, dotted, plain)...)
+		return
+	}
+	lo, hi := v.xRange()
+	for i := range v.Lines {
+		l := &v.Lines[i]
+		var data []Item
+		if flatLine(l) {
+			if y, ok := m(l.Points[0]); ok && lo < hi {
+				data = []Item{xy(lo, y), xy(hi, y)}
+			}
+		} else {
+			for _, p := range l.Points {
+				if y, ok := m(p); ok {
+					data = append(data, xy(p.SweptValue(), y))
+				}
+			}
+		}
+		if len(data) > 0 {
+			o.addLine(l.Name+" offered", data, dotted, plain, colored(v.lineColor(i)))
+		}
+	}
+}
+
 // targetColor draws objectives' targets and the region meeting them.
 const targetColor = "#2166ac"
 
@@ -153,7 +240,7 @@ func throughputSection(v *View) *Group {
 		o.measure("goodput_rps")
 		v.sweepLines(o, "", keyed("goodput_rps"), solid)
 		v.intervals(o, "", "goodput_rps")
-		v.flat(o, "offered", v.Res.Points[0].Metrics.OfferedRPS)
+		v.offered(o)
 		v.objectives(o, "goodput_rps")
 		return o
 	})...)
@@ -208,7 +295,7 @@ func downstreamSection(v *View) *Group {
 	cfg := v.Res.Config
 	g := &Group{ID: "downstream", Title: "What the service sees",
 		Intro: "The peak is the most releases in an aligned 100 ms window, ×10; the rolling maximum is checked over every window position."}
-	pk := fmt.Sprintf("busiest aligned 100 ms window; dotted: server capacity (%s req/s)", format.Num(cfg.Server.RateRPS()))
+	pk := fmt.Sprintf("busiest aligned 100 ms window; dotted: server capacity (%s req/s)", format.Round(cfg.Server.RateRPS(), 1))
 	g.Charts = append(g.Charts, v.sweepCharts("chart-peak", "Downstream peak rate", func(v *View, title string) *Option {
 		o := v.newSweepChart(title, pk, pk, "peak rate (req/s)")
 		o.measure("downstream_peak_rps")
