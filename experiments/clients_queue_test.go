@@ -348,3 +348,48 @@ func TestClientsOnQueueServersValidate(t *testing.T) {
 		t.Fatalf("a scoring window with clients: %v, want an error at metrics.score_until", err)
 	}
 }
+
+// TestClientsQueueReleaseAtTheTimeout: an attempt a shaper releases at the
+// very instant its client gives up (delay = timeout_ms) and that starts
+// then has started: the events decide what the admissions do (start not
+// after the client's deadline: served, its sojourn past the timeout
+// abandons it as wasted work), under drop-unstarted too. The leaky bucket
+// spaces the two arrivals at 0 ms by 100 ms; the second waits exactly its
+// 100 ms timeout and finds the worker free.
+func TestClientsQueueReleaseAtTheTimeout(t *testing.T) {
+	for _, cancel := range []string{"", `, "cancel_on_timeout": "drop-unstarted"`} {
+		cfg, err := DecodeConfig([]byte(`{"version": 1, "seed": 1,
+  "workload": {"duration_ms": 1000, "parts": [{"type": "trace", "csv": "t_ms,client\n0,a\n0,a\n", "timeout_ms": 100, "retries": 1, "backoff_ms": 500}]},
+  "server": {"workers": 1, "service_ms": 50, "deadline_ms": 1000` + cancel + `},
+  "limiters": [{"type": "leaky-bucket", "rate_rps": 10, "queue": 5}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := func(events bool) Metrics {
+			clientsQueueForAll.Store(true)
+			clientsQueueByEvents.Store(events)
+			defer clientsQueueForAll.Store(false)
+			defer clientsQueueByEvents.Store(false)
+			res, err := Run(context.Background(), cfg, Options{Workers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res.Points[0].Metrics
+		}
+		plain, err := Run(context.Background(), cfg, Options{Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, admissions, events := plain.Points[0].Metrics, run(false), run(true)
+		if c := want.Client; c.Dropped != 0 || c.WastedWorkMS != 50 || c.Attempts != 3 {
+			t.Fatalf("%s: the plain model dropped %d, wasted %g ms in %d attempts; want 0 dropped, the second attempt's 50 ms wasted, 3 attempts (its retry at 600 ms served)",
+				cancel, c.Dropped, c.WastedWorkMS, c.Attempts)
+		}
+		if a, b := jsonOf(t, want.Client), jsonOf(t, admissions.Client); !bytes.Equal(a, b) {
+			t.Errorf("%s, at admission:\n%s\nwant (the plain model)\n%s", cancel, b, a)
+		}
+		if a, b := jsonOf(t, admissions), jsonOf(t, events); !bytes.Equal(a, b) {
+			t.Errorf("%s, by events:\n%s\nwant (at admission)\n%s", cancel, b, a)
+		}
+	}
+}

@@ -44,6 +44,7 @@ type fwd struct {
 
 	durationMS, serviceMS, deadlineMS float64
 	windowMS, horizonMS               float64
+	arrivalWindow                     metrics.WindowCursor // the series window of the arrivals, which come in order
 	// svc is the service time of every arrival of the load (indexed from
 	// the first fed); nil: each takes serviceMS. Only a load held in
 	// memory has one (a server with a service distribution holds it).
@@ -186,6 +187,7 @@ func newFwd(ctx context.Context, cfg *Config, clients []workload.Client, ngroup 
 	f.fair.start(in, nc, cfg.Metrics.FairnessWindowMS, f.durationMS)
 	f.lastRelease = math.Inf(-1)
 	f.rel = newReleaseTally(in, f.windowMS, keepReleases, sizeHint)
+	f.arrivalWindow = metrics.NewWindowCursor(f.windowMS)
 	return f, nil
 }
 
@@ -203,7 +205,7 @@ func (f *fwd) feed(ts []float64, cs []int32) error {
 			}
 		}
 		c := cs[i]
-		w := int(metrics.WindowIndex(t, f.windowMS))
+		w := int(f.arrivalWindow.Index(t))
 		s.Offered[w]++
 		f.clients[c].Offered++
 		release, ok := f.gate.Offer(t, c)

@@ -72,6 +72,18 @@ type attempt struct {
 	svc   float64 // the request's service time: its retries do the same work
 }
 
+// arrival makes *at (zero) the first attempt of arrival i of the list, which
+// takes serviceMS unless the list gives its service time. Field by field:
+// see attemptHeap.
+func (at *attempt) arrival(a *workload.Arrivals, i int, serviceMS float64) {
+	c := a.Client[i]
+	at.t, at.seq, at.c, at.part = a.T[i], int64(i), c, partOf(a, c)
+	at.svc = serviceMS
+	if a.ServiceMS != nil {
+		at.svc = a.ServiceMS[i]
+	}
+}
+
 // pending is a scheduled attempt in the heap: the bits of its time (a
 // time is never negative, so its bits order as it does) and a key that
 // orders attempts at one time by seq and names the slot of the slab that
@@ -97,10 +109,16 @@ func (p pending) less(q pending) int {
 // attemptHeap is a binary min-heap of pending attempts by (t, seq), their
 // attempts in a slab of slots with a free list. Its slices are kept across
 // points: pushes allocate only while they grow.
+//
+// An attempt is written in its slot in place (reserve, then push), not
+// passed by value: a copy of fields just stored one by one reads them back
+// in wider loads, which the processor cannot forward from its stores, and
+// stalls (it cost the client loop about a tenth of its time).
 type attemptHeap struct {
-	h    []pending
-	slab []attempt
-	free []int32
+	h        []pending
+	slab     []attempt
+	free     []int32
+	reserved int32 // the slot reserve gave out, which push schedules
 }
 
 func (q *attemptHeap) reset() {
@@ -112,25 +130,37 @@ func (q *attemptHeap) len() int { return len(q.h) }
 // topT is the time of the earliest pending attempt (the heap is not empty).
 func (q *attemptHeap) topT() float64 { return math.Float64frombits(q.h[0].tb) }
 
-// push schedules a, whose seq is set and whose t is not negative.
-func (q *attemptHeap) push(a attempt) error {
-	var slot int32
+// reserve is the slot of the next attempt to push, zeroed: the caller
+// fills it, then calls push.
+func (q *attemptHeap) reserve() *attempt {
 	if n := len(q.free); n > 0 {
-		slot = q.free[n-1]
+		q.reserved = q.free[n-1]
 		q.free = q.free[:n-1]
-		q.slab[slot] = a
+		q.slab[q.reserved] = attempt{}
 	} else {
-		if len(q.slab) >= 1<<slotBits {
-			return fmt.Errorf("more than %d attempts wait at once", 1<<slotBits)
-		}
-		slot = int32(len(q.slab))
-		q.slab = append(q.slab, a)
+		q.reserved = int32(len(q.slab))
+		q.slab = append(q.slab, attempt{})
 	}
-	if uint64(a.seq) >= 1<<(64-slotBits) {
-		return fmt.Errorf("more than %d attempts in one point", uint64(1)<<(64-slotBits))
+	return &q.slab[q.reserved]
+}
+
+// push schedules the reserved attempt, whose seq is set and whose t is
+// not negative; on an error its slot is freed.
+func (q *attemptHeap) push() error {
+	slot := q.reserved
+	a := &q.slab[slot]
+	var err error
+	switch {
+	case slot >= 1<<slotBits:
+		err = fmt.Errorf("more than %d attempts wait at once", 1<<slotBits)
+	case uint64(a.seq) >= 1<<(64-slotBits):
+		err = fmt.Errorf("more than %d attempts in one point", uint64(1)<<(64-slotBits))
+	case !(a.t >= 0):
+		err = fmt.Errorf("an attempt scheduled at %g ms", a.t)
 	}
-	if !(a.t >= 0) {
-		return fmt.Errorf("an attempt scheduled at %g ms", a.t)
+	if err != nil {
+		q.free = append(q.free, slot)
+		return err
 	}
 	e := pending{key: uint64(a.seq)<<slotBits | uint64(slot), tb: math.Float64bits(a.t)}
 	q.h = append(q.h, e)
@@ -391,12 +421,23 @@ func (r *clientRun) userEnded(at float64) {
 	}
 }
 
-func (r *clientRun) schedule(a attempt) {
+// schedule pushes the attempt the caller wrote in r.heap.reserve()'s
+// slot, numbering it.
+func (r *clientRun) schedule(a *attempt) {
 	a.seq = r.seq
 	r.seq++
-	if err := r.heap.push(a); err != nil && r.err == nil {
+	if err := r.heap.push(); err != nil && r.err == nil {
 		r.err = err
 	}
+}
+
+// scheduleUser schedules a closed-loop user's request from client c of
+// part p at t.
+func (r *clientRun) scheduleUser(t float64, c, p int32) {
+	svc := r.userService()
+	n := r.heap.reserve()
+	n.t, n.c, n.part, n.user, n.svc = t, c, p, true, svc
+	r.schedule(n)
 }
 
 // budgetKey is the budget a client's retries spend.
@@ -484,7 +525,7 @@ func (r *clientRun) end(a *attempt, at float64) {
 	r.userEnded(at)
 	l := r.loops[a.part]
 	if next := at + r.think(l); next < r.ends[a.part] {
-		r.schedule(attempt{t: next, c: a.c, part: a.part, user: true, svc: r.userService()})
+		r.scheduleUser(next, a.c, a.part)
 	}
 }
 
@@ -498,8 +539,10 @@ func (r *clientRun) retry(a *attempt, failAt, notBefore float64) {
 		d := r.wait(b, int(a.n)+1, a.prev)
 		u := max(failAt+d, notBefore)
 		if u < r.w {
-			next := *a
-			next.t, next.prev, next.n = u, d, a.n+1
+			// Field by field (attemptHeap: no copy of fields just stored).
+			next := r.heap.reserve()
+			next.t, next.prev, next.c, next.n, next.part = u, d, a.c, a.n+1, a.part
+			next.user, next.class, next.svc = a.user, a.class, a.svc
 			r.schedule(next)
 			return
 		}
@@ -548,11 +591,7 @@ func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spe
 		switch {
 		case next < len(a.T) && (r.heap.len() == 0 || a.T[next] <= r.heap.topT()):
 			// The list's arrivals are older than every scheduled attempt.
-			c := a.Client[next]
-			at = attempt{t: a.T[next], seq: int64(next), c: c, part: partOf(a, c), svc: serviceMS}
-			if a.ServiceMS != nil {
-				at.svc = a.ServiceMS[next]
-			}
+			at.arrival(a, next, serviceMS)
 			next++
 		case r.heap.len() > 0:
 			r.heap.pop(&at)
@@ -690,7 +729,7 @@ func newClientRun(cfg *Config, a *workload.Arrivals, pt *Point, in *instruments)
 				first = l.StartMS + r.rng.ExpFloat64()*l.ThinkMS
 			}
 			if first < r.ends[p] {
-				r.schedule(attempt{t: first, c: int32(c), part: int32(p), user: true, svc: r.userService()})
+				r.scheduleUser(first, int32(c), int32(p))
 			}
 			u++
 		}

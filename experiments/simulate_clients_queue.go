@@ -44,8 +44,9 @@ import (
 //     it is offered before the next attempt at its time), its client's
 //     timeout is an event at t + timeout_ms, and the queue's picks are
 //     made one at a time before every event later than them (a pick at p
-//     before a timeout at p: an attempt started at its client's deadline
-//     has started). Under end "cut" what still waits is shed at the end
+//     before a timeout at p, and a release at p before its own timeout at
+//     p: an attempt started at its client's deadline has started, as at
+//     admission; TestClientsQueueReleaseAtTheTimeout). Under end "cut" what still waits is shed at the end
 //     of the window, before any event at or after it. Served at a pick: the sojourn max(S, round(finish - t))
 //     decides as in the plain model (beyond timeout_ms it is abandoned and
 //     its retry offered at t + timeout_ms + backoff). Still waiting (or not
@@ -530,11 +531,7 @@ func simulateClientsQueue(ctx context.Context, cfg *Config, a *workload.Arrivals
 		}
 		var at attempt
 		if list {
-			c := a.Client[next]
-			at = attempt{t: a.T[next], seq: int64(next), c: c, part: partOf(a, c), svc: serviceMS}
-			if a.ServiceMS != nil {
-				at.svc = a.ServiceMS[next]
-			}
+			at.arrival(a, next, serviceMS)
 			if classes != nil {
 				at.class = classes[next]
 			}
@@ -561,14 +558,19 @@ func simulateClientsQueue(ctx context.Context, cfg *Config, a *workload.Arrivals
 			id := x.newRec(&at)
 			rec := &x.bufs.recs[id]
 			rec.release, rec.abandonAt, rec.state = release, abandonAt, cqGated
+			rec.timer = fl.timeout
+			// A later release is numbered before the timeout: released at
+			// its client's deadline, it is offered first, and the pick at
+			// that instant comes before the timeout (an attempt that starts
+			// at its client's deadline has started, as at admission).
+			if release != t {
+				x.push(cqEvent{t: release, rec: id, kind: cqRelease})
+			}
 			if fl.timeout {
-				rec.timer = true
 				x.push(cqEvent{t: abandonAt, rec: id, kind: cqTimeout})
 			}
 			if release == t {
 				x.offer(id, t, &rel) // released at once: before the next attempt at t
-			} else {
-				x.push(cqEvent{t: release, rec: id, kind: cqRelease})
 			}
 			continue
 		}
