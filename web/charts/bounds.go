@@ -2,8 +2,8 @@ package charts
 
 import (
 	"fmt"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ratelab/ratelab/experiments"
