@@ -336,14 +336,23 @@ func ReplicationsCSV(res *experiments.Result) []byte {
 }
 
 // SeriesCSV is series.csv: per point, per aligned window of the config's
-// series width (Config.SeriesWindow, 100 ms by default). The points' rows
+// series width (Config.SeriesWindow, 100 ms by default). A run with client
+// model points adds their series (attempts_rps, retries_rps by arrival
+// window, goodput_rps by finish window: what the run page draws over
+// time), empty at points without them, and a point's rows run on while
+// its goodput does. The points' rows
 // are formatted in parallel, each point's into its own stretch of one
 // buffer sized from an upper bound of its rows' widths, then moved
 // together in point order: the same bytes on any number of cores, and the
 // file's memory touched once.
 func SeriesCSV(res *experiments.Result) []byte {
 	w := newWriter(res)
-	w.header("point", "limiter", "window_start_ms", "offered_rps", "released_rps", "rejected_rps", "in_system_max")
+	clients := slices.ContainsFunc(res.Points, func(p experiments.Point) bool { return p.Series.Attempts != nil })
+	if clients {
+		w.header("point", "limiter", "window_start_ms", "offered_rps", "released_rps", "rejected_rps", "in_system_max", "attempts_rps", "retries_rps", "goodput_rps")
+	} else {
+		w.header("point", "limiter", "window_start_ms", "offered_rps", "released_rps", "rejected_rps", "in_system_max")
+	}
 	width := res.Config.SeriesWindow()
 	scale := 1000.0 / width
 	labels := make([][]byte, len(res.Points))
@@ -354,7 +363,7 @@ func SeriesCSV(res *experiments.Result) []byte {
 		lw := csvWriter{pr: w.pr}
 		lw.text(p.Limiter)
 		labels[i] = lw.b
-		offsets[i+1] = offsets[i] + seriesBytesBound(p, len(lw.b), width, scale)
+		offsets[i+1] = offsets[i] + seriesBytesBound(p, len(lw.b), width, scale, clients)
 	}
 	buf := make([]byte, offsets[len(res.Points)])
 	copy(buf, w.b)
@@ -363,7 +372,7 @@ func SeriesCSV(res *experiments.Result) []byte {
 		p := &res.Points[i]
 		s := &p.Series
 		pw := csvWriter{pr: w.pr, b: buf[offsets[i]:offsets[i]:offsets[i+1]]}
-		for k := range s.Windows() {
+		for k := range seriesRows(s, clients) {
 			pw.int(p.Index)
 			pw.raw(labels[i])
 			pw.int(k * int(width))
@@ -371,6 +380,17 @@ func SeriesCSV(res *experiments.Result) []byte {
 			pw.count(float64(experiments.At(s.Released, k)) * scale)
 			pw.count(float64(experiments.At(s.Rejected, k)) * scale)
 			pw.int(int(experiments.At(s.InSystemMax, k)))
+			if clients {
+				if s.Attempts == nil {
+					pw.empty()
+					pw.empty()
+					pw.empty()
+				} else {
+					pw.count(float64(experiments.At(s.Attempts, k)) * scale)
+					pw.count(float64(experiments.At(s.Retries, k)) * scale)
+					pw.count(float64(experiments.At(s.Goodput, k)) * scale)
+				}
+			}
 			pw.end()
 		}
 		parts[i] = pw.b // in buf, unless the bound was short and append moved it
@@ -391,9 +411,9 @@ func SeriesCSV(res *experiments.Result) []byte {
 
 // seriesBytesBound is at least the bytes of a point's series.csv rows:
 // each cell at the width of the largest value its column takes.
-func seriesBytesBound(p *experiments.Point, label int, width, scale float64) int {
+func seriesBytesBound(p *experiments.Point, label int, width, scale float64, clients bool) int {
 	s := &p.Series
-	windows := s.Windows()
+	windows := seriesRows(s, clients)
 	largest := func(xs []int32) int {
 		m := int32(0)
 		for _, x := range xs {
@@ -409,7 +429,19 @@ func seriesBytesBound(p *experiments.Point, label int, width, scale float64) int
 	}
 	row := digits(p.Index) + label + digits(windows*int(width)) +
 		largest(s.Offered) + largest(s.Released) + largest(s.Rejected) + digits(int(inSystem)) + 7 // 6 commas, a newline
+	if clients {
+		row += largest(s.Attempts) + largest(s.Retries) + largest(s.Goodput) + 3 // 3 commas
+	}
 	return windows * row
+}
+
+// seriesRows is the number of a point's series.csv rows: its windows, and
+// with the client columns as long as its goodput runs.
+func seriesRows(s *experiments.Series, clients bool) int {
+	if clients {
+		return max(s.Windows(), len(s.Goodput))
+	}
+	return s.Windows()
 }
 
 // digits is the length of n >= 0 in decimal.

@@ -2,6 +2,7 @@ package charts
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -84,6 +85,9 @@ func newBounds(v *View, runID string) *Bounds {
 			continue
 		}
 		row := boundsRow(p, fmt.Sprintf("/runs/%s?point=%d#bounds", runID, i), i == v.Chosen)
+		if extra := pointExtras(v.Res, p); extra != "" {
+			row.Limiter += " (" + extra + ")"
+		}
 		bv.Chains = bv.Chains || len(row.Concat) > 0
 		bv.Rows = append(bv.Rows, row)
 	}
@@ -98,6 +102,27 @@ func newBounds(v *View, runID string) *Bounds {
 		}
 	}
 	return bv
+}
+
+// pointExtras names what tells p apart from the run's other points beyond
+// its limiter's parameters: its server, client policy and load, and the
+// values of the swept workload, server and seed fields, each where it
+// varies ("no-retry", "workload.parts[0].rate_rps=60"); "" when nothing.
+func pointExtras(res *experiments.Result, p *experiments.Point) string {
+	all := make([]*experiments.Point, len(res.Points))
+	for i := range res.Points {
+		all[i] = &res.Points[i]
+	}
+	out := variantSplit(all, p)
+	for j, a := range res.Config.Axes() {
+		if j >= len(p.Axes) {
+			continue
+		}
+		if slices.ContainsFunc(all, func(q *experiments.Point) bool { return j < len(q.Axes) && q.Axes[j] != p.Axes[j] }) {
+			out = append(out, a.Path+"="+format.Num(p.Axes[j]))
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // boundsRow is a point's row of the bounds table.

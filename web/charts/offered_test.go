@@ -110,3 +110,29 @@ func TestCapacityRounded(t *testing.T) {
 		t.Errorf("beta %q", b.Rows[0].Beta)
 	}
 }
+
+// TestBoundsRowsSayWhichPoint: the bounds table names each row's policy
+// and swept workload value; the five policies of retry-storm were five
+// rows all named "token-bucket" with the same parameters.
+func TestBoundsRowsSayWhichPoint(t *testing.T) {
+	res := runDoc(t, `{"version":1,"seed":2,"workload":{"duration_ms":2000,"parts":[
+		{"type":"poisson","client":"api","rate_rps":[40,80]}]},
+		"server":{"workers":1,"service_ms":5,"deadline_ms":200},
+		"limiters":[{"type":"token-bucket","rate_rps":100,"burst":10}],
+		"policies":[{"name":"no-retry","timeout_ms":100},{"name":"retry","timeout_ms":100,"retries":2,"backoff_ms":10}]}`)
+	b := newBounds(NewView(res, -1), "x")
+	if b == nil || len(b.Rows) != 4 {
+		t.Fatalf("bounds rows: %+v", b)
+	}
+	seen := map[string]bool{}
+	for _, r := range b.Rows {
+		label := r.Limiter + " " + r.Swept
+		if seen[label] {
+			t.Errorf("two rows read %q", label)
+		}
+		seen[label] = true
+		if !strings.Contains(label, "retry") || !strings.Contains(label, "workload.parts[0].rate_rps=") {
+			t.Errorf("row %q names neither its policy nor its load", label)
+		}
+	}
+}
