@@ -165,7 +165,8 @@ func (c *Config) anyClients() bool {
 	return false
 }
 
-// maxAttempts is the most attempts one request of the sweep can make.
+// maxAttempts is the most attempts one request of the sweep can make: a
+// part's swept retries count at each value, where the policy keeps them.
 func (c *Config) maxAttempts() int {
 	n := 0
 	for pi := range c.PolicyCount() {
@@ -173,6 +174,17 @@ func (c *Config) maxAttempts() int {
 			w := c.WorkloadAt(lo)
 			for _, b := range c.behaviours(&w, pi) {
 				n = max(n, b.Retries)
+			}
+			for i := range w.Parts {
+				for _, v := range w.Parts[i].Lists["retries"] {
+					q := w.Parts[i]
+					lists.Set(&q, "retries", v)
+					b := q.Behaviour
+					if len(c.Policies) > 0 {
+						b = b.Override(c.Policies[pi].Behaviour, c.Policies[pi].Gives)
+					}
+					n = max(n, b.Retries)
+				}
 			}
 		}
 	}
