@@ -143,3 +143,61 @@ func TestStreamPassesMeasureWhatOnePassDoes(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamedPassesSayHowFarTheyRead: while a streamed pass runs,
+// Options.Reading hears how many points it runs and how far through the
+// load it has read, rising from above 0 to 1 within each pass, then
+// Progress counts the pass's points; serialized, so the counts interleave
+// in order: two passes of 3 points over 60 s read in batches of 500.
+func TestStreamedPassesSayHowFarTheyRead(t *testing.T) {
+	defer experiments.SetStreamCache(1000)()
+	defer experiments.SetMaxLivePoints(3)()
+	defer experiments.SetStreamBatch(500)()
+	cfg, err := experiments.DecodeConfig([]byte(`{"version": 1, "seed": 3,
+  "workload": {"duration_ms": 60000, "parts": [{"type": "poisson", "rate_rps": 200}]},
+  "server": {"workers": 2, "service_ms": 4, "deadline_ms": 100},
+  "limiters": [{"type": "token-bucket", "rate_rps": 150, "burst": [1, 2, 3, 5, 8, 13]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type heard struct {
+		done, points int
+		read         float64
+	}
+	var log []heard
+	done := 0
+	res, err := experiments.Run(context.Background(), cfg, experiments.Options{Workers: 2,
+		Progress: func(d, total int) {
+			if total != 6 {
+				t.Errorf("progress of %d points, want 6", total)
+			}
+			done = d
+			log = append(log, heard{done: d})
+		},
+		Reading: func(points int, read float64) { log = append(log, heard{done: done, points: points, read: read}) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Arrivals < 10_000 {
+		t.Fatalf("%d arrivals: the load is not streamed in many batches", res.Arrivals)
+	}
+	passes, reads, last := 0, 0, 0.0
+	for i, h := range log {
+		if h.points == 0 { // a Progress call: the pass's points are done
+			if h.done != 3*(passes+1) || last != 1 {
+				t.Fatalf("call %d: %d points done after a pass that read to %g; want %d, read to 1", i, h.done, last, 3*(passes+1))
+			}
+			passes, last = passes+1, 0
+			continue
+		}
+		reads++
+		if h.points != 3 || !(h.read > last) || h.read > 1 || h.done != 3*passes {
+			t.Fatalf("call %d: %+v after reading to %g in pass %d: want 3 points, more read than before, at most 1", i, h, last, passes)
+		}
+		last = h.read
+	}
+	if passes != 2 || reads < 2*res.Arrivals/500 {
+		t.Fatalf("%d passes, %d reading calls for %d arrivals in batches of 500", passes, reads, res.Arrivals)
+	}
+}

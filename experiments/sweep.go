@@ -19,11 +19,20 @@ import (
 // and done never decreases.
 type Progress func(done, total int)
 
+// Reading is told, while a streamed pass runs (a load too large to hold,
+// replayed a batch at a time to points that all run at once), how many
+// points the pass runs and how far through its load it has read: the time
+// of the latest arrival read over the load's duration_ms, from 0 to 1 (the
+// points take the batches a few behind it). Its calls are serialized with
+// Progress's; a pass that ends is then counted by Progress.
+type Reading func(points int, read float64)
+
 // Options tune how a sweep runs; they never change its output.
 type Options struct {
 	// Workers is how many points run at once (default GOMAXPROCS).
 	Workers  int
 	Progress Progress
+	Reading  Reading
 	// Traces opens the trace files the workload names (a trace part's
 	// file); nil when the run reads none.
 	Traces workload.TraceOpener
@@ -124,7 +133,7 @@ func RunArrivals(ctx context.Context, cfg *Config, arrivals *workload.Arrivals, 
 	}
 	res.Arrivals, res.Clients, res.Groups = arrivals.Len(), arrivals.Clients, arrivals.Groups
 	res.ArrivalCurves = arrivalCurves(cfg, arrivals.T)
-	pr := newProgress(opt.Progress, len(points))
+	pr := newProgress(opt, len(points))
 	pts := make([]*Point, len(points))
 	for i := range points {
 		pts[i] = &points[i]
@@ -163,7 +172,7 @@ func runGens(ctx context.Context, cfg *Config, open OpenLoad, opt Options) (*Res
 		}
 		return err
 	}
-	pr := newProgress(opt.Progress, len(points))
+	pr := newProgress(opt, len(points))
 	decisions := 0.0
 	perLoad := cfg.genCount() / cfg.LoadCount()
 	for lo := range cfg.genCount() {
@@ -196,7 +205,7 @@ func runGens(ctx context.Context, cfg *Config, open OpenLoad, opt Options) (*Res
 		case more && queue:
 			return nil, loadErr(lo, fmt.Errorf("workload: more than %d arrivals; the limit is %d for points that run the queue model, the client model or a service distribution (they hold the arrivals in memory)", limit, MaxArrivals))
 		case more:
-			count, err := runStream(ctx, cfg, open, lo, st, t, c, pts, opt, budget-decisions, pr)
+			count, err := runStream(ctx, cfg, open, lo, w.DurationMS, st, t, c, pts, opt, budget-decisions, pr)
 			if err != nil {
 				return partialResult(ctx, res, pr, loadErr(lo, err))
 			}
@@ -302,11 +311,22 @@ type progress struct {
 	done     int
 	total    int
 	f        Progress
+	reading  Reading
 	finished map[*Point]bool
 }
 
-func newProgress(f Progress, total int) *progress {
-	return &progress{f: f, total: total, finished: map[*Point]bool{}}
+func newProgress(opt Options, total int) *progress {
+	return &progress{f: opt.Progress, reading: opt.Reading, total: total, finished: map[*Point]bool{}}
+}
+
+// read tells Options.Reading how far a streamed pass of points has read.
+func (p *progress) read(points int, read float64) {
+	if p.reading == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.reading(points, read)
 }
 
 // finish records finished points.
@@ -432,7 +452,7 @@ func pointError(pt *Point, err error) error {
 // stream, the workers feeding them a point and a batch at a time, while a
 // producer reads the next batch. Points beyond maxLivePoints take further
 // passes, each over the stream opened again. It returns the arrivals.
-func runStream(ctx context.Context, cfg *Config, open OpenLoad, lo int, st *workload.Stream, t []float64, c []int32, points []*Point, opt Options, budget float64, pr *progress) (int64, error) {
+func runStream(ctx context.Context, cfg *Config, open OpenLoad, lo int, durationMS float64, st *workload.Stream, t []float64, c []int32, points []*Point, opt Options, budget float64, pr *progress) (int64, error) {
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -447,7 +467,9 @@ func runStream(ctx context.Context, cfg *Config, open OpenLoad, lo int, st *work
 			}
 			t, c = nil, nil
 		}
-		n, err := streamPass(ctx, cfg, st, t, c, live, min(workers, len(live)), budget)
+		n, err := streamPass(ctx, cfg, st, t, c, live, min(workers, len(live)), budget, func(read float64) {
+			pr.read(len(live), min(read/durationMS, 1))
+		})
 		if err != nil {
 			return 0, err
 		}
@@ -470,7 +492,7 @@ const streamRing = 8
 // still takes every batch in order, so its numbers are the same for any
 // number of workers; of several errors the pass returns the one of the
 // earliest batch (then the earliest point), whatever the timing.
-func streamPass(ctx context.Context, cfg *Config, st *workload.Stream, headT []float64, headC []int32, live []*Point, workers int, budget float64) (int64, error) {
+func streamPass(ctx context.Context, cfg *Config, st *workload.Stream, headT []float64, headC []int32, live []*Point, workers int, budget float64, reading func(readMS float64)) (int64, error) {
 	runs := make([]*fwd, len(live))
 	for k, pt := range live {
 		f, err := newFwd(ctx, cfg.pointConfig(pt), st.Clients, len(st.Groups), &cfg.Limiters[pt.LimiterIndex], pt.Params, new(instruments), pt, false, 0)
@@ -498,7 +520,7 @@ func streamPass(ctx context.Context, cfg *Config, st *workload.Stream, headT []f
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		p.produce(st, headT, headC, float64(len(live)), budget)
+		p.produce(st, headT, headC, float64(len(live)), budget, reading)
 	}()
 	for w := range workers {
 		wg.Add(1)
@@ -573,7 +595,7 @@ func (p *pass) oldest() int {
 
 // produce hands out the arrivals read already (headT, headC), then reads
 // the rest of the stream, a batch at a time into the ring.
-func (p *pass) produce(st *workload.Stream, headT []float64, headC []int32, points, budget float64) {
+func (p *pass) produce(st *workload.Stream, headT []float64, headC []int32, points, budget float64, reading func(readMS float64)) {
 	var bufT [streamRing][]float64
 	var bufC [streamRing][]int32
 	p.mu.Lock()
@@ -607,6 +629,9 @@ func (p *pass) produce(st *workload.Stream, headT []float64, headC []int32, poin
 		if err == nil && k == 0 {
 			p.ended = true
 			p.ready.Broadcast()
+			p.mu.Unlock()
+			reading(math.Inf(1)) // all of it
+			p.mu.Lock()
 			return
 		}
 		if err == nil {
@@ -622,6 +647,10 @@ func (p *pass) produce(st *workload.Stream, headT []float64, headC []int32, poin
 		p.n += int64(k)
 		p.produced++
 		p.ready.Broadcast()
+		last := slot.t[k-1]
+		p.mu.Unlock() // told outside the pass's lock: the workers go on
+		reading(last)
+		p.mu.Lock()
 	}
 }
 

@@ -113,12 +113,17 @@ func (r *Runner) checkTraces(cfg *experiments.Config) error {
 
 // Event tells a subscriber where a run is: its status, points done of
 // total, and the error text of a failed, cancelled or interrupted run.
+// While a streamed pass runs (a trace too large to hold, read once for
+// several points), Reading is how far it has got, in points: the pass's
+// points times the share of its load read (experiments.Reading), so
+// Done + Reading is how much of the run is done.
 type Event struct {
-	ID     string `json:"id"`
-	Status string `json:"status"`
-	Done   int    `json:"done"`
-	Total  int    `json:"total"`
-	Error  string `json:"error,omitempty"`
+	ID      string  `json:"id"`
+	Status  string  `json:"status"`
+	Done    int     `json:"done"`
+	Total   int     `json:"total"`
+	Reading float64 `json:"reading,omitempty"`
+	Error   string  `json:"error,omitempty"`
 }
 
 // Final reports whether the event is the run's last: its status is an end
@@ -151,6 +156,7 @@ type job struct {
 	// Guarded by Runner.mu.
 	status      string
 	done, total int
+	reading     float64 // Event.Reading
 	// ending is set once the job's end is decided (cancelled or interrupted
 	// while queued); it stays in Runner.jobs until the end is stored.
 	ending bool
@@ -323,7 +329,7 @@ func (r *Runner) Subscribe(id string) (events <-chan Event, unsubscribe func()) 
 			r.subs[id] = map[*sub]struct{}{}
 		}
 		r.subs[id][s] = struct{}{}
-		s.ch <- Event{ID: id, Status: j.status, Done: j.done, Total: j.total}
+		s.ch <- Event{ID: id, Status: j.status, Done: j.done, Total: j.total, Reading: j.reading}
 	}
 	r.mu.Unlock()
 	if !active {
@@ -520,7 +526,7 @@ func (r *Runner) sweep(j *job, prog *progressWriter) (res *experiments.Result, f
 			res, files, err = nil, nil, fmt.Errorf("internal error: %v", p)
 		}
 	}()
-	res, err = experiments.Run(j.ctx, j.cfg, experiments.Options{Workers: r.opt.EngineWorkers, Progress: prog.report, MaxDecisions: experiments.MaxWork, Traces: r.opt.Traces})
+	res, err = experiments.Run(j.ctx, j.cfg, experiments.Options{Workers: r.opt.EngineWorkers, Progress: prog.report, Reading: prog.reading, MaxDecisions: experiments.MaxWork, Traces: r.opt.Traces})
 	if err != nil && res != nil && res.Partial != nil {
 		// Cut short with points finished: their files, and still err.
 		if files, ferr := output.Files(res); ferr == nil {
@@ -559,15 +565,16 @@ func (r *Runner) finish(j *job, status, errText string) {
 // records the count; a goroutine sends events and store updates on a tick,
 // so a slow database never stalls the engine.
 type progressWriter struct {
-	r    *Runner
-	j    *job
-	ping chan struct{}
-	quit chan struct{}
-	wg   sync.WaitGroup
+	r         *Runner
+	j         *job
+	ping      chan struct{} // points done: to subscribers and the store
+	pingEvent chan struct{} // a streamed pass read further: to subscribers
+	quit      chan struct{}
+	wg        sync.WaitGroup
 }
 
 func newProgressWriter(r *Runner, j *job) *progressWriter {
-	p := &progressWriter{r: r, j: j, ping: make(chan struct{}, 1), quit: make(chan struct{})}
+	p := &progressWriter{r: r, j: j, ping: make(chan struct{}, 1), pingEvent: make(chan struct{}, 1), quit: make(chan struct{})}
 	p.wg.Go(p.loop)
 	return p
 }
@@ -575,10 +582,24 @@ func newProgressWriter(r *Runner, j *job) *progressWriter {
 // report is the engine's Progress callback.
 func (p *progressWriter) report(done, total int) {
 	p.r.mu.Lock()
-	p.j.done, p.j.total = done, total
+	p.j.done, p.j.total, p.j.reading = done, total, 0
 	p.r.mu.Unlock()
+	nudge(p.ping)
+}
+
+// reading is the engine's Reading callback: it goes to subscribers only
+// (the store keeps whole points).
+func (p *progressWriter) reading(points int, read float64) {
+	p.r.mu.Lock()
+	p.j.reading = float64(points) * read
+	p.r.mu.Unlock()
+	nudge(p.pingEvent)
+}
+
+// nudge wakes the loop on ch without waiting.
+func nudge(ch chan struct{}) {
 	select {
-	case p.ping <- struct{}{}:
+	case ch <- struct{}{}:
 	default:
 	}
 }
@@ -600,6 +621,9 @@ func (p *progressWriter) loop() {
 		case <-p.ping:
 			eventDue, storeDue = true, true
 			continue
+		case <-p.pingEvent:
+			eventDue = true
+			continue
 		case <-tick.C:
 		}
 		if !eventDue && !storeDue {
@@ -607,7 +631,7 @@ func (p *progressWriter) loop() {
 		}
 		if eventDue {
 			p.r.mu.Lock()
-			p.r.publish(Event{ID: p.j.id, Status: storage.StatusRunning, Done: p.j.done, Total: p.j.total})
+			p.r.publish(Event{ID: p.j.id, Status: storage.StatusRunning, Done: p.j.done, Total: p.j.total, Reading: p.j.reading})
 			p.r.mu.Unlock()
 			eventDue = false
 		}

@@ -501,3 +501,45 @@ func TestFullSubscriberDropsProgressButGetsFinal(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamedRunSaysHowFarItRead: a load too large to hold (8 million
+// arrivals, streamed a batch at a time to its points, which all run at
+// once) finishes no point until its end; meanwhile its events carry
+// Reading, how far the pass has got in points, so Done + Reading rises
+// through the run and never passes Total.
+func TestStreamedRunSaysHowFarItRead(t *testing.T) {
+	st := newStore(t)
+	r := newRunner(t, st, Options{})
+	r.Start()
+	cfg, err := experiments.DecodeConfig([]byte(`{"version": 1, "seed": 3,
+	  "workload": {"duration_ms": 4000000, "parts": [{"type": "poisson", "rate_rps": 2000}]},
+	  "server": {"workers": 4, "service_ms": 2, "deadline_ms": 100},
+	  "limiters": [{"type": "token-bucket", "rate_rps": [1500, 2500], "burst": 20}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := r.Submit(t.Context(), cfg, "streamed", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, unsubscribe := r.Subscribe(run.ID)
+	defer unsubscribe()
+	final, seen := waitFinal(t, events, 5*time.Minute)
+	if final.Status != storage.StatusDone || final.Done != 2 || final.Reading != 0 {
+		t.Fatalf("final event %+v", final)
+	}
+	reading, last := 0, 0.0
+	for _, ev := range seen {
+		at := float64(ev.Done) + ev.Reading
+		if at < last || at > float64(ev.Total) || ev.Reading < 0 || ev.Reading > 2 {
+			t.Fatalf("event %+v after %g points' worth: want done + reading rising, within 0 and total", ev, last)
+		}
+		last = at
+		if ev.Reading > 0 && ev.Reading < 2 {
+			reading++
+		}
+	}
+	if reading == 0 {
+		t.Fatalf("no event said how far the stream was read: %v", seen)
+	}
+}

@@ -70,12 +70,18 @@
     source.addEventListener('progress', function (msg) {
       var ev = JSON.parse(msg.data);
       box.setAttribute('data-seen', String(++seen)); // events received, for tests and curious readers
+      // reading: how far a streamed pass has got, in points (runner.Event).
+      var reading = ev.reading || 0;
       if (bar) {
         bar.max = Math.max(ev.total, 1);
-        bar.value = ev.done;
+        bar.value = ev.done + reading;
       }
       if (text) {
-        text.textContent = ev.done + ' / ' + ev.total + ' points · ' + ev.status;
+        var streamed = '';
+        if (reading > 0 && ev.total > 0) {
+          streamed = ' · ' + Math.floor(100 * (ev.done + reading) / ev.total) + '% done';
+        }
+        text.textContent = ev.done + ' / ' + ev.total + ' points' + streamed + ' · ' + ev.status;
       }
       if (badge) {
         badge.textContent = ev.status;

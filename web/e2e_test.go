@@ -288,6 +288,23 @@ func TestBrowserEndToEnd(t *testing.T) {
 	poll("the bigger sweep to finish", `document.readyState === 'complete' && !document.getElementById('run-progress') &&
 		!!document.querySelector('#run-status .badge') && document.querySelector('#run-status .badge').textContent === 'done'`, 90*time.Second)
 
+	// 7. A load too large to hold (8 million arrivals) streams to its two
+	// points at once: no point ends before the load does, and the bar and
+	// the text say how much of it is done meanwhile.
+	step("define a streamed sweep", chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#sweep-form")),
+		chromedp.SetValue(chromedp.CSS("#f-name"), "streamed progress"),
+		chromedp.SetValue(chromedp.CSS("#f-duration_ms"), "4000000"),
+		chromedp.SetValue(chromedp.CSS("#f-parts-0-rate_rps"), "2000"),
+		chromedp.SetValue(chromedp.CSS("#f-server-workers"), "4"),
+		chromedp.SetValue(chromedp.CSS("#f-limiters-0-rate_rps"), "1500"),
+		chromedp.SetValue(chromedp.CSS("#f-limiters-0-burst"), "10, 20"),
+		chromedp.Click(chromedp.CSS("#run-button")))
+	poll("a streamed pass's progress", `!!document.getElementById('run-progress') &&
+		document.getElementById('run-progress').value > 0 && document.getElementById('run-progress').value < 2 &&
+		/^0 \/ 2 points · \d+% done · running$/.test(document.getElementById('run-progress-text').textContent)`, 60*time.Second)
+	poll("the streamed sweep to finish", `document.readyState === 'complete' && !document.getElementById('run-progress') &&
+		!!document.querySelector('#run-status .badge') && document.querySelector('#run-status .badge').textContent === 'done'`, 120*time.Second)
+
 	requests, jsErrors := blog.snapshot()
 	for _, e := range jsErrors {
 		t.Errorf("browser error: %s", e)

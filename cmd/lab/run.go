@@ -111,10 +111,23 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		opt.Points = shardPoints(*shard, total)
 	}
 	if !*quiet {
+		pointsDone, pointsRun := 0, total
+		if opt.Points != nil {
+			pointsRun = len(opt.Points)
+		}
 		opt.Progress = func(done, total int) {
+			pointsDone = done
 			if now := time.Now(); now.Sub(last) >= 500*time.Millisecond || done == total && now.Sub(start) >= time.Second {
 				last = now
 				fmt.Fprintf(stderr, "lab run: %d/%d points (%.1fs)\n", done, total, now.Sub(start).Seconds())
+			}
+		}
+		// A streamed pass (a trace too large to hold) says how far it read;
+		// the engine serializes these calls with Progress's.
+		opt.Reading = func(points int, read float64) {
+			if now := time.Now(); now.Sub(last) >= 500*time.Millisecond {
+				last = now
+				fmt.Fprintf(stderr, "lab run: %d/%d points; streaming the load to %d of them: %.0f%% read (%.1fs)\n", pointsDone, pointsRun, points, 100*read, now.Sub(start).Seconds())
 			}
 		}
 	}
