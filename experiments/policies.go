@@ -209,11 +209,14 @@ func (c *Config) validatePolicies() field.List {
 	}
 	if t := c.Trigger; t != nil {
 		d := c.Workload.DurationMS
-		if !(t.StartMS >= 0 && t.StartMS < d) {
-			errs.Add("trigger.start_ms", "must be a time in the arrival window [0, %g)", d)
+		// Recovery is measured after the trigger (measureGoodputRecovery):
+		// against the whole seconds before it, in the arrival window after it.
+		first := float64(RecoveryWindows * SeriesWindowMS)
+		if !(t.StartMS >= first && t.StartMS < d) {
+			errs.Add("trigger.start_ms", "must be a time in the arrival window from %g ms (recovery compares goodput with its level over the whole seconds before the trigger) to before duration_ms (%g)", first, d)
 		}
-		if !(t.EndMS > t.StartMS && t.EndMS <= d) {
-			errs.Add("trigger.end_ms", "must be after start_ms and at most duration_ms (%g)", d)
+		if !(t.EndMS > t.StartMS && t.EndMS < d) {
+			errs.Add("trigger.end_ms", "must be after start_ms and before duration_ms (%g): recovery is measured after it, in the arrival window", d)
 		}
 	}
 	if len(errs) == 0 && c.anyClients() && c.Rule("metrics.score_until") != ScoreToEnd {
