@@ -171,6 +171,19 @@ func (c *Config) genWorkload(s *sweepShape, g int) (workload.Spec, uint64) {
 	return w, seed + uint64(ge.replica)
 }
 
+// pointArrivals is the workload and seed of point pt's arrivals (its first
+// run's): its load with its swept workload values set (and its parts'
+// lists left out, so it writes as what generates them), and its seed.
+func (c *Config) pointArrivals(pt *Point) (workload.Spec, uint64) {
+	s := c.shape()
+	w, seed := c.genWorkload(&s, pt.gen)
+	w.Parts = slices.Clone(w.Parts)
+	for i := range w.Parts {
+		w.Parts[i].Lists = nil
+	}
+	return w, seed
+}
+
 // expandedPoints lists every run of the sweep: the points of Points, each
 // Replicas times (replicas adjacent), with the generated load each runs on.
 func (c *Config) expandedPoints() []Point {

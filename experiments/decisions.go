@@ -101,11 +101,11 @@ func CheckDiff(a, b DiffSide) error {
 // the seed, as canonical JSON.
 func arrivalsKey(s DiffSide) []byte {
 	pt := s.Config.Points()[s.Point]
-	w := s.Config.WorkloadAt(pt.Load)
+	w, seed := s.Config.pointArrivals(&pt)
 	b, _ := json.Marshal(struct {
 		Seed     uint64        `json:"seed"`
 		Workload workload.Spec `json:"workload"`
-	}{s.Config.Seed, w}) // plain data
+	}{seed, w}) // plain data
 	return b
 }
 
@@ -148,8 +148,8 @@ func DiffDecisions(ctx context.Context, a, b DiffSide, epsMS float64, each func(
 		return nil, fmt.Errorf("eps_ms %g: give a tolerance above 0 and at most %d ms", epsMS, MaxDecisionEpsMS)
 	}
 	pa, pb := a.Config.Points()[a.Point], b.Config.Points()[b.Point]
-	w := a.Config.WorkloadAt(pa.Load)
-	st, err := workload.Open(&w, a.Config.Seed)
+	w, seed := a.Config.pointArrivals(&pa)
+	st, err := workload.Open(&w, seed)
 	if err != nil {
 		return nil, fmt.Errorf("arrivals: %w", err)
 	}
@@ -236,8 +236,8 @@ func DiffDecisions(ctx context.Context, a, b DiffSide, epsMS float64, each func(
 // arrival: no replay).
 func (s DiffSide) Clients() ([]workload.Client, error) {
 	pt := s.Config.Points()[s.Point]
-	w := s.Config.WorkloadAt(pt.Load)
-	st, err := workload.Open(&w, s.Config.Seed)
+	w, seed := s.Config.pointArrivals(&pt)
+	st, err := workload.Open(&w, seed)
 	if err != nil {
 		return nil, fmt.Errorf("arrivals: %w", err)
 	}

@@ -179,6 +179,29 @@ func ReadConfig(r io.Reader, lim Limits) (*Config, error) {
 	return cfg, nil
 }
 
+// DecodeModels decodes into cfg the sections of a config document beside
+// its workload, server and limiters that one JSON object gives (the web
+// form's "models" input): servers, loads, classes, class_draw, slo,
+// policies and trigger, strictly and with the field paths a config
+// document's errors have (policies[0].jitter). An unknown key is an error
+// at its own path. cfg is not normalized or validated.
+func DecodeModels(cfg *Config, data []byte) field.List {
+	var shell struct {
+		Servers   json.RawMessage `json:"servers"`
+		Loads     json.RawMessage `json:"loads"`
+		Classes   json.RawMessage `json:"classes"`
+		ClassDraw json.RawMessage `json:"class_draw"`
+		SLO       json.RawMessage `json:"slo"`
+		Policies  json.RawMessage `json:"policies"`
+		Trigger   json.RawMessage `json:"trigger"`
+	}
+	if errs := strict(data, &shell, ""); errs != nil {
+		return errs
+	}
+	errs := decodeSeedModels(cfg, shell.Servers, shell.Loads, shell.Classes, shell.ClassDraw, shell.SLO, nil)
+	return append(errs, decodePolicies(cfg, shell.Policies, shell.Trigger)...)
+}
+
 // decodeOne decodes one typed object (a workload part, a limiter) at path:
 // check refuses the keys its type does not take, then it is decoded
 // strictly.

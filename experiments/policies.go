@@ -165,7 +165,8 @@ func (c *Config) anyClients() bool {
 	return false
 }
 
-// maxAttempts is the most attempts one request of the sweep can make.
+// maxAttempts is the most attempts one request of the sweep can make: a
+// part's swept retries count at each value, where the policy keeps them.
 func (c *Config) maxAttempts() int {
 	n := 0
 	for pi := range c.PolicyCount() {
@@ -173,6 +174,17 @@ func (c *Config) maxAttempts() int {
 			w := c.WorkloadAt(lo)
 			for _, b := range c.behaviours(&w, pi) {
 				n = max(n, b.Retries)
+			}
+			for i := range w.Parts {
+				for _, v := range w.Parts[i].Lists["retries"] {
+					q := w.Parts[i]
+					lists.Set(&q, "retries", v)
+					b := q.Behaviour
+					if len(c.Policies) > 0 {
+						b = b.Override(c.Policies[pi].Behaviour, c.Policies[pi].Gives)
+					}
+					n = max(n, b.Retries)
+				}
 			}
 		}
 	}
@@ -197,11 +209,14 @@ func (c *Config) validatePolicies() field.List {
 	}
 	if t := c.Trigger; t != nil {
 		d := c.Workload.DurationMS
-		if !(t.StartMS >= 0 && t.StartMS < d) {
-			errs.Add("trigger.start_ms", "must be a time in the arrival window [0, %g)", d)
+		// Recovery is measured after the trigger (measureGoodputRecovery):
+		// against the whole seconds before it, in the arrival window after it.
+		first := float64(RecoveryWindows * SeriesWindowMS)
+		if !(t.StartMS >= first && t.StartMS < d) {
+			errs.Add("trigger.start_ms", "must be a time in the arrival window from %g ms (recovery compares goodput with its level over the whole seconds before the trigger) to before duration_ms (%g)", first, d)
 		}
-		if !(t.EndMS > t.StartMS && t.EndMS <= d) {
-			errs.Add("trigger.end_ms", "must be after start_ms and at most duration_ms (%g)", d)
+		if !(t.EndMS > t.StartMS && t.EndMS < d) {
+			errs.Add("trigger.end_ms", "must be after start_ms and before duration_ms (%g): recovery is measured after it, in the arrival window", d)
 		}
 	}
 	if len(errs) == 0 && c.anyClients() && c.Rule("metrics.score_until") != ScoreToEnd {

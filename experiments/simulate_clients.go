@@ -55,7 +55,8 @@ import (
 // final failure: when it failed).
 //
 // Random draws (jitter, throttling, exponential think times) come from
-// one PCG stream per point, seeded by the config's seed, in event order.
+// one PCG stream per point, seeded by the point's seed (a replication's or
+// a listed seed; else the config's), in event order.
 
 // attempt is one pending attempt of the client model.
 type attempt struct {
@@ -678,7 +679,7 @@ func newClientRun(cfg *Config, a *workload.Arrivals, pt *Point, in *instruments)
 		behs:  cfg.behaviours(w, pt.Policy),
 		loops: make([]*workload.Loop, len(w.Parts)),
 		ends:  make([]float64, len(w.Parts)),
-		rng:   rand.New(rand.NewPCG(cfg.Seed, 0x636c69656e7473)), // "clients"
+		rng:   rand.New(rand.NewPCG(cfg.pointSeed(pt), 0x636c69656e7473)), // "clients": the point's seed (a replication's, a listed one)
 		heap:  &in.clients.heap,
 		seq:   int64(len(a.T)),
 		w:     durationMS,

@@ -66,9 +66,15 @@ func clientSection(v *View) *Group {
 	start, end, trigger := cfg.TriggerInterval()
 	g := &Group{ID: "clients", Title: "Clients: retries, goodput and recovery",
 		Intro: "Goodput counts requests that succeeded within their attempts (by finish window); attempts are every try that reached the gate, retries included. Amplification is attempts per request."}
+	// measured: some point has a recovery measurement (none when the
+	// trigger leaves no whole second before it or no time after it).
+	measured := slices.ContainsFunc(all, func(p *experiments.Point) bool { return p.Metrics.Recovery != nil })
 	if trigger {
 		g.Intro += fmt.Sprintf(" The shaded interval is the trigger, %s to %s ms; recovery is the time after it until goodput over a trailing second is back within %s%% of its level before it.",
 			format.Num(start), format.Num(end), format.Num(100*experiments.GoodputTolerance))
+		if !measured {
+			g.Intro += " Recovery is not measured in this run: it needs a whole second before the trigger and the trigger's end inside the arrival window."
+		}
 	}
 	if n := len(all); n > len(pts) {
 		g.Intro += fmt.Sprintf(" The first %d of %d points are drawn over time; the bars show every point.", len(pts), n)
@@ -139,7 +145,7 @@ func clientSection(v *View) *Group {
 	o.add("amplification", "bar", amp)
 	g.Charts = append(g.Charts, chart("chart-clients-amplification", "Amplification per retry policy", o))
 
-	if trigger {
+	if trigger && measured {
 		rec := make([]Item, len(all))
 		none := 0
 		for k, p := range all {

@@ -136,3 +136,36 @@ func TestBoundsRowsSayWhichPoint(t *testing.T) {
 		}
 	}
 }
+
+// TestClientRecoveryNotMeasuredSaysSo: a client-model run whose trigger
+// (here a flash crowd from 500 ms) leaves no whole second before it has no
+// recovery measurement; the section says so and draws no recovery chart.
+// It drew empty bars titled "no point recovered within the run
+// (metastable)".
+func TestClientRecoveryNotMeasuredSaysSo(t *testing.T) {
+	res := runDoc(t, `{"version":1,"seed":1,"workload":{"duration_ms":4000,"parts":[
+		{"type":"clients","group":"web","clients":3,"rate_rps":20,"arrival":"poisson","timeout_ms":200,"retries":1,"backoff_ms":20},
+		{"type":"flash-crowd","group":"crowd","clients":2,"base_rps":10,"multiplier":4,"start_ms":500,"duration_ms":1000,"ramp_ms":100,"timeout_ms":200}]},
+		"server":{"workers":1,"service_ms":10,"deadline_ms":200},
+		"limiters":[{"type":"token-bucket","rate_rps":100,"burst":[10,20]}]}`)
+	for i := range res.Points {
+		if res.Points[i].Metrics.Recovery != nil {
+			t.Fatalf("point %d measured a recovery: the case needs one that cannot", i)
+		}
+	}
+	for _, g := range NewView(res, -1).Groups() {
+		if g.ID != "clients" {
+			continue
+		}
+		if !strings.Contains(g.Intro, "not measured") {
+			t.Errorf("intro %q does not say recovery is not measured", g.Intro)
+		}
+		for _, c := range g.Charts {
+			if c.ID == "chart-clients-recovery" {
+				t.Errorf("a recovery chart without a measurement: %s", c.Option[:min(len(c.Option), 300)])
+			}
+		}
+		return
+	}
+	t.Fatal("no clients section")
+}

@@ -2,6 +2,7 @@ package form
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/ratelab/ratelab/experiments"
@@ -123,11 +124,17 @@ func (f *Sweep) applyModels(cfg *experiments.Config) {
 		cfg.SetRule(r.Path, strings.TrimSpace(f.Setting(r.Path)))
 	}
 	if s := strings.TrimSpace(f.Models); s != "" {
-		var m models
-		dec := json.NewDecoder(strings.NewReader(s))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&m); err != nil {
-			f.AddError(ModelsKey, ModelsKey, "must be a JSON object of "+strings.Join(modelSections, ", ")+": "+strings.TrimPrefix(err.Error(), "json: "))
+		// The engine's reader: its errors have the paths a config
+		// document's have (policies[0].jitter), all on this input.
+		var m experiments.Config
+		if errs := experiments.DecodeModels(&m, []byte(s)); len(errs) > 0 {
+			for _, e := range errs {
+				if e.Path == "" || !slices.Contains(modelSections, strings.FieldsFunc(e.Path, func(r rune) bool { return r == '.' || r == '[' })[0]) {
+					f.AddError(ModelsKey, ModelsKey, "must be a JSON object of "+strings.Join(modelSections, ", ")+": "+strings.TrimSpace(e.Path+" "+e.Msg))
+					continue
+				}
+				f.AddError(ModelsKey, e.Path, e.Msg)
+			}
 			return
 		}
 		cfg.Servers, cfg.Loads, cfg.Classes, cfg.ClassDraw, cfg.SLO = m.Servers, m.Loads, m.Classes, m.ClassDraw, m.SLO
