@@ -28,21 +28,59 @@ func (c *Config) usesEmpirical() bool {
 
 // serviceColumn pools the service_ms column of every trace the sweep
 // replays (the workload's parts and every load's): how many values, their
-// mean and their maximum.
-func (c *Config) serviceColumn() (n int, meanMS, maxMS float64) {
+// mean and their maximum. Trace files are read through traces (nil: they
+// are skipped, their column unknown until the run reads them).
+func (c *Config) serviceColumn(traces workload.TraceOpener) (n int, meanMS, maxMS float64, err error) {
 	sum := 0.0
-	add := func(parts []workload.Part) {
-		k, s, m := workload.ServiceColumn(parts)
+	add := func(parts []workload.Part) error {
+		k, s, m, err := workload.ServiceColumnWith(parts, c.Workload.DurationMS, traces)
 		n, sum, maxMS = n+k, sum+s, max(maxMS, m)
+		return err
 	}
-	add(c.Workload.Parts)
+	if err := add(c.Workload.Parts); err != nil {
+		return 0, 0, 0, err
+	}
 	for i := range c.Loads {
-		add(c.Loads[i].Parts)
+		if err := add(c.Loads[i].Parts); err != nil {
+			return 0, 0, 0, fmt.Errorf("loads[%d]: %w", i, err)
+		}
 	}
 	if n > 0 {
 		meanMS = sum / float64(n)
 	}
-	return n, meanMS, maxMS
+	return n, meanMS, maxMS, nil
+}
+
+// readsTraceFiles reports whether a trace part of the workload or of a
+// load names a file.
+func (c *Config) readsTraceFiles() bool {
+	has := func(parts []workload.Part) bool {
+		return slices.ContainsFunc(parts, func(p workload.Part) bool { return p.Type == workload.Trace && p.File != "" })
+	}
+	if has(c.Workload.Parts) {
+		return true
+	}
+	return slices.ContainsFunc(c.Loads, func(l Load) bool { return has(l.Parts) })
+}
+
+// withTraceFileColumn is the config a run replays when an empirical server
+// reads a trace file's column: its mean and maximum come from the files
+// (read once through traces, with the traces in the config), which a
+// config read without them cannot know. Otherwise it is c.
+func (c *Config) withTraceFileColumn(traces workload.TraceOpener) (*Config, error) {
+	if !c.usesEmpirical() || !c.readsTraceFiles() {
+		return c, nil
+	}
+	n, mean, mx, err := c.serviceColumn(traces)
+	if err != nil {
+		return nil, fmt.Errorf("the service_ms column for service %q: %w", server.ServiceEmpirical, err)
+	}
+	if errs := c.columnErrors(n, mean); len(errs) > 0 {
+		return nil, errs
+	}
+	out := *c
+	out.Server.SetColumn(mean, mx)
+	return &out, nil
 }
 
 // normalizeService gives an empirical server the column's mean (its
@@ -51,18 +89,29 @@ func (c *Config) normalizeService() {
 	if !c.usesEmpirical() {
 		return
 	}
-	if n, mean, mx := c.serviceColumn(); n > 0 {
+	if n, mean, mx, _ := c.serviceColumn(nil); n > 0 {
 		c.Server.SetColumn(mean, mx)
 	}
 }
 
-// validateService checks that an empirical server has a column to read.
+// validateService checks that an empirical server has a column to read:
+// the traces in the config give one, or a trace file may (the run reads
+// it, withTraceFileColumn).
 func (c *Config) validateService() field.List {
-	var errs field.List
 	if !c.usesEmpirical() {
 		return nil
 	}
-	n, mean, _ := c.serviceColumn()
+	n, mean, _, _ := c.serviceColumn(nil)
+	if n == 0 && c.readsTraceFiles() {
+		return nil
+	}
+	return c.columnErrors(n, mean)
+}
+
+// columnErrors are the errors of an empirical server whose traces give n
+// service times of mean mean: none, or none but zeros.
+func (c *Config) columnErrors(n int, mean float64) field.List {
+	var errs field.List
 	if n > 0 && mean > 0 {
 		return nil
 	}
@@ -71,7 +120,7 @@ func (c *Config) validateService() field.List {
 			errs.Add(field.Join(path, server.OptService), "%q reads the service_ms column of the traces, and every value in it is 0", server.ServiceEmpirical)
 			return
 		}
-		errs.Add(field.Join(path, server.OptService), "%q reads the service_ms column of a trace part given as csv (\"t_ms,client,service_ms\" lines), and no trace of the workload gives one", server.ServiceEmpirical)
+		errs.Add(field.Join(path, server.OptService), "%q reads the service_ms column of the traces (\"t_ms,client,service_ms\" lines, in the config or in a trace file), and no trace of the workload gives one", server.ServiceEmpirical)
 	}
 	if c.Server.Option(server.OptService) == server.ServiceEmpirical {
 		at("server")

@@ -3,7 +3,9 @@ package experiments_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -13,6 +15,7 @@ import (
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/limiter"
+	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/server"
 	"github.com/ratelab/ratelab/experiments/workload"
 )
@@ -340,5 +343,67 @@ func TestServiceSweptSettingMovesTheMean(t *testing.T) {
 	mean := func(p99 float64) float64 { s := math.Log(p99/10) / 2.3263478740408408; return 10 * math.Exp(s*s/2) }
 	if a.Admitted != b.Admitted || math.Abs(b.UtilizationPct/a.UtilizationPct-mean(100)/mean(20)) > 1e-3 {
 		t.Fatalf("utilization %g and %g: the swept p99 does not move the mean", a.UtilizationPct, b.UtilizationPct)
+	}
+}
+
+// TestEmpiricalReadsATraceFile: an empirical server reads the service_ms
+// column of a trace file as it reads a trace given in the config: the same
+// text as a file (through Options.Traces) or inline gives the same bytes,
+// the column's mean and maximum included (the server's bound); a file with
+// no column fails the run at server.service, and a config naming a file is
+// not refused before the file is read.
+func TestEmpiricalReadsATraceFile(t *testing.T) {
+	var text strings.Builder
+	text.WriteString("t_ms,client,service_ms\n")
+	rng := rand.New(rand.NewPCG(5, 6))
+	maxMS := 0.0
+	for i := range 3000 {
+		svc := math.Round(rng.ExpFloat64()*800) / 100
+		maxMS = max(maxMS, svc)
+		fmt.Fprintf(&text, "%g,c%d,%g\n", float64(i)*3.1, rng.IntN(7), svc)
+	}
+	const rest = `"server": {"workers": 2, "service": "empirical", "deadline_ms": 60},
+	  "limiters": [{"type": "token-bucket", "rate_rps": [200, 300], "burst": 10}]}`
+	run := func(part string, traces workload.TraceOpener) ([]output.File, error) {
+		cfg, err := experiments.DecodeConfig([]byte(`{"version": 1, "seed": 2, "workload": {"duration_ms": 10000, "parts": [` + part + `]}, ` + rest))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := experiments.Run(context.Background(), cfg, experiments.Options{Workers: 2, Traces: traces})
+		if err != nil {
+			return nil, err
+		}
+		if b := res.Points[0].Bounds; b == nil || b.Beta.LatencyMS != maxMS {
+			t.Errorf("%s: the server's curve is not the column's longest service time, %g ms: %+v", part[:30], maxMS, b)
+		}
+		files, err := output.Files(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return files, nil
+	}
+	csv, _ := json.Marshal(text.String())
+	inline, err := run(`{"type": "trace", "csv": `+string(csv)+`}`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opener := func(body string) workload.TraceOpener {
+		return func(string) (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(body)), nil }
+	}
+	file, err := run(`{"type": "trace", "file": "day.csv"}`, opener(text.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range inline {
+		if inline[i].Name == "manifest.json" {
+			continue // it names the file
+		}
+		if string(inline[i].Data) != string(file[i].Data) {
+			t.Errorf("%s: the trace as a file differs from the trace in the config", inline[i].Name)
+		}
+	}
+	_, err = run(`{"type": "trace", "file": "day.csv"}`, opener("t_ms,client\n1,a\n2,b\n"))
+	if errs := field.Errors(err); len(errs) != 1 || errs[0].Path != "server.service" || !strings.Contains(errs[0].Msg, "service_ms column") {
+		t.Fatalf("a file without the column: %v, want an error at server.service", err)
 	}
 }

@@ -83,6 +83,10 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
 		digests = newTraceDigests(opt.Traces)
 		opt.Traces = digests.opener
 	}
+	cfg, err := cfg.withTraceFileColumn(opt.Traces)
+	if err != nil {
+		return nil, err
+	}
 	res, err := runGens(ctx, cfg, func(g int) (*workload.Stream, error) {
 		w, seed := cfg.genWorkload(&shape, g)
 		return workload.OpenWith(&w, seed, opt.Traces)

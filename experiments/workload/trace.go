@@ -202,11 +202,30 @@ func countLines(s string) int { return strings.Count(s, "\n") + 1 }
 
 // traceFile replays the part's trace file, opened by the run's opener, in
 // one pass and as one run: the file must be sorted.
-func (g *Generator) traceFile(p *Part) (err error) {
+func (g *Generator) traceFile(p *Part) error {
 	if g.open == nil {
 		return fmt.Errorf("trace file %q: this lab reads no trace files (lab run --trace FILE, lab serve --traces DIR)", p.File)
 	}
-	rc, err := g.open(p.File)
+	var ids []int32 // the replay's client index → the generator's
+	g.StartRun()
+	return replayFile(p, g.WindowMS(), g.open, func(r *TraceReplay, t float64, c int32) {
+		for int(c) >= len(ids) {
+			cl := r.Clients()[len(ids)]
+			ids = append(ids, g.Client(cl.Name, cl.Group, cl.Weight))
+		}
+		if svc := r.ServiceMS(); math.IsNaN(svc) {
+			g.Emit(t, ids[c])
+		} else {
+			g.EmitService(t, ids[c], svc) // read by the empirical service (Arrivals.GivenServiceMS)
+		}
+	})
+}
+
+// replayFile reads trace file part p through open in one pass, calling
+// each with every arrival before windowMS (the replay says its clients
+// and its service time), at most MaxTraceEvents of them.
+func replayFile(p *Part, windowMS float64, open TraceOpener, each func(r *TraceReplay, t float64, c int32)) (err error) {
+	rc, err := open(p.File)
 	if err != nil {
 		return fmt.Errorf("trace file %q: %w", p.File, err)
 	}
@@ -215,28 +234,16 @@ func (g *Generator) traceFile(p *Part) (err error) {
 			err = fmt.Errorf("trace file %q: %w", p.File, cerr)
 		}
 	}()
-	r := NewTraceReplay(rc, g.WindowMS(), p.Group, p.Weight)
-	var ids []int32 // the replay's client index → the generator's
-	g.StartRun()
-	n := 0
-	for {
+	r := NewTraceReplay(rc, windowMS, p.Group, p.Weight)
+	for n := 0; ; n++ {
 		t, c, ok := r.Next()
 		if !ok {
 			break
 		}
-		for int(c) >= len(ids) {
-			cl := r.Clients()[len(ids)]
-			ids = append(ids, g.Client(cl.Name, cl.Group, cl.Weight))
-		}
 		if n == MaxTraceEvents {
 			return fmt.Errorf("trace file %q: line %d: more than %d requests in the trace", p.File, r.lastLine, MaxTraceEvents)
 		}
-		n++
-		if svc := r.ServiceMS(); math.IsNaN(svc) {
-			g.Emit(t, ids[c])
-		} else {
-			g.EmitService(t, ids[c], svc) // read by the empirical service (Arrivals.GivenServiceMS)
-		}
+		each(r, t, c)
 	}
 	if err := r.Err(); err != nil {
 		return fmt.Errorf("trace file %q: %w", p.File, err)
@@ -331,9 +338,32 @@ func (e errRun) Err() error                   { return e.err }
 // nothing, validation reports it): how many lines give one, their sum and
 // their maximum.
 func ServiceColumn(parts []Part) (n int, sumMS, maxMS float64) {
+	n, sumMS, maxMS, _ = ServiceColumnWith(parts, 0, nil)
+	return n, sumMS, maxMS
+}
+
+// ServiceColumnWith is ServiceColumn with the trace files too, each read
+// through traces in file order (the order an inline trace is summed in,
+// so the same text gives the same sums either way) up to windowMS; with
+// traces nil the files are skipped.
+func ServiceColumnWith(parts []Part, windowMS float64, traces TraceOpener) (n int, sumMS, maxMS float64, err error) {
+	add := func(v float64) {
+		if !math.IsNaN(v) {
+			n, sumMS, maxMS = n+1, sumMS+v, max(maxMS, v)
+		}
+	}
 	for i := range parts {
 		p := &parts[i]
-		if p.Type != Trace || p.CSV == "" {
+		if p.Type != Trace {
+			continue
+		}
+		if p.File != "" {
+			if traces == nil {
+				continue
+			}
+			if err := replayFile(p, windowMS, traces, func(r *TraceReplay, _ float64, _ int32) { add(r.ServiceMS()) }); err != nil {
+				return 0, 0, 0, err
+			}
 			continue
 		}
 		events, err := ParseTrace(p.CSV)
@@ -341,10 +371,8 @@ func ServiceColumn(parts []Part) (n int, sumMS, maxMS float64) {
 			continue
 		}
 		for _, e := range events {
-			if !math.IsNaN(e.ServiceMS) {
-				n, sumMS, maxMS = n+1, sumMS+e.ServiceMS, max(maxMS, e.ServiceMS)
-			}
+			add(e.ServiceMS)
 		}
 	}
-	return n, sumMS, maxMS
+	return n, sumMS, maxMS, nil
 }
