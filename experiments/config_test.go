@@ -257,6 +257,8 @@ func TestBadConfigsNameTheField(t *testing.T) {
 		{"flash crowd ramp too long", edit(`{"type": "constant", "rate_rps": 100}`, `{"type": "flash-crowd", "base_rps": 10, "multiplier": 5, "start_ms": 100, "duration_ms": 100, "ramp_ms": 80}`), "workload.parts[0].ramp_ms", "half of duration_ms"},
 		{"trace with a bad line", edit(`{"type": "constant", "rate_rps": 100}`, `{"type": "trace", "csv": "t_ms,client\n1,a\nsoon,b\n"}`), "workload.parts[0].csv", "line 3"},
 		{"trace past the end", edit(`{"type": "constant", "rate_rps": 100}`, `{"type": "trace", "csv": "1,a\n1000,b\n"}`), "workload.parts[0].csv", "line 2: t_ms 1000 is at or after the end"},
+		{"two users parts in one group", edit(`{"type": "constant", "rate_rps": 100}`, `{"type": "users", "users": 3, "think_ms": 100}, {"type": "users", "users": 5, "think_ms": 10}`), "workload.parts[1].group", `its users user-1..5 include "user-1", a client of workload.parts[0]`},
+		{"users named as another part's clients", edit(`{"type": "constant", "rate_rps": 100}`, `{"type": "clients", "group": "web", "clients": 4, "rate_rps": 10}, {"type": "users", "group": "web", "users": 2, "think_ms": 100}`), "workload.parts[1].group", `"web-1", a client of workload.parts[0]: give the users a group of their own`},
 		{"demand curve segment", edit(`{"type": "constant", "rate_rps": 100}`, `{"type": "demand-curve", "segments": [{"rate_rps": 10, "duration_ms": 0}]}`), "workload.parts[0].segments[0].duration_ms", "more than 0"},
 		{"server workers", edit(`"limiters"`, `"server": {"workers": -1}, "limiters"`), "server.workers", "between 1 and"},
 		{"server unknown field", edit(`"limiters"`, `"server": {"threads": 2}, "limiters"`), "server.threads", "not a known field"},

@@ -783,7 +783,7 @@ func clientTotals(cfg *Config, r *clientRun, mp *Metrics, cm *ClientMetrics, in 
 		cm.RetryShareServerPct = 100 * float64(cm.RetriesServed) / float64(cm.Served)
 	}
 	if busyMS > 0 {
-		cm.WastedWorkPct = 100 * cm.WastedWorkMS / busyMS
+		cm.WastedWorkPct = 100 * (cm.WastedWorkMS / busyMS) // the share first: at most 1, so at most 100 (100·w/w can round past it)
 	}
 	m.Client = cm
 }

@@ -327,12 +327,17 @@ func (b *runBuffer) merge(t []float64, c []int32, sv []float64, lo, mid, hi int)
 func (s *Spec) ClientTable() []Client {
 	g := newGenerator(s.DurationMS, 0)
 	for i := range s.Parts {
-		p := &s.Parts[i]
-		if k := p.Kind(); k != nil && k.DeclareClients != nil {
-			k.DeclareClients(g, p)
-		} else {
-			g.PartClients(p)
-		}
+		g.declare(i, &s.Parts[i])
 	}
 	return g.clients
+}
+
+// declare declares the clients of part i, p, as Generate does.
+func (g *Generator) declare(i int, p *Part) {
+	g.part = i
+	if k := p.Kind(); k != nil && k.DeclareClients != nil {
+		k.DeclareClients(g, p)
+	} else {
+		g.PartClients(p)
+	}
 }

@@ -148,6 +148,8 @@ func (s *Spec) Validate(path string) field.List {
 	if len(errs) == 0 {
 		if s.clientsBound() > MaxClients {
 			errs.Add(field.Join(path, "parts"), "declare more than %d clients in all, the limit", MaxClients)
+		} else {
+			errs = append(errs, s.checkUsersOwnClients(path)...)
 		}
 	}
 	return errs

@@ -96,12 +96,49 @@ func validateUsers(p *Part, path string, _ float64) field.List {
 	return errs
 }
 
+// checkUsersOwnClients refuses, at its group, a users part whose users
+// are clients another part declared first (two users parts left in the
+// group "user", or a clients part of that group): the client model runs
+// a user's requests as its own client's, one at a time.
+func (s *Spec) checkUsersOwnClients(path string) field.List {
+	var errs field.List
+	var g *Generator
+	for i := range s.Parts {
+		p := &s.Parts[i]
+		if p.Type == Users {
+			if g == nil { // the parts before it
+				g = newGenerator(s.DurationMS, 0)
+				for j := range i {
+					g.declare(j, &s.Parts[j])
+				}
+			}
+			group := usersGroup(p)
+			for k := range p.Users {
+				name := group + "-" + strconv.Itoa(k+1)
+				if c, ok := g.index[name]; ok {
+					errs.Add(field.Join(field.Index(field.Join(path, "parts"), i), "group"), "its users %s-1..%d include %q, a client of workload.parts[%d]: give the users a group of their own", group, p.Users, name, g.clientPart[c])
+					break
+				}
+			}
+		}
+		if g != nil {
+			g.declare(i, p)
+		}
+	}
+	return errs
+}
+
+// usersGroup is the group a users part's users are named after.
+func usersGroup(p *Part) string {
+	if p.Group == "" {
+		return DefaultUsersGroup
+	}
+	return p.Group
+}
+
 // usersClients declares the part's users as clients <group>-1..N.
 func (g *Generator) usersClients(p *Part) []int32 {
-	group := p.Group
-	if group == "" {
-		group = DefaultUsersGroup
-	}
+	group := usersGroup(p)
 	ids := make([]int32, p.Users)
 	for k := range ids {
 		ids[k] = g.Client(group+"-"+strconv.Itoa(k+1), group, p.Weight)
