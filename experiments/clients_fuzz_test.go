@@ -144,6 +144,31 @@ func randomClientConfig(seed uint64) []byte {
 	if rng.IntN(4) == 0 {
 		doc["trigger"] = map[string]any{"start_ms": pickF(0, duration/4), "end_ms": pickF(duration/3, duration/2)}
 	}
+	if rng.IntN(4) == 0 { // client policies: each overrides what it gives
+		var pols []any
+		for i := range 1 + rng.IntN(3) {
+			pol := behaviour()
+			pol["name"] = "p" + string(rune('0'+i))
+			pols = append(pols, pol)
+		}
+		doc["policies"] = pols
+	}
+	if rng.IntN(4) == 0 && srv["discipline"] != nil { // classes at a priority door
+		doc["classes"] = []any{map[string]any{"name": "gold", "share": pickF(0, 0.3, 1)}, map[string]any{"name": "bronze"}}
+		if rng.IntN(2) == 0 {
+			srv["door"], srv["bound"] = "priority", pickF(1, 5)
+		}
+	}
+	switch rng.IntN(6) { // a swept workload or server field, or a seed list
+	case 0:
+		if p, ok := parts[0].(map[string]any); ok && p["rate_rps"] != nil {
+			p["rate_rps"] = []float64{pickF(1, 50), pickF(100, 2000)}
+		}
+	case 1:
+		srv["workers"] = []int{1, 1 + rng.IntN(4)}
+	case 2:
+		doc["seed"] = []uint64{seed, seed + 100}
+	}
 	b, err := json.Marshal(doc)
 	if err != nil {
 		panic(err)
@@ -166,6 +191,9 @@ func runClientSmall(t *testing.T, doc []byte) bool {
 	maxRetries := 0
 	for i := range cfg.Workload.Parts {
 		maxRetries = max(maxRetries, cfg.Workload.Parts[i].Behaviour.Retries)
+	}
+	for i := range cfg.Policies {
+		maxRetries = max(maxRetries, cfg.Policies[i].Retries)
 	}
 	run := func(workers int) []output.File {
 		res, err := experiments.Run(context.Background(), cfg, experiments.Options{Workers: workers})
