@@ -213,6 +213,26 @@ type Delays struct {
 	Max int `json:"max"`
 }
 
+// ArrivalsSpan is the fewest and the most arrivals (first attempts, a
+// closed loop's requests among them) a run of the result measured.
+// Arrivals counts the first generated load's list alone: under swept
+// workload fields, seeds or loads the points see others, and a closed
+// loop makes its requests as it runs (none in the list).
+func (r *Result) ArrivalsSpan() (lo, hi int) {
+	runs := r.Points
+	if len(r.Replicas) > 0 {
+		runs = r.Replicas
+	}
+	if len(runs) == 0 {
+		return r.Arrivals, r.Arrivals
+	}
+	lo, hi = runs[0].Metrics.Arrivals, runs[0].Metrics.Arrivals
+	for i := range runs {
+		lo, hi = min(lo, runs[i].Metrics.Arrivals), max(hi, runs[i].Metrics.Arrivals)
+	}
+	return lo, hi
+}
+
 // Series are counts per aligned window of w = Config.SeriesWindow() ms
 // (100 by default); index k covers [k·w, (k+1)·w).
 type Series struct {

@@ -86,11 +86,11 @@ func boolAttr(b bool) string {
 }
 
 // resultsCount is the results table's count: "12 points, 3 meeting every
-// objective, 5000 arrivals".
+// objective, 5000 arrivals" (or "125 to 1500 arrivals a point").
 func resultsCount(res *charts.Page) string {
 	s := itoa(res.Table.Points) + " points"
 	if res.Table.Feasible {
 		s += ", " + itoa(len(res.Table.Rows)) + " meeting every objective"
 	}
-	return s + ", " + itoa(res.View.Res.Arrivals) + " arrivals"
+	return s + ", " + format.Arrivals(res.View.Res.ArrivalsSpan())
 }

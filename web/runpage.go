@@ -111,7 +111,7 @@ func (s *Server) runPageData(r *http.Request, run *storage.Run, chosen int) (*Ru
 	if cfg, err := experiments.DecodeConfig(run.Config); err == nil && len(res.Points) > 0 {
 		d.Deploy = newDeployView(run.ID, cfg, d.Result.View.Chosen, r.URL.Query().Get("format"))
 	}
-	if res.Arrivals == 0 {
+	if _, most := res.ArrivalsSpan(); most == 0 {
 		d.Notice = fmt.Sprintf("The workload produced no arrivals in its %s ms arrival window, so every measure below is 0: lengthen the window or raise the rates.",
 			format.Num(res.Config.Workload.DurationMS))
 	}

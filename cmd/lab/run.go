@@ -15,6 +15,7 @@ import (
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/presets"
 	"github.com/ratelab/ratelab/experiments/workload"
+	"github.com/ratelab/ratelab/web/format"
 )
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -155,7 +156,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := writeFiles(*out, files); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%d points, %d arrivals, %d files in %s (%.2fs)\n", len(res.Points), res.Arrivals, len(files), *out, time.Since(start).Seconds())
+	fmt.Fprintf(stdout, "%d points, %s, %d files in %s (%.2fs)\n", len(res.Points), format.Arrivals(res.ArrivalsSpan()), len(files), *out, time.Since(start).Seconds())
 	for _, f := range files {
 		fmt.Fprintf(stdout, "  %s  %s\n", f.SHA256(), f.Name)
 	}

@@ -41,3 +41,12 @@ func Clip(s string, n int) string {
 	}
 	return s
 }
+
+// Arrivals prints how many arrivals the points of a run had, the fewest
+// and the most: "5000 arrivals", or "125 to 1500 arrivals a point".
+func Arrivals(lo, hi int) string {
+	if lo == hi {
+		return fmt.Sprintf("%d arrivals", hi)
+	}
+	return fmt.Sprintf("%d to %d arrivals a point", lo, hi)
+}
