@@ -276,7 +276,11 @@ func At(xs []int32, k int) int32 {
 
 // ClientResult is one client's outcome at one point.
 type ClientResult struct {
-	Offered     int     `json:"offered"`
+	Offered int `json:"offered"`
+	// Attempts are the client's attempts that reached the gate, retries
+	// included (the client model; 0 elsewhere, where every arrival is
+	// one): Admitted counts attempts, so it is at most Attempts there.
+	Attempts    int     `json:"attempts,omitempty"`
 	Admitted    int     `json:"admitted"`
 	AdmittedRPS float64 `json:"admitted_rps"`
 }

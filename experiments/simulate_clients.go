@@ -338,6 +338,7 @@ func (r *clientRun) atGate(at *attempt, wi int) (release, abandonAt float64, ok 
 		r.thrReq[r.throttleSlot(at.c)]++
 	}
 	cm.Attempts++
+	r.clients[at.c].Attempts++
 	cm.AttemptsMax = max(cm.AttemptsMax, int(at.n)+1)
 	s.Attempts[wi]++
 	if at.n > 0 {

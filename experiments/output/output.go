@@ -476,10 +476,18 @@ func forEach(n int, f func(i int)) {
 	wg.Wait()
 }
 
-// ClientsCSV is clients.csv: per point, per client.
+// ClientsCSV is clients.csv: per point, per client. A run with client
+// behaviour (the client model) also gives each client's attempts at the
+// gate after offered (its requests: first attempts), since admitted counts
+// admitted attempts, retries included.
 func ClientsCSV(res *experiments.Result) []byte {
 	w := newWriter(res)
-	w.header("point", "limiter", "client", "group", "offered", "admitted", "admitted_rps", "share_pct")
+	attempts := slices.ContainsFunc(res.Points, func(p experiments.Point) bool { return p.Metrics.Client != nil })
+	if attempts {
+		w.header("point", "limiter", "client", "group", "offered", "attempts", "admitted", "admitted_rps", "share_pct")
+	} else {
+		w.header("point", "limiter", "client", "group", "offered", "admitted", "admitted_rps", "share_pct")
+	}
 	names := 0
 	for _, c := range res.Clients {
 		names += len(c.Name) + len(c.Group)
@@ -499,6 +507,13 @@ func ClientsCSV(res *experiments.Result) []byte {
 			w.text(res.Clients[c].Name)
 			w.text(res.Clients[c].Group)
 			w.int(cl.Offered)
+			if attempts {
+				if p.Metrics.Client != nil {
+					w.int(cl.Attempts)
+				} else {
+					w.int(cl.Offered) // without client behaviour every arrival is one attempt
+				}
+			}
 			w.int(cl.Admitted)
 			w.num(experiments.Fixed1, cl.AdmittedRPS)
 			share := 0.0

@@ -72,3 +72,62 @@ func TestSeriesCSVHasTheClientSeries(t *testing.T) {
 		}
 	}
 }
+
+// TestClientsCSVHasTheAttempts: under client behaviour clients.csv gives
+// each client's attempts at the gate after its requests (offered), since
+// admitted counts admitted attempts, retries included: a client's
+// admitted is at most its attempts, which sum to the point's attempts;
+// a point without client behaviour gives its arrivals as its attempts.
+func TestClientsCSVHasTheAttempts(t *testing.T) {
+	cfg, err := experiments.DecodeConfig([]byte(`{"version":1,"seed":4,
+		"workload":{"duration_ms":3000,"parts":[{"type":"clients","group":"c","clients":3,"rate_rps":60,"arrival":"poisson"}]},
+		"server":{"workers":1,"service_ms":10,"deadline_ms":200},
+		"limiters":[{"type":"token-bucket","rate_rps":90,"burst":10}],
+		"policies":[{"name":"plain"},{"name":"retry","timeout_ms":150,"retries":3,"backoff_ms":30}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := parse(t, "clients.csv", output.ClientsCSV(res))
+	want := []string{"point", "limiter", "client", "group", "offered", "attempts", "admitted", "admitted_rps", "share_pct"}
+	if !slices.Equal(rows[0], want) {
+		t.Fatalf("header %v, want %v", rows[0], want)
+	}
+	attempts := map[string]int{}
+	retried := false
+	for _, r := range rows[1:] {
+		offered, _ := strconv.Atoi(r[4])
+		tried, _ := strconv.Atoi(r[5])
+		admitted, _ := strconv.Atoi(r[6])
+		if admitted > tried || tried != offered && res.Points[mustAtoi(t, r[0])].Metrics.Client == nil {
+			t.Fatalf("row %v: offered %d, attempts %d, admitted %d", r, offered, tried, admitted)
+		}
+		retried = retried || tried > offered
+		attempts[r[0]] += tried
+	}
+	for i := range res.Points {
+		p := &res.Points[i]
+		want := p.Metrics.Arrivals
+		if p.Metrics.Client != nil {
+			want = p.Metrics.Client.Attempts
+		}
+		if got := attempts[strconv.Itoa(i)]; got != want {
+			t.Errorf("point %d: clients' attempts sum to %d, want %d", i, got, want)
+		}
+	}
+	if !retried {
+		t.Error("no client made more attempts than requests: the case does not retry")
+	}
+}
+
+func mustAtoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

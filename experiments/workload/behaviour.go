@@ -93,7 +93,7 @@ var (
 	jitterField = Field{Name: "jitter", Label: "Jitter", Input: InputChoice, Choices: []string{JitterNone, JitterFull, JitterEqual, JitterDecorrelated}, Default: JitterNone,
 		Doc: "full: uniform in [0, d); equal: d/2 + uniform in [0, d/2); decorrelated: uniform in [backoff_ms, 3 × previous wait)"}
 	retryAfterField = Field{Name: "retry_after", Label: "Retry-After", Input: InputChoice, Choices: []string{RetryAfterIgnore, RetryAfterHonour}, Default: RetryAfterIgnore,
-		Doc: "honour: never retry a refusal before the gate's Retry-After, the first time it would admit the client again; every rate limiter gives one (each limiter type's retry_after says what it is), a concurrency limit cannot (it depends on the server), so behind it clients retry on their backoff (a config whose only refusing gate is one is refused)"}
+		Doc: "honour: never retry a refusal before the gate's Retry-After, the first time it would admit the client again; every rate limiter gives one (each limiter type's retry_after says what it is), a concurrency limit cannot (it depends on the server), so behind it clients retry on their backoff (a config whose only refusing gate is one is refused). A retry waits the later of its backoff (with its jitter) and the Retry-After, so refusals that share one advised time come back together unless their backoff is longer"}
 	budgetField = Field{Name: "budget", Label: "Retry budget", Input: InputChoice, Choices: []string{BudgetNone, BudgetClient, BudgetGlobal}, Default: BudgetNone,
 		Doc: "retries per aligned second at most budget_ratio × first attempts + budget_floor_rps, per client or shared"}
 	budgetRatioField = Field{Name: "budget_ratio", Label: "Budget ratio", Input: InputNumber, Default: "0", Sweep: true,
