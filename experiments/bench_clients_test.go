@@ -18,8 +18,8 @@ import (
 //   - plain: no client behaviour, fixed 10 ms service: the forward pass.
 //   - client-loop-no-retries: the client model's loop on the same load with
 //     a timeout nobody reaches (no retries): what the loop itself costs.
-//   - retries: 1.27 attempts per request; about 0.19 more retries per
-//     request are popped and refused by the budget.
+//   - retries: 1.27 attempts per request; 0.57 more retries per request
+//     are popped and refused by the budget (1.84 events a request).
 //   - retries-lognormal: the same on lognormal service times (p50 8 ms, p99
 //     40 ms: mean 10.2 ms) instead of a fixed 10 ms; the draw (an inverse
 //     distribution function per request) is part of the run.
@@ -31,15 +31,21 @@ import (
 //     shared by the points.
 //
 // Target (issue 9): retries with a distribution within 2× the plain,
-// fixed-service loop. Not met (2026-11-30, quiet machine, medians of 5,
-// cpu-ns per request): plain 36.6, client-loop-no-retries 77, retries 156,
-// retries-lognormal 201 (5.5×); sweep8-plain 28.2, sweep8-retries-lognormal
-// 147 (5.2×). Where it goes: the retry storm makes 1.91 events per request
-// (148 954 attempts and 75 337 retries the budget refuses, for 117 170
-// requests), each a heap push and pop besides the gate and server work
-// (82 cpu-ns per event, 2.2× a forward-pass request), and a lognormal
-// draw costs 34 ns a request by itself (server.BenchmarkServiceDraw, median
-// of 5: 92% of a whole forward-pass request).
+// fixed-service loop. Not met (2026-12-01, quiet machine, medians of 5,
+// cpu-ns per request): plain 32.4, client-loop-no-retries 51.7, retries
+// 130.3, retries-lognormal 186.8 (5.8×); retries-queue-expire 174.4,
+// retries-queue-lifo 215.2; sweep8-plain 25.2, sweep8-retries-lognormal
+// 132.1 (5.2×). Where it goes: the retry storm on lognormal service makes
+// 1.91 events per request (148 954 attempts and 75 337 retries the budget
+// refuses, for 117 170 requests), each a heap push and pop besides the gate and server
+// work, and a lognormal draw costs 33 ns a request by itself
+// (server.BenchmarkServiceDraw: the exact inverse distribution function,
+// math.Erfinv on random ranks 15 ns and math.Exp 7 ns; as much as a whole
+// plain request). A draw that cost less (a ziggurat normal) would change
+// every stored lognormal run's numbers, so a manifest would no longer
+// reproduce its run. The client loops were 77, 156, 201, 202 and 229
+// before their attempts were written in place (attemptHeap.reserve: a
+// copy of fields just stored stalled on store forwarding).
 func BenchmarkClientModel(b *testing.B) {
 	const (
 		fixed     = `"service_ms": 10`
