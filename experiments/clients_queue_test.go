@@ -316,11 +316,7 @@ func TestClientsQueueEventsDecideAsAdmissions(t *testing.T) {
 			t.Fatalf("case %d: %v\n%s", i, err, data)
 		}
 		run := func(events bool) *Result {
-			clientsQueueForAll.Store(true)
-			clientsQueueByEvents.Store(events)
-			defer clientsQueueForAll.Store(false)
-			defer clientsQueueByEvents.Store(false)
-			res, err := Run(context.Background(), cfg, Options{Workers: 1})
+			res, err := runOnTheQueue(cfg, events)
 			if err != nil {
 				t.Fatalf("case %d: %v\n%s", i, err, data)
 			}
@@ -366,11 +362,7 @@ func TestClientsQueueReleaseAtTheTimeout(t *testing.T) {
 			t.Fatal(err)
 		}
 		run := func(events bool) Metrics {
-			clientsQueueForAll.Store(true)
-			clientsQueueByEvents.Store(events)
-			defer clientsQueueForAll.Store(false)
-			defer clientsQueueByEvents.Store(false)
-			res, err := Run(context.Background(), cfg, Options{Workers: 1})
+			res, err := runOnTheQueue(cfg, events)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -392,4 +384,14 @@ func TestClientsQueueReleaseAtTheTimeout(t *testing.T) {
 			t.Errorf("%s, by events:\n%s\nwant (at admission)\n%s", cancel, b, a)
 		}
 	}
+}
+
+// runOnTheQueue runs cfg's client-model points through simulateClientsQueue,
+// by events or deciding at admission where it can, on one worker.
+func runOnTheQueue(cfg *Config, events bool) (*Result, error) {
+	clientsQueueForAll.Store(true)
+	clientsQueueByEvents.Store(events)
+	defer clientsQueueForAll.Store(false)
+	defer clientsQueueByEvents.Store(false)
+	return Run(context.Background(), cfg, Options{Workers: 1})
 }
