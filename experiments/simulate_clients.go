@@ -58,7 +58,9 @@ import (
 // one PCG stream per point, seeded by the point's seed (a replication's or
 // a listed seed; else the config's), in event order.
 
-// attempt is one pending attempt of the client model.
+// attempt is one pending attempt of the client model. A retry copies its
+// fields one by one (clientRun.retry, see attemptHeap): a new field is
+// copied there too.
 type attempt struct {
 	t    float64 // when it reaches the gate
 	prev float64 // the previous wait (decorrelated jitter)
