@@ -14,6 +14,7 @@ import (
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/storage"
+	"github.com/ratelab/ratelab/web/charts"
 	"github.com/ratelab/ratelab/web/format"
 )
 
@@ -59,9 +60,15 @@ func (v *DeployView) downloadURL() string {
 	return fmt.Sprintf("/runs/%s/export?point=%d&format=%s", v.RunID, v.Point, v.Format.Name)
 }
 
-// pointLabel names a point as the results table does.
-func pointLabel(p *experiments.Point) string {
-	return p.Limiter + " " + limiter.FormatParams(p.Type, p.Params)
+// pointLabel names point p of the sweep's points pts as the results table
+// does, with what tells it apart beyond its limiter (charts.PointExtras:
+// its policy, server, load, swept values), as the bounds table does.
+func pointLabel(cfg *experiments.Config, pts []experiments.Point, p *experiments.Point) string {
+	label := p.Limiter + " " + limiter.FormatParams(p.Type, p.Params)
+	if extra := charts.PointExtras(cfg, pts, p); extra != "" {
+		label += " (" + extra + ")"
+	}
+	return label
 }
 
 // newDeployView builds the section for point of the config; formatName
@@ -72,10 +79,10 @@ func newDeployView(runID string, cfg *experiments.Config, point int, formatName 
 	if err != nil {
 		return nil
 	}
-	v := &DeployView{RunID: runID, Point: point, Label: pointLabel(&pts[point])}
+	v := &DeployView{RunID: runID, Point: point, Label: pointLabel(cfg, pts, &pts[point])}
 	if len(pts) <= maxDeployPoints {
 		for i := range pts {
-			v.Points = append(v.Points, DeployPoint{Index: i, Label: pointLabel(&pts[i])})
+			v.Points = append(v.Points, DeployPoint{Index: i, Label: pointLabel(cfg, pts, &pts[i])})
 		}
 	}
 	chosen := -1

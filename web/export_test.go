@@ -175,3 +175,25 @@ func TestDeploySection(t *testing.T) {
 		t.Errorf("rerun of an unknown format: %d", w.Code)
 	}
 }
+
+// TestDeployMenuTellsPointsApart: the Deploy menu names each point by what
+// tells it apart, as the bounds table does: retry-storm's points share one
+// token bucket and differ by client policy, so each label names its policy
+// and no two are alike.
+func TestDeployMenuTellsPointsApart(t *testing.T) {
+	cfg, err := experiments.DecodeConfig([]byte(`{"version": 1, "seed": 1,
+	"workload": {"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 50}]},
+	"server": {"workers": 1, "service_ms": 1},
+	"limiters": [{"type": "token-bucket", "rate_rps": 100, "burst": 10}],
+	"policies": [{"name": "no-retry"}, {"name": "fixed", "timeout_ms": 100, "retries": 2, "backoff_ms": 10}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := newDeployView("r", cfg, 1, "")
+	if v == nil || len(v.Points) != 2 {
+		t.Fatalf("deploy view %+v", v)
+	}
+	if v.Points[0].Label == v.Points[1].Label || !strings.Contains(v.Points[1].Label, "fixed") || !strings.Contains(v.Label, "fixed") {
+		t.Fatalf("labels %q, %q (chosen %q): want each to name its policy", v.Points[0].Label, v.Points[1].Label, v.Label)
+	}
+}

@@ -85,7 +85,7 @@ func newBounds(v *View, runID string) *Bounds {
 			continue
 		}
 		row := boundsRow(p, fmt.Sprintf("/runs/%s?point=%d#bounds", runID, i), i == v.Chosen)
-		if extra := pointExtras(v.Res, p); extra != "" {
+		if extra := PointExtras(v.Res.Config, v.Res.Points, p); extra != "" {
 			row.Limiter += " (" + extra + ")"
 		}
 		bv.Chains = bv.Chains || len(row.Concat) > 0
@@ -104,17 +104,18 @@ func newBounds(v *View, runID string) *Bounds {
 	return bv
 }
 
-// pointExtras names what tells p apart from the run's other points beyond
-// its limiter's parameters: its server, client policy and load, and the
-// values of the swept workload, server and seed fields, each where it
+// PointExtras names what tells p apart from the sweep's other points pts
+// beyond its limiter's parameters: its server, client policy and load, and
+// the values of the swept workload, server and seed fields, each where it
 // varies ("no-retry", "workload.parts[0].rate_rps=60"); "" when nothing.
-func pointExtras(res *experiments.Result, p *experiments.Point) string {
-	all := make([]*experiments.Point, len(res.Points))
-	for i := range res.Points {
-		all[i] = &res.Points[i]
+// The bounds table and the Deploy menu label points with it.
+func PointExtras(cfg *experiments.Config, pts []experiments.Point, p *experiments.Point) string {
+	all := make([]*experiments.Point, len(pts))
+	for i := range pts {
+		all[i] = &pts[i]
 	}
 	out := variantSplit(all, p)
-	for j, a := range res.Config.Axes() {
+	for j, a := range cfg.Axes() {
 		if j >= len(p.Axes) {
 			continue
 		}
