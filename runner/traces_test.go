@@ -70,3 +70,48 @@ func TestTraceFiles(t *testing.T) {
 		t.Errorf("no trace directory: %v", err)
 	}
 }
+
+// An empirical server reading a trace file's service_ms column: the run
+// settles its mean from the file, and the stored config is the one the
+// engine ran (service_ms the column's mean, 7.5 ms), so the run page, the
+// charts' capacity and a rerun describe the same server, not the 10 ms
+// the config said before the file was read.
+func TestEmpiricalTraceFileStoresItsMean(t *testing.T) {
+	st := newStore(t)
+	r := newRunner(t, st, Options{
+		Traces: func(string) (io.ReadCloser, error) {
+			return io.NopCloser(strings.NewReader("t_ms,client,service_ms\n0,a,5\n10,b,10\n10,a,5\n250,b,10\n")), nil
+		},
+		TraceNames: func() ([]string, error) { return []string{"day.csv"}, nil },
+	})
+	r.Start()
+	cfg, err := experiments.DecodeConfig([]byte(`{"version":1,"workload":{"duration_ms":1000,"parts":[{"type":"trace","file":"day.csv"}]},
+		"server":{"service":"empirical"},"limiters":[{"type":"token-bucket","rate_rps":10,"burst":[1,2]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := r.Submit(t.Context(), cfg, "day", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, unsubscribe := r.Subscribe(run.ID)
+	defer unsubscribe()
+	if final, _ := waitFinal(t, events, time.Minute); final.Status != storage.StatusDone {
+		t.Fatalf("final %+v", final)
+	}
+	got, err := st.Get(t.Context(), run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := experiments.DecodeConfig(got.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := st.Result(t.Context(), run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stored.Server.ServiceMS != 7.5 || res.Config.Server.ServiceMS != 7.5 {
+		t.Fatalf("stored service_ms %g, result's %g; want the column's mean 7.5", stored.Server.ServiceMS, res.Config.Server.ServiceMS)
+	}
+}

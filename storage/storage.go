@@ -532,7 +532,9 @@ const storedBytes = `length(config) + coalesce(length(result), 0)
 // every point (as JSON, with its series as a compact blob), the run-level
 // result (arrivals, clients, groups, ...), and every file's bytes and sha256
 // in the order given (output.Files order: manifest.json last), in chunks of
-// ChunkBytes. The run must be queued or running (else ErrFinished). A
+// ChunkBytes, and res.Config as the run's config (the document submitted,
+// with what the run settled: an empirical server's mean read from a trace
+// file). The run must be queued or running (else ErrFinished). A
 // partial result (res.Partial set) is stored by Keep.
 func (s *Store) Complete(ctx context.Context, id string, res *experiments.Result, files []output.File) error {
 	if res.Partial != nil {
@@ -559,6 +561,13 @@ func (s *Store) complete(ctx context.Context, id string, res *experiments.Result
 	}
 	// Encode everything before taking the write lock, so the transaction
 	// holds it only for the inserts.
+	// The config the engine ran replaces the one submitted: the same
+	// document, but where the run settled what the config could not (an
+	// empirical server's mean, read from a trace file's column).
+	var config []byte
+	if res.Config != nil {
+		config = res.Config.JSON()
+	}
 	shell := *res
 	shell.Config, shell.Points = nil, nil
 	head, err := json.Marshal(&shell)
@@ -610,8 +619,8 @@ func (s *Store) complete(ctx context.Context, id string, res *experiments.Result
 		if err := insertFiles(ctx, tx, id, files, sums, chunks); err != nil {
 			return err
 		}
-		if _, err = tx.ExecContext(ctx, `UPDATE runs SET status = ?, error = ?, finished_at = ?, points_done = ?, points_total = ?, result = ?
-			WHERE id = ?`, status, errText, time.Now().UTC().UnixNano(), done, total, string(head), id); err != nil {
+		if _, err = tx.ExecContext(ctx, `UPDATE runs SET status = ?, error = ?, finished_at = ?, points_done = ?, points_total = ?, result = ?,
+			config = COALESCE(?, config) WHERE id = ?`, status, errText, time.Now().UTC().UnixNano(), done, total, string(head), config, id); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, "UPDATE runs SET stored_bytes = "+storedBytes+" WHERE id = ?", id)
