@@ -116,7 +116,8 @@ func (s *Spec) checkUsersOwnClients(path string) field.List {
 			for k := range p.Users {
 				name := group + "-" + strconv.Itoa(k+1)
 				if c, ok := g.index[name]; ok {
-					errs.Add(field.Join(field.Index(field.Join(path, "parts"), i), "group"), "its users %s-1..%d include %q, a client of workload.parts[%d]: give the users a group of their own", group, p.Users, name, g.clientPart[c])
+					parts := field.Join(path, "parts")
+					errs.Add(field.Join(field.Index(parts, i), "group"), "its users %s-1..%d include %q, a client of %s: give the users a group of their own", group, p.Users, name, field.Index(parts, int(g.clientPart[c])))
 					break
 				}
 			}
