@@ -464,6 +464,10 @@ func (r *Runner) run(j *job) {
 		r.log.Error("run start", "run", j.id, "err", err)
 	}
 	r.mu.Lock()
+	// The engine counts a replicated point's runs (Progress, Reading): a
+	// streamed pass's Reading, told before the first Progress, is a share
+	// of them, not of the points the run was queued with.
+	j.total = len(j.cfg.Points()) * j.cfg.Replicas()
 	r.publish(Event{ID: j.id, Status: storage.StatusRunning, Done: j.done, Total: j.total})
 	r.mu.Unlock()
 	r.log.Info("run started", "run", j.id, "points", j.total)

@@ -543,3 +543,44 @@ func TestStreamedRunSaysHowFarItRead(t *testing.T) {
 		t.Fatalf("no event said how far the stream was read: %v", seen)
 	}
 }
+
+// TestRunningEventsCountRuns: the engine counts a replicated point's runs
+// (Progress, and Reading, which a streamed pass tells before any run
+// ends), so a running run's events give that total from the start: a
+// first event of 0 / 1 points, then 1 / 3, had a streamed pass's reading
+// read as a share of 1 (the page said 90% done, then 33%).
+func TestRunningEventsCountRuns(t *testing.T) {
+	st := newStore(t)
+	r := newRunner(t, st, Options{})
+	cfg, err := experiments.DecodeConfig([]byte(`{"version": 1, "seed": 3, "replications": 3,
+	  "workload": {"duration_ms": 2000, "parts": [{"type": "poisson", "rate_rps": 200}]},
+	  "server": {"workers": 1, "service_ms": 2, "deadline_ms": 100},
+	  "limiters": [{"type": "token-bucket", "rate_rps": 150, "burst": 20}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := r.Submit(t.Context(), cfg, "replicated", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, unsubscribe := r.Subscribe(run.ID) // before the run starts: every event
+	defer unsubscribe()
+	r.Start()
+	final, seen := waitFinal(t, events, time.Minute)
+	if final.Status != storage.StatusDone {
+		t.Fatalf("final event %+v", final)
+	}
+	running := 0
+	for _, ev := range seen {
+		if ev.Status != storage.StatusRunning {
+			continue
+		}
+		running++
+		if ev.Total != 3 {
+			t.Errorf("running event %+v: want a total of 3 runs (1 point × 3 replications)", ev)
+		}
+	}
+	if running == 0 {
+		t.Fatalf("no running event: %v", seen)
+	}
+}
