@@ -99,13 +99,34 @@ func validateUsers(p *Part, path string, _ float64) field.List {
 // checkUsersOwnClients refuses, at its group, a users part whose users
 // are clients another part declared first (two users parts left in the
 // group "user", or a clients part of that group): the client model runs
-// a user's requests as its own client's, one at a time.
+// a user's requests as its own client's, one at a time. A part after the
+// users that declares one of them (a clients part of that group, a trace
+// naming "user-1") is refused at that part: its requests would run as the
+// user's, with the users part's behaviour.
 func (s *Spec) checkUsersOwnClients(path string) field.List {
 	var errs field.List
 	var g *Generator
+	users := map[string]int{} // a users part's client → that part
 	for i := range s.Parts {
 		p := &s.Parts[i]
+		if p.Type != Users && len(users) > 0 {
+			own := newGenerator(s.DurationMS, 0)
+			own.declare(i, p)
+			for _, cl := range own.clients {
+				if u, ok := users[cl.Name]; ok {
+					parts := field.Join(path, "parts")
+					errs.Add(field.Index(parts, i), "its client %q is a user of %s: give the users a group of their own", cl.Name, field.Index(parts, u))
+					break
+				}
+			}
+		}
 		if p.Type == Users {
+			for k := range p.Users {
+				name := usersGroup(p) + "-" + strconv.Itoa(k+1)
+				if _, ok := users[name]; !ok {
+					users[name] = i
+				}
+			}
 			if g == nil { // the parts before it
 				g = newGenerator(s.DurationMS, 0)
 				for j := range i {
