@@ -84,9 +84,18 @@ func (c *Config) withTraceFileColumn(traces workload.TraceOpener) (*Config, erro
 }
 
 // normalizeService gives an empirical server the column's mean (its
-// service_ms) and maximum (its bound).
+// service_ms) and maximum (its bound) when the config holds every trace
+// it reads; a config that reads trace files keeps its service_ms until
+// the run reads them.
 func (c *Config) normalizeService() {
 	if !c.usesEmpirical() {
+		return
+	}
+	if c.readsTraceFiles() {
+		// The files' column, unread here, pools with the config's: the
+		// run reads both (withTraceFileColumn). The config's alone would
+		// give service_ms another mean than the run's, and the config the
+		// run kept would not read back as itself.
 		return
 	}
 	if n, mean, mx, _ := c.serviceColumn(nil); n > 0 {

@@ -407,3 +407,52 @@ func TestEmpiricalReadsATraceFile(t *testing.T) {
 		t.Fatalf("a file without the column: %v, want an error at server.service", err)
 	}
 }
+
+// TestEmpiricalFileAndInlineTraceRerun: an empirical server reading a
+// trace file and a trace in the config runs with the pooled column's mean,
+// and the config it ran (the one manifest.json and the store keep) reads
+// back as itself and reruns to the same bytes: decoding it gave the
+// inline trace's mean alone, so lab run --config manifest.json refused the
+// manifest as edited (its config_sha256 no longer matched).
+func TestEmpiricalFileAndInlineTraceRerun(t *testing.T) {
+	file := "t_ms,client,service_ms\n1,a,2\n5,b,4\n9,a,3\n"
+	opener := func(string) (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(file)), nil }
+	doc := `{"version": 1, "seed": 2, "workload": {"duration_ms": 1000, "parts": [{"type": "trace", "file": "day.csv"},
+	  {"type": "trace", "csv": "t_ms,client,service_ms\n2,c,100\n"}]},
+	  "server": {"workers": 1, "service": "empirical", "deadline_ms": 200},
+	  "limiters": [{"type": "token-bucket", "rate_rps": 100, "burst": 10}]}`
+	run := func(data []byte) (*experiments.Result, []output.File) {
+		t.Helper()
+		cfg, err := experiments.DecodeConfig(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := experiments.Run(context.Background(), cfg, experiments.Options{Workers: 1, Traces: opener})
+		if err != nil {
+			t.Fatal(err)
+		}
+		files, err := output.Files(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, files
+	}
+	res, files := run([]byte(doc))
+	if got, want := res.Config.Server.ServiceMS, (2+4+3+100)/4.0; got != want {
+		t.Fatalf("ran with service_ms %g, want the pooled mean %g", got, want)
+	}
+	ran := res.Config.JSON()
+	again, err := experiments.DecodeConfig(ran)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(again.JSON(), ran) {
+		t.Fatalf("the config it ran reads back as another:\n%s\nthen\n%s", ran, again.JSON())
+	}
+	_, rerun := run(ran)
+	for i := range files {
+		if !bytes.Equal(files[i].Data, rerun[i].Data) {
+			t.Errorf("%s differs when rerun from the config it ran", files[i].Name)
+		}
+	}
+}
