@@ -78,14 +78,15 @@ func (r *Runner) TraceNames() []string {
 	return names
 }
 
-// checkTraces refuses trace files the lab does not have.
+// checkTraces refuses trace files the lab does not have, at their parts:
+// the workload's (which a load without parts of its own replays, and an
+// empirical server reads the column of) and each load's own.
 func (r *Runner) checkTraces(cfg *experiments.Config) error {
 	var names []string
 	listed := false
 	var errs field.List
-	for lo := range cfg.LoadCount() {
-		w := cfg.WorkloadAt(lo)
-		for i, p := range w.Parts {
+	check := func(path string, parts []workload.Part) {
+		for i, p := range parts {
 			if p.File == "" {
 				continue
 			}
@@ -93,17 +94,18 @@ func (r *Runner) checkTraces(cfg *experiments.Config) error {
 				names, listed = r.TraceNames(), true
 			}
 			if !slices.Contains(names, p.File) {
-				path := fmt.Sprintf("workload.parts[%d].file", i)
-				if len(cfg.Loads) > 0 {
-					path = fmt.Sprintf("loads[%d].%s", lo, path)
-				}
+				at := fmt.Sprintf("%s[%d].file", path, i)
 				if len(names) == 0 {
-					errs.Add(path, "%q: this lab has no trace files (lab serve --traces DIR)", p.File)
+					errs.Add(at, "%q: this lab has no trace files (lab serve --traces DIR)", p.File)
 				} else {
-					errs.Add(path, "%q is not one of the lab's trace files", p.File)
+					errs.Add(at, "%q is not one of the lab's trace files", p.File)
 				}
 			}
 		}
+	}
+	check("workload.parts", cfg.Workload.Parts)
+	for lo := range cfg.Loads {
+		check(fmt.Sprintf("loads[%d].parts", lo), cfg.Loads[lo].Parts)
 	}
 	if len(errs) > 0 {
 		return &TraceError{errs}

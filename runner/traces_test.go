@@ -115,3 +115,24 @@ func TestEmpiricalTraceFileStoresItsMean(t *testing.T) {
 		t.Fatalf("stored service_ms %g, result's %g; want the column's mean 7.5", stored.Server.ServiceMS, res.Config.Server.ServiceMS)
 	}
 }
+
+// TestTraceFileOfALoad: a load's trace file the lab does not have is
+// refused at the load's part (loads[1].parts[0].file); the path said
+// loads[1].workload.parts[0].file, a field no config has.
+func TestTraceFileOfALoad(t *testing.T) {
+	r := newRunner(t, newStore(t), Options{
+		Traces:     func(string) (io.ReadCloser, error) { return io.NopCloser(strings.NewReader("t_ms,client\n0,a\n")), nil },
+		TraceNames: func() ([]string, error) { return []string{"day.csv"}, nil },
+	})
+	cfg, err := experiments.DecodeConfig([]byte(`{"version":1,"workload":{"duration_ms":1000,"parts":[{"type":"trace","file":"day.csv"}]},
+		"loads":[{"name":"a","parts":[{"type":"trace","file":"day.csv"}]},{"name":"b","parts":[{"type":"trace","file":"night.csv"}]}],
+		"limiters":[{"type":"token-bucket","rate_rps":10,"burst":1}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Submit(t.Context(), cfg, "x", "")
+	var te *TraceError
+	if !errors.As(err, &te) || len(te.Errs) != 1 || te.Errs[0].Path != "loads[1].parts[0].file" {
+		t.Fatalf("a load's unknown trace: %v", err)
+	}
+}
