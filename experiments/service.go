@@ -110,10 +110,10 @@ func (c *Config) validateService() field.List {
 	if !c.usesEmpirical() {
 		return nil
 	}
-	n, mean, _, _ := c.serviceColumn(nil)
-	if n == 0 && c.readsTraceFiles() {
-		return nil
+	if c.readsTraceFiles() {
+		return nil // the files' column pools with the config's: the run checks them together
 	}
+	n, mean, _, _ := c.serviceColumn(nil)
 	return c.columnErrors(n, mean)
 }
 

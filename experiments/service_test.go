@@ -456,3 +456,31 @@ func TestEmpiricalFileAndInlineTraceRerun(t *testing.T) {
 		}
 	}
 }
+
+// TestEmpiricalInlineZerosBesideAFile: a trace in the config whose
+// service_ms are all 0 beside a trace file is not refused when the config
+// is read: the file's column pools with it (the run checks the two
+// together); it was refused ("every value in it is 0") before the file
+// was read.
+func TestEmpiricalInlineZerosBesideAFile(t *testing.T) {
+	cfg, err := experiments.DecodeConfig([]byte(`{"version": 1, "seed": 2, "workload": {"duration_ms": 1000, "parts": [{"type": "trace", "file": "day.csv"},
+	  {"type": "trace", "csv": "t_ms,client,service_ms\n2,c,0\n"}]},
+	  "server": {"workers": 1, "service": "empirical", "deadline_ms": 200},
+	  "limiters": [{"type": "token-bucket", "rate_rps": 100, "burst": 10}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func(body string) workload.TraceOpener {
+		return func(string) (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(body)), nil }
+	}
+	res, err := experiments.Run(context.Background(), cfg, experiments.Options{Workers: 1, Traces: open("t_ms,client,service_ms\n1,a,2\n5,b,4\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Config.Server.ServiceMS; got != 2 {
+		t.Errorf("ran with service_ms %g, want the pooled mean 2", got)
+	}
+	if _, err := experiments.Run(context.Background(), cfg, experiments.Options{Workers: 1, Traces: open("t_ms,client,service_ms\n1,a,0\n")}); err == nil || !strings.Contains(err.Error(), "every value in it is 0") {
+		t.Errorf("a column of zeros in the file and the config ran: %v", err)
+	}
+}
