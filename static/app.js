@@ -79,7 +79,8 @@
       if (text) {
         var streamed = '';
         if (reading > 0 && ev.total > 0) {
-          streamed = ' · ' + Math.floor(100 * (ev.done + reading) / ev.total) + '% done';
+          // 99% at most: a pass that has read everything still measures its points.
+          streamed = ' · ' + Math.min(99, Math.floor(100 * (ev.done + reading) / ev.total)) + '% done';
         }
         text.textContent = ev.done + ' / ' + ev.total + ' points' + streamed + ' · ' + ev.status;
       }
