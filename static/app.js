@@ -29,6 +29,24 @@
     s.addEventListener('load', drawCharts);
     document.head.appendChild(s);
   }
+  // A value axis' pointer label (the tooltip's header) prints the value as
+  // the option gives it (the server rounds each to its measure's places, a
+  // swept value stays as the config gives it): echarts' own label pads
+  // every value to the most places any has (85.00 beside 70.25).
+  function exactAxisValues(option) {
+    [].concat(option.xAxis || [], option.yAxis || []).forEach(function (ax) {
+      if (!ax || (ax.type !== 'value' && ax.type !== 'log')) {
+        return;
+      }
+      ax.axisPointer = ax.axisPointer || {};
+      ax.axisPointer.label = ax.axisPointer.label || {};
+      if (!ax.axisPointer.label.formatter) {
+        ax.axisPointer.label.formatter = function (p) {
+          return echarts.format.addCommas(Number(Number(p.value).toPrecision(12)));
+        };
+      }
+    });
+  }
   function drawCharts() {
     if (typeof echarts === 'undefined') {
       return;
@@ -41,6 +59,7 @@
         el.textContent = 'This chart could not be read: ' + e.message;
         return;
       }
+      exactAxisValues(option);
       var chart = echarts.init(el, null, { renderer: 'canvas' });
       chart.setOption(option);
       el.setAttribute('data-drawn', 'true');

@@ -184,3 +184,51 @@ func TestBrowserTooltips(t *testing.T) {
 		t.Logf("%s: %s", c.chart, text)
 	}
 }
+
+// TestBrowserTooltipHeadersKeepTheValues: a sweep line's tooltip is headed
+// by the swept value as the config gives it, each with its own decimals
+// (70.25, 85, 90.5), hovered at a point or between points (the pointer
+// snaps to the nearest): echarts' own header padded them all to the most
+// decimals any had (85.00, 90.50).
+func TestBrowserTooltipHeadersKeepTheValues(t *testing.T) {
+	b := newBrowserLab(t, 120*time.Second)
+	w := b.l.postJSON("/api/runs", []byte(`{"version":1,"seed":3,"name":"headers",
+ "workload":{"duration_ms":2000,"parts":[{"type":"poisson","rate_rps":60}]},
+ "server":{"workers":1,"service_ms":10},
+ "limiters":[{"type":"token-bucket","rate_rps":[70.25,85,90.5],"burst":5}]}`))
+	if w.Code != http.StatusAccepted {
+		t.Fatalf("submit: %d %s", w.Code, w.Body)
+	}
+	id := strings.TrimPrefix(w.Header().Get("Location"), "/api/runs/")
+	if r := b.l.wait(id); r.Status != "done" {
+		t.Fatalf("run %s: %s", id, r.Status)
+	}
+	b.step("open the run", chromedp.EmulateViewport(1440, 1000), chromedp.Navigate(b.url+"/runs/"+id))
+	b.poll("the goodput chart drawn", `document.readyState === 'complete' && !!document.querySelector('#chart-goodput[data-drawn]')`, 20*time.Second)
+	for _, c := range []struct{ at, want string }{
+		{"70.25", "70.25"}, {"85", "85"}, {"90.5", "90.5"},
+		{"76", "70.25"}, {"83", "85"}, // between points: the nearest
+	} {
+		got := b.eval(`new Promise(resolve => {
+			const el = document.getElementById('chart-goodput');
+			el.scrollIntoView({block: 'center'});
+			const chart = echarts.getInstanceByDom(el);
+			const [x, y] = chart.convertToPixel({xAxisIndex: 0, yAxisIndex: 0}, [` + c.at + `, 60]);
+			chart.dispatchAction({type: 'showTip', x, y});
+			const start = performance.now();
+			const look = () => {
+				const tip = Array.from(el.children).find(d => d.tagName === 'DIV' && !d.querySelector('canvas'));
+				const text = tip ? tip.innerText : '';
+				if (!text && performance.now() - start < 3000) {
+					requestAnimationFrame(look);
+					return;
+				}
+				resolve(text.split('\n')[0].trim());
+			};
+			look();
+		})`)
+		if got != c.want {
+			t.Errorf("hovering %s: the tooltip is headed %q, want %q", c.at, got, c.want)
+		}
+	}
+}
