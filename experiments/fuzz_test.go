@@ -3,6 +3,7 @@ package experiments_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"reflect"
 	"testing"
 
@@ -53,6 +54,61 @@ func FuzzDecodeConfig(f *testing.F) {
 		}
 		if _, err := output.Files(res); err != nil {
 			t.Fatalf("a config that ran cannot be written: %v", err)
+		}
+	})
+}
+
+// FuzzDecodeModels: the form's models input (DecodeModels: servers, loads,
+// classes, class_draw, slo, policies, trigger as one JSON object) never
+// panics; it refuses with field errors, or gives a config that, normalized
+// as DecodeConfig does, validates without panicking and, when valid, whose
+// document decodes to itself. Seeds: each preset's sections of that kind.
+//
+//	go test -run '^$' -fuzz FuzzDecodeModels -fuzztime 60s ./experiments/
+func FuzzDecodeModels(f *testing.F) {
+	for _, p := range presets.All() {
+		var doc map[string]json.RawMessage
+		if json.Unmarshal(p.JSON, &doc) != nil {
+			continue
+		}
+		models := map[string]json.RawMessage{}
+		for _, k := range []string{"servers", "loads", "classes", "class_draw", "slo", "policies", "trigger"} {
+			if v, ok := doc[k]; ok {
+				models[k] = v
+			}
+		}
+		if b, err := json.Marshal(models); err == nil && len(models) > 0 {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte(`{"policies": [{"name": "p", "retries": 2, "jitter": "full"}], "trigger": {"start_ms": 1000, "end_ms": 1500}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg, err := experiments.DecodeConfig([]byte(base))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if errs := experiments.DecodeModels(cfg, data); errs != nil {
+			for _, e := range errs {
+				if e.Path == "" && e.Msg == "" {
+					t.Fatalf("an empty field error for %q", data)
+				}
+			}
+			return
+		}
+		cfg.Normalize() // as DecodeConfig does (the form decodes the document it builds)
+		if err := cfg.Validate(); err != nil {
+			if len(field.Errors(err)) == 0 {
+				t.Fatalf("error %q is not a list of field errors", err)
+			}
+			return
+		}
+		doc := cfg.JSON()
+		again, err := experiments.DecodeConfig(doc)
+		if err != nil {
+			t.Fatalf("the normalized document does not decode: %v\n%s", err, doc)
+		}
+		if !bytes.Equal(doc, again.JSON()) {
+			t.Fatalf("the normalized document is not stable:\n%s\n%s", doc, again.JSON())
 		}
 	})
 }
