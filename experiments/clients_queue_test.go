@@ -57,23 +57,7 @@ func sameAsClientModel(t *testing.T, cfg *Config) {
 		if gm.Served != gm.Client.Served || gm.Shed != 0 {
 			t.Errorf("point %d: served %d shed %d, want %d and 0", i, gm.Served, gm.Shed, gm.Client.Served)
 		}
-		gm.Served, gm.Shed, gm.ShedPct, gm.ShedWait, gm.WastedPct = 0, 0, 0, nil, 0
-		if a, b := jsonOf(t, w.Metrics), jsonOf(t, gm); !bytes.Equal(a, b) {
-			t.Errorf("point %d (%s): metrics\n%s\nqueue\n%s", i, w.Limiter, a, b)
-		}
-		gs := g.Series
-		gs.SojournP99 = nil
-		if a, b := jsonOf(t, w.Series), jsonOf(t, gs); !bytes.Equal(a, b) {
-			t.Errorf("point %d (%s): series differ", i, w.Limiter)
-		}
-		for _, x := range []struct {
-			name string
-			a, b any
-		}{{"bounds", w.Bounds, g.Bounds}, {"clients", w.Clients, g.Clients}, {"jain", w.JainSeries, g.JainSeries}, {"curve", w.OutputCurve, g.OutputCurve}} {
-			if a, b := jsonOf(t, x.a), jsonOf(t, x.b); !bytes.Equal(a, b) {
-				t.Errorf("point %d (%s): %s\n%s\nqueue\n%s", i, w.Limiter, x.name, a, b)
-			}
-		}
+		samePointOnTheQueue(t, i, w, g)
 	}
 }
 
