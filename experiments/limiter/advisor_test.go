@@ -22,7 +22,7 @@ type advisorCase struct {
 	build   func() limiter.Gate // instead of spec
 }
 
-func (c *advisorCase) gate(t *testing.T) limiter.Gate {
+func (c *advisorCase) gate(t testing.TB) limiter.Gate {
 	t.Helper()
 	if c.build != nil {
 		return c.build()
@@ -69,7 +69,7 @@ func (c *advisorCase) varied(rng *rand.Rand) limiter.Spec {
 	return s
 }
 
-func (c *advisorCase) gateOf(t *testing.T, s limiter.Spec) limiter.Gate {
+func (c *advisorCase) gateOf(t testing.TB, s limiter.Spec) limiter.Gate {
 	t.Helper()
 	if errs := s.Validate("limiter"); len(errs) > 0 {
 		t.Fatalf("%s: %v", c.name, errs)
@@ -251,23 +251,32 @@ func TestAdvisorsSayWhenTheyAdmitAgain(t *testing.T) {
 // advisorAllocs is what NextAdmitMS allocates per call after a rejection,
 // once the gate has warmed up.
 func advisorAllocs(t *testing.T, c *advisorCase) float64 {
+	adv, at, who := refusedAdvisor(t, c)
+	return testing.AllocsPerRun(50, func() { adv.NextAdmitMS(at, who) })
+}
+
+// refusedAdvisor offers case c's gate 400 requests a quarter of its gap
+// apart, its clients in turn, asking it after each refusal (its first use
+// makes its scratch space), and returns it with the last refusal's time
+// and client.
+func refusedAdvisor(t testing.TB, c *advisorCase) (adv limiter.Advisor, at float64, who int32) {
 	g := c.gate(t)
-	adv := g.(limiter.Advisor)
+	adv = g.(limiter.Advisor)
 	clients := max(len(c.weights), 1)
-	now, at := 0.0, -1.0
-	var who int32
+	now := 0.0
+	at = -1
 	for i := range 400 {
 		now += c.gapMS / 4
 		cl := int32(i % clients)
 		if _, ok := g.Offer(now, cl); !ok {
 			at, who = now, cl
-			adv.NextAdmitMS(at, who) // first use: scratch space
+			adv.NextAdmitMS(at, who)
 		}
 	}
 	if at < 0 {
-		t.Fatalf("%s: no rejection", c.name)
+		t.Fatalf("%s: no refusal", c.name)
 	}
-	return testing.AllocsPerRun(50, func() { adv.NextAdmitMS(at, who) })
+	return adv, at, who
 }
 
 type noServer struct{}
@@ -318,24 +327,9 @@ func TestRowsSayWhichGatesGiveRetryAfter(t *testing.T) {
 // BenchmarkNextAdmitMS is the cost of one Retry-After after a refusal,
 // per gate of advisorCases (the gate warmed up as in advisorAllocs).
 func BenchmarkNextAdmitMS(b *testing.B) {
-	t := &testing.T{}
 	for _, c := range advisorCases() {
 		b.Run(c.name, func(b *testing.B) {
-			g := c.gate(t)
-			adv := g.(limiter.Advisor)
-			clients := max(len(c.weights), 1)
-			now, at := 0.0, -1.0
-			var who int32
-			for i := range 400 {
-				now += c.gapMS / 4
-				cl := int32(i % clients)
-				if _, ok := g.Offer(now, cl); !ok {
-					at, who = now, cl
-				}
-			}
-			if at < 0 {
-				b.Fatalf("%s: no refusal", c.name)
-			}
+			adv, at, who := refusedAdvisor(b, &c)
 			b.ReportAllocs()
 			for b.Loop() {
 				adv.NextAdmitMS(at, who)
