@@ -47,15 +47,7 @@ func TestTraceFiles(t *testing.T) {
 		t.Errorf("a refused config was stored: %v", runs)
 	}
 
-	run, err := r.Submit(t.Context(), doc("day.csv"), "day", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	events, unsubscribe := r.Subscribe(run.ID)
-	defer unsubscribe()
-	if final, _ := waitFinal(t, events, time.Minute); final.Status != storage.StatusDone {
-		t.Fatalf("final %+v", final)
-	}
+	run := runDone(t, r, doc("day.csv"))
 	res, err := st.Result(t.Context(), run.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -90,15 +82,7 @@ func TestEmpiricalTraceFileStoresItsMean(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, err := r.Submit(t.Context(), cfg, "day", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	events, unsubscribe := r.Subscribe(run.ID)
-	defer unsubscribe()
-	if final, _ := waitFinal(t, events, time.Minute); final.Status != storage.StatusDone {
-		t.Fatalf("final %+v", final)
-	}
+	run := runDone(t, r, cfg)
 	got, err := st.Get(t.Context(), run.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -135,4 +119,19 @@ func TestTraceFileOfALoad(t *testing.T) {
 	if !errors.As(err, &te) || len(te.Errs) != 1 || te.Errs[0].Path != "loads[1].parts[0].file" {
 		t.Fatalf("a load's unknown trace: %v", err)
 	}
+}
+
+// runDone submits cfg as run "day" and waits for it to end done.
+func runDone(t *testing.T, r *Runner, cfg *experiments.Config) *storage.Run {
+	t.Helper()
+	run, err := r.Submit(t.Context(), cfg, "day", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, unsubscribe := r.Subscribe(run.ID)
+	defer unsubscribe()
+	if final, _ := waitFinal(t, events, time.Minute); final.Status != storage.StatusDone {
+		t.Fatalf("final %+v", final)
+	}
+	return run
 }
