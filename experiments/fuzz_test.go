@@ -34,16 +34,8 @@ func FuzzDecodeConfig(f *testing.F) {
 			}
 			return
 		}
-		doc := cfg.JSON()
-		again, err := experiments.DecodeConfig(doc)
-		if err != nil {
-			t.Fatalf("the normalized document does not decode: %v\n%s", err, doc)
-		}
-		if !reflect.DeepEqual(cfg, again) {
-			t.Fatalf("decode(JSON(cfg)) differs from cfg:\n%s\n%s", doc, again.JSON())
-		}
-		if !bytes.Equal(doc, again.JSON()) {
-			t.Fatalf("the normalized document is not stable:\n%s\n%s", doc, again.JSON())
+		if again := decodesToItself(t, cfg); !reflect.DeepEqual(cfg, again) {
+			t.Fatalf("decode(JSON(cfg)) differs from cfg:\n%s\n%s", cfg.JSON(), again.JSON())
 		}
 		if cfg.Workload.Expected() > 5000 || len(cfg.Points()) > 16 || cfg.Workload.DurationMS > 1e6 {
 			return
@@ -102,13 +94,21 @@ func FuzzDecodeModels(f *testing.F) {
 			}
 			return
 		}
-		doc := cfg.JSON()
-		again, err := experiments.DecodeConfig(doc)
-		if err != nil {
-			t.Fatalf("the normalized document does not decode: %v\n%s", err, doc)
-		}
-		if !bytes.Equal(doc, again.JSON()) {
-			t.Fatalf("the normalized document is not stable:\n%s\n%s", doc, again.JSON())
-		}
+		decodesToItself(t, cfg)
 	})
+}
+
+// decodesToItself checks that cfg's document decodes and writes the same
+// document again, and returns the config it decodes to.
+func decodesToItself(t *testing.T, cfg *experiments.Config) *experiments.Config {
+	t.Helper()
+	doc := cfg.JSON()
+	again, err := experiments.DecodeConfig(doc)
+	if err != nil {
+		t.Fatalf("the normalized document does not decode: %v\n%s", err, doc)
+	}
+	if !bytes.Equal(doc, again.JSON()) {
+		t.Fatalf("the normalized document is not stable:\n%s\n%s", doc, again.JSON())
+	}
+	return again
 }
