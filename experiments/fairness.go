@@ -8,15 +8,15 @@ import "github.com/ratelab/ratelab/experiments/metrics"
 type fairWindows struct {
 	on       bool
 	counts   []float64 // admissions per client in the current window (the worker's instruments.fairCounts)
-	windowMS float64
-	windows  int // windows in the run
+	window   metrics.WindowCursor // over fairness_window_ms
+	windows  int                  // windows in the run
 	k        int // the current window
 	jain     []float64
 }
 
 // start readies the windows for a point of nc clients over durationMS.
 func (f *fairWindows) start(in *instruments, nc int, windowMS, durationMS float64) {
-	*f = fairWindows{on: nc > 1, windowMS: windowMS, windows: int(metrics.WindowCount(durationMS, windowMS))}
+	*f = fairWindows{on: nc > 1, window: metrics.NewWindowCursor(windowMS), windows: int(metrics.WindowCount(durationMS, windowMS))}
 	if !f.on {
 		return
 	}
@@ -32,7 +32,7 @@ func (f *fairWindows) start(in *instruments, nc int, windowMS, durationMS float6
 // admit counts an admission of client c that arrived at t (arrivals in
 // time order).
 func (f *fairWindows) admit(t float64, c int) {
-	if k := int(metrics.WindowIndex(t, f.windowMS)); k != f.k {
+	if k := int(f.window.Index(t)); k != f.k {
 		for ; f.k < k; f.k++ {
 			f.jain = append(f.jain, metrics.Jain(f.counts))
 			clear(f.counts)

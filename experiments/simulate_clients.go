@@ -462,21 +462,27 @@ func (r *clientRun) budgetAt(k int, t float64) {
 // throttleAt moves client c's throttling slices to the slice of t and
 // returns the counts over the window.
 func (r *clientRun) throttleAt(b *workload.Behaviour, c int32, t float64) (req, acc float64) {
-	slice := b.ThrottleWindow() / throttleSlices
-	k := int64(math.Floor(t / slice))
+	r.throttleRoll(b, c, t)
 	base := int(c) * throttleSlices
+	for j := base; j < base+throttleSlices; j++ {
+		req += float64(r.thrReq[j])
+		acc += float64(r.thrAcc[j])
+	}
+	return req, acc
+}
+
+// throttleRoll moves client c's throttling slices to the slice of t,
+// emptying those it passes.
+func (r *clientRun) throttleRoll(b *workload.Behaviour, c int32, t float64) {
+	k := int64(math.Floor(t / (b.ThrottleWindow() / throttleSlices)))
 	if at := r.thrAt[c]; k > at {
+		base := int(c) * throttleSlices
 		for i := int64(1); i <= min(k-at, throttleSlices); i++ {
 			j := base + int((at+i)%throttleSlices)
 			r.thrReq[j], r.thrAcc[j] = 0, 0
 		}
 		r.thrAt[c] = k
 	}
-	for j := base; j < base+throttleSlices; j++ {
-		req += float64(r.thrReq[j])
-		acc += float64(r.thrAcc[j])
-	}
-	return req, acc
 }
 
 func (r *clientRun) throttleSlot(c int32) int {
@@ -756,8 +762,7 @@ type clientTally struct {
 
 // clientTotals completes the client model's metrics of a point from its
 // counts (shared by simulateClients and simulateClientsQueue).
-func clientTotals(cfg *Config, r *clientRun, mp *Metrics, cm *ClientMetrics, in *instruments, t clientTally) {
-	m := mp
+func clientTotals(cfg *Config, r *clientRun, m *Metrics, cm *ClientMetrics, in *instruments, t clientTally) {
 	durationMS := cfg.Workload.DurationMS
 	busyMS, occupancySum := t.busyMS, r.occupancySum
 	seconds := durationMS / 1000

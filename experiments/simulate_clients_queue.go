@@ -109,7 +109,6 @@ const (
 // cqRec is an admitted attempt the queue holds: its id is its index.
 type cqRec struct {
 	a         attempt
-	release   float64
 	abandonAt float64 // when its client gives up (+Inf: never)
 	at        float64 // decided at admission: its start, or when it is shed
 	pos       int64   // its place in the queue (LastPos), while it waits
@@ -183,7 +182,6 @@ func (h *cqHeap) pop() cqEvent {
 
 // cqRun is one point of simulateClientsQueue; it is the queue's Sink.
 type cqRun struct {
-	cfg        *Config
 	r          *clientRun
 	q          *server.Queue
 	qr         *queueRun // the queue model's measures: p99 per finish window
@@ -205,7 +203,6 @@ type cqRun struct {
 	endToEndMax      float64
 	offering         int32 // the attempt being offered at admission (decided mode)
 	mismatch         string
-	shedByDoor       bool
 }
 
 func (x *cqRun) newRec(a *attempt) int32 {
@@ -233,7 +230,7 @@ func (x *cqRun) push(e cqEvent) {
 // accept counts an answer for client c's throttle at the current time.
 func (x *cqRun) accept(b *workload.Behaviour, a *attempt) {
 	if x.r.flags[a.part].throttles {
-		x.r.throttleAt(b, a.c, x.now)
+		x.r.throttleRoll(b, a.c, x.now)
 		x.r.thrAcc[x.r.throttleSlot(a.c)]++
 	}
 }
@@ -325,8 +322,7 @@ func (x *cqRun) Shed(id int32, at float64, _ server.Why) {
 	x.qr.bufs.shedWait.Record(float64(metrics.ClampMS(at - rec.a.t)))
 	if !x.lazy {
 		if id == x.offering {
-			x.shedByDoor = true // at its release: the admission decides
-			return
+			return // at its release: the admission decides
 		}
 		if rec.expect != cqExpectShed || at != rec.at {
 			x.mismatch = fmt.Sprintf("attempt at %g: shed at %g, decided %d at %g", rec.a.t, at, rec.expect, rec.at)
@@ -427,7 +423,7 @@ func simulateClientsQueue(ctx context.Context, cfg *Config, a *workload.Arrivals
 	qr := &queueRun{in: in, s: &s, m: &m, variable: !cfg.Server.FixedService(), windowMS: windowMS}
 	classOK := qr.startBufs(in, classes != nil, nclass, windows)
 	x := &cqRun{
-		cfg: cfg, qr: qr, bufs: in.cq, in: in, m: &m, cm: &cm, s: &s,
+		qr: qr, bufs: in.cq, in: in, m: &m, cm: &cm, s: &s,
 		lazy:       lazy,
 		cancel:     cfg.Server.Option(server.OptCancel) == server.CancelDrop,
 		classes:    classes != nil,
@@ -478,6 +474,7 @@ func simulateClientsQueue(ctx context.Context, cfg *Config, a *workload.Arrivals
 	r.startGate(gate, occ, spec, horizonMS, in, &m, &cm, &s, clients, &fair)
 	rel := newReleaseTally(in, windowMS, len(a.T) <= MaxCurveArrivals, len(a.T))
 	next := 0 // next arrival of the list
+	attemptWindow := metrics.NewWindowCursor(windowMS)
 	events := &x.bufs.events
 	cut := false // the end of a cut window has shed what waited
 	for steps := 0; ; steps++ {
@@ -543,7 +540,7 @@ func simulateClientsQueue(ctx context.Context, cfg *Config, a *workload.Arrivals
 			}
 		}
 		fl := r.flags[at.part]
-		wi := int(metrics.WindowIndex(t, windowMS))
+		wi := int(attemptWindow.Index(t))
 		if classes != nil && at.n == 0 {
 			s.Classes[at.class].Offered[wi]++
 		}
@@ -557,7 +554,7 @@ func simulateClientsQueue(ctx context.Context, cfg *Config, a *workload.Arrivals
 		if lazy {
 			id := x.newRec(&at)
 			rec := &x.bufs.recs[id]
-			rec.release, rec.abandonAt, rec.state = release, abandonAt, cqGated
+			rec.abandonAt, rec.state = abandonAt, cqGated
 			rec.timer = fl.timeout
 			// A later release is numbered before the timeout: released at
 			// its client's deadline, it is offered first, and the pick at
@@ -576,14 +573,15 @@ func simulateClientsQueue(ctx context.Context, cfg *Config, a *workload.Arrivals
 		}
 		// Decided at admission.
 		r.lastQuery = max(r.lastQuery, release)
-		if x.cancel && fl.timeout && shadow.StartAt(release) > abandonAt {
+		p := shadow.StartAt(release) // the door below leaves the copy as it is
+		if x.cancel && fl.timeout && p > abandonAt {
 			cm.Abandoned++
 			cm.Dropped++
 			r.retry(&at, abandonAt, abandonAt)
 			continue
 		}
 		id := x.newRec(&at)
-		x.offering, x.shedByDoor = id, false
+		x.offering = id
 		entered := q.OfferFor(id, at.class, t, release, at.svc)
 		x.offering = -1
 		if !entered {
@@ -591,7 +589,7 @@ func simulateClientsQueue(ctx context.Context, cfg *Config, a *workload.Arrivals
 			x.failed(&at, release, abandonAt)
 		} else {
 			rec := &x.bufs.recs[id]
-			switch p := shadow.StartAt(release); {
+			switch {
 			case !(p < endMS):
 				rec.expect, rec.at = cqExpectShed, endMS
 				x.failed(&at, endMS, abandonAt)

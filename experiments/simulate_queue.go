@@ -285,6 +285,7 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 	var gateMax float64
 	rel := newReleaseTally(in, windowMS, len(a.T) <= MaxCurveArrivals, len(a.T))
 	arrivals := 0
+	arrivalWindow := metrics.NewWindowCursor(windowMS)
 	for i, t := range a.T {
 		if i&(1<<20-1) == 0 && i > 0 {
 			if err := ctx.Err(); err != nil {
@@ -293,7 +294,7 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 		}
 		scored := t <= r.scoreEnd
 		c := a.Client[i]
-		w := int(metrics.WindowIndex(t, windowMS))
+		w := int(arrivalWindow.Index(t))
 		s.Offered[w]++
 		if scored {
 			arrivals++

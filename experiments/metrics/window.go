@@ -91,7 +91,7 @@ func (c *WindowCursor) Index(t float64) float64 {
 
 func (c *WindowCursor) move(t float64) float64 {
 	k := WindowIndex(t, c.w)
-	if math.IsInf(t, 0) || math.IsNaN(t) || !(math.Abs(k) < 1<<52) {
+	if !(math.Abs(k) < 1<<52) { // also an infinite or NaN t
 		return k // no range to keep
 	}
 	c.k, c.lo, c.hi = k, windowEdge(k, c.w), windowEdge(k+1, c.w)

@@ -336,10 +336,6 @@ func (q *Queue) evict(class uint8, t float64) bool {
 	return true
 }
 
-// EndMS is when the window ends for the queue: no pick at or after it
-// (end "cut"), else +Inf.
-func (q *Queue) EndMS() float64 { return q.endMS }
-
 // CutEnd sheds every request still waiting at the end of a cut window, at
 // EndMS, as Finish does, for a caller that runs its own events past the
 // end (every pick before it made). Requests released later are shed as
