@@ -6,12 +6,12 @@ import "github.com/ratelab/ratelab/experiments/metrics"
 // fairness window, for the forward pass, the queue model and the client
 // model alike. A point with one client measures nothing (on is false).
 type fairWindows struct {
-	on       bool
-	counts   []float64 // admissions per client in the current window (the worker's instruments.fairCounts)
-	window   metrics.WindowCursor // over fairness_window_ms
-	windows  int                  // windows in the run
-	k        int // the current window
-	jain     []float64
+	on      bool
+	counts  []float64            // admissions per client in the current window (the worker's instruments.fairCounts)
+	window  metrics.WindowCursor // over fairness_window_ms
+	windows int                  // windows in the run
+	k       int                  // the current window
+	jain    []float64
 }
 
 // start readies the windows for a point of nc clients over durationMS.

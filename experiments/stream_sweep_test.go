@@ -145,10 +145,13 @@ func TestStreamPassesMeasureWhatOnePassDoes(t *testing.T) {
 }
 
 // TestStreamedPassesSayHowFarTheyRead: while a streamed pass runs,
-// Options.Reading hears how many points it runs and how far through the
-// load it has read, rising from above 0 to 1 within each pass, then
-// Progress counts the pass's points; serialized, so the counts interleave
-// in order: two passes of 3 points over 60 s read in batches of 500.
+// Options.Reading hears the runs done of total (Progress's counts, the
+// total before Progress has said it: each replication a run; "2/1 points"
+// was printed when lab run counted points), how many it runs and how far
+// through the load it has read, rising from above 0 to 1 within each pass,
+// then Progress counts the pass's runs; serialized, so the counts
+// interleave in order: three points of two replications, two passes of 3
+// runs over 60 s read in batches of 500.
 func TestStreamedPassesSayHowFarTheyRead(t *testing.T) {
 	defer experiments.SetStreamCache(1000)()
 	defer experiments.SetMaxLivePoints(3)()
@@ -156,7 +159,8 @@ func TestStreamedPassesSayHowFarTheyRead(t *testing.T) {
 	cfg, err := experiments.DecodeConfig([]byte(`{"version": 1, "seed": 3,
   "workload": {"duration_ms": 60000, "parts": [{"type": "poisson", "rate_rps": 200}]},
   "server": {"workers": 2, "service_ms": 4, "deadline_ms": 100},
-  "limiters": [{"type": "token-bucket", "rate_rps": 150, "burst": [1, 2, 3, 5, 8, 13]}]}`))
+  "replications": 2,
+  "limiters": [{"type": "token-bucket", "rate_rps": 150, "burst": [1, 3, 8]}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,17 +168,23 @@ func TestStreamedPassesSayHowFarTheyRead(t *testing.T) {
 		done, points int
 		read         float64
 	}
+	const runs = 6
 	var log []heard
 	done := 0
 	res, err := experiments.Run(context.Background(), cfg, experiments.Options{Workers: 2,
 		Progress: func(d, total int) {
-			if total != 6 {
-				t.Errorf("progress of %d points, want 6", total)
+			if total != runs {
+				t.Errorf("progress of %d runs, want %d", total, runs)
 			}
 			done = d
 			log = append(log, heard{done: d})
 		},
-		Reading: func(points int, read float64) { log = append(log, heard{done: done, points: points, read: read}) },
+		Reading: func(d, total, points int, read float64) {
+			if d != done || total != runs {
+				t.Errorf("reading at %d of %d runs, Progress said %d of %d", d, total, done, runs)
+			}
+			log = append(log, heard{done: d, points: points, read: read})
+		},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -20,12 +20,13 @@ import (
 type Progress func(done, total int)
 
 // Reading is told, while a streamed pass runs (a load too large to hold,
-// replayed a batch at a time to points that all run at once), how many
-// points the pass runs and how far through its load it has read: the time
-// of the latest arrival read over the load's duration_ms, from 0 to 1 (the
-// points take the batches a few behind it). Its calls are serialized with
-// Progress's; a pass that ends is then counted by Progress.
-type Reading func(points int, read float64)
+// replayed a batch at a time to points that all run at once), the points
+// done of total (as Progress counts them, which it may not have said yet),
+// how many points the pass runs and how far through its load it has read:
+// the time of the latest arrival read over the load's duration_ms, from 0
+// to 1 (the points take the batches a few behind it). Its calls are
+// serialized with Progress's; a pass that ends is then counted by Progress.
+type Reading func(done, total, points int, read float64)
 
 // Options tune how a sweep runs; they never change its output.
 type Options struct {
@@ -330,7 +331,7 @@ func (p *progress) read(points int, read float64) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.reading(points, read)
+	p.reading(p.done, p.total, points, read)
 }
 
 // finish records finished points.

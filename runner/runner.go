@@ -595,9 +595,9 @@ func (p *progressWriter) report(done, total int) {
 
 // reading is the engine's Reading callback: it goes to subscribers only
 // (the store keeps whole points).
-func (p *progressWriter) reading(points int, read float64) {
+func (p *progressWriter) reading(done, total, points int, read float64) {
 	p.r.mu.Lock()
-	p.j.reading = float64(points) * read
+	p.j.done, p.j.total, p.j.reading = done, total, float64(points)*read
 	p.r.mu.Unlock()
 	nudge(p.pingEvent)
 }

@@ -112,9 +112,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		opt.Points = shardPoints(*shard, total)
 	}
 	if !*quiet {
-		pointsDone, pointsRun := 0, runsOf(cfg, opt.Points)
 		opt.Progress = func(done, total int) {
-			pointsDone, pointsRun = done, total
 			if now := time.Now(); now.Sub(last) >= 500*time.Millisecond || done == total && now.Sub(start) >= time.Second {
 				last = now
 				fmt.Fprintf(stderr, "lab run: %d/%d points (%.1fs)\n", done, total, now.Sub(start).Seconds())
@@ -122,10 +120,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		// A streamed pass (a trace too large to hold) says how far it read;
 		// the engine serializes these calls with Progress's.
-		opt.Reading = func(points int, read float64) {
+		opt.Reading = func(done, total, points int, read float64) {
 			if now := time.Now(); now.Sub(last) >= 500*time.Millisecond {
 				last = now
-				fmt.Fprintf(stderr, "lab run: %d/%d points; streaming the load to %d of them: %.0f%% read (%.1fs)\n", pointsDone, pointsRun, points, 100*read, now.Sub(start).Seconds())
+				fmt.Fprintf(stderr, "lab run: %d/%d points; streaming the load to %d of them: %.0f%% read (%.1fs)\n", done, total, points, 100*read, now.Sub(start).Seconds())
 			}
 		}
 	}
@@ -187,17 +185,6 @@ func writeFiles(dir string, files []output.File) error {
 // trace parts that name a file read it; a config without one gets its parts
 // replaced by one trace part named by the file's base name (its
 // duration_ms stays). The result is decoded again, so it is a valid config.
-// runsOf is how many runs Progress counts in a sweep of cfg's points (all,
-// or the indexes in points): each point's replications are runs of their
-// own, which Reading's text counts before Progress first says its total.
-func runsOf(cfg *experiments.Config, points []int) int {
-	n := len(cfg.Points())
-	if points != nil {
-		n = len(points)
-	}
-	return n * cfg.Replicas()
-}
-
 func traceWorkload(cfg *experiments.Config, path string) (*experiments.Config, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("trace %s: %w", path, err)

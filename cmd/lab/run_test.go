@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/ratelab/ratelab/experiments"
 )
 
 // lab run --config manifest.json runs the sweep the manifest records: the
@@ -76,28 +74,5 @@ func TestRunInterruptedWritesPartial(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(out, "manifest.json"))
 	if err != nil || !strings.Contains(string(data), `"partial": {`) || !strings.Contains(string(data), `"points_total": 400`) {
 		t.Fatalf("manifest (%v):\n%.2000s", err, data)
-	}
-}
-
-// TestRunsOfIsProgressTotal: the runs lab run's reading line counts before
-// Progress first speaks are the total Progress then gives (a replicated
-// point's runs each count; a shard's points only): it printed
-// "2/1 points; streaming the load to 1 of them" for a point of 3 replications.
-func TestRunsOfIsProgressTotal(t *testing.T) {
-	cfg, err := experiments.DecodeConfig([]byte(`{"version": 1, "seed": 3, "replications": 3,
-	  "workload": {"duration_ms": 1000, "parts": [{"type": "poisson", "rate_rps": 50}]},
-	  "server": {"workers": 1, "service_ms": 2, "deadline_ms": 100},
-	  "limiters": [{"type": "token-bucket", "rate_rps": [100, 150, 200], "burst": 20}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, points := range [][]int{nil, {0, 2}} {
-		total := -1
-		if _, err := experiments.Run(context.Background(), cfg, experiments.Options{Workers: 1, Points: points, Progress: func(_, n int) { total = n }}); err != nil {
-			t.Fatal(err)
-		}
-		if got := runsOf(cfg, points); got != total {
-			t.Errorf("points %v: runsOf %d, Progress's total %d", points, got, total)
-		}
 	}
 }
