@@ -103,20 +103,6 @@ type XAxis struct {
 	Data         []string   `json:"data,omitempty"`
 	AxisLabel    *AxisLabel `json:"axisLabel,omitempty"`
 	SplitArea    *SplitArea `json:"splitArea,omitempty"`
-	// AxisPointer prints the axis' value atop an axis tooltip.
-	AxisPointer *AxisPointer `json:"axisPointer,omitempty"`
-}
-
-// AxisPointer is an axis' pointer: its Label's Precision is how many
-// decimals the pointed value prints with (echarts' "auto" prints the
-// ticks' precision: burst 10 as "10.00").
-type AxisPointer struct {
-	Label AxisPointerLabel `json:"label"`
-}
-
-// AxisPointerLabel is an axis pointer's label.
-type AxisPointerLabel struct {
-	Precision int `json:"precision"`
 }
 
 // YAxis is the vertical axis, as XAxis.

@@ -2,8 +2,6 @@ package charts
 
 import (
 	"math"
-	"strconv"
-	"strings"
 
 	"github.com/ratelab/ratelab/experiments"
 )
@@ -169,13 +167,11 @@ func roundData(o *Option) {
 	}
 	xs := axisRounder{places: roundPlaces(r.x, xhi-xlo, plotWidthPx), log: xLog, skip: r.exactX || categoricalX(o)}
 	ys := axisRounder{places: roundPlaces(r.y, yhi-ylo, plotHeightPx), log: yLog}
-	decimals := 0 // the most any x value prints
 	eachValue(o, func(si int, dim int, v float64) float64 {
 		if dim == 0 {
 			if !o.Series[si].exact {
 				v = xs.round(v)
 			}
-			decimals = max(decimals, decimalsOf(v))
 			return v
 		}
 		if o.Series[si].exact {
@@ -183,22 +179,8 @@ func roundData(o *Option) {
 		}
 		return ys.round(v)
 	})
-	// An axis tooltip's header prints the x value: as the values print.
-	if len(o.XAxis) > 0 && o.XAxis[0].Type == "value" {
-		o.XAxis[0].AxisPointer = &AxisPointer{Label: AxisPointerLabel{Precision: decimals}}
-	}
-}
-
-// decimalsOf is how many decimals v's shortest form has.
-func decimalsOf(v float64) int {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0
-	}
-	s := strconv.FormatFloat(v, 'f', -1, 64)
-	if i := strings.IndexByte(s, '.'); i >= 0 {
-		return len(s) - i - 1
-	}
-	return 0
+	// An axis tooltip's header prints each x value as it is here
+	// (static/app.js, exactAxisValues).
 }
 
 // categoricalX reports whether o's x axis names categories (its x values
