@@ -333,19 +333,12 @@ type errRun struct{ err error }
 func (e errRun) Next() (float64, int32, bool) { return 0, 0, false }
 func (e errRun) Err() error                   { return e.err }
 
-// ServiceColumn pools the service_ms column of the trace parts among parts
-// given as csv (a trace file is not read here; an invalid trace counts
-// nothing, validation reports it): how many lines give one, their sum and
-// their maximum.
-func ServiceColumn(parts []Part) (n int, sumMS, maxMS float64) {
-	n, sumMS, maxMS, _ = ServiceColumnWith(parts, 0, nil)
-	return n, sumMS, maxMS
-}
-
-// ServiceColumnWith is ServiceColumn with the trace files too, each read
-// through traces in file order (the order an inline trace is summed in,
-// so the same text gives the same sums either way) up to windowMS; with
-// traces nil the files are skipped.
+// ServiceColumnWith pools the service_ms column of the trace parts among
+// parts (an invalid trace given as csv counts nothing: validation reports
+// it): how many lines give one, their sum and their maximum. A trace file
+// is read through traces in file order (the order a trace given as csv is
+// summed in, so the same text gives the same sums either way) up to
+// windowMS; with traces nil the files are skipped.
 func ServiceColumnWith(parts []Part, windowMS float64, traces TraceOpener) (n int, sumMS, maxMS float64, err error) {
 	add := func(v float64) {
 		if !math.IsNaN(v) {
