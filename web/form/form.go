@@ -227,12 +227,12 @@ func Key(path string) string {
 	p = strings.NewReplacer("[", ".", "]", "").Replace(p)
 	segs := strings.Split(p, ".")
 	keep := 1
-	switch segs[0] {
-	case "parts", "limiters":
+	switch {
+	case segs[0] == "parts" || segs[0] == "limiters":
 		keep = 3
-	case "server", "metrics", "output":
+	case segs[0] == "server" || segs[0] == "metrics" || segs[0] == "output":
 		keep = 2
-	case "servers", "loads", "classes", "class_draw", "slo", "policies", "trigger":
+	case slices.Contains(modelSections, segs[0]):
 		return ModelsKey
 	}
 	if len(segs) > keep {

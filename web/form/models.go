@@ -2,7 +2,6 @@ package form
 
 import (
 	"encoding/json"
-	"slices"
 	"strings"
 
 	"github.com/ratelab/ratelab/experiments"
@@ -15,8 +14,8 @@ import (
 // client policies and trigger as one JSON object ("models"), as a preset
 // gives them.
 
-// ModelsKey is the input key of the JSON object of servers, loads,
-// classes, class_draw and slo.
+// ModelsKey is the input key of the JSON object of the config's
+// modelSections.
 const ModelsKey = "models"
 
 // models is the JSON object of the "models" input.
@@ -129,7 +128,7 @@ func (f *Sweep) applyModels(cfg *experiments.Config) {
 		var m experiments.Config
 		if errs := experiments.DecodeModels(&m, []byte(s)); len(errs) > 0 {
 			for _, e := range errs {
-				if e.Path == "" || !slices.Contains(modelSections, strings.FieldsFunc(e.Path, func(r rune) bool { return r == '.' || r == '[' })[0]) {
+				if e.Path == "" || Key(e.Path) != ModelsKey {
 					f.AddError(ModelsKey, ModelsKey, "must be a JSON object of "+strings.Join(modelSections, ", ")+": "+strings.TrimSpace(e.Path+" "+e.Msg))
 					continue
 				}
