@@ -72,13 +72,13 @@ func (v *View) unit(name string) string {
 	return ParamUnit(name)
 }
 
-// axisSplit names the swept fields other than a point's x that vary among
-// pts, with the point's values ("workload.parts[0].rate_rps=50"), so
-// points at other values draw other lines.
-func axisSplit(axes []experiments.Axis, pts []*experiments.Point, p *experiments.Point) []string {
+// axisSplit names the swept fields that vary among pts, with the point's
+// values ("workload.parts[0].rate_rps=50"), so points at other values draw
+// other lines; the point's x (skip, its Swept) is left out.
+func axisSplit(axes []experiments.Axis, pts []*experiments.Point, p *experiments.Point, skip string) []string {
 	var out []string
 	for j, a := range axes {
-		if a.Path == p.Swept || j >= len(p.Axes) {
+		if a.Path == skip || j >= len(p.Axes) {
 			continue
 		}
 		if slices.ContainsFunc(pts, func(q *experiments.Point) bool { return j < len(q.Axes) && q.Axes[j] != p.Axes[j] }) {

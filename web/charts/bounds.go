@@ -2,7 +2,6 @@ package charts
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -114,15 +113,7 @@ func PointExtras(cfg *experiments.Config, pts []experiments.Point, p *experiment
 	for i := range pts {
 		all[i] = &pts[i]
 	}
-	out := variantSplit(all, p)
-	for j, a := range cfg.Axes() {
-		if j >= len(p.Axes) {
-			continue
-		}
-		if slices.ContainsFunc(all, func(q *experiments.Point) bool { return j < len(q.Axes) && q.Axes[j] != p.Axes[j] }) {
-			out = append(out, a.Path+"="+format.Num(p.Axes[j]))
-		}
-	}
+	out := append(variantSplit(all, p), axisSplit(cfg.Axes(), all, p, "")...)
 	return strings.Join(out, ", ")
 }
 

@@ -120,7 +120,7 @@ func linesOf(pts []*experiments.Point, axes []experiments.Axis) []SweepLine {
 				fixed = append(fixed, fmt.Sprintf("%s=%s", name, format.Num(p.Params.Get(name))))
 			}
 		}
-		fixed = append(fixed, axisSplit(axes, pts, p)...)
+		fixed = append(fixed, axisSplit(axes, pts, p, p.Swept)...)
 		fixed = append(fixed, variantSplit(pts, p)...)
 		name := p.Limiter
 		if len(fixed) > 0 {
