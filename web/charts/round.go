@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/web/format"
 )
 
 // Rounding: a chart's values are rounded when its option is built, so a
@@ -82,19 +83,6 @@ func roundPlaces(places int, span, px float64) int {
 	return min(places, 15)
 }
 
-// roundTo rounds v to places decimals (v itself when it has no more).
-func roundTo(v float64, places int) float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return v
-	}
-	p := math.Pow(10, float64(places))
-	r := math.Round(v*p) / p
-	if math.IsInf(r, 0) || math.IsNaN(r) {
-		return v
-	}
-	return r
-}
-
 // roundLog rounds v on a log axis: its measure's places, or its first
 // logDigits significant digits when those are more.
 func roundLog(v float64, places int) float64 {
@@ -102,7 +90,7 @@ func roundLog(v float64, places int) float64 {
 		return v
 	}
 	sig := logDigits - 1 - int(math.Floor(math.Log10(math.Abs(v))))
-	return roundTo(v, min(max(places, sig), 15))
+	return format.RoundTo(v, min(max(places, sig), 15))
 }
 
 // axisRounder rounds the values of one axis of a chart.
@@ -119,7 +107,7 @@ func (a axisRounder) round(v float64) float64 {
 	case a.log:
 		return roundLog(v, a.places)
 	}
-	return roundTo(v, a.places)
+	return format.RoundTo(v, a.places)
 }
 
 // roundData rounds every series' values as o.round says (heatmaps print

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/ratelab/ratelab/web/format"
 )
 
 // Property: a value rounded at roundPlaces of its axis moves by less than
@@ -23,7 +25,7 @@ func TestRoundPlacesWithinPixel(t *testing.T) {
 			t.Fatalf("span %g: %d places, fewer than the measure's %d", span, p, measure)
 		}
 		v := (rng.Float64()*2 - 1) * span
-		if moved := math.Abs(roundTo(v, p)-v) / span * px; moved >= 1 {
+		if moved := math.Abs(format.RoundTo(v, p)-v) / span * px; moved >= 1 {
 			t.Fatalf("span %g, %g px: %v at %d places moves %.3f px", span, px, v, p, moved)
 		}
 		if span >= px { // a unit is at most a pixel: the measure's places do

@@ -16,9 +16,20 @@ func Num(v float64) string {
 
 // Round prints v rounded to at most places decimals, without trailing
 // zeros (13.056408 at 2 places: "13.06"; 100: "100").
-func Round(v float64, places int) string {
+func Round(v float64, places int) string { return Num(RoundTo(v, places)) }
+
+// RoundTo rounds v to places decimals (v itself when it has no more, or
+// when rounding would overflow).
+func RoundTo(v float64, places int) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return v
+	}
 	p := math.Pow(10, float64(places))
-	return Num(math.Round(v*p) / p)
+	r := math.Round(v*p) / p
+	if math.IsInf(r, 0) || math.IsNaN(r) {
+		return v
+	}
+	return r
 }
 
 // Bytes prints a size in bytes, KB or MB (1 KB = 1024 bytes), to one
