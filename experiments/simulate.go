@@ -61,6 +61,18 @@ type fwd struct {
 	rel                                    releaseTally
 }
 
+// releaseError is the error of a gate that released at release, after
+// lastRelease or past the run's series limit (the run ends at durationMS):
+// a gate must release in order, and a release too late would grow the
+// series past MaxSeriesRows (Config.releaseHorizonMS).
+func releaseError(spec *limiter.Spec, release, lastRelease, durationMS float64) error {
+	if release < lastRelease {
+		return fmt.Errorf("%s released at %g after %g: a gate must release in order", spec.Label(), release, lastRelease)
+	}
+	return fmt.Errorf("%s released a request at %g ms, %g ms after the run ends: its series would pass the limit of %d rows (a rate or a stage too slow for the run)",
+		spec.Label(), release, release-durationMS, MaxSeriesRows)
+}
+
 // releaseTally counts a point's releases to the server, as every
 // simulation does: per series window the releases and the most requests in
 // the system, the most in the system overall, the rolling count, the
@@ -213,14 +225,10 @@ func (f *fwd) feed(ts []float64, cs []int32) error {
 			s.Rejected[w]++
 			continue
 		}
-		if release < f.lastRelease {
-			return fmt.Errorf("%s released at %g after %g: a gate must release in order", f.spec.Label(), release, f.lastRelease)
+		if release < f.lastRelease || !(release < f.horizonMS) {
+			return releaseError(f.spec, release, f.lastRelease, f.durationMS)
 		}
 		f.lastRelease = release
-		if !(release < f.horizonMS) {
-			return fmt.Errorf("%s released a request at %g ms, %g ms after the run ends: its series would pass the limit of %d rows (a rate or a stage too slow for the run)",
-				f.spec.Label(), release, release-f.durationMS, MaxSeriesRows)
-		}
 		f.clients[c].Admitted++
 		if f.fair.on {
 			f.fair.admit(t, int(c))

@@ -360,14 +360,10 @@ func (r *clientRun) atGate(at *attempt, wi int) (release, abandonAt float64, ok 
 		r.retry(at, t, notBefore)
 		return 0, 0, false, nil
 	}
-	if release < r.lastRelease {
-		return 0, 0, false, fmt.Errorf("%s released at %g after %g: a gate must release in order", r.spec.Label(), release, r.lastRelease)
+	if release < r.lastRelease || !(release < r.horizonMS) {
+		return 0, 0, false, releaseError(r.spec, release, r.lastRelease, r.w)
 	}
 	r.lastRelease = release
-	if !(release < r.horizonMS) {
-		return 0, 0, false, fmt.Errorf("%s released a request at %g ms, %g ms after the run ends: its series would pass the limit of %d rows (a rate or a stage too slow for the run)",
-			r.spec.Label(), release, release-r.w, MaxSeriesRows)
-	}
 	m.Admitted++
 	r.clients[at.c].Admitted++
 	if r.fair.on {

@@ -308,14 +308,10 @@ func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 			s.Rejected[w]++
 			continue
 		}
-		if release < lastRelease {
-			return fmt.Errorf("%s released at %g after %g: a gate must release in order", spec.Label(), release, lastRelease)
+		if release < lastRelease || !(release < horizonMS) {
+			return releaseError(spec, release, lastRelease, durationMS)
 		}
 		lastRelease = release
-		if !(release < horizonMS) {
-			return fmt.Errorf("%s released a request at %g ms, %g ms after the run ends: its series would pass the limit of %d rows (a rate or a stage too slow for the run)",
-				spec.Label(), release, release-durationMS, MaxSeriesRows)
-		}
 		if scored {
 			clients[c].Admitted++
 			in.gate.Record(release - t)
