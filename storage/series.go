@@ -77,14 +77,7 @@ func encodeSeriesBand(s *experiments.Series, band *experiments.SeriesBand) []byt
 		if format == seriesFormatClasses && i == 5 {
 			b = binary.AppendUvarint(b, uint64(len(s.Classes)))
 		}
-		if xs == nil {
-			b = binary.AppendUvarint(b, 0)
-			continue
-		}
-		b = binary.AppendUvarint(b, uint64(len(xs))+1)
-		for _, x := range xs {
-			b = binary.AppendVarint(b, int64(x))
-		}
+		b = appendList(b, xs)
 	}
 	if format == seriesFormatClasses && len(lists) == 5 {
 		b = binary.AppendUvarint(b, 0) // no classes
