@@ -60,12 +60,12 @@ func (v *DeployView) downloadURL() string {
 	return fmt.Sprintf("/runs/%s/export?point=%d&format=%s", v.RunID, v.Point, v.Format.Name)
 }
 
-// pointLabel names point p of the sweep's points pts as the results table
-// does, with what tells it apart beyond its limiter (charts.PointExtras:
-// its policy, server, load, swept values), as the bounds table does.
-func pointLabel(cfg *experiments.Config, pts []experiments.Point, p *experiments.Point) string {
+// pointLabel names point p as the results table does, with extra, what
+// tells it apart beyond its limiter (charts.PointExtras: its policy,
+// server, load, swept values), as the bounds table does.
+func pointLabel(p *experiments.Point, extra string) string {
 	label := p.Limiter + " " + limiter.FormatParams(p.Type, p.Params)
-	if extra := charts.PointExtras(cfg, pts, p); extra != "" {
+	if extra != "" {
 		label += " (" + extra + ")"
 	}
 	return label
@@ -79,10 +79,11 @@ func newDeployView(runID string, cfg *experiments.Config, point int, formatName 
 	if err != nil {
 		return nil
 	}
-	v := &DeployView{RunID: runID, Point: point, Label: pointLabel(cfg, pts, &pts[point])}
+	extras := charts.PointExtras(cfg, pts)
+	v := &DeployView{RunID: runID, Point: point, Label: pointLabel(&pts[point], extras[point])}
 	if len(pts) <= maxDeployPoints {
 		for i := range pts {
-			v.Points = append(v.Points, DeployPoint{Index: i, Label: pointLabel(cfg, pts, &pts[i])})
+			v.Points = append(v.Points, DeployPoint{Index: i, Label: pointLabel(&pts[i], extras[i])})
 		}
 	}
 	chosen := -1

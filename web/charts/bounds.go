@@ -78,13 +78,14 @@ func newBounds(v *View, runID string) *Bounds {
 		return nil
 	}
 	bv := &Bounds{RunID: runID, Deadline: format.Num(v.Res.Config.Server.DeadlineMS)}
+	extras := PointExtras(v.Res.Config, v.Res.Points)
 	for i := range v.Res.Points {
 		p := &v.Res.Points[i]
 		if p.Bounds == nil {
 			continue
 		}
 		row := boundsRow(p, fmt.Sprintf("/runs/%s?point=%d#bounds", runID, i), i == v.Chosen)
-		if extra := PointExtras(v.Res.Config, v.Res.Points, p); extra != "" {
+		if extra := extras[i]; extra != "" {
 			row.Limiter += " (" + extra + ")"
 		}
 		bv.Chains = bv.Chains || len(row.Concat) > 0
@@ -103,18 +104,23 @@ func newBounds(v *View, runID string) *Bounds {
 	return bv
 }
 
-// PointExtras names what tells p apart from the sweep's other points pts
-// beyond its limiter's parameters: its server, client policy and load, and
-// the values of the swept workload, server and seed fields, each where it
-// varies ("no-retry", "workload.parts[0].rate_rps=60"); "" when nothing.
-// The bounds table and the Deploy menu label points with it.
-func PointExtras(cfg *experiments.Config, pts []experiments.Point, p *experiments.Point) string {
+// PointExtras names, for each of the sweep's points pts, what tells it
+// apart from the others beyond its limiter's parameters: its server,
+// client policy and load, and the values of the swept workload, server and
+// seed fields, each where it varies ("no-retry",
+// "workload.parts[0].rate_rps=60"); "" when nothing. The bounds table and
+// the Deploy menu label points with it.
+func PointExtras(cfg *experiments.Config, pts []experiments.Point) []string {
 	all := make([]*experiments.Point, len(pts))
 	for i := range pts {
 		all[i] = &pts[i]
 	}
-	out := append(variantSplit(all, p), axisSplit(cfg.Axes(), all, p, "")...)
-	return strings.Join(out, ", ")
+	axes := cfg.Axes()
+	out := make([]string, len(pts))
+	for i, p := range all {
+		out[i] = strings.Join(append(variantSplit(all, p), axisSplit(axes, all, p, "")...), ", ")
+	}
+	return out
 }
 
 // boundsRow is a point's row of the bounds table.
