@@ -28,20 +28,28 @@ func NewSlidingWindowCounter(limit int, windowMS float64) *SlidingWindowCounter 
 
 // Offer rolls the counters to t's window and admits under the estimate.
 func (w *SlidingWindowCounter) Offer(t float64, _ int32) (float64, bool) {
-	k := metrics.WindowIndex(t, w.windowMS)
-	switch {
-	case k == w.current+1:
-		w.prev, w.curr = w.curr, 0
-	case k > w.current+1:
-		w.prev, w.curr = 0, 0
-	}
-	w.current = k
-	elapsed := math.FMA(-k, w.windowMS, t)
-	if w.prev*(1-elapsed/w.windowMS)+w.curr >= w.limit {
+	k, prev, curr, admits := w.at(t)
+	w.current, w.prev, w.curr = k, prev, curr
+	if !admits {
 		return 0, false
 	}
 	w.curr++
 	return t, true
+}
+
+// at is the window k of t, the counters rolled to it, and whether the
+// estimate there is under the limit; the counters stay as they are.
+func (w *SlidingWindowCounter) at(t float64) (k, prev, curr float64, admits bool) {
+	k = metrics.WindowIndex(t, w.windowMS)
+	prev, curr = w.prev, w.curr
+	switch {
+	case k == w.current+1:
+		prev, curr = curr, 0
+	case k > w.current+1:
+		prev, curr = 0, 0
+	}
+	elapsed := math.FMA(-k, w.windowMS, t)
+	return k, prev, curr, !(prev*(1-elapsed/w.windowMS)+curr >= w.limit)
 }
 
 // NextAdmitMS is when the estimate falls below the limit again, if no
@@ -64,16 +72,8 @@ func (w *SlidingWindowCounter) NextAdmitMS(t float64, _ int32) float64 {
 
 // admitsAt is Offer's test at x, leaving the counters as they are.
 func (w *SlidingWindowCounter) admitsAt(x float64) bool {
-	k := metrics.WindowIndex(x, w.windowMS)
-	prev, curr := w.prev, w.curr
-	switch {
-	case k == w.current+1:
-		prev, curr = curr, 0
-	case k > w.current+1:
-		prev, curr = 0, 0
-	}
-	elapsed := math.FMA(-k, w.windowMS, x)
-	return prev*(1-elapsed/w.windowMS)+curr < w.limit
+	_, _, _, admits := w.at(x)
+	return admits
 }
 
 // TypeSlidingCounter is the sliding-window counter's type name.
