@@ -87,14 +87,7 @@ func redisNow(t float64) float64 {
 // Offer runs the script at t.
 func (g *RedisRate) Offer(t float64, _ int32) (float64, bool) {
 	now := redisNow(t)
-	tat := now
-	if g.hasTAT {
-		tat = g.tat
-	}
-	tat = math.Max(tat, now)
-	newTAT := tat + g.emission // increment = T * cost, cost 1
-	allowAt := newTAT - g.burstOffset
-	diff := now - allowAt
+	newTAT, diff := g.script(now)
 	if remaining := diff / g.emission; remaining < 0 {
 		return 0, false
 	}
@@ -124,17 +117,23 @@ func (g *RedisRate) NextAdmitMS(t float64, _ int32) float64 {
 // retryAfter is the script's answer at now: -(now - allow_at), the
 // seconds until allow_at, which the request passes at (<= 0) or waits for.
 func (g *RedisRate) retryAfter(now float64) float64 {
+	if _, diff := g.script(now); diff/g.emission < 0 {
+		return -diff
+	}
+	return 0
+}
+
+// script is the script's arithmetic at now, the stored TAT as it is: the
+// new TAT a request would store and diff = now - allow_at (allowed when
+// not negative).
+func (g *RedisRate) script(now float64) (newTAT, diff float64) {
 	tat := now
 	if g.hasTAT {
 		tat = g.tat
 	}
 	tat = math.Max(tat, now)
-	allowAt := (tat + g.emission) - g.burstOffset
-	diff := now - allowAt
-	if diff/g.emission < 0 {
-		return -diff
-	}
-	return 0
+	newTAT = tat + g.emission // increment = T * cost, cost 1
+	return newTAT, now - (newTAT - g.burstOffset)
 }
 
 // TAT is the stored theoretical arrival time in the script's seconds
