@@ -296,10 +296,7 @@ func (b *HierarchicalTokenBucket) NextAdmitMS(t float64, client int32) float64 {
 	case k == 0 && b.enough[c]:
 		return t
 	case k > 0:
-		a, w := b.anchor[c], b.weight[c]
-		own = firstAdmit(t, a+1000*((k+1)*b.total-b.burst*w)/(b.rateRPS*w), func(x float64) bool {
-			return shareSign(x, a, b.rateRPS, w, b.burst, k+1, b.total) >= 0
-		})
+		own = shareNextAdmit(t, b.anchor[c], b.rateRPS, b.weight[c], b.burst, k, b.total)
 		if own == t {
 			return t
 		}

@@ -69,10 +69,17 @@ func (b *PerClientTokenBucket) NextAdmitMS(t float64, client int32) float64 {
 		}
 		return math.Inf(1)
 	}
-	a, w := b.anchor[client], b.weight[client]
-	guess := a + 1000*((k+1)*b.total-b.burst*w)/(b.rateRPS*w)
+	return shareNextAdmit(t, b.anchor[client], b.rateRPS, b.weight[client], b.burst, k, b.total)
+}
+
+// shareNextAdmit is the first float64 time from t at which a share of
+// weight w of W (anchored at a, k tokens taken) of a bucket of rate and
+// burst holds a whole token again: burst*w/W - k + (x - a)*rate*w/(1000*W)
+// reaches 1, decided by shareSign as Offer decides.
+func shareNextAdmit(t, a, rate, w, burst, k, W float64) float64 {
+	guess := a + 1000*((k+1)*W-burst*w)/(rate*w)
 	return firstAdmit(t, guess, func(x float64) bool {
-		return shareSign(x, a, b.rateRPS, w, b.burst, k+1, b.total) >= 0
+		return shareSign(x, a, rate, w, burst, k+1, W) >= 0
 	})
 }
 
