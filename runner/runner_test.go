@@ -16,6 +16,9 @@ import (
 	"github.com/ratelab/ratelab/storage"
 )
 
+// seedHash is the seed lab's published sha256 of bp-post3-burst-sweep.csv
+// (shared/seeds/token-vs-leaky-bucket.txt): the external contract, kept as
+// a sha256 rather than a golden file.
 const seedHash = "d29c75e9eaa020ba6192686883d30a6366ab7640534847a20d55e339072987c6"
 
 func newStore(t *testing.T) *storage.Store {

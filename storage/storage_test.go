@@ -313,6 +313,8 @@ func TestSeedPresetFileHash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The seed lab's published sha256 (shared/seeds/token-vs-leaky-bucket.txt),
+	// the external contract: it stays a sha256, not a golden file.
 	const want = "d29c75e9eaa020ba6192686883d30a6366ab7640534847a20d55e339072987c6"
 	if f.SHA256 != want || (output.File{Data: f.Data}).SHA256() != want {
 		t.Errorf("bp-post3-burst-sweep.csv sha256 %s, want %s", f.SHA256, want)

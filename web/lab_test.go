@@ -26,7 +26,8 @@ import (
 )
 
 // seedSweepSHA256 is the published sha256 of the seed lab's
-// bp-post3-burst-sweep.csv.
+// bp-post3-burst-sweep.csv (shared/seeds/token-vs-leaky-bucket.txt): the
+// external contract, kept as a sha256 rather than a golden file.
 const seedSweepSHA256 = "d29c75e9eaa020ba6192686883d30a6366ab7640534847a20d55e339072987c6"
 
 type lab struct {

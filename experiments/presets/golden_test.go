@@ -9,7 +9,9 @@ import (
 	"github.com/ratelab/ratelab/experiments/presets"
 )
 
-// The seed lab's published sha256 (../shared/seeds/token-vs-leaky-bucket.txt).
+// The seed lab's published sha256 (../shared/seeds/token-vs-leaky-bucket.txt):
+// the external contract, so sha256 that RATELAB_UPDATE=1 cannot rewrite,
+// not goldens (the preset's own files are: outputs_test.go).
 var seedSHA256 = map[string]string{
 	"bp-post3-burst-sweep.csv": "d29c75e9eaa020ba6192686883d30a6366ab7640534847a20d55e339072987c6",
 	"bp-post3-shaping.csv":     "80841498be4d0e0a48076599602ed624b18d23e45dcbd6e880ebd580b7471543",

@@ -13,7 +13,10 @@ import (
 )
 
 // post1File and post1Sum are the seed lab's Series 2 Post 1 sweep and its
-// published sha256 (shared/post1-spec.md).
+// published sha256 (the model: shared/post1-spec.md). The seed lab's
+// output is the external contract, so the sum stays a sha256 that
+// RATELAB_UPDATE=1 cannot rewrite (the preset's own files are goldens:
+// outputs_test.go).
 const (
 	post1File = "bp-post1-collapse-sweep.csv"
 	post1Sum  = "965e6578eba2dbb33316af1fa12dc225f99b5b1d05ca6dee2572270b2ab84eeb"

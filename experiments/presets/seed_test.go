@@ -20,6 +20,12 @@ import (
 // with HdrHistogram 2.2.2, run as --duration <N>ms): 1201 and 12345 ms are
 // not multiples of 100 ms, and at 60 s the decimal rule shows
 // (token-bucket,1,117.2,31.5 where %.1f prints 31.4).
+//
+// These stay sha256 rather than goldens under testdata/ (where the
+// presets' own outputs are, outputs_test.go): they are hashes of the seed
+// lab's files, made by the seed lab's program, not by this engine — the
+// external contract — and RATELAB_UPDATE=1 must not be able to rewrite
+// them.
 var seedFiles = map[string][]string{
 	"admission-control": {"bp-post2-limit-sweep.csv", "bp-post2-plateau.csv"},
 	"token-vs-leaky":    {"bp-post3-burst-sweep.csv", "bp-post3-shaping.csv"},
