@@ -163,6 +163,7 @@ func outputsChange(preset string, old, new map[string][]byte, storedVersion, eng
 }
 
 func TestOutputsChange(t *testing.T) {
+	t.Parallel()
 	files := func(kv ...string) map[string][]byte {
 		m := map[string][]byte{}
 		for i := 0; i < len(kv); i += 2 {

@@ -194,55 +194,71 @@ func align(a, b []string) []op {
 	return ops
 }
 
-// writeHunks prints ops as unified hunks with ContextLines of context,
-// stopping after MaxChangedLines changed lines.
+// writeHunks prints ops as unified hunks with ContextLines of context.
+// Each run of changed lines is printed as its removed lines, then its
+// added ones; printing stops after MaxChangedLines changed lines, shared
+// between the removed and the added lines of the run where it stops (so a
+// file whose every line changed shows both sides).
 func writeHunks(out *strings.Builder, ops []op, a, b []string, col, first int) {
-	changed := 0
 	total := 0
 	for _, o := range ops {
 		if o.kind != ' ' {
 			total++
 		}
 	}
-	// Keep the ops within ContextLines of a printed change; after the
-	// last printed change, only its context up to the next change.
-	keep := make([]bool, len(ops))
-	last := -1 // index of the last change printed
-	for k, o := range ops {
+	var shown []op
+	budget := MaxChangedLines
+	for k := 0; k < len(ops); {
+		if ops[k].kind == ' ' {
+			shown = append(shown, ops[k])
+			k++
+			continue
+		}
+		if budget == 0 {
+			break
+		}
+		var removed, added []op
+		for ; k < len(ops) && ops[k].kind != ' '; k++ {
+			if ops[k].kind == '-' {
+				removed = append(removed, ops[k])
+			} else {
+				added = append(added, ops[k])
+			}
+		}
+		if len(removed)+len(added) > budget {
+			na := min(len(added), budget/2)
+			nr := min(len(removed), budget-na)
+			na = min(len(added), budget-nr)
+			removed, added = removed[:nr], added[:na]
+			budget = 0
+			shown = append(shown, removed...)
+			shown = append(shown, added...)
+			break // no context after a run cut short
+		}
+		budget -= len(removed) + len(added)
+		shown = append(shown, removed...)
+		shown = append(shown, added...)
+	}
+	// Equal lines within ContextLines of a change are printed.
+	keep := make([]bool, len(shown))
+	for k, o := range shown {
 		if o.kind == ' ' {
 			continue
 		}
-		if changed == MaxChangedLines {
-			break
-		}
-		changed++
-		last = k
-		for c := max(0, k-ContextLines); c < k; c++ {
+		for c := max(0, k-ContextLines); c <= min(len(shown)-1, k+ContextLines); c++ {
 			keep[c] = true
 		}
-		keep[k] = true
 	}
-	for k := last + 1; k < len(ops) && k <= last+ContextLines && ops[k].kind == ' '; k++ {
-		keep[k] = true
-	}
-	// Context after a printed change that is followed by another.
-	for k, o := range ops[:max(last, 0)] {
-		if o.kind != ' ' {
-			for c := k + 1; c <= min(last, k+ContextLines); c++ {
-				keep[c] = true
-			}
-		}
-	}
-	for k := 0; k < len(ops); {
+	for k := 0; k < len(shown); {
 		if !keep[k] {
 			k++
 			continue
 		}
 		end := k
-		for end < len(ops) && keep[end] {
+		for end < len(shown) && keep[end] {
 			end++
 		}
-		hunk := ops[k:end]
+		hunk := shown[k:end]
 		startA, startB, countA, countB := -1, -1, 0, 0
 		for _, o := range hunk {
 			if o.kind != '+' {
@@ -258,8 +274,9 @@ func writeHunks(out *strings.Builder, ops []op, a, b []string, col, first int) {
 				countB++
 			}
 		}
+		// A side with no line in the hunk is named by the line before.
 		if startA < 0 {
-			startA = hunk[0].a // a pure insertion: after line a
+			startA = hunk[0].a
 		} else {
 			startA++
 		}
@@ -270,11 +287,11 @@ func writeHunks(out *strings.Builder, ops []op, a, b []string, col, first int) {
 		}
 		fmt.Fprintf(out, "@@ -%d,%d +%d,%d @@\n", startA, countA, startB, countB)
 		for _, o := range hunk {
-			line, at := "", o.a
-			switch o.kind {
-			case '+':
+			var line string
+			at := o.a
+			if o.kind == '+' {
 				line, at = b[o.b], o.b
-			default:
+			} else {
 				line = a[o.a]
 			}
 			c := 0
@@ -285,8 +302,8 @@ func writeHunks(out *strings.Builder, ops []op, a, b []string, col, first int) {
 		}
 		k = end
 	}
-	if changed < total {
-		fmt.Fprintf(out, "(cut after %d of %d changed lines)\n", changed, total)
+	if printed := MaxChangedLines - budget; printed < total {
+		fmt.Fprintf(out, "(cut after %d of %d changed lines)\n", printed, total)
 	}
 }
 

@@ -52,6 +52,7 @@ func check(t *testing.T, path string, got []byte) *recorder {
 }
 
 func TestDiff(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name      string
 		want, got string
@@ -142,9 +143,10 @@ first difference: line 1, byte 1 of the line
 	}
 }
 
-// A change of every line prints the first MaxChangedLines changed lines
-// and says how many there were.
+// A change of every line prints the first MaxChangedLines changed lines,
+// half removed and half added, and says how many there were.
 func TestDiffIsCut(t *testing.T) {
+	t.Parallel()
 	var want, got strings.Builder
 	for i := range 5000 {
 		fmt.Fprintf(&want, "%d,old\n", i)
@@ -152,28 +154,52 @@ func TestDiffIsCut(t *testing.T) {
 	}
 	d := Diff("want", "got", []byte(want.String()), []byte(got.String()))
 	lines := strings.Split(strings.TrimSuffix(d, "\n"), "\n")
-	changed := 0
-	for _, l := range lines {
-		if (l[0] == '-' || l[0] == '+') && !strings.HasPrefix(l, "---") && !strings.HasPrefix(l, "+++") {
-			changed++
+	var removed, added []string
+	for _, l := range lines[3:] {
+		switch l[0] {
+		case '-':
+			removed = append(removed, l)
+		case '+':
+			added = append(added, l)
 		}
 	}
-	if changed != MaxChangedLines {
-		t.Errorf("%d changed lines printed, want %d:\n%s", changed, MaxChangedLines, d)
+	if len(removed) != MaxChangedLines/2 || len(added) != MaxChangedLines/2 || removed[0] != "-0,old" || added[0] != "+0,new" {
+		t.Errorf("removed %q, added %q, want the first %d of each:\n%s", removed, added, MaxChangedLines/2, d)
 	}
-	if !strings.Contains(d, "(5000 lines,") || !strings.Contains(d, "first difference: line 1, byte 3 of the line") {
+	if lines[0] != "--- want (5000 lines, 43890 bytes)" || lines[2] != "first difference: line 1, byte 3 of the line" || lines[3] != "@@ -1,10 +1,10 @@" {
 		t.Errorf("head:\n%s", d)
 	}
 	if last := lines[len(lines)-1]; last != fmt.Sprintf("(cut after %d of 10000 changed lines)", MaxChangedLines) {
 		t.Errorf("last line %q", last)
 	}
-	if len(d) > 2000 {
-		t.Errorf("diff of %d bytes", len(d))
+}
+
+// Separate changes are printed up to the cut, the last one's run split.
+func TestDiffCutsAcrossHunks(t *testing.T) {
+	t.Parallel()
+	var want, got strings.Builder
+	for i := range 100 {
+		fmt.Fprintf(&want, "%d\n", i)
+		if i%10 == 5 {
+			fmt.Fprintf(&got, "%d changed\n%d added\n", i, i)
+		} else {
+			fmt.Fprintf(&got, "%d\n", i)
+		}
+	}
+	d := Diff("want", "got", []byte(want.String()), []byte(got.String()))
+	// 6 changes of 3 lines (-5, +5 changed, +5 added) make 18; the
+	// seventh, at line 66, shows its 2 lines as -65 and +65 changed.
+	if !strings.HasSuffix(d, "@@ -63,4 +69,4 @@\n 62\n 63\n 64\n-65\n+65 changed\n(cut after 20 of 30 changed lines)\n") {
+		t.Errorf("diff:\n%s", d)
+	}
+	if n := strings.Count(d, "@@ -"); n != 7 {
+		t.Errorf("%d hunks, want 7:\n%s", n, d)
 	}
 }
 
 // A long line is printed around its first difference.
 func TestDiffClipsLongLines(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("x", 3000)
 	want := long + "A" + long + "\n"
 	got := long + "B" + long + "\n"
