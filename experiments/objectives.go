@@ -97,19 +97,17 @@ func (c *Config) normalizeObjectives() {
 		tol := float64(DefaultGoodputTolerancePct)
 		d.GoodputTolerancePct = &tol
 	}
-	// Known axes in their order, once; unknown ones stay for Validate.
-	var axes []string
+	// Known axes, each once, in ScenarioAxes order; a list with an
+	// unknown or repeated axis stays as given for Validate to name.
+	axes := []string{}
 	for _, a := range ScenarioAxes {
 		if slices.Contains(d.Scenarios, a) {
 			axes = append(axes, a)
 		}
 	}
-	for _, a := range d.Scenarios {
-		if !slices.Contains(ScenarioAxes, a) {
-			axes = append(axes, a)
-		}
+	if len(axes) == len(d.Scenarios) {
+		d.Scenarios = axes
 	}
-	d.Scenarios = axes
 }
 
 // validateDecision checks decision.scenarios and goodput_tolerance_pct.
