@@ -148,7 +148,7 @@ func TestRecommendationHoldsUnderEveryLoad(t *testing.T) {
 	res := sweep(cfg, []cell{
 		{params: tbp(100, 10), load: "steady", goodput: 100, p99: 40, reject: 5},
 		{params: tbp(100, 10), load: "bursty", goodput: 90, p99: 120, reject: 15},
-		{params: tbp(120, 12), load: "steady", goodput: 125, p99: 50, reject: 2}, // the best under steady
+		{params: tbp(120, 12), load: "steady", goodput: 125, p99: 50, reject: 2},  // the best under steady
 		{params: tbp(120, 12), load: "bursty", goodput: 95, p99: 140, reject: 25}, // fails under bursty
 	})
 	a := Decide(res)
@@ -473,12 +473,12 @@ func TestDecisionConfig(t *testing.T) {
 		t.Errorf("a config without objectives got a decision: %v", err)
 	}
 	for doc, want := range map[string]string{
-		`,"decision":{"scenarios":["seeds"]}}`:                        `decision.scenarios[0]: unknown axis "seeds"`,
-		`,"decision":{"scenarios":["loads","loads"]}}`:                `decision.scenarios[1]: "loads" is listed twice`,
-		`,"decision":{"goodput_tolerance_pct":-1}}`:                   `decision.goodput_tolerance_pct: must be from 0 to 100`,
-		`,"decision":{"tolerance":1}}`:                                `decision.tolerance: is not a known field`,
-		`,"objectives":[{"metric":"goodput","op":">=","value":1}]}`:   `objectives[0].metric: unknown metric "goodput": did you mean goodput_rps?`,
-		`,"objectives":[{"metric":"p99_ms","op":"<=","value":1}]}`:    `did you mean`,
+		`,"decision":{"scenarios":["seeds"]}}`:                                                          `decision.scenarios[0]: unknown axis "seeds"`,
+		`,"decision":{"scenarios":["loads","loads"]}}`:                                                  `decision.scenarios[1]: "loads" is listed twice`,
+		`,"decision":{"goodput_tolerance_pct":-1}}`:                                                     `decision.goodput_tolerance_pct: must be from 0 to 100`,
+		`,"decision":{"tolerance":1}}`:                                                                  `decision.tolerance: is not a known field`,
+		`,"objectives":[{"metric":"goodput","op":">=","value":1}]}`:                                     `objectives[0].metric: unknown metric "goodput": did you mean goodput_rps?`,
+		`,"objectives":[{"metric":"p99_ms","op":"<=","value":1}]}`:                                      `did you mean`,
 		`,"objectives":[{"metric":"late","op":"<=","value":0},{"metric":"late","op":"<=","value":-0}]}`: `objectives[1]: objectives[0] is the same objective`,
 	} {
 		_, err := experiments.DecodeConfig([]byte(base + doc))
