@@ -98,10 +98,23 @@ type Verdict struct {
 
 // Evaluate checks every objective at a point.
 func Evaluate(objs []experiments.Objective, p *experiments.Point) Verdict {
+	return evaluate(objs, columnsOf(objs), p)
+}
+
+// columnsOf are the objectives' columns (nil for a metric that is none).
+func columnsOf(objs []experiments.Objective) []*experiments.Column {
+	cols := make([]*experiments.Column, len(objs))
+	for j, o := range objs {
+		cols[j] = experiments.ColumnByKey(o.Metric)
+	}
+	return cols
+}
+
+func evaluate(objs []experiments.Objective, cols []*experiments.Column, p *experiments.Point) Verdict {
 	v := Verdict{Point: p.Index, MeetsAll: true}
-	for _, o := range objs {
+	for j, o := range objs {
 		c := Check{Objective: o}
-		if col := experiments.ColumnByKey(o.Metric); col != nil && col.Value != nil {
+		if col := cols[j]; col != nil && col.Value != nil {
 			c.Measured, c.HasValue = col.Value(p)
 		}
 		if st, ok := p.Stat(o.Metric); ok && st.N > 1 {
@@ -326,8 +339,9 @@ func Decide(res *experiments.Result) *Answer {
 			a.ScenarioAxes = append(a.ScenarioAxes, axis)
 		}
 	}
+	cols := columnsOf(objs)
 	for i := range res.Points {
-		a.Verdicts[i] = Evaluate(objs, &res.Points[i])
+		a.Verdicts[i] = evaluate(objs, cols, &res.Points[i])
 	}
 	a.group(res)
 	for i := range a.Settings {
