@@ -96,16 +96,28 @@ type Verdict struct {
 	MeetsAll bool
 }
 
-// Evaluate checks every objective at a point.
+// Evaluate checks every objective at a point, the metrics among
+// experiments.Columns (EvaluateIn reads a config's own columns too).
 func Evaluate(objs []experiments.Objective, p *experiments.Point) Verdict {
-	return evaluate(objs, columnsOf(objs), p)
+	return EvaluateIn(nil, objs, p)
+}
+
+// EvaluateIn checks every objective at a point of a sweep of cfg, whose
+// objectives may name its own results.csv columns (Config.ObjectiveColumn:
+// a class's success_pct, the queue and client models' outcomes).
+func EvaluateIn(cfg *experiments.Config, objs []experiments.Objective, p *experiments.Point) Verdict {
+	return evaluate(objs, columnsOf(cfg, objs), p)
 }
 
 // columnsOf are the objectives' columns (nil for a metric that is none).
-func columnsOf(objs []experiments.Objective) []*experiments.Column {
+func columnsOf(cfg *experiments.Config, objs []experiments.Objective) []*experiments.Column {
 	cols := make([]*experiments.Column, len(objs))
 	for j, o := range objs {
-		cols[j] = experiments.ColumnByKey(o.Metric)
+		if cfg != nil {
+			cols[j] = cfg.ObjectiveColumn(o.Metric)
+		} else {
+			cols[j] = experiments.ColumnByKey(o.Metric)
+		}
 	}
 	return cols
 }
@@ -339,7 +351,7 @@ func Decide(res *experiments.Result) *Answer {
 			a.ScenarioAxes = append(a.ScenarioAxes, axis)
 		}
 	}
-	cols := columnsOf(objs)
+	cols := columnsOf(cfg, objs)
 	for i := range res.Points {
 		a.Verdicts[i] = evaluate(objs, cols, &res.Points[i])
 	}
