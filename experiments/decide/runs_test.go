@@ -176,3 +176,28 @@ func TestKnifeEdge(t *testing.T) {
 		t.Errorf("goodput %v of the best %v: not the knife edge within 1%%", rec.WorstGoodputRPS, g)
 	}
 }
+
+// A cancelled sweep (its first points only, Result.Partial): the settings
+// of the missing points are listed without them, incomplete, and never
+// recommended; the answer is over the complete settings.
+func TestPartialSweep(t *testing.T) {
+	res := run(t, strings.Replace(twoLoads, "TAIL", "", 1))
+	res.Points = res.Points[:13] // limit 16 never ran, limit 12 only under poisson
+	res.Partial = &experiments.Partial{PointsDone: 13, PointsTotal: 16}
+	a := decide.Decide(res)
+	if len(a.Settings) != 8 || len(a.Scenarios) != 2 {
+		t.Fatalf("%d settings, %d scenarios; want 8 and 2", len(a.Settings), len(a.Scenarios))
+	}
+	for i, s := range a.Settings {
+		if s.Complete != (i < 6) || (!s.Complete && (s.MeetsAll || s.Recommended)) {
+			t.Errorf("setting %d %q: complete %v meets all %v recommended %v", i, s.Name(), s.Complete, s.MeetsAll, s.Recommended)
+		}
+	}
+	if got := a.Settings[a.Best].Name(); got != "limit=10" {
+		t.Errorf("best %q, want limit=10", got)
+	}
+	rows := settingsRows(t, res)
+	if len(rows) != 8 || rows[7]["limit"] != "16" || rows[7]["meets_all"] != "false" || rows[7]["worst_sojourn_p99_ms"] != "" {
+		t.Errorf("settings.csv's missing setting: %v", rows[7])
+	}
+}
