@@ -224,7 +224,7 @@ func (c *Config) ObjectiveColumn(metric string) *Column {
 		return col
 	}
 	for _, col := range ResultColumns(c) {
-		if col.Key == metric && col.Format != Text && col.Value != nil {
+		if col.Key == metric && col.Format != Text && col.Value != nil && col.Key != "point" {
 			return &col
 		}
 	}
@@ -236,7 +236,7 @@ func (c *Config) ObjectiveColumn(metric string) *Column {
 func (c *Config) ObjectiveMetricsOf() []string {
 	keys := ObjectiveMetrics()
 	for _, col := range ResultColumns(c) {
-		if col.Format != Text && col.Value != nil && !slices.Contains(keys, col.Key) {
+		if col.Format != Text && col.Value != nil && col.Key != "point" && !slices.Contains(keys, col.Key) {
 			keys = append(keys, col.Key)
 		}
 	}
