@@ -37,7 +37,7 @@ func TestAnswerPanel(t *testing.T) {
 	answer := body[i : strings.Index(body[i:], "</section>")+i]
 	for _, want := range []string{
 		`data-point="1"`, "recommended:", "rate_rps=40 burst=2", "admitted_rps &lt;= 45 binds",
-		"1 of 3 points meet every objective",
+		"1 of 3 settings meet every objective in every scenario",
 		`data-point="3"`, "closest (misses):", "admitted_rps &lt;= 45: measured 50.0, 11.1% past the target",
 		"bound ", "ms, measured ",
 	} {
@@ -51,5 +51,10 @@ func TestAnswerPanel(t *testing.T) {
 	csv := l.get("/runs/" + id + "/files/results.csv").Body.String()
 	if !strings.Contains(strings.SplitN(csv, "\n", 2)[0], ",pass_reject_pct_le_30,pass_admitted_rps_le_45,meets_all") {
 		t.Errorf("results.csv header: %s", strings.SplitN(csv, "\n", 2)[0])
+	}
+	// The web lab stores settings.csv beside results.csv, as lab run writes it.
+	settings := l.get("/runs/" + id + "/files/settings.csv")
+	if settings.Code != http.StatusOK || !strings.Contains(settings.Body.String(), "\ntoken-bucket,token-bucket,40.0,2,,,,19.8,true,40.1,true,true,40.1,0.1089,admitted_rps <= 45,,true,true\n") {
+		t.Errorf("settings.csv %d:\n%s", settings.Code, settings.Body)
 	}
 }
