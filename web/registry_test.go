@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/experiments/limiter/limitertest"
 	"github.com/ratelab/ratelab/web/form"
 )
@@ -91,10 +92,16 @@ func TestAPITypes(t *testing.T) {
 	if !byType["chain"].Stages || byType["admission"].Stage {
 		t.Errorf("chain %+v, admission %+v", byType["chain"], byType["admission"])
 	}
-	// every gate that refuses says its Retry-After, but admission
-	if tb.RetryAfter == "" || byType["x-time-rate"].RetryAfter == "" || byType["chain"].RetryAfter == "" || byType["admission"].RetryAfter != "" || byType["none"].RetryAfter != "" {
-		t.Errorf("retry_after: token-bucket %q, x-time-rate %q, chain %q, admission %q, none %q", tb.RetryAfter,
-			byType["x-time-rate"].RetryAfter, byType["chain"].RetryAfter, byType["admission"].RetryAfter, byType["none"].RetryAfter)
+	// every registered type, in registry order, with its row's Retry-After
+	// (which gates give one: limiter's TestRowsSayWhichGatesGiveRetryAfter)
+	kinds := limiter.Kinds()
+	if len(types.Limiters) != len(kinds) {
+		t.Fatalf("/api/types lists %d limiter types, the registry %d", len(types.Limiters), len(kinds))
+	}
+	for i, k := range kinds {
+		if got := types.Limiters[i]; got.Type != string(k.Type) || got.RetryAfter != k.RetryAfter {
+			t.Errorf("limiter type %d: %s with retry_after %q, want %s with %q", i, got.Type, got.RetryAfter, k.Type, k.RetryAfter)
+		}
 	}
 	if len(types.Parts) == 0 || types.Parts[0].Type != "demand-curve" || !slices.ContainsFunc(types.Parts[0].Fields, func(f APIPartField) bool { return f.Name == "segments" && f.Line == "rate_rps,duration_ms" }) {
 		t.Errorf("parts: %+v", types.Parts)
