@@ -167,7 +167,7 @@ func (c *Config) Normalize() {
 	for i := range c.Limiters {
 		c.Limiters[i].Normalize()
 	}
-	c.normalizeSeedModels()
+	c.normalizeModels()
 }
 
 // Standard output file names.

@@ -167,7 +167,7 @@ func ReadConfig(r io.Reader, lim Limits) (*Config, error) {
 			cfg.Objectives = append(cfg.Objectives, o)
 		}
 	}
-	errs = append(errs, decodeSeedModels(cfg, shell.Servers, shell.Loads, shell.Classes, shell.ClassDraw, shell.SLO, shell.Output)...)
+	errs = append(errs, decodeModelSections(cfg, shell.Servers, shell.Loads, shell.Classes, shell.ClassDraw, shell.SLO, shell.Output)...)
 	errs = append(errs, decodePolicies(cfg, shell.Policies, shell.Trigger)...)
 	if len(errs) > 0 {
 		return nil, errorsKept(errs)
@@ -198,7 +198,7 @@ func DecodeModels(cfg *Config, data []byte) field.List {
 	if errs := strict(data, &shell, ""); errs != nil {
 		return errs
 	}
-	errs := decodeSeedModels(cfg, shell.Servers, shell.Loads, shell.Classes, shell.ClassDraw, shell.SLO, nil)
+	errs := decodeModelSections(cfg, shell.Servers, shell.Loads, shell.Classes, shell.ClassDraw, shell.SLO, nil)
 	return append(errs, decodePolicies(cfg, shell.Policies, shell.Trigger)...)
 }
 

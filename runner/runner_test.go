@@ -16,7 +16,7 @@ import (
 	"github.com/ratelab/ratelab/storage"
 )
 
-const seedHash = "d29c75e9eaa020ba6192686883d30a6366ab7640534847a20d55e339072987c6"
+const post3SweepSHA256 = "d29c75e9eaa020ba6192686883d30a6366ab7640534847a20d55e339072987c6"
 
 func newStore(t *testing.T) *storage.Store {
 	t.Helper()
@@ -56,7 +56,7 @@ func newRunner(t *testing.T, st *storage.Store, opt Options) *Runner {
 	return r
 }
 
-func seedConfig(t *testing.T) *experiments.Config {
+func tokenVsLeakyConfig(t *testing.T) *experiments.Config {
 	t.Helper()
 	cfg, err := presets.Config("token-vs-leaky")
 	if err != nil {
@@ -113,11 +113,11 @@ func waitFinal(t *testing.T, events <-chan Event, timeout time.Duration) (Event,
 	}
 }
 
-func TestSeedPresetRunsToDone(t *testing.T) {
+func TestPost3PresetRunsToDone(t *testing.T) {
 	st := newStore(t)
 	r := newRunner(t, st, Options{})
 	r.Start()
-	cfg := seedConfig(t)
+	cfg := tokenVsLeakyConfig(t)
 	run, err := r.Submit(t.Context(), cfg, "seed", "")
 	if err != nil {
 		t.Fatal(err)
@@ -146,8 +146,8 @@ func TestSeedPresetRunsToDone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.SHA256 != seedHash || (output.File{Data: f.Data}).SHA256() != seedHash {
-		t.Errorf("bp-post3-burst-sweep.csv sha256 %s, want %s", f.SHA256, seedHash)
+	if f.SHA256 != post3SweepSHA256 || (output.File{Data: f.Data}).SHA256() != post3SweepSHA256 {
+		t.Errorf("bp-post3-burst-sweep.csv sha256 %s, want %s", f.SHA256, post3SweepSHA256)
 	}
 	// Every stored file is what output.Files writes for the same config.
 	res, err := experiments.Run(t.Context(), cfg, experiments.Options{Workers: 1})
@@ -190,7 +190,7 @@ func TestQueueFullStoresNothing(t *testing.T) {
 	st := newStore(t)
 	r := newRunner(t, st, Options{Workers: 1, Queue: 2})
 	// Not started: nothing leaves the queue.
-	cfg := seedConfig(t)
+	cfg := tokenVsLeakyConfig(t)
 	var ids []string
 	for range 2 {
 		run, err := r.Submit(t.Context(), cfg, "fits", "")
@@ -328,7 +328,7 @@ func TestShutdownInterruptsRunningSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	queued, err := r.Submit(t.Context(), seedConfig(t), "behind", "")
+	queued, err := r.Submit(t.Context(), tokenVsLeakyConfig(t), "behind", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +363,7 @@ func TestShutdownLetsSweepFinish(t *testing.T) {
 	st := newStore(t)
 	r := newRunner(t, st, Options{})
 	r.Start()
-	run, err := r.Submit(t.Context(), seedConfig(t), "seed", "")
+	run, err := r.Submit(t.Context(), tokenVsLeakyConfig(t), "seed", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,7 +382,7 @@ func TestEngineErrorFails(t *testing.T) {
 	st := newStore(t)
 	r := newRunner(t, st, Options{})
 	r.Start()
-	cfg := seedConfig(t)
+	cfg := tokenVsLeakyConfig(t)
 	// A report naming a limiter the config lacks passes no validation: build
 	// one by hand, as a caller that skipped DecodeConfig could.
 	bad := *cfg
@@ -413,7 +413,7 @@ func TestSlowSubscriberGetsFinal(t *testing.T) {
 	// nothing until the end.
 	var ids []string
 	for range 3 {
-		run, err := r.Submit(t.Context(), seedConfig(t), "seed", "")
+		run, err := r.Submit(t.Context(), tokenVsLeakyConfig(t), "seed", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -447,7 +447,7 @@ func TestSlowSubscriberGetsFinal(t *testing.T) {
 func TestUnsubscribeStopsEvents(t *testing.T) {
 	st := newStore(t)
 	r := newRunner(t, st, Options{})
-	run, err := r.Submit(t.Context(), seedConfig(t), "seed", "")
+	run, err := r.Submit(t.Context(), tokenVsLeakyConfig(t), "seed", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -467,7 +467,7 @@ func TestUnsubscribeStopsEvents(t *testing.T) {
 func TestFullSubscriberDropsProgressButGetsFinal(t *testing.T) {
 	st := newStore(t)
 	r := newRunner(t, st, Options{})
-	run, err := r.Submit(t.Context(), seedConfig(t), "seed", "")
+	run, err := r.Submit(t.Context(), tokenVsLeakyConfig(t), "seed", "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 // presetOutputs pins every output but manifest.json (which names the Go
-// toolchain) of the presets that existed before the seed presets, as the
+// toolchain) of the presets that existed before the seed lab's presets, as the
 // engine wrote them at EngineVersion 1.0.2: the seed lab's models and rules
 // are options, and a config that does not name them writes the same bytes.
 // A change that moves one of these is a change of the engine's numbers:
@@ -67,7 +67,7 @@ func TestPresetOutputsUnchanged(t *testing.T) {
 	}
 	found := 0
 	for _, p := range presets.All() {
-		_, out := runSeedPreset(t, p.Name, 0)
+		_, out := runPostPreset(t, p.Name, 0)
 		for name, data := range out {
 			want, ok := presetOutputs[p.Name+"/"+name]
 			if !ok {

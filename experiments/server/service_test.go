@@ -240,7 +240,7 @@ func TestQueueExpiryOwnService(t *testing.T) {
 	}
 }
 
-// TestBusyCeilMean: the seed's in-system formula divides the remaining
+// TestBusyCeilMean: the seed lab's in-system formula divides the remaining
 // work by the mean service time.
 func TestBusyCeilMean(t *testing.T) {
 	spec := normalized(server.Spec{Workers: 1, Service: server.ServiceBimodal, ServiceSlowShare: 0.5, ServiceFastMS: 10, ServiceSlowMS: 30, Occupancy: server.OccupancyBusyCeil})
