@@ -29,12 +29,12 @@ func newStore(t *testing.T) *storage.Store {
 }
 
 func testLogger(t *testing.T) *slog.Logger {
-	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	return slog.New(slog.NewTextHandler(testLogWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
-type tWriter struct{ t *testing.T }
+type testLogWriter struct{ t *testing.T }
 
-func (w tWriter) Write(b []byte) (int, error) {
+func (w testLogWriter) Write(b []byte) (int, error) {
 	w.t.Log(strings.TrimSuffix(string(b), "\n"))
 	return len(b), nil
 }

@@ -159,7 +159,7 @@ func advisorCases() []advisorCase {
 	}
 }
 
-type advEvent struct {
+type advisorEvent struct {
 	t      float64
 	client int32
 }
@@ -192,7 +192,7 @@ func TestAdvisorsSayWhenTheyAdmitAgain(t *testing.T) {
 				g := mk()
 				adv := g.(limiter.Advisor)
 				grid := c.grid && seed%2 == 1
-				var seen []advEvent
+				var seen []advisorEvent
 				now := 0.0
 				for range events {
 					now += rng.ExpFloat64() * c.gapMS
@@ -200,7 +200,7 @@ func TestAdvisorsSayWhenTheyAdmitAgain(t *testing.T) {
 						now = math.Ceil(now)
 					}
 					cl := int32(rng.IntN(clients))
-					seen = append(seen, advEvent{now, cl})
+					seen = append(seen, advisorEvent{now, cl})
 					if _, ok := g.Offer(now, cl); ok {
 						continue
 					}
@@ -230,7 +230,7 @@ func TestAdvisorsSayWhenTheyAdmitAgain(t *testing.T) {
 						continue // not retried: the sequence goes on
 					}
 					retried++
-					seen = append(seen, advEvent{next, cl})
+					seen = append(seen, advisorEvent{next, cl})
 					if _, ok := g.Offer(next, cl); !ok {
 						t.Fatalf("seed %d: rejected at %g, advised %g, rejected again there", seed, now, next)
 					}
