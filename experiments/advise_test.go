@@ -1,6 +1,9 @@
 package experiments_test
 
 import (
+	"encoding/json"
+	"maps"
+	"math"
 	"strings"
 	"testing"
 
@@ -83,6 +86,90 @@ func TestHonouringRetryAfterWithLibraryGates(t *testing.T) {
 		}
 		if ho.Client.Succeeded <= ig.Client.Succeeded {
 			t.Errorf("%s: honouring Retry-After got %d requests through, ignoring it %d", name, ho.Client.Succeeded, ig.Client.Succeeded)
+		}
+	}
+}
+
+// retryAfterGates are, for every registered gate type that gives a
+// Retry-After (its row's RetryAfter), one limiter per option setting (the
+// defaults, then each other choice of each option): the row's example, a
+// gate of about 100 rps, with its size parameter (Kind.Size: the burst,
+// the queue, the limit) a fiftieth of the example's (whole when the
+// parameter is, within its range), so that most refuse the clumps of a
+// Poisson stream of 80 rps. The compound chain is a token bucket before
+// an x-time-rate. A gate added to the registry is among them with no edit.
+func retryAfterGates(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, k := range limiter.Kinds() {
+		if k.RetryAfter == "" {
+			continue
+		}
+		if k.Compound() {
+			out = append(out, `{"type":"`+string(k.Type)+`","stages":[{"type":"token-bucket","rate_rps":150,"burst":2},{"type":"x-time-rate","rate_rps":100,"burst":2}]}`)
+			continue
+		}
+		params := maps.Clone(k.Example)
+		if q, ok := k.Param(k.Size); ok {
+			v := params[q.Name] / 50
+			if q.Integer {
+				v = math.Round(v)
+			}
+			params[q.Name] = min(max(v, q.Min, 1), q.Max)
+		}
+		settings := [][2]string{{}}
+		for _, o := range k.Options {
+			for _, c := range o.Choices[1:] {
+				settings = append(settings, [2]string{o.Name, c})
+			}
+		}
+		for _, opt := range settings {
+			l := map[string]any{"type": k.Type, "name": string(k.Type)}
+			for n, v := range params {
+				l[n] = v
+			}
+			if opt[0] != "" {
+				l[opt[0]] = opt[1]
+				l["name"] = string(k.Type) + " " + opt[0] + "=" + opt[1]
+			}
+			b, err := json.Marshal(l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, string(b))
+		}
+	}
+	return out
+}
+
+// TestHonouringRetryAfterNeverHurts: behind every gate that gives a
+// Retry-After (retryAfterGates, from the registry), clients that honour it
+// get at least as many requests through as clients that retry after their
+// 1 ms backoff, with no larger share of their retries refused.
+func TestHonouringRetryAfterNeverHurts(t *testing.T) {
+	gates := retryAfterGates(t)
+	res := runConfig(t, retryAfterConfig(strings.Join(gates, ",")))
+	if len(res.Points) != 2*len(gates) {
+		t.Fatalf("%d points, want %d (each gate under two policies)", len(res.Points), 2*len(gates))
+	}
+	refused := func(c *experiments.ClientMetrics) float64 {
+		if c.Retries == 0 {
+			return 0
+		}
+		return float64(c.Retries-c.RetriesServed) / float64(c.Retries)
+	}
+	for i := 0; i < len(res.Points); i += 2 {
+		ig, ho := res.Points[i], res.Points[i+1]
+		if ig.PolicyName != "ignore" || ho.PolicyName != "honour" || ig.Limiter != ho.Limiter {
+			t.Fatalf("points %d and %d: %s %s and %s %s, want one limiter ignoring then honouring", i, i+1, ig.Limiter, ig.PolicyName, ho.Limiter, ho.PolicyName)
+		}
+		igc, hoc := ig.Metrics.Client, ho.Metrics.Client
+		if igc == nil || hoc == nil {
+			t.Fatalf("%s: no client measures", ig.Limiter)
+		}
+		if hoc.Succeeded < igc.Succeeded || refused(hoc) > refused(igc) {
+			t.Errorf("%s: honouring Retry-After got %d requests through with %.0f%% of its retries refused; ignoring it %d with %.0f%%",
+				ig.Limiter, hoc.Succeeded, 100*refused(hoc), igc.Succeeded, 100*refused(igc))
 		}
 	}
 }

@@ -138,17 +138,17 @@ func (c *Config) genCount() int {
 	return c.LoadCount() * s.combos * c.Replicas()
 }
 
-// gen is what generated load g is: its config load, the value index of
-// each workload axis, and its replication.
-type gen struct {
+// generatedLoad is what generated load g is: its config load, the value
+// index of each workload axis, and its replication.
+type generatedLoad struct {
 	load, replica int
 	values        []int // per workload axis (shape.load)
 }
 
-func (c *Config) genAt(s *sweepShape, g int) gen {
+func (c *Config) genAt(s *sweepShape, g int) generatedLoad {
 	r := g % c.Replicas()
 	g /= c.Replicas()
-	return gen{load: g / s.combos, replica: r, values: s.combo(s.load, g%s.combos)}
+	return generatedLoad{load: g / s.combos, replica: r, values: s.combo(s.load, g%s.combos)}
 }
 
 // genWorkload is the workload and seed of generated load g.

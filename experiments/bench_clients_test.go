@@ -11,7 +11,7 @@ import (
 // BenchmarkClientModel: the per-request cost of the client model
 // (simulate_clients.go) with retries (timeout 200 ms, 3 retries, exponential
 // backoff with full jitter, a global budget) against the plain forward pass,
-// on the seed model over 1000 s (117 031 first attempts) behind a token
+// on the seed lab's Post 3 model over 1000 s (117 031 first attempts) behind a token
 // bucket, one worker; ns/request and cpu-ns/request (the process's CPU time,
 // the number to read on a shared machine) are per first attempt and point.
 //

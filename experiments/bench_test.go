@@ -12,10 +12,10 @@ import (
 	"github.com/ratelab/ratelab/experiments/workload"
 )
 
-// scaledSeed is the seed lab's model (the demand curve of 20 rps for 1 s and
+// scaledPost3 is the seed lab's Post 3 model (the demand curve of 20 rps for 1 s and
 // 600 rps for 200 ms, one 10 ms server with a 200 ms deadline) stretched to
 // durationMS, behind one limiter.
-func scaledSeed(durationMS float64, limiterJSON string) string {
+func scaledPost3(durationMS float64, limiterJSON string) string {
 	return fmt.Sprintf(`{
   "version": 1,
   "seed": 1,
@@ -27,7 +27,7 @@ func scaledSeed(durationMS float64, limiterJSON string) string {
 }`, durationMS, limiterJSON)
 }
 
-// Benchmark (a): the seed model over 10 000 s (1 170 301 arrivals), one
+// Benchmark (a): the seed lab's Post 3 model over 10 000 s (1 170 301 arrivals), one
 // point, one worker, every metric on, reporting ns per request. The
 // arrivals are generated once outside the timer: this is the cost of the
 // gate, the server and the measuring instruments, plus the network-calculus
@@ -43,20 +43,20 @@ func BenchmarkSeedScaled(b *testing.B) {
 		{"none", `{"type": "none"}`},
 	} {
 		b.Run(l.name, func(b *testing.B) {
-			benchConfig(b, scaledSeed(10_000_000, l.json))
+			benchConfig(b, scaledPost3(10_000_000, l.json))
 		})
 	}
 }
 
-// BenchmarkSeedSweepScaled is the scaled seed model through the seed lab's
+// BenchmarkSeedSweepScaled is the scaled Post 3 model through the seed lab's
 // token-bucket burst sweep (10 points): the per-run work (the offered
 // traffic's arrival curve) is shared by the points, as in any real sweep.
 // Reported per request per point.
 func BenchmarkSeedSweepScaled(b *testing.B) {
-	benchConfig(b, scaledSeed(10_000_000, `{"type": "token-bucket", "rate_rps": 100, "burst": [1, 2, 4, 8, 12, 16, 20, 28, 40, 80]}`))
+	benchConfig(b, scaledPost3(10_000_000, `{"type": "token-bucket", "rate_rps": 100, "burst": [1, 2, 4, 8, 12, 16, 20, 28, 40, 80]}`))
 }
 
-// BenchmarkServiceDistributions is the scaled seed model's burst sweep
+// BenchmarkServiceDistributions is the scaled Post 3 model's burst sweep
 // (10 points, 1 170 301 arrivals) on a server whose service time is fixed
 // or drawn from a distribution of about the same mean (10 ms): the cost a
 // distribution adds per request per point. The draw (once per load, shared
@@ -73,18 +73,18 @@ func BenchmarkServiceDistributions(b *testing.B) {
 		{"lognormal-4-workers", `"workers": 4, "service": "lognormal", "service_p50_ms": 24, "service_p99_ms": 240`},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			doc := strings.Replace(scaledSeed(10_000_000, tb), `"workers": 1, "service_ms": 10`, c.server, 1)
+			doc := strings.Replace(scaledPost3(10_000_000, tb), `"workers": 1, "service_ms": 10`, c.server, 1)
 			benchConfig(b, doc)
 		})
 	}
 }
 
-// BenchmarkSeedScaledNoCurves is the seed model over 40 000 s (4.7 M
+// BenchmarkSeedScaledNoCurves is the seed lab's Post 3 model over 40 000 s (4.7 M
 // arrivals): above MaxCurveArrivals, so the engine skips the empirical
 // arrival curves (a pass over the releases per window length, about 40 of
 // them), leaving the cost of the per-request loop alone.
 func BenchmarkSeedScaledNoCurves(b *testing.B) {
-	benchConfig(b, scaledSeed(40_000_000, `{"type": "token-bucket", "rate_rps": 100, "burst": 20}`))
+	benchConfig(b, scaledPost3(40_000_000, `{"type": "token-bucket", "rate_rps": 100, "burst": 20}`))
 }
 
 // BenchmarkClientsScaled is a multi-client workload (per-client counts,
@@ -135,9 +135,9 @@ func benchConfig(b *testing.B, doc string) {
 }
 
 // BenchmarkGenerateSeedScaled is the cost of building the arrival list of
-// the scaled seed model (1 170 301 arrivals), reported per arrival.
+// the scaled Post 3 model (1 170 301 arrivals), reported per arrival.
 func BenchmarkGenerateSeedScaled(b *testing.B) {
-	cfg, err := experiments.DecodeConfig([]byte(scaledSeed(10_000_000, `{"type": "none"}`)))
+	cfg, err := experiments.DecodeConfig([]byte(scaledPost3(10_000_000, `{"type": "none"}`)))
 	if err != nil {
 		b.Fatal(err)
 	}

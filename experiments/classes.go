@@ -122,9 +122,9 @@ func (c *Config) ClassIndex(name string) int {
 	return -1
 }
 
-// normalizeSeedModels fills the class draw's defaults and makes empty lists
+// normalizeModels fills the class draw's defaults and makes empty lists
 // nil, so that the stored document reads back the same.
-func (c *Config) normalizeSeedModels() {
+func (c *Config) normalizeModels() {
 	if len(c.Classes) == 0 {
 		c.Classes = nil // "classes": [] is no classes
 	}

@@ -171,7 +171,7 @@ func (c *Config) Normalize() {
 	for i := range c.Limiters {
 		c.Limiters[i].Normalize()
 	}
-	c.normalizeSeedModels()
+	c.normalizeModels()
 	c.normalizeObjectives()
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/limiter"
+	"github.com/ratelab/ratelab/experiments/limiter/limitertest"
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/workload"
 )
@@ -44,12 +45,134 @@ func runFiles(t testing.TB, cfg *experiments.Config, workers int) []output.File 
 	return files
 }
 
-// TestEveryPartAndLimiterType runs testdata/all-types.json, which uses
-// every workload part type and every limiter type (per-client with equal
-// and weighted shares) and both report types, and checks that it writes
-// every output with a manifest that hashes them.
+// allTypes is testdata/all-types.json and its point count. For every
+// registered gate type the file has no limiter of, and every option
+// choice no limiter of its type takes, a limiter at the row's example
+// setting is added (named "type option=choice"), so that a gate added to
+// the registry runs in every test of the file with no edit here (a
+// compound type, which takes stages, must be in the file). The count is
+// read off the document: each limiter's lists (a chain's stages' lists)
+// multiplied, summed over the limiters.
+func allTypes(t testing.TB) (*experiments.Config, []byte, int) {
+	t.Helper()
+	cfg, data := readConfig(t, "all-types.json")
+	var doc map[string]json.RawMessage
+	var lims []map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(doc["limiters"], &lims); err != nil {
+		t.Fatal(err)
+	}
+	// taken holds "type" and "type option=choice" of every limiter.
+	taken := map[string]bool{}
+	take := func(l *limiter.Spec) {
+		taken[string(l.Type)] = true
+		if k := l.Kind(); k != nil {
+			for _, o := range k.Options {
+				taken[string(l.Type)+" "+o.Name+"="+l.Option(o.Name)] = true
+			}
+		}
+	}
+	for i := range cfg.Limiters {
+		take(&cfg.Limiters[i])
+	}
+	takes := func(typ limiter.Type, option, choice string) bool {
+		if option == "" {
+			return taken[string(typ)]
+		}
+		return taken[string(typ)+" "+option+"="+choice]
+	}
+	added := false
+	add := func(k *limiter.Kind, option, choice string) {
+		l := map[string]any{"type": string(k.Type)}
+		spec := limiter.Spec{Type: k.Type}
+		for name, v := range k.Example {
+			l[name] = v
+		}
+		if option != "" {
+			l[option] = choice
+			l["name"] = string(k.Type) + " " + option + "=" + choice
+			spec.SetOption(option, choice)
+		}
+		spec.Normalize() // the other options at their defaults
+		take(&spec)
+		lims, added = append(lims, l), true
+	}
+	for _, k := range limiter.Kinds() {
+		if !takes(k.Type, "", "") {
+			if k.Compound() {
+				t.Fatalf("all-types.json has no %q limiter (a type with stages: add one to the file)", k.Type)
+			}
+			add(k, "", "")
+		}
+		for _, o := range k.Options {
+			for _, c := range o.Choices {
+				if !takes(k.Type, o.Name, c) {
+					add(k, o.Name, c)
+				}
+			}
+		}
+	}
+	if added {
+		var err error
+		if doc["limiters"], err = json.Marshal(lims); err != nil {
+			t.Fatal(err)
+		}
+		if data, err = json.Marshal(doc); err != nil {
+			t.Fatal(err)
+		}
+		if cfg, err = experiments.DecodeConfig(data); err != nil {
+			t.Fatalf("all-types.json with the registry's other types: %v", err)
+		}
+	}
+	lists := func(l map[string]any) int {
+		n := 1
+		for _, v := range l {
+			if vs, ok := v.([]any); ok {
+				n *= len(vs)
+			}
+		}
+		return n
+	}
+	points := 0
+	for _, l := range lims {
+		n := 1
+		if stages, ok := l["stages"].([]any); ok {
+			for _, st := range stages {
+				n *= lists(st.(map[string]any))
+			}
+		} else {
+			n = lists(l)
+		}
+		points += n
+	}
+	return cfg, data, points
+}
+
+// TestAllTypesTakesANewGate: a gate type registered alone (limitertest)
+// is in the all-types config, at its example setting and under each of
+// its options' choices, with its points counted.
+func TestAllTypesTakesANewGate(t *testing.T) {
+	limitertest.Register(t)
+	cfg, _, points := allTypes(t)
+	var got []string
+	for _, l := range cfg.Limiters {
+		if l.Type == limitertest.Type {
+			got = append(got, l.Label()+" edge="+l.Option("edge"))
+		}
+	}
+	if len(got) != 2 || len(cfg.Points()) != points {
+		t.Errorf("test-spacer limiters %v (want one per edge choice), %d points, counted %d", got, len(cfg.Points()), points)
+	}
+}
+
+// TestEveryPartAndLimiterType runs the all-types config (allTypes: every
+// limiter type under every option choice), which uses every workload part
+// type of testdata/all-types.json and both report types, and checks that
+// it writes every output with a manifest that hashes them.
 func TestEveryPartAndLimiterType(t *testing.T) {
-	cfg, _ := readConfig(t, "all-types.json")
+	cfg, _, points := allTypes(t)
 	for _, typ := range workload.PartTypes() {
 		if k, _ := workload.LookupKind(typ); k.Users != nil {
 			continue // a closed loop runs the client model: clients_test.go
@@ -58,23 +181,13 @@ func TestEveryPartAndLimiterType(t *testing.T) {
 			t.Errorf("all-types.json has no %q part", typ)
 		}
 	}
-	for _, typ := range limiter.Types() {
-		if !slices.ContainsFunc(cfg.Limiters, func(l limiter.Spec) bool { return l.Type == typ }) {
-			t.Errorf("all-types.json has no %q limiter", typ)
-		}
-	}
-	for _, shares := range []string{limiter.SharesEqual, limiter.SharesWeighted} {
-		if !slices.ContainsFunc(cfg.Limiters, func(l limiter.Spec) bool { return l.Option("shares") == shares }) {
-			t.Errorf("all-types.json has no per-client limiter with %s shares", shares)
-		}
-	}
 
 	res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Points) != len(cfg.Points()) || len(res.Points) != 39 {
-		t.Fatalf("%d points, want 39", len(res.Points))
+	if len(res.Points) != len(cfg.Points()) || len(res.Points) != points {
+		t.Fatalf("%d points (the config %d), want %d", len(res.Points), len(cfg.Points()), points)
 	}
 	for _, p := range res.Points {
 		m := p.Metrics
@@ -144,7 +257,7 @@ func TestEveryPartAndLimiterType(t *testing.T) {
 // workers as points (more goroutines than cores), and under GOMAXPROCS=1,
 // and decodes it anew each time: every output byte must be the same.
 func TestSameConfigSameBytes(t *testing.T) {
-	cfg, data := readConfig(t, "all-types.json")
+	cfg, data, _ := allTypes(t)
 	want := runFiles(t, cfg, 1)
 	check := func(what string, got []output.File) {
 		t.Helper()
@@ -197,7 +310,7 @@ func TestSeedChangesRandomPartsOnly(t *testing.T) {
 // TestConfigRoundTrip: the normalized document decodes to the same config,
 // and normalizing is idempotent.
 func TestConfigRoundTrip(t *testing.T) {
-	cfg, _ := readConfig(t, "all-types.json")
+	cfg, _, _ := allTypes(t)
 	again, err := experiments.DecodeConfig(cfg.JSON())
 	if err != nil {
 		t.Fatalf("normalized document does not decode: %v\n%s", err, cfg.JSON())

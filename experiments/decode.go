@@ -32,7 +32,7 @@ type Limits struct {
 	MaxString int
 }
 
-// ReadConfig reads a config document from r as a stream, strictly: a key
+// ReadConfig reads a config document from r a byte at a time, strictly: a key
 // given twice in one object, text that is not UTF-8, unknown fields,
 // fields that do not belong to a part's or limiter's type, numbers beyond
 // float64, and trailing data are errors. The document is never held whole:
@@ -49,7 +49,7 @@ func ReadConfig(r io.Reader, lim Limits) (*Config, error) {
 	var parts []workload.Part
 	var specs []limiter.Spec
 	var partErrs, limiterErrs field.List
-	d := &docReader{r: bufio.NewReaderSize(r, 64<<10), max: lim.MaxBytes, maxString: lim.MaxString}
+	d := &documentReader{r: bufio.NewReaderSize(r, 64<<10), max: lim.MaxBytes, maxString: lim.MaxString}
 	d.sink = func(list sinkList, i int, raw []byte) {
 		switch list {
 		case partsSink:
@@ -169,7 +169,7 @@ func ReadConfig(r io.Reader, lim Limits) (*Config, error) {
 		}
 	}
 	errs = append(errs, decodeDecision(cfg, shell.Decision)...)
-	errs = append(errs, decodeSeedModels(cfg, shell.Servers, shell.Loads, shell.Classes, shell.ClassDraw, shell.SLO, shell.Output)...)
+	errs = append(errs, decodeModelSections(cfg, shell.Servers, shell.Loads, shell.Classes, shell.ClassDraw, shell.SLO, shell.Output)...)
 	errs = append(errs, decodePolicies(cfg, shell.Policies, shell.Trigger)...)
 	if len(errs) > 0 {
 		return nil, errorsKept(errs)
@@ -201,7 +201,7 @@ func DecodeModels(cfg *Config, data []byte) field.List {
 	if errs := strict(data, &shell, ""); errs != nil {
 		return errs
 	}
-	errs := decodeSeedModels(cfg, shell.Servers, shell.Loads, shell.Classes, shell.ClassDraw, shell.SLO, nil)
+	errs := decodeModelSections(cfg, shell.Servers, shell.Loads, shell.Classes, shell.ClassDraw, shell.SLO, nil)
 	errs = append(errs, decodeDecision(cfg, shell.Decision)...)
 	return append(errs, decodePolicies(cfg, shell.Policies, shell.Trigger)...)
 }

@@ -145,7 +145,7 @@ func TestDocumentsStillRead(t *testing.T) {
 
 var surrogateEscape = regexp.MustCompile(`\\u[dD][89a-fA-F]`)
 
-// FuzzReadDocument: the streaming reader agrees with encoding/json on what
+// FuzzReadDocument: the document reader (document_reader.go) agrees with encoding/json on what
 // is JSON: it refuses whatever json.Valid refuses, and calls nothing
 // malformed that json.Valid takes, unless it is not UTF-8 or may hold a
 // lone surrogate. Run with

@@ -201,9 +201,9 @@ func (c *Config) validateVariants() field.List {
 	return errs
 }
 
-// decodeSeedModels decodes the optional sections of variants.go,
+// decodeModelSections decodes the optional sections of variants.go,
 // classes.go and rules.go strictly, each under its path.
-func decodeSeedModels(cfg *Config, servers, loads, classes, classDraw, slo, out json.RawMessage) field.List {
+func decodeModelSections(cfg *Config, servers, loads, classes, classDraw, slo, out json.RawMessage) field.List {
 	var errs field.List
 	given := func(r json.RawMessage) bool { return len(r) > 0 && string(r) != "null" }
 	if given(servers) {

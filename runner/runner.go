@@ -146,7 +146,7 @@ type Runner struct {
 	pending  []*job          // queued jobs, oldest first
 	reserved int             // places held by Submits storing their run
 	jobs     map[string]*job // queued, running and ending jobs by id
-	subs     map[string]map[*sub]struct{}
+	subs     map[string]map[*subscriber]struct{}
 }
 
 // job is one active (queued or running) run.
@@ -164,7 +164,7 @@ type job struct {
 	ending bool
 }
 
-type sub struct {
+type subscriber struct {
 	ch     chan Event
 	closed bool
 }
@@ -195,7 +195,7 @@ func New(st *storage.Store, opt Options) *Runner {
 		opt:  opt,
 		log:  log,
 		jobs: map[string]*job{},
-		subs: map[string]map[*sub]struct{}{},
+		subs: map[string]map[*subscriber]struct{}{},
 	}
 	r.wake = sync.NewCond(&r.mu)
 	return r
@@ -323,12 +323,12 @@ func (r *Runner) Queued() (waiting, running int) {
 // final event; an unknown run, a closed channel with no event.
 // unsubscribe stops the events and may be called any number of times.
 func (r *Runner) Subscribe(id string) (events <-chan Event, unsubscribe func()) {
-	s := &sub{ch: make(chan Event, subBuffer)}
+	s := &subscriber{ch: make(chan Event, subBuffer)}
 	r.mu.Lock()
 	j, active := r.jobs[id]
 	if active {
 		if r.subs[id] == nil {
-			r.subs[id] = map[*sub]struct{}{}
+			r.subs[id] = map[*subscriber]struct{}{}
 		}
 		r.subs[id][s] = struct{}{}
 		s.ch <- Event{ID: id, Status: j.status, Done: j.done, Total: j.total, Reading: j.reading}

@@ -16,10 +16,10 @@ import (
 	"github.com/ratelab/ratelab/storage"
 )
 
-// seedHash is the seed lab's published sha256 of bp-post3-burst-sweep.csv
+// post3SweepSHA256 is the seed lab's published sha256 of bp-post3-burst-sweep.csv
 // (shared/seeds/token-vs-leaky-bucket.txt): the external contract, kept as
 // a sha256 rather than a golden file.
-const seedHash = "d29c75e9eaa020ba6192686883d30a6366ab7640534847a20d55e339072987c6"
+const post3SweepSHA256 = "d29c75e9eaa020ba6192686883d30a6366ab7640534847a20d55e339072987c6"
 
 func newStore(t *testing.T) *storage.Store {
 	t.Helper()
@@ -32,12 +32,12 @@ func newStore(t *testing.T) *storage.Store {
 }
 
 func testLogger(t *testing.T) *slog.Logger {
-	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	return slog.New(slog.NewTextHandler(testLogWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
-type tWriter struct{ t *testing.T }
+type testLogWriter struct{ t *testing.T }
 
-func (w tWriter) Write(b []byte) (int, error) {
+func (w testLogWriter) Write(b []byte) (int, error) {
 	w.t.Log(strings.TrimSuffix(string(b), "\n"))
 	return len(b), nil
 }
@@ -59,7 +59,7 @@ func newRunner(t *testing.T, st *storage.Store, opt Options) *Runner {
 	return r
 }
 
-func seedConfig(t *testing.T) *experiments.Config {
+func tokenVsLeakyConfig(t *testing.T) *experiments.Config {
 	t.Helper()
 	cfg, err := presets.Config("token-vs-leaky")
 	if err != nil {
@@ -116,11 +116,11 @@ func waitFinal(t *testing.T, events <-chan Event, timeout time.Duration) (Event,
 	}
 }
 
-func TestSeedPresetRunsToDone(t *testing.T) {
+func TestPost3PresetRunsToDone(t *testing.T) {
 	st := newStore(t)
 	r := newRunner(t, st, Options{})
 	r.Start()
-	cfg := seedConfig(t)
+	cfg := tokenVsLeakyConfig(t)
 	run, err := r.Submit(t.Context(), cfg, "seed", "")
 	if err != nil {
 		t.Fatal(err)
@@ -149,8 +149,8 @@ func TestSeedPresetRunsToDone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.SHA256 != seedHash || (output.File{Data: f.Data}).SHA256() != seedHash {
-		t.Errorf("bp-post3-burst-sweep.csv sha256 %s, want %s", f.SHA256, seedHash)
+	if f.SHA256 != post3SweepSHA256 || (output.File{Data: f.Data}).SHA256() != post3SweepSHA256 {
+		t.Errorf("bp-post3-burst-sweep.csv sha256 %s, want %s", f.SHA256, post3SweepSHA256)
 	}
 	// Every stored file is what output.Files writes for the same config.
 	res, err := experiments.Run(t.Context(), cfg, experiments.Options{Workers: 1})
@@ -193,7 +193,7 @@ func TestQueueFullStoresNothing(t *testing.T) {
 	st := newStore(t)
 	r := newRunner(t, st, Options{Workers: 1, Queue: 2})
 	// Not started: nothing leaves the queue.
-	cfg := seedConfig(t)
+	cfg := tokenVsLeakyConfig(t)
 	var ids []string
 	for range 2 {
 		run, err := r.Submit(t.Context(), cfg, "fits", "")
@@ -331,7 +331,7 @@ func TestShutdownInterruptsRunningSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	queued, err := r.Submit(t.Context(), seedConfig(t), "behind", "")
+	queued, err := r.Submit(t.Context(), tokenVsLeakyConfig(t), "behind", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,7 +366,7 @@ func TestShutdownLetsSweepFinish(t *testing.T) {
 	st := newStore(t)
 	r := newRunner(t, st, Options{})
 	r.Start()
-	run, err := r.Submit(t.Context(), seedConfig(t), "seed", "")
+	run, err := r.Submit(t.Context(), tokenVsLeakyConfig(t), "seed", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -385,7 +385,7 @@ func TestEngineErrorFails(t *testing.T) {
 	st := newStore(t)
 	r := newRunner(t, st, Options{})
 	r.Start()
-	cfg := seedConfig(t)
+	cfg := tokenVsLeakyConfig(t)
 	// A report naming a limiter the config lacks passes no validation: build
 	// one by hand, as a caller that skipped DecodeConfig could.
 	bad := *cfg
@@ -416,7 +416,7 @@ func TestSlowSubscriberGetsFinal(t *testing.T) {
 	// nothing until the end.
 	var ids []string
 	for range 3 {
-		run, err := r.Submit(t.Context(), seedConfig(t), "seed", "")
+		run, err := r.Submit(t.Context(), tokenVsLeakyConfig(t), "seed", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -450,7 +450,7 @@ func TestSlowSubscriberGetsFinal(t *testing.T) {
 func TestUnsubscribeStopsEvents(t *testing.T) {
 	st := newStore(t)
 	r := newRunner(t, st, Options{})
-	run, err := r.Submit(t.Context(), seedConfig(t), "seed", "")
+	run, err := r.Submit(t.Context(), tokenVsLeakyConfig(t), "seed", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -470,7 +470,7 @@ func TestUnsubscribeStopsEvents(t *testing.T) {
 func TestFullSubscriberDropsProgressButGetsFinal(t *testing.T) {
 	st := newStore(t)
 	r := newRunner(t, st, Options{})
-	run, err := r.Submit(t.Context(), seedConfig(t), "seed", "")
+	run, err := r.Submit(t.Context(), tokenVsLeakyConfig(t), "seed", "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -209,13 +209,13 @@ func TestOldSchemaRunsSurviveChunking(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, seedFiles := runConfig(t, cfg)
+	res, postFiles := runConfig(t, cfg)
 	type stored struct {
 		run   *Run
 		files []output.File
 	}
 	var runs []stored
-	for _, files := range [][]output.File{seedFiles, sizedFiles()} {
+	for _, files := range [][]output.File{postFiles, sizedFiles()} {
 		r := newRun(cfg)
 		r.ID = NewID()
 		if err := completeV1(t.Context(), db, r, res, files); err != nil {

@@ -295,7 +295,7 @@ func TestCompletedRunReadsBackAfterReopen(t *testing.T) {
 	}
 }
 
-func TestSeedPresetFileHash(t *testing.T) {
+func TestPost3PresetFileHash(t *testing.T) {
 	st, _ := openTemp(t)
 	cfg, err := presets.Config("token-vs-leaky")
 	if err != nil {

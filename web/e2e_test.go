@@ -219,7 +219,7 @@ func TestBrowserEndToEnd(t *testing.T) {
 	}
 	t.Logf("run page %s: %s", permalink, strings.TrimSpace(drawn))
 
-	// 3. Download the seed file through its link; the browser saves it under
+	// 3. Download the seed lab's file through its link; the browser saves it under
 	// its Content-Disposition name, <run-id>-<file>.
 	runID := strings.TrimPrefix(permalink, "/runs/")
 	step("download", chromedp.Click(chromedp.CSS(`.downloads a[download="`+runID+`-bp-post3-burst-sweep.csv"]`)))
@@ -238,8 +238,8 @@ func TestBrowserEndToEnd(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != seedSweepSHA256 {
-		t.Errorf("downloaded bp-post3-burst-sweep.csv has sha256 %x, want %s", sum, seedSweepSHA256)
+	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != post3SweepSHA256 {
+		t.Errorf("downloaded bp-post3-burst-sweep.csv has sha256 %x, want %s", sum, post3SweepSHA256)
 	}
 
 	// 4. The screenshot of the run page.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/deploy"
+	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/storage"
 )
 
@@ -68,7 +69,7 @@ func TestDeploySection(t *testing.T) {
 	for _, s := range []string{`id="deploy"`, "Deploy this setting", `href="#deploy"`, html.EscapeString(nginx.Text),
 		html.EscapeString(nginx.Notes[0]), `id="deploy-rerun"`, "Rerun with nginx-limit-req",
 		`href="/runs/` + id + `/export?point=1&amp;format=nginx"`, `download="ratelab-limit-req.conf"`,
-		`<option value="1" selected>1: token-bucket rate_rps=100 burst=20</option>`, `data-copy="deploy-text"`} {
+		`<option value="1" selected>1: token-bucket ` + limiter.FormatParams(limiter.TypeTokenBucket, cfg.Points()[1].Params) + `</option>`, `data-copy="deploy-text"`} {
 		if !strings.Contains(body, s) {
 			t.Errorf("run page lacks %q", s)
 		}

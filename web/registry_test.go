@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/experiments/limiter/limitertest"
 	"github.com/ratelab/ratelab/web/form"
 )
@@ -84,17 +85,28 @@ func TestAPITypes(t *testing.T) {
 	for _, k := range types.Limiters {
 		byType[k.Type] = k
 	}
-	tb := byType["token-bucket"]
-	if len(tb.Params) != 2 || tb.Params[0].Name != "rate_rps" || tb.Params[1].Name != "burst" || !tb.Params[1].Integer || tb.Params[1].Min != 1 {
-		t.Errorf("token-bucket: %+v", tb)
-	}
 	if !byType["chain"].Stages || byType["admission"].Stage {
 		t.Errorf("chain %+v, admission %+v", byType["chain"], byType["admission"])
 	}
-	// every gate that refuses says its Retry-After, but admission
-	if tb.RetryAfter == "" || byType["x-time-rate"].RetryAfter == "" || byType["chain"].RetryAfter == "" || byType["admission"].RetryAfter != "" || byType["none"].RetryAfter != "" {
-		t.Errorf("retry_after: token-bucket %q, x-time-rate %q, chain %q, admission %q, none %q", tb.RetryAfter,
-			byType["x-time-rate"].RetryAfter, byType["chain"].RetryAfter, byType["admission"].RetryAfter, byType["none"].RetryAfter)
+	// every registered type, in registry order, with its row's parameters
+	// and Retry-After (which gates give one: limiter's
+	// TestRowsSayWhichGatesGiveRetryAfter)
+	kinds := limiter.Kinds()
+	if len(types.Limiters) != len(kinds) {
+		t.Fatalf("/api/types lists %d limiter types, the registry %d", len(types.Limiters), len(kinds))
+	}
+	for i, k := range kinds {
+		got := types.Limiters[i]
+		if got.Type != string(k.Type) || got.RetryAfter != k.RetryAfter {
+			t.Errorf("limiter type %d: %s with retry_after %q, want %s with %q", i, got.Type, got.RetryAfter, k.Type, k.RetryAfter)
+		}
+		var want []APIParam
+		for _, q := range k.Params {
+			want = append(want, APIParam{Name: q.Name, Unit: q.Unit, Integer: q.Integer, Min: q.Min, Max: q.Max, Default: q.Default, Admits: string(q.Admits), Doc: q.Doc})
+		}
+		if len(got.Params) != len(want) || (len(want) > 0 && !slices.Equal(got.Params, want)) {
+			t.Errorf("%s: parameters %+v, its row %+v", k.Type, got.Params, want)
+		}
 	}
 	if len(types.Parts) == 0 || types.Parts[0].Type != "demand-curve" || !slices.ContainsFunc(types.Parts[0].Fields, func(f APIPartField) bool { return f.Name == "segments" && f.Line == "rate_rps,duration_ms" }) {
 		t.Errorf("parts: %+v", types.Parts)

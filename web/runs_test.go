@@ -68,8 +68,8 @@ func TestSubmitRunDownloadRerun(t *testing.T) {
 		}
 	}
 	sum := sha256.Sum256(l.get("/runs/" + id + "/files/bp-post3-burst-sweep.csv").Body.Bytes())
-	if hex.EncodeToString(sum[:]) != seedSweepSHA256 {
-		t.Errorf("bp-post3-burst-sweep.csv sha256 %x, want the seed's %s", sum, seedSweepSHA256)
+	if hex.EncodeToString(sum[:]) != post3SweepSHA256 {
+		t.Errorf("bp-post3-burst-sweep.csv sha256 %x, want the seed lab's %s", sum, post3SweepSHA256)
 	}
 	if w := l.get("/runs/" + id + "/files/nope.csv"); w.Code != http.StatusNotFound {
 		t.Errorf("missing file: %d", w.Code)

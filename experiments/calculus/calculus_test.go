@@ -13,7 +13,7 @@ import (
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
 
 func TestTokenBucketBounds(t *testing.T) {
-	// The seed's case: (100 rps, burst 20) into one 10 ms worker.
+	// The seed lab's case: (100 rps, burst 20) into one 10 ms worker.
 	a := calculus.Affine(calculus.PerMS(100), 20)
 	b := calculus.Workers(1, 10)
 	if got := calculus.Delay(a, b); !near(got, 210) {

@@ -49,7 +49,7 @@ func reference(x float64, places int) string {
 
 // Java's String.format("%.1f") (checked with OpenJDK 25) and the binary
 // rule (%.1f) on the ties that tell them apart.
-func TestSeedExamples(t *testing.T) {
+func TestSeedLabExamples(t *testing.T) {
 	for _, c := range []struct {
 		x          float64
 		one, four  string

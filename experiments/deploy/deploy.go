@@ -44,10 +44,11 @@ type Format struct {
 	From []From
 }
 
-// From is one limiter type a format expresses.
+// From is one limiter type a format expresses, and its translation, which
+// reads the point through the type's registry row (see reading).
 type From struct {
 	Type   limiter.Type
-	Export func(pt *Point) (*Export, error)
+	export func(pt *reading) (*Export, error)
 }
 
 // Point is one point of a sweep: its limiter and its parameter values.
@@ -148,28 +149,38 @@ func Render(format string, pt *Point) (*Export, error) {
 
 // Export deploys the point in this format.
 func (f *Format) Export(pt *Point) (*Export, error) {
+	e, _, err := f.export(pt)
+	return e, err
+}
+
+// export is Export and the point as the format read it.
+func (f *Format) export(pt *Point) (*Export, *reading, error) {
 	i := slices.IndexFunc(f.From, func(from From) bool { return from.Type == pt.Spec.Type })
 	if i < 0 {
-		return nil, &NotExpressible{Format: f.Name, Type: pt.Spec.Type,
+		return nil, nil, &NotExpressible{Format: f.Name, Type: pt.Spec.Type,
 			Reason: fmt.Sprintf("%s expresses %s", f.Label, typeList(f.Types()))}
 	}
 	spec := *pt.Spec // a copy: normalizing must not touch the caller's config
 	spec.Params, spec.Options = maps.Clone(pt.Spec.Params), maps.Clone(pt.Spec.Options)
 	spec.Normalize() // options at their defaults
 	norm := &Point{Spec: &spec, Params: pt.Params}
-	e, err := f.From[i].Export(norm)
+	r, err := newReading(norm)
+	if err != nil {
+		return nil, nil, err
+	}
+	e, err := f.From[i].export(r)
 	if err != nil {
 		var ne *NotExpressible
 		if errors.As(err, &ne) {
 			ne.Format, ne.Type = f.Name, pt.Spec.Type
 		}
-		return nil, err
+		return nil, r, err
 	}
 	e.Format = f
 	if e.Rerun != nil {
 		e.Rerun.Normalize()
 		if errs := e.Rerun.Validate("rerun"); len(errs) > 0 {
-			return nil, &NotExpressible{Format: f.Name, Type: pt.Spec.Type,
+			return nil, r, &NotExpressible{Format: f.Name, Type: pt.Spec.Type,
 				Reason: fmt.Sprintf("the deployed setting is outside the lab's range for %s: %v", e.Rerun.Type, errs)}
 		}
 		if samePoint(e.Rerun, norm) {
@@ -181,7 +192,7 @@ func (f *Format) Export(pt *Point) (*Export, error) {
 	header := fmt.Sprintf("%sratelab export: %s (%s) as %s\n", f.Comment, pt.Spec.Label(),
 		limiter.FormatParams(pt.Spec.Type, pt.Params), f.Label)
 	e.Text = header + e.Text
-	return e, nil
+	return e, r, nil
 }
 
 // Available is one format's answer for a point: an error when it cannot

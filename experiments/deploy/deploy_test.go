@@ -408,25 +408,6 @@ func TestMapping(t *testing.T) {
 	}
 }
 
-// TestNoWindowsOrSharesAnywhere: the types no format expresses say so in
-// every format (but the dual token bucket, which nginx expresses).
-func TestNoWindowsOrSharesAnywhere(t *testing.T) {
-	for _, typ := range []limiter.Type{limiter.TypeSlidingLog, limiter.TypeSlidingCounter, limiter.TypePerClient,
-		limiter.TypeHierarchical, limiter.TypeDualTokenBucket, limiter.TypeAdmission, limiter.TypeChain, limiter.TypeNone} {
-		k, _ := limiter.Lookup(typ)
-		p := &deploy.Point{Spec: &limiter.Spec{Type: typ}, Params: k.Example}
-		for _, a := range deploy.Availability(p) {
-			if typ == limiter.TypeDualTokenBucket && a.Format.Name == "nginx" {
-				continue // two limit_req zones: TestMapping
-			}
-			var ne *deploy.NotExpressible
-			if !errors.As(a.Err, &ne) {
-				t.Errorf("%s as %s: %v, want NotExpressible", typ, a.Format.Name, a.Err)
-			}
-		}
-	}
-}
-
 // TestEveryRerunIsAValidGate deploys every sample point in every format:
 // the rerun validates, is named, and differs from the point (else the
 // export is exact).

@@ -44,8 +44,8 @@ func envoyFormat() *Format {
 		Doc:     "one entry of the HTTP connection manager's http_filters, before envoy.filters.http.router",
 		Comment: "# ",
 		From: append([]From{
-			{Type: limiter.TypeEnvoyLocalRateLimit, Export: envoyFromEnvoy},
-			{Type: limiter.TypeFixedWindow, Export: envoyFromWindow},
+			{Type: limiter.TypeEnvoyLocalRateLimit, export: envoyFromEnvoy},
+			{Type: limiter.TypeFixedWindow, export: envoyFromWindow},
 		}, bucketFrom(envoyFromBucket, limiter.TypeEnvoyLocalRateLimit)...),
 	}
 }
@@ -130,17 +130,17 @@ func envoyPerClient() error {
 }
 
 // envoyFromEnvoy writes the envoy-local-ratelimit gate's own setting.
-func envoyFromEnvoy(pt *Point) (*Export, error) {
-	if pt.Spec.Option(limiter.OptionEnvoyDescriptor) == "client" {
+func envoyFromEnvoy(pt *reading) (*Export, error) {
+	if pt.option(limiter.OptionEnvoyDescriptor) == "client" {
 		return nil, envoyPerClient()
 	}
-	maxTokens, perFill := int64(pt.Params[limiter.ParamMaxTokens]), int64(pt.Params[limiter.ParamTokensPerFill])
-	fill := pt.Params[limiter.ParamFillIntervalMS]
+	maxTokens, perFill := int64(pt.param(limiter.ParamMaxTokens)), int64(pt.param(limiter.ParamTokensPerFill))
+	fill := pt.param(limiter.ParamFillIntervalMS)
 	e := &Export{Text: envoyYAML(maxTokens, perFill, int64(fill)), Notes: envoyNotes(perFill, int64(fill))[:2]}
 	if fill != math.Trunc(fill) {
 		e.Notes = append(e.Notes, fmt.Sprintf("Envoy reads fill_interval in whole ms: %s ms is written %d ms (the gate reads it so too).", num(fill), int64(fill)))
 	}
-	if pt.Spec.Option(limiter.OptionEnvoyBucket) == "timer" {
+	if pt.option(limiter.OptionEnvoyBucket) == "timer" {
 		e.Notes = append(e.Notes, "The point is Envoy's timer bucket (releases before PR 35207, 2024, and while the runtime guard envoy.reloadable_features.no_timer_based_rate_limit_token_bucket is false): such an Envoy runs it exactly. Current Envoy refills continuously: rerun with token_bucket atomic to see it.")
 	}
 	e.Rerun = envoyRerun(maxTokens, perFill, fill)
@@ -149,8 +149,8 @@ func envoyFromEnvoy(pt *Point) (*Export, error) {
 
 // envoyFromWindow writes a fixed window as max_tokens = tokens_per_fill =
 // limit every window.
-func envoyFromWindow(pt *Point) (*Export, error) {
-	limit, window := pt.Params[limiter.ParamLimit], pt.Params[limiter.ParamWindow]
+func envoyFromWindow(pt *reading) (*Export, error) {
+	limit, window := pt.param(limiter.ParamLimit), pt.param(limiter.ParamWindow)
 	if limit > envoyMaxUint32 {
 		return nil, cannot("limit %s is more than Envoy's uint32 max_tokens", num(limit))
 	}
@@ -169,7 +169,7 @@ func envoyFromWindow(pt *Point) (*Export, error) {
 }
 
 // envoyFromBucket writes a policer bucket (see envoyFormat).
-func envoyFromBucket(_ *Point, b bucket) (*Export, error) {
+func envoyFromBucket(b bucket) (*Export, error) {
 	if !b.policer() {
 		return nil, cannot("Envoy's local rate limit never delays a request, and this point lets %d requests wait for their token", b.queue)
 	}

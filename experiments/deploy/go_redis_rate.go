@@ -30,7 +30,7 @@ func goRedisRateFormat() *Format {
 		File:    "limiter.go",
 		Doc:     "a Go file (package limits): the redis_rate.Limit and Admit around Limiter.Allow",
 		Comment: "// ",
-		From: append([]From{{Type: limiter.TypeRedisRate, Export: goRedisFromRedis}},
+		From: append([]From{{Type: limiter.TypeRedisRate, export: goRedisFromRedis}},
 			bucketFrom(goRedisFromBucket, limiter.TypeRedisRate)...),
 	}
 }
@@ -58,9 +58,9 @@ func goRedisRerun(n, burst int64, periodMS float64) *limiter.Spec {
 }
 
 // goRedisFromRedis writes the redis-rate gate's own setting.
-func goRedisFromRedis(pt *Point) (*Export, error) {
-	n, burst := int64(pt.Params[limiter.ParamLimit]), int64(pt.Params[limiter.ParamBurst])
-	period := pt.Params[limiter.ParamPeriod]
+func goRedisFromRedis(pt *reading) (*Export, error) {
+	n, burst := int64(pt.param(limiter.ParamLimit)), int64(pt.param(limiter.ParamBurst))
+	period := pt.param(limiter.ParamPeriod)
 	e := &Export{Text: goRedisText(n, burst, msToNS(period)), Rerun: goRedisRerun(n, burst, period)}
 	if burst == 0 {
 		e.Notes = append(e.Notes, "Burst 0 refuses every request, in redis_rate as in the point.")
@@ -69,7 +69,7 @@ func goRedisFromRedis(pt *Point) (*Export, error) {
 }
 
 // goRedisFromBucket writes a policer bucket (see goRedisRateFormat).
-func goRedisFromBucket(_ *Point, b bucket) (*Export, error) {
+func goRedisFromBucket(b bucket) (*Export, error) {
 	if !b.policer() {
 		return nil, cannot("redis_rate's Allow never delays a request, and this point lets %d requests wait for their token", b.queue)
 	}

@@ -28,8 +28,8 @@ func goUberRateLimitFormat() *Format {
 		Doc:     "a Go file (package limits): NewLimiter with ratelimit.New, and Admit calling Take",
 		Comment: "// ",
 		From: []From{
-			{Type: limiter.TypeUberRateLimit, Export: goUberFromUber},
-			{Type: limiter.TypeLeakyBucket, Export: goUberFromLeaky},
+			{Type: limiter.TypeUberRateLimit, export: goUberFromUber},
+			{Type: limiter.TypeLeakyBucket, export: goUberFromLeaky},
 		},
 	}
 }
@@ -58,15 +58,15 @@ func goUberRerun(n int64, periodMS float64, slack int64) *limiter.Spec {
 }
 
 // goUberFromUber writes the uber-ratelimit gate's own setting.
-func goUberFromUber(pt *Point) (*Export, error) {
-	n, slack := int64(pt.Params[limiter.ParamLimit]), int64(pt.Params[limiter.ParamSlack])
-	period := pt.Params[limiter.ParamPeriod]
+func goUberFromUber(pt *reading) (*Export, error) {
+	n, slack := int64(pt.param(limiter.ParamLimit)), int64(pt.param(limiter.ParamSlack))
+	period := pt.param(limiter.ParamPeriod)
 	return &Export{Text: goUberText(n, msToNS(period), slack), Rerun: goUberRerun(n, period, slack)}, nil
 }
 
 // goUberFromLeaky writes a leaky bucket as Take with no slack.
-func goUberFromLeaky(pt *Point) (*Export, error) {
-	rate, queue := pt.Params[limiter.ParamRate], pt.Params[limiter.ParamQueue]
+func goUberFromLeaky(pt *reading) (*Export, error) {
+	rate, queue := pt.param(limiter.ParamRate), pt.param(limiter.ParamQueue)
 	n, period, exact := perPeriod(rate, uberMaxRate)
 	e := &Export{Text: goUberText(n, period*1e6, 0)}
 	if !exact {

@@ -30,7 +30,7 @@ func goXTimeRateFormat() *Format {
 		File:    "limiter.go",
 		Doc:     "a Go file (package limits): NewLimiter and Admit around rate.NewLimiter",
 		Comment: "// ",
-		From: append([]From{{Type: limiter.TypeXTimeRate, Export: goXFromX}},
+		From: append([]From{{Type: limiter.TypeXTimeRate, export: goXFromX}},
 			bucketFrom(goXFromBucket, limiter.TypeXTimeRate)...),
 	}
 }
@@ -70,10 +70,10 @@ func goXRerun(rate float64, burst int64, reserve bool, maxWaitMS float64) *limit
 }
 
 // goXFromX writes the x-time-rate gate's own setting.
-func goXFromX(pt *Point) (*Export, error) {
-	rate, burst := pt.Params[limiter.ParamRate], int64(pt.Params[limiter.ParamBurst])
-	reserve := pt.Spec.Option(xrateMode) == limiter.XTimeRateReserve
-	w := pt.Params[limiter.ParamMaxWait]
+func goXFromX(pt *reading) (*Export, error) {
+	rate, burst := pt.param(limiter.ParamRate), int64(pt.param(limiter.ParamBurst))
+	reserve := pt.option(xrateMode) == limiter.XTimeRateReserve
+	w := pt.param(limiter.ParamMaxWait)
 	e := &Export{Text: goXText(rate, burst, reserve, msToNS(w)), Rerun: goXRerun(rate, burst, reserve, w)}
 	if reserve && nsToMS(msToNS(w)) != w {
 		e.Notes = append(e.Notes, fmt.Sprintf("MaxWait is whole ns: max_wait_ms %s is written %s (the gate rounds it so too).", num(w), goDuration(msToNS(w))))
@@ -82,7 +82,7 @@ func goXFromX(pt *Point) (*Export, error) {
 }
 
 // goXFromBucket writes a bucket (see goXTimeRateFormat).
-func goXFromBucket(_ *Point, b bucket) (*Export, error) {
+func goXFromBucket(b bucket) (*Export, error) {
 	if b.perClient {
 		return nil, onlyOneBucket("x/time/rate")
 	}

@@ -37,8 +37,8 @@ func guavaFormat() *Format {
 		Doc:     "a Java class RatelabLimiter: a RateLimiter and admit() with tryAcquire and a timeout",
 		Comment: "// ",
 		From: append([]From{
-			{Type: limiter.TypeGuavaSmoothBursty, Export: guavaFromBursty},
-			{Type: limiter.TypeGuavaSmoothWarmingUp, Export: guavaFromWarmingUp},
+			{Type: limiter.TypeGuavaSmoothBursty, export: guavaFromBursty},
+			{Type: limiter.TypeGuavaSmoothWarmingUp, export: guavaFromWarmingUp},
 		}, bucketFrom(guavaFromBucket)...),
 	}
 }
@@ -81,8 +81,8 @@ func guavaBurstyRerun(rate, timeoutMS float64) *limiter.Spec {
 }
 
 // guavaFromBursty writes the guava-smooth-bursty gate's setting.
-func guavaFromBursty(pt *Point) (*Export, error) {
-	rate, burst, timeout := pt.Params[limiter.ParamRate], pt.Params[limiter.ParamMaxBurstMS], pt.Params[limiter.ParamTimeoutMS]
+func guavaFromBursty(pt *reading) (*Export, error) {
+	rate, burst, timeout := pt.param(limiter.ParamRate), pt.param(limiter.ParamMaxBurstMS), pt.param(limiter.ParamTimeoutMS)
 	e := &Export{Text: guavaText(rate, -1, micros(timeout)), Rerun: guavaBurstyRerun(rate, timeout)}
 	if burst != 1000 {
 		e.Notes = append(e.Notes, fmt.Sprintf("Guava's public API has no maxBurstSeconds: RateLimiter.create stores at most one second of permits, not the point's %s ms.", num(burst)))
@@ -91,8 +91,8 @@ func guavaFromBursty(pt *Point) (*Export, error) {
 }
 
 // guavaFromWarmingUp writes the guava-smooth-warming-up gate's setting.
-func guavaFromWarmingUp(pt *Point) (*Export, error) {
-	rate, warm, timeout := pt.Params[limiter.ParamRate], pt.Params[limiter.ParamWarmupMS], pt.Params[limiter.ParamTimeoutMS]
+func guavaFromWarmingUp(pt *reading) (*Export, error) {
+	rate, warm, timeout := pt.param(limiter.ParamRate), pt.param(limiter.ParamWarmupMS), pt.param(limiter.ParamTimeoutMS)
 	e := &Export{Text: guavaText(rate, micros(warm), micros(timeout)),
 		Rerun: spec(limiter.TypeGuavaSmoothWarmingUp, limiter.Params{limiter.ParamRate: rate, limiter.ParamWarmupMS: warm, limiter.ParamTimeoutMS: timeout}, nil)}
 	return e, nil
@@ -100,7 +100,7 @@ func guavaFromWarmingUp(pt *Point) (*Export, error) {
 
 // guavaFromBucket writes a bucket as RateLimiter.create(rate) (see
 // guavaFormat).
-func guavaFromBucket(_ *Point, b bucket) (*Export, error) {
+func guavaFromBucket(b bucket) (*Export, error) {
 	if b.perClient {
 		return nil, onlyOneBucket("Guava")
 	}

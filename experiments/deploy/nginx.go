@@ -37,8 +37,8 @@ func nginxFormat() *Format {
 		File:    "ratelab-limit-req.conf",
 		Doc:     "limit_req_zone in the http block, limit_req in the http, server or location block to limit",
 		Comment: "# ",
-		From: append([]From{{Type: limiter.TypeNginxLimitReq, Export: nginxFromNginx},
-			{Type: limiter.TypeDualTokenBucket, Export: nginxFromDual}},
+		From: append([]From{{Type: limiter.TypeNginxLimitReq, export: nginxFromNginx},
+			{Type: limiter.TypeDualTokenBucket, export: nginxFromDual}},
 			bucketFrom(nginxFromBucket, limiter.TypeNginxLimitReq)...),
 	}
 }
@@ -121,24 +121,24 @@ func (s nginxSetting) export() *Export {
 }
 
 // nginxFromNginx writes the nginx-limit-req gate's own setting.
-func nginxFromNginx(pt *Point) (*Export, error) {
+func nginxFromNginx(pt *reading) (*Export, error) {
 	s := nginxSetting{
-		rate:      pt.Params[limiter.ParamRate],
-		burst:     int64(pt.Params[limiter.ParamBurst]),
-		delay:     int64(pt.Params[limiter.ParamNginxDelay]),
-		nodelay:   pt.Spec.Option(limiter.OptionNodelay) == "on",
-		perClient: pt.Spec.Option(limiter.OptionNginxKey) == "client",
+		rate:      pt.param(limiter.ParamRate),
+		burst:     int64(pt.param(limiter.ParamBurst)),
+		delay:     int64(pt.param(limiter.ParamNginxDelay)),
+		nodelay:   pt.option(limiter.OptionNodelay) == "on",
+		perClient: pt.option(limiter.OptionNginxKey) == "client",
 	}
 	e := s.export()
 	if s.nodelay {
 		// delay= is ignored with nodelay: the rerun keeps the point's.
-		e.Rerun.SetValues(limiter.ParamNginxDelay, limiter.Values{pt.Params[limiter.ParamNginxDelay]})
+		e.Rerun.SetValues(limiter.ParamNginxDelay, limiter.Values{pt.param(limiter.ParamNginxDelay)})
 	}
 	return e, nil
 }
 
 // nginxFromBucket writes a bucket (see nginxFormat).
-func nginxFromBucket(_ *Point, b bucket) (*Export, error) {
+func nginxFromBucket(b bucket) (*Export, error) {
 	s := nginxSetting{rate: b.rate, burst: b.burst - 1 + b.queue, perClient: b.perClient}
 	if b.policer() {
 		s.nodelay = true
@@ -179,14 +179,14 @@ func nginxFromBucket(_ *Point, b bucket) (*Export, error) {
 // ngx_http_limit_req_account store the excess of the others. So a request
 // is charged to both zones or to neither: the dual token bucket's "a
 // token from each, or none". With nodelay in both, none waits.
-func nginxFromDual(pt *Point) (*Export, error) {
+func nginxFromDual(pt *reading) (*Export, error) {
 	zones := []struct {
 		name  string
 		rate  float64
 		burst int64
 	}{
-		{nginxZone, pt.Params[limiter.ParamRate], int64(pt.Params[limiter.ParamBurst])},
-		{nginxPeakZone, pt.Params[limiter.ParamPeakRate], int64(pt.Params[limiter.ParamPeakBurst])},
+		{nginxZone, pt.param(limiter.ParamRate), int64(pt.param(limiter.ParamBurst))},
+		{nginxPeakZone, pt.param(limiter.ParamPeakRate), int64(pt.param(limiter.ParamPeakBurst))},
 	}
 	var b strings.Builder
 	var notes []string

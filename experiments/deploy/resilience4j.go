@@ -34,8 +34,8 @@ func resilience4jFormat() *Format {
 		Doc:     "Spring Boot configuration of the Resilience4j rate limiter instance \"ratelab\"",
 		Comment: "# ",
 		From: append([]From{
-			{Type: limiter.TypeResilience4j, Export: r4jFromR4j},
-			{Type: limiter.TypeFixedWindow, Export: r4jFromWindow},
+			{Type: limiter.TypeResilience4j, export: r4jFromR4j},
+			{Type: limiter.TypeFixedWindow, export: r4jFromWindow},
 		}, bucketFrom(r4jFromBucket)...),
 	}
 }
@@ -55,20 +55,20 @@ func r4jRerun(limit int64, periodNS, timeoutNS int64) *limiter.Spec {
 }
 
 // r4jFromR4j writes the resilience4j gate's own setting.
-func r4jFromR4j(pt *Point) (*Export, error) {
-	limit := int64(pt.Params[limiter.ParamLimitForPeriod])
-	period, timeout := msToNS(pt.Params[limiter.ParamLimitRefreshPeriodMS]), msToNS(pt.Params[limiter.ParamTimeoutMS])
+func r4jFromR4j(pt *reading) (*Export, error) {
+	limit := int64(pt.param(limiter.ParamLimitForPeriod))
+	period, timeout := msToNS(pt.param(limiter.ParamLimitRefreshPeriodMS)), msToNS(pt.param(limiter.ParamTimeoutMS))
 	// The gate reads both in whole ns, as written: the export is exact.
 	e := &Export{Text: r4jText(limit, period, timeout), Exact: true}
-	if nsToMS(period) != pt.Params[limiter.ParamLimitRefreshPeriodMS] || nsToMS(timeout) != pt.Params[limiter.ParamTimeoutMS] {
+	if nsToMS(period) != pt.param(limiter.ParamLimitRefreshPeriodMS) || nsToMS(timeout) != pt.param(limiter.ParamTimeoutMS) {
 		e.Notes = append(e.Notes, "Resilience4j's durations are whole ns: the point's are written rounded to the ns, as the gate reads them.")
 	}
 	return e, nil
 }
 
 // r4jFromWindow writes a fixed window as one cycle per window.
-func r4jFromWindow(pt *Point) (*Export, error) {
-	limit, window := int64(pt.Params[limiter.ParamLimit]), pt.Params[limiter.ParamWindow]
+func r4jFromWindow(pt *reading) (*Export, error) {
+	limit, window := int64(pt.param(limiter.ParamLimit)), pt.param(limiter.ParamWindow)
 	if limit > math.MaxInt32 {
 		return nil, cannot("limit %d is more than Resilience4j's int limitForPeriod", limit)
 	}
@@ -85,7 +85,7 @@ func r4jFromWindow(pt *Point) (*Export, error) {
 }
 
 // r4jFromBucket writes a bucket as b permissions every b/r s.
-func r4jFromBucket(_ *Point, b bucket) (*Export, error) {
+func r4jFromBucket(b bucket) (*Export, error) {
 	if b.perClient {
 		return nil, onlyOneBucket("Resilience4j")
 	}

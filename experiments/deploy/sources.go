@@ -3,9 +3,59 @@ package deploy
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/ratelab/ratelab/experiments/limiter"
 )
+
+// reading is a point as a format reads it: its parameter values and
+// options only through its type's registry row (limiter.Kind), each one
+// read recorded. An export reads every parameter and option of the rows of
+// the types it expresses, or names it in a note as "name value" (the
+// point's own value): TestExportsReadEveryParameter holds that for every
+// format, type and option choice, so a parameter added to an exported
+// gate cannot be deployed as if it did not exist.
+type reading struct {
+	kind   *limiter.Kind
+	spec   *limiter.Spec
+	values limiter.Params
+	read   []string // the names read, in the order first read
+}
+
+// newReading reads pt through its type's row.
+func newReading(pt *Point) (*reading, error) {
+	k, ok := limiter.Lookup(pt.Spec.Type)
+	if !ok {
+		return nil, fmt.Errorf("deploy: limiter type %q is not registered", pt.Spec.Type)
+	}
+	return &reading{kind: k, spec: pt.Spec, values: pt.Params}, nil
+}
+
+// param is the point's value of a parameter of its row; a name the row
+// does not have is a bug of the format (a panic, never a silent 0).
+func (r *reading) param(name string) float64 {
+	if _, ok := r.kind.Param(name); !ok {
+		panic(fmt.Sprintf("deploy: %s has no parameter %q (its row: %v)", r.kind.Type, name, r.kind.ParamNames()))
+	}
+	r.note(name)
+	return r.values[name]
+}
+
+// option is the point's choice of an option of its row (its default when
+// the spec leaves it out); a name the row does not have panics.
+func (r *reading) option(name string) string {
+	if _, ok := r.kind.Option(name); !ok {
+		panic(fmt.Sprintf("deploy: %s has no option %q", r.kind.Type, name))
+	}
+	r.note(name)
+	return r.spec.Option(name)
+}
+
+func (r *reading) note(name string) {
+	if !slices.Contains(r.read, name) {
+		r.read = append(r.read, name)
+	}
+}
 
 // bucket is a point read as a token bucket, whatever its type: the common
 // model that nginx, Envoy, x/time/rate, redis_rate, Guava, Resilience4j
@@ -30,7 +80,7 @@ func (b *bucket) policer() bool { return b.queue == 0 }
 // bucketReader reads a point of one type as a bucket.
 type bucketReader struct {
 	typ  limiter.Type
-	read func(pt *Point) (bucket, error)
+	read func(pt *reading) (bucket, error)
 }
 
 // bucketReaders are the types a format that deploys a token bucket reads
@@ -50,19 +100,19 @@ func bucketReaders() []bucketReader {
 // bucketFrom is a format's From rows for every bucket reader but the
 // types in skip (which the format translates exactly itself): the point
 // read as a bucket, then deploy; the reading's notes come first.
-func bucketFrom(deploy func(pt *Point, b bucket) (*Export, error), skip ...limiter.Type) []From {
+func bucketFrom(deploy func(b bucket) (*Export, error), skip ...limiter.Type) []From {
 	var out []From
 	for _, r := range bucketReaders() {
 		if contains(skip, r.typ) {
 			continue
 		}
 		read := r.read
-		out = append(out, From{Type: r.typ, Export: func(pt *Point) (*Export, error) {
+		out = append(out, From{Type: r.typ, export: func(pt *reading) (*Export, error) {
 			b, err := read(pt)
 			if err != nil {
 				return nil, err
 			}
-			e, err := deploy(pt, b)
+			e, err := deploy(b)
 			if err != nil {
 				return nil, err
 			}
@@ -84,8 +134,8 @@ func contains(ts []limiter.Type, t limiter.Type) bool {
 
 // readTokenBucket: the token bucket and the GCRA (the same decisions in
 // exact arithmetic) are the bucket itself.
-func readTokenBucket(pt *Point) (bucket, error) {
-	return bucket{rate: pt.Params[limiter.ParamRate], burst: int64(pt.Params[limiter.ParamBurst])}, nil
+func readTokenBucket(pt *reading) (bucket, error) {
+	return bucket{rate: pt.param(limiter.ParamRate), burst: int64(pt.param(limiter.ParamBurst))}, nil
 }
 
 // readLeakyBucket: releases 1000/rate ms apart, queue requests pending at
@@ -93,8 +143,8 @@ func readTokenBucket(pt *Point) (bucket, error) {
 // (queue-1)/rate s for its token takes the same decisions: the request
 // arriving with k releases pending waits k/rate and is admitted while
 // k < queue.
-func readLeakyBucket(pt *Point) (bucket, error) {
-	r, q := pt.Params[limiter.ParamRate], int64(pt.Params[limiter.ParamQueue])
+func readLeakyBucket(pt *reading) (bucket, error) {
+	r, q := pt.param(limiter.ParamRate), int64(pt.param(limiter.ParamQueue))
 	return bucket{rate: r, burst: 1, queue: q - 1, maxWaitMS: float64(q-1) * 1000 / r}, nil
 }
 
@@ -104,8 +154,8 @@ const xrateMode = "mode"
 // readXTimeRate: rate.NewLimiter(rate_rps, burst); in reserve mode a
 // request may wait max_wait_ms, which at the rate is floor(max_wait*rate)
 // requests beyond the burst.
-func readXTimeRate(pt *Point) (bucket, error) {
-	r, b := pt.Params[limiter.ParamRate], int64(pt.Params[limiter.ParamBurst])
+func readXTimeRate(pt *reading) (bucket, error) {
+	r, b := pt.param(limiter.ParamRate), int64(pt.param(limiter.ParamBurst))
 	if r <= 0 {
 		return bucket{}, cannot("rate 0 passes the first burst requests and then none: there is no rate to deploy")
 	}
@@ -113,8 +163,8 @@ func readXTimeRate(pt *Point) (bucket, error) {
 		return bucket{}, cannot("burst 0 refuses every request")
 	}
 	out := bucket{rate: r, burst: b}
-	if pt.Spec.Option(xrateMode) == limiter.XTimeRateReserve {
-		w := pt.Params[limiter.ParamMaxWait]
+	if pt.option(xrateMode) == limiter.XTimeRateReserve {
+		w := pt.param(limiter.ParamMaxWait)
 		out.maxWaitMS = w
 		out.queue = int64(math.Floor(w*r/1000 + 1e-9))
 		if out.queue == 0 {
@@ -129,12 +179,12 @@ func readXTimeRate(pt *Point) (bucket, error) {
 
 // readRedisRate: Limit{Rate: limit, Period: period_ms, Burst: burst} is a
 // GCRA of limit per period.
-func readRedisRate(pt *Point) (bucket, error) {
-	b := int64(pt.Params[limiter.ParamBurst])
+func readRedisRate(pt *reading) (bucket, error) {
+	b := int64(pt.param(limiter.ParamBurst))
 	if b < 1 {
 		return bucket{}, cannot("burst 0 refuses every request")
 	}
-	return bucket{rate: pt.Params[limiter.ParamLimit] * 1000 / pt.Params[limiter.ParamPeriod], burst: b}, nil
+	return bucket{rate: pt.param(limiter.ParamLimit) * 1000 / pt.param(limiter.ParamPeriod), burst: b}, nil
 }
 
 // readNginx: limit_req rate=r burst=B (delay=D | nodelay). A key's first
@@ -142,12 +192,12 @@ func readRedisRate(pt *Point) (bucket, error) {
 // excess, so B+1 requests pass back to back: with nodelay (or D >= B) a
 // bucket of B+1; otherwise D+1 pass at once and B-D more wait their turn.
 // The rate is nginx's, in truncated thousandths.
-func readNginx(pt *Point) (bucket, error) {
-	r := float64(thousandths(pt.Params[limiter.ParamRate])) / 1000
-	bb, d := int64(pt.Params[limiter.ParamBurst]), int64(pt.Params[limiter.ParamNginxDelay])
-	out := bucket{rate: r, perClient: pt.Spec.Option(limiter.OptionNginxKey) == "client"}
+func readNginx(pt *reading) (bucket, error) {
+	r := float64(thousandths(pt.param(limiter.ParamRate))) / 1000
+	bb, d := int64(pt.param(limiter.ParamBurst)), int64(pt.param(limiter.ParamNginxDelay))
+	out := bucket{rate: r, perClient: pt.option(limiter.OptionNginxKey) == "client"}
 	var note string
-	switch nodelay := pt.Spec.Option(limiter.OptionNodelay) == "on"; {
+	switch nodelay := pt.option(limiter.OptionNodelay) == "on"; {
 	case nodelay || d >= bb:
 		out.burst = bb + 1
 		how := "nodelay"
@@ -175,11 +225,11 @@ func readNginx(pt *Point) (bucket, error) {
 
 // readEnvoy: max_tokens refilled by tokens_per_fill every fill_interval
 // (whole ms) is a bucket of max_tokens at tokens_per_fill/fill_interval.
-func readEnvoy(pt *Point) (bucket, error) {
-	per, fill := pt.Params[limiter.ParamTokensPerFill], math.Trunc(pt.Params[limiter.ParamFillIntervalMS])
-	out := bucket{rate: per * 1000 / fill, burst: int64(pt.Params[limiter.ParamMaxTokens]),
-		perClient: pt.Spec.Option(limiter.OptionEnvoyDescriptor) == "client"}
-	if pt.Spec.Option(limiter.OptionEnvoyBucket) == "timer" {
+func readEnvoy(pt *reading) (bucket, error) {
+	per, fill := pt.param(limiter.ParamTokensPerFill), math.Trunc(pt.param(limiter.ParamFillIntervalMS))
+	out := bucket{rate: per * 1000 / fill, burst: int64(pt.param(limiter.ParamMaxTokens)),
+		perClient: pt.option(limiter.OptionEnvoyDescriptor) == "client"}
+	if pt.option(limiter.OptionEnvoyBucket) == "timer" {
 		out.notes = append(out.notes, fmt.Sprintf(
 			"The point's timer bucket adds %s tokens at each %s ms fill: read as a bucket refilled continuously at the same average rate.",
 			num(per), num(fill)))

@@ -60,7 +60,7 @@ func traefikText(average, periodNS, burst int64) string {
 }
 
 // traefikFromBucket writes a bucket (see traefikFormat).
-func traefikFromBucket(_ *Point, b bucket) (*Export, error) {
+func traefikFromBucket(b bucket) (*Export, error) {
 	if b.perClient {
 		return nil, cannot("the point keeps one bucket per client, and the lab has no gate of Traefik's per-source buckets to rerun; export a point with one bucket")
 	}

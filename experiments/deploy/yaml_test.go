@@ -65,19 +65,19 @@ func (d *springDuration) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// r4jSpring is application.yaml as far as Resilience4j's rate limiters go
+// resilience4jSpring is application.yaml as far as Resilience4j's rate limiters go
 // (resilience4j.ratelimiter: CommonRateLimiterConfigurationProperties).
-type r4jSpring struct {
+type resilience4jSpring struct {
 	Resilience4j struct {
 		RateLimiter struct {
-			Instances map[string]r4jInstance `yaml:"instances"`
-			Configs   map[string]r4jInstance `yaml:"configs"`
+			Instances map[string]resilience4jInstance `yaml:"instances"`
+			Configs   map[string]resilience4jInstance `yaml:"configs"`
 		} `yaml:"ratelimiter"`
 	} `yaml:"resilience4j"`
 }
 
-// r4jInstance is one InstanceProperties.
-type r4jInstance struct {
+// resilience4jInstance is one InstanceProperties.
+type resilience4jInstance struct {
 	LimitForPeriod             *whole          `yaml:"limitForPeriod"`
 	LimitRefreshPeriod         *springDuration `yaml:"limitRefreshPeriod"`
 	TimeoutDuration            *springDuration `yaml:"timeoutDuration"`
@@ -91,7 +91,7 @@ type r4jInstance struct {
 
 // check is what InstanceProperties' setters and RateLimiterConfig.Builder
 // refuse.
-func (r *r4jInstance) check() error {
+func (r *resilience4jInstance) check() error {
 	switch {
 	case r.LimitForPeriod != nil && *r.LimitForPeriod < 1:
 		return errors.New("LimitForPeriod should be greater than 0")
@@ -112,21 +112,21 @@ func TestResilience4jSchema(t *testing.T) {
 	doc := "resilience4j:\n  ratelimiter:\n    instances:\n      a:\n        %s: %s\n"
 	cases := []struct {
 		field, good, bad string
-		check            func(r4jInstance) bool
+		check            func(resilience4jInstance) bool
 	}{
-		{"limitForPeriod", "10", "ten", func(r r4jInstance) bool { return *r.LimitForPeriod == 10 }},
-		{"limitRefreshPeriod", "500ns", "500 nanos", func(r r4jInstance) bool { return *r.LimitRefreshPeriod == springDuration(500) }},
-		{"timeoutDuration", "5s", "5x", func(r r4jInstance) bool { return time.Duration(*r.TimeoutDuration) == 5*time.Second }},
-		{"subscribeForEvents", "true", "maybe", func(r r4jInstance) bool { return *r.SubscribeForEvents }},
-		{"allowHealthIndicatorToFail", "false", "[1]", func(r r4jInstance) bool { return !*r.AllowHealthIndicatorToFail }},
-		{"registerHealthIndicator", "true", "{}", func(r r4jInstance) bool { return *r.RegisterHealthIndicator }},
-		{"eventConsumerBufferSize", "100", "1.5", func(r r4jInstance) bool { return *r.EventConsumerBufferSize == 100 }},
-		{"writableStackTraceEnabled", "false", "nope", func(r r4jInstance) bool { return !*r.WritableStackTraceEnabled }},
-		{"baseConfig", "default", "[a, b]", func(r r4jInstance) bool { return *r.BaseConfig == "default" }},
+		{"limitForPeriod", "10", "ten", func(r resilience4jInstance) bool { return *r.LimitForPeriod == 10 }},
+		{"limitRefreshPeriod", "500ns", "500 nanos", func(r resilience4jInstance) bool { return *r.LimitRefreshPeriod == springDuration(500) }},
+		{"timeoutDuration", "5s", "5x", func(r resilience4jInstance) bool { return time.Duration(*r.TimeoutDuration) == 5*time.Second }},
+		{"subscribeForEvents", "true", "maybe", func(r resilience4jInstance) bool { return *r.SubscribeForEvents }},
+		{"allowHealthIndicatorToFail", "false", "[1]", func(r resilience4jInstance) bool { return !*r.AllowHealthIndicatorToFail }},
+		{"registerHealthIndicator", "true", "{}", func(r resilience4jInstance) bool { return *r.RegisterHealthIndicator }},
+		{"eventConsumerBufferSize", "100", "1.5", func(r resilience4jInstance) bool { return *r.EventConsumerBufferSize == 100 }},
+		{"writableStackTraceEnabled", "false", "nope", func(r resilience4jInstance) bool { return !*r.WritableStackTraceEnabled }},
+		{"baseConfig", "default", "[a, b]", func(r resilience4jInstance) bool { return *r.BaseConfig == "default" }},
 	}
 	for _, c := range cases {
 		t.Run(c.field, func(t *testing.T) {
-			var s r4jSpring
+			var s resilience4jSpring
 			if err := strictYAML(fmt.Sprintf(doc, c.field, c.good), &s); err != nil {
 				t.Fatalf("good value: %v", err)
 			}
@@ -138,7 +138,7 @@ func TestResilience4jSchema(t *testing.T) {
 			}
 		})
 	}
-	var s r4jSpring
+	var s resilience4jSpring
 	if err := strictYAML(fmt.Sprintf(doc, "limitForPeriodd", "10"), &s); err == nil {
 		t.Error("unknown field decoded")
 	}
@@ -153,7 +153,7 @@ func TestResilience4jSchema(t *testing.T) {
 // the values the rerun gate runs.
 func TestResilience4jExportsDecodeStrictly(t *testing.T) {
 	for i, e := range exports(t, "resilience4j") {
-		var s r4jSpring
+		var s resilience4jSpring
 		if err := strictYAML(e.Text, &s); err != nil {
 			t.Fatalf("export %d %s: %v\n%s", i, label(e), err, e.Text)
 		}

@@ -26,15 +26,15 @@ import (
 // clock earlier, and the advice is the library's own retry-after where it
 // reports one.
 
-// xrateOp is one call made on a rate.Limiter: AllowN, or ReserveN with a
+// xTimeRateStep is one call made on a rate.Limiter: AllowN, or ReserveN with a
 // CancelAt when the wait passed max_wait.
-type xrateOp struct {
+type xTimeRateStep struct {
 	at      time.Time
 	reserve bool
 }
 
 // xrateReplay is a fresh rate.Limiter that went through ops.
-func xrateReplay(r float64, b int, maxWait time.Duration, ops []xrateOp) *rate.Limiter {
+func xrateReplay(r float64, b int, maxWait time.Duration, ops []xTimeRateStep) *rate.Limiter {
 	l := rate.NewLimiter(rate.Limit(r), b)
 	for _, op := range ops {
 		if !op.reserve {
@@ -50,7 +50,7 @@ func xrateReplay(r float64, b int, maxWait time.Duration, ops []xrateOp) *rate.L
 
 // xratePasses is whether the limiter after ops would pass a request at
 // at: AllowN, or a reservation whose wait is at most maxWait.
-func xratePasses(r float64, b int, reserve bool, maxWait time.Duration, ops []xrateOp, at time.Time) bool {
+func xratePasses(r float64, b int, reserve bool, maxWait time.Duration, ops []xTimeRateStep, at time.Time) bool {
 	l := xrateReplay(r, b, maxWait, ops)
 	if !reserve {
 		return l.AllowN(at, 1)
@@ -81,17 +81,17 @@ func TestXTimeRateRetryAfterIsTheLibrarys(t *testing.T) {
 			}
 			maxWait := time.Duration(math.Round(maxWaitMS * 1e6))
 			ours := limiter.NewXTimeRate(r, b, reserve, maxWaitMS)
-			var ops []xrateOp
+			var ops []xTimeRateStep
 			last := 0.0
 			for _, at := range xrateTimes(rng, r) {
 				at = max(at, last) // after a retry
 				last = at
 				now := xrateAt(at)
 				if _, ok := ours.Offer(at, 0); ok {
-					ops = append(ops, xrateOp{now, reserve})
+					ops = append(ops, xTimeRateStep{now, reserve})
 					continue
 				}
-				ops = append(ops, xrateOp{now, reserve})
+				ops = append(ops, xTimeRateStep{now, reserve})
 				refusals++
 				next := ours.NextAdmitMS(at, 0)
 				// the library's answer: ReserveN, DelayFrom, Cancel
@@ -128,7 +128,7 @@ func TestXTimeRateRetryAfterIsTheLibrarys(t *testing.T) {
 					if _, ok := ours.Offer(next, 0); !ok {
 						t.Fatalf("run %d: advised %g, refused there", run, next)
 					}
-					ops = append(ops, xrateOp{xrateAt(next), reserve})
+					ops = append(ops, xTimeRateStep{xrateAt(next), reserve})
 					last = next
 				}
 			}

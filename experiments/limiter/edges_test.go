@@ -120,17 +120,17 @@ func fractionalWindow(rng *rand.Rand) float64 {
 	return 0.5 + rng.Float64()*500
 }
 
-// ratBucket is one client's token bucket in exact arithmetic.
-type ratBucket struct {
+// rationalBucket is one client's token bucket in exact arithmetic.
+type rationalBucket struct {
 	rate, burst, tokens, last *big.Rat
 }
 
-func newRatBucket(rate, burst *big.Rat) *ratBucket {
-	return &ratBucket{rate: rate, burst: burst, tokens: new(big.Rat).Set(burst), last: new(big.Rat)}
+func newRatBucket(rate, burst *big.Rat) *rationalBucket {
+	return &rationalBucket{rate: rate, burst: burst, tokens: new(big.Rat).Set(burst), last: new(big.Rat)}
 }
 
 // refill moves the bucket to t and reports whether it holds a token.
-func (b *ratBucket) refill(t float64) bool {
+func (b *rationalBucket) refill(t float64) bool {
 	at := rat(t)
 	add := new(big.Rat).Sub(at, b.last)
 	add.Mul(add, b.rate)
@@ -142,13 +142,13 @@ func (b *ratBucket) refill(t float64) bool {
 	return b.tokens.Cmp(big.NewRat(1, 1)) >= 0
 }
 
-func (b *ratBucket) take() { b.tokens.Sub(b.tokens, big.NewRat(1, 1)) }
+func (b *rationalBucket) take() { b.tokens.Sub(b.tokens, big.NewRat(1, 1)) }
 
 // equalShares builds n exact buckets of rate/n (per ms) and burst/n.
-func equalShares(rateRPS, burst float64, n int) []*ratBucket {
+func equalShares(rateRPS, burst float64, n int) []*rationalBucket {
 	rate := new(big.Rat).Quo(rat(rateRPS), big.NewRat(int64(1000*n), 1))
 	b := new(big.Rat).Quo(rat(burst), big.NewRat(int64(n), 1))
-	out := make([]*ratBucket, n)
+	out := make([]*rationalBucket, n)
 	for i := range out {
 		out[i] = newRatBucket(rate, b)
 	}
@@ -239,21 +239,21 @@ func TestEdgesProperty(t *testing.T) {
 	}
 }
 
-// htbModel is the hierarchical bucket in exact arithmetic: a global
+// hierarchicalModel is the hierarchical bucket in exact arithmetic: a global
 // bucket and one bucket per client (rate*w/W, burst*w/W, W the float64
 // sum of the weights); own-share admissions take from both, borrowing
 // only when G - 1 >= sum(C_i).
-type htbModel struct {
-	global  *ratBucket
-	clients []*ratBucket
+type hierarchicalModel struct {
+	global  *rationalBucket
+	clients []*rationalBucket
 }
 
-func newHTBModel(rateRPS, burst float64, weights []float64) *htbModel {
+func newHTBModel(rateRPS, burst float64, weights []float64) *hierarchicalModel {
 	total := 0.0
 	for _, w := range weights {
 		total += w
 	}
-	m := &htbModel{global: newRatBucket(new(big.Rat).Quo(rat(rateRPS), big.NewRat(1000, 1)), rat(burst))}
+	m := &hierarchicalModel{global: newRatBucket(new(big.Rat).Quo(rat(rateRPS), big.NewRat(1000, 1)), rat(burst))}
 	for _, w := range weights {
 		share := new(big.Rat).Quo(rat(w), rat(total))
 		rate := new(big.Rat).Mul(rat(rateRPS), share)
@@ -265,7 +265,7 @@ func newHTBModel(rateRPS, burst float64, weights []float64) *htbModel {
 
 // offer decides at t; tie reports a borrowing decision with G - 1 exactly
 // equal to sum(C_i).
-func (m *htbModel) offer(t float64, c int32) (ok, tie bool) {
+func (m *hierarchicalModel) offer(t float64, c int32) (ok, tie bool) {
 	m.global.refill(t)
 	for _, b := range m.clients {
 		b.refill(t)

@@ -17,7 +17,7 @@ func envoyParams(maxTokens, perFill, fillMS float64) limiter.Params {
 // local_ratelimit_impl.cc (no Envoy package is reachable here to run).
 func TestEnvoyLocalRateLimit(t *testing.T) {
 	atomic := map[string]string{limiter.OptionEnvoyBucket: "atomic"}
-	runLibCases(t, []libCase{
+	runLibCases(t, []libraryCase{
 		{
 			name: "starts full; a request takes a whole token or gets 429",
 			typ:  limiter.TypeEnvoyLocalRateLimit, params: envoyParams(3, 2, 100),

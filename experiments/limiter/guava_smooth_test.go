@@ -28,7 +28,7 @@ func TestGuavaSmooth(t *testing.T) {
 		}
 		return out
 	}
-	runLibCases(t, []libCase{
+	runLibCases(t, []libraryCase{
 		{
 			name: "bursty starts with no stored permits; each fresh permit is charged to the next request",
 			typ:  limiter.TypeGuavaSmoothBursty, params: bursty(0),

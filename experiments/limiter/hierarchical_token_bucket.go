@@ -83,34 +83,34 @@ type HierarchicalTokenBucket struct {
 	heap                  []int32   // clients whose bucket is not full, by fullAt
 
 	// sums over the clients in the heap
-	partTaken float64    // K: tokens taken, a whole number
-	partW     ddSum      // P: weights
-	partWA    ddSum      // Q: weight times anchor
-	fullShare float64    // the sum of the burst shares, for Reserved
-	corr      *big.Float // 1000*burst*(W - sum(w_i)) when not 0
-	corrErr   float64    // a bound on |corr|
+	partTaken float64         // K: tokens taken, a whole number
+	partW     doubleDoubleSum // P: weights
+	partWA    doubleDoubleSum // Q: weight times anchor
+	fullShare float64         // the sum of the burst shares, for Reserved
+	corr      *big.Float      // 1000*burst*(W - sum(w_i)) when not 0
+	corrErr   float64         // a bound on |corr|
 
 	exact *exactScratch // made on the first tie
 }
 
-// ddSum is a running sum kept as the unevaluated pair hi + lo; err bounds
+// doubleDoubleSum is a running sum kept as the unevaluated pair hi + lo; err bounds
 // its distance from the exact sum of what was added.
-type ddSum struct{ hi, lo, err float64 }
+type doubleDoubleSum struct{ hi, lo, err float64 }
 
-func (s *ddSum) add(x float64) {
+func (s *doubleDoubleSum) add(x float64) {
 	hi, e := twoSum(s.hi, x)
 	lo := s.lo + e
 	s.err += unit * math.Abs(lo)
 	s.hi, s.lo = twoSum(hi, lo)
 }
 
-func (s *ddSum) addProd(a, b float64) {
+func (s *doubleDoubleSum) addProd(a, b float64) {
 	p, e := twoProd(a, b)
 	s.add(p)
 	s.add(e)
 }
 
-func (s *ddSum) value() float64 { return s.hi + s.lo }
+func (s *doubleDoubleSum) value() float64 { return s.hi + s.lo }
 
 // exactPrec is enough bits for every sum and product of the exact path to
 // be exact: a difference of float64 values spans at most 2100 bits, and
@@ -211,7 +211,7 @@ func (b *HierarchicalTokenBucket) surplus(t float64) bool {
 
 // surplusWith is surplus with the sums K, P and Q over the clients whose
 // bucket is not full at t given.
-func (b *HierarchicalTokenBucket) surplusWith(t, partTaken float64, partW, partWA *ddSum) bool {
+func (b *HierarchicalTokenBucket) surplusWith(t, partTaken float64, partW, partWA *doubleDoubleSum) bool {
 	// x approximates 1000*W*(G - 1 - sum(C_i)) =
 	//   corr - 1000*W*(gTaken + 1 - K) + rate*(W*(t - gAnchor) - (t*P - Q)).
 	// Its error: t1 and t2 carry two roundings each, t*P - Q three and
@@ -340,7 +340,7 @@ func (b *HierarchicalTokenBucket) surplusAt(x float64) bool {
 		ok = b.surplus(x)
 	} else {
 		var k float64
-		var pw, pwa ddSum
+		var pw, pwa doubleDoubleSum
 		for _, c := range b.heap {
 			if b.fullAt[c] > x {
 				k += b.taken[c]
@@ -395,7 +395,7 @@ func (b *HierarchicalTokenBucket) remove(c int32) {
 		b.up(i)
 	}
 	if last == 0 {
-		b.partTaken, b.partW, b.partWA = 0, ddSum{}, ddSum{}
+		b.partTaken, b.partW, b.partWA = 0, doubleDoubleSum{}, doubleDoubleSum{}
 	}
 }
 

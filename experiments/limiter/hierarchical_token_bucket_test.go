@@ -8,18 +8,18 @@ import (
 	"github.com/ratelab/ratelab/experiments/limiter"
 )
 
-// htbRun is one random scenario for the work-conserving limiter: clients
+// hierarchicalRun is one random scenario for the work-conserving limiter: clients
 // with random weights and random (often very unequal) demands.
-type htbRun struct {
+type hierarchicalRun struct {
 	rateRPS, burst float64
 	weights        []float64
 	ts             []float64
 	cs             []int32
 }
 
-func randomHTBRun(rng *rand.Rand) htbRun {
+func randomHTBRun(rng *rand.Rand) hierarchicalRun {
 	n := 1 + rng.IntN(12)
-	r := htbRun{rateRPS: 5 + rng.Float64()*500, burst: float64(1 + rng.IntN(40)), weights: make([]float64, n)}
+	r := hierarchicalRun{rateRPS: 5 + rng.Float64()*500, burst: float64(1 + rng.IntN(40)), weights: make([]float64, n)}
 	for i := range r.weights {
 		r.weights[i] = 1
 		if rng.IntN(2) == 0 {
@@ -106,7 +106,7 @@ func TestHierarchicalTokenBucketGuaranteesShares(t *testing.T) {
 // full, a token taken only by an own-share admission. tokens, last, rate
 // and burst are the buckets' values rounded, for sum.
 type shares struct {
-	buckets                   []*ratBucket
+	buckets                   []*rationalBucket
 	tokens, last, rate, burst []float64
 }
 

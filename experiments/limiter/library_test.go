@@ -37,8 +37,8 @@ func libGate(t testing.TB, typ limiter.Type, p limiter.Params, options map[strin
 	return g
 }
 
-// libCase is a table case of a library gate: events replayed in order.
-type libCase struct {
+// libraryCase is a table case of a library gate: events replayed in order.
+type libraryCase struct {
 	name    string
 	typ     limiter.Type
 	params  limiter.Params
@@ -47,7 +47,7 @@ type libCase struct {
 	events  []event
 }
 
-func runLibCases(t *testing.T, cases []libCase) {
+func runLibCases(t *testing.T, cases []libraryCase) {
 	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -34,7 +34,7 @@ var (
 // by hand. rate=10r/s is 10000 thousandths/s: 10 thousandths drain per ms,
 // and an excess of E waits E*1000/10000 ms.
 func TestNginxLimitReq(t *testing.T) {
-	runLibCases(t, []libCase{
+	runLibCases(t, []libraryCase{
 		{
 			name: "a new key passes empty; the excess waits whole intervals on the ms clock; past the burst 503",
 			typ:  limiter.TypeNginxLimitReq, params: nginxParams(10, 3, 0),

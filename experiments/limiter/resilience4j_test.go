@@ -16,7 +16,7 @@ func r4jParams(limit, periodMS, timeoutMS float64) limiter.Params {
 // of AtomicRateLimiter.java (no Resilience4j package is reachable here to
 // run).
 func TestResilience4j(t *testing.T) {
-	runLibCases(t, []libCase{
+	runLibCases(t, []libraryCase{
 		{
 			name: "limit_for_period permissions per cycle; without a timeout the rest are refused",
 			typ:  limiter.TypeResilience4j, params: r4jParams(2, 100, 0),

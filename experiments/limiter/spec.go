@@ -516,13 +516,39 @@ func (s *Spec) Points() []Params {
 }
 
 // New builds the gate of one point. weights has one entry per client (for
-// per-client limiters); server is read by an admission gate.
+// per-client limiters); server is read by an admission gate. An optional
+// parameter that p leaves out is at its row's default, as in a config
+// that leaves it out (a sweep's points hold every parameter; a caller
+// building a gate by hand need not know a parameter added since).
 func New(s *Spec, p Params, weights []float64, server Occupancy) (Gate, error) {
 	k := s.Kind()
 	if k == nil {
 		return nil, fmt.Errorf("unknown limiter %q", s.Type)
 	}
-	return k.New(s, p, Env{Weights: weights, Server: server})
+	return k.New(s, withDefaults(k, p), Env{Weights: weights, Server: server})
+}
+
+// withDefaults is p, or a copy of it with the optional parameters it
+// leaves out at their defaults.
+func withDefaults(k *Kind, p Params) Params {
+	var out Params
+	for i := range k.Params {
+		q := &k.Params[i]
+		if _, ok := p[q.Name]; ok || !q.optional() {
+			continue
+		}
+		if out == nil {
+			out = maps.Clone(p)
+			if out == nil {
+				out = Params{}
+			}
+		}
+		out[q.Name] = q.Default
+	}
+	if out == nil {
+		return p
+	}
+	return out
 }
 
 // FormatParams writes the point's parameters as "rate_rps=100 burst=20".

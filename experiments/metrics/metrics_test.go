@@ -88,9 +88,9 @@ func TestHistogramQuantileIsNearestRank(t *testing.T) {
 	}
 }
 
-// TestHistogramSeedP99: the seed lab's HdrHistogram example — 100 values
+// TestHistogramSeedLabP99: the seed lab's HdrHistogram example — 100 values
 // 1..100 have p99 99; 101 values have p99 100.
-func TestHistogramSeedP99(t *testing.T) {
+func TestHistogramSeedLabP99(t *testing.T) {
 	var h metrics.Histogram
 	for v := 1; v <= 100; v++ {
 		h.Record(float64(v))

@@ -10,7 +10,7 @@ import (
 	"github.com/ratelab/ratelab/experiments/presets"
 )
 
-// BenchmarkSeedModelOutputs is the whole-run case: the seed model
+// BenchmarkSeedModelOutputs is the whole-run case: the seed lab's Post 3 model
 // (preset token-vs-leaky, 20 points) at 9,900 s, 1.16 M arrivals, whose
 // series report keeps the series at 100 ms: 1.98 M rows of series.csv.
 // It reports the simulation and the writing of the outputs apart.

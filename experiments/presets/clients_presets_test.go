@@ -43,7 +43,7 @@ func TestClientPresetsSayWhatTheyMeasure(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, out := runSeedPreset(t, name, 0)
+			_, out := runPostPreset(t, name, 0)
 			recs, err := csv.NewReader(bytes.NewReader(out["results.csv"])).ReadAll()
 			if err != nil {
 				t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 // The seed lab's published sha256 (../shared/seeds/token-vs-leaky-bucket.txt):
 // the external contract, so sha256 that RATELAB_UPDATE=1 cannot rewrite,
 // not goldens (the preset's own files are: outputs_test.go).
-var seedSHA256 = map[string]string{
+var publishedSHA256 = map[string]string{
 	"bp-post3-burst-sweep.csv": "d29c75e9eaa020ba6192686883d30a6366ab7640534847a20d55e339072987c6",
 	"bp-post3-shaping.csv":     "80841498be4d0e0a48076599602ed624b18d23e45dcbd6e880ebd580b7471543",
 }
@@ -27,7 +27,7 @@ func TestTokenVsLeakyMatchesSeedLab(t *testing.T) {
 		t.Fatal(err)
 	}
 	if res.Arrivals != 566 {
-		t.Errorf("arrivals = %d, want 566 (the seed's demand curve)", res.Arrivals)
+		t.Errorf("arrivals = %d, want 566 (the seed lab's demand curve)", res.Arrivals)
 	}
 	files, err := output.Files(res)
 	if err != nil {
@@ -35,7 +35,7 @@ func TestTokenVsLeakyMatchesSeedLab(t *testing.T) {
 	}
 	found := 0
 	for _, f := range files {
-		want, ok := seedSHA256[f.Name]
+		want, ok := publishedSHA256[f.Name]
 		if !ok {
 			continue
 		}
@@ -44,8 +44,8 @@ func TestTokenVsLeakyMatchesSeedLab(t *testing.T) {
 			t.Errorf("%s sha256 = %s, want %s\n%s", f.Name, got, want, f.Data)
 		}
 	}
-	if found != len(seedSHA256) {
-		t.Errorf("wrote %d of the %d seed files", found, len(seedSHA256))
+	if found != len(publishedSHA256) {
+		t.Errorf("wrote %d of the %d seed files", found, len(publishedSHA256))
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 // mean and 95% interval is a cell of its results.csv, and every point says
 // there is no bound (lognormal service has no maximum).
 func TestHeavyTailSaysWhatItMeasures(t *testing.T) {
-	_, out := runSeedPreset(t, "heavy-tail", 0)
+	_, out := runPostPreset(t, "heavy-tail", 0)
 	recs, err := csv.NewReader(bytes.NewReader(out["results.csv"])).ReadAll()
 	if err != nil {
 		t.Fatal(err)

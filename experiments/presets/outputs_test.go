@@ -89,7 +89,7 @@ func checkPresetOutputs(t *testing.T, name, storedVersion string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, files := runSeedPreset(t, name, 0)
+	_, files := runPostPreset(t, name, 0)
 	delete(files, experiments.FileManifest)
 	files[configFile] = cfg.JSON()
 

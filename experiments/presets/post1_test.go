@@ -23,7 +23,7 @@ const (
 )
 
 func TestCollapseMatchesTheSeedLabsPost1(t *testing.T) {
-	_, out := runSeedPreset(t, "collapse", 0)
+	_, out := runPostPreset(t, "collapse", 0)
 	data, ok := out[post1File]
 	if !ok {
 		t.Fatalf("no %s", post1File)
@@ -70,7 +70,7 @@ func post1Rows(t *testing.T, data []byte) []post1Row {
 
 // The spec's invariants, which hold without the golden numbers.
 func TestCollapseInvariants(t *testing.T) {
-	res, out := runSeedPreset(t, "collapse", 0)
+	res, out := runPostPreset(t, "collapse", 0)
 	rows := post1Rows(t, out[post1File])
 	if len(rows) != 20 {
 		t.Fatalf("%d rows, want 20", len(rows))

@@ -225,7 +225,7 @@ func (s *Spec) validateOptions(path string) field.List {
 	}
 	if s.Option(OptOccupancy) == OccupancyBusyCeil {
 		if s.Workers != 1 && s.Workers != 0 {
-			errs.Add(field.Join(path, OptOccupancy), "%q is the seed's formula for one worker (workers is %d)", OccupancyBusyCeil, s.Workers)
+			errs.Add(field.Join(path, OptOccupancy), "%q is the seed lab's formula for one worker (workers is %d)", OccupancyBusyCeil, s.Workers)
 		}
 		if !s.Classic() {
 			errs.Add(field.Join(path, OptOccupancy), "%q reads the finish of the last request, known on entry only at the plain server: it needs discipline %q, door %q, expire %q and end %q", OccupancyBusyCeil, FIFO, DoorOpen, ExpireNever, EndDrain)
@@ -311,7 +311,7 @@ func (s *Spec) SetOption(name, v string) {
 	}
 }
 
-// busyCeil is the seed's in-system formula: 0 when the last finish is at or
+// busyCeil is the seed lab's in-system formula: 0 when the last finish is at or
 // before t, else ceil((busyUntil - t) / service) in float64.
 func (s *Server) ceilCount(t float64) int {
 	if s.n == 0 {

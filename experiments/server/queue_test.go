@@ -298,7 +298,7 @@ func TestOptions(t *testing.T) {
 	}
 }
 
-// TestBusyCeil: the seed's in-system formula, ceil((busyUntil - t)/S) in
+// TestBusyCeil: the seed lab's in-system formula, ceil((busyUntil - t)/S) in
 // float64, beside the exact count.
 func TestBusyCeil(t *testing.T) {
 	seed := server.New(server.Spec{Workers: 1, ServiceMS: 10, Occupancy: server.OccupancyBusyCeil})

@@ -108,7 +108,7 @@ func (s *Spec) RateRPS() float64 { return float64(s.Workers) * 1000 / s.ServiceM
 // the workers' free times and the finishes in the system as two min-heaps.
 type Server struct {
 	workers   int
-	busyCeil  bool // InSystem answers by the seed's formula (occupancy busy-ceil)
+	busyCeil  bool // InSystem answers by the seed lab's formula (occupancy busy-ceil)
 	serviceMS float64
 	fin       []float64 // ring of finish times of requests in the system
 	head, n   int

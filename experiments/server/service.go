@@ -27,7 +27,7 @@ import (
 //     (lognormal, bimodal, empirical: service_ms is derived, a given value
 //     is replaced; exponential: service_ms is the mean it is drawn around);
 //   - occupancy "busy-ceil" divides the backlog of work by the mean:
-//     ceil((busyUntil - t) / mean), the seed's formula read as "the
+//     ceil((busyUntil - t) / mean), the seed lab's formula read as "the
 //     remaining work in requests of mean size" (exact for fixed service);
 //   - expiry "at-dequeue" uses the request's own service time (a worker
 //     discards a request whose wait plus its service would pass the

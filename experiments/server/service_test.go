@@ -11,7 +11,7 @@ import (
 	"github.com/ratelab/ratelab/experiments/server"
 )
 
-type fieldErr = field.Error
+type fieldError = field.Error
 
 // quantile is the nearest-rank quantile q (0..1) of sorted values.
 func quantile(sorted []float64, q float64) float64 {
@@ -157,7 +157,7 @@ func TestServiceValidation(t *testing.T) {
 	for _, c := range cases {
 		s := normalized(c.spec)
 		errs := s.Validate("server")
-		if !slices.ContainsFunc(errs, func(e fieldErr) bool { return e.Path == c.path && strings.Contains(e.Msg, c.want) }) {
+		if !slices.ContainsFunc(errs, func(e fieldError) bool { return e.Path == c.path && strings.Contains(e.Msg, c.want) }) {
 			t.Errorf("%+v: errors %v, want %s: %s", c.spec, errs, c.path, c.want)
 		}
 	}
@@ -240,7 +240,7 @@ func TestQueueExpiryOwnService(t *testing.T) {
 	}
 }
 
-// TestBusyCeilMean: the seed's in-system formula divides the remaining
+// TestBusyCeilMean: the seed lab's in-system formula divides the remaining
 // work by the mean service time.
 func TestBusyCeilMean(t *testing.T) {
 	spec := normalized(server.Spec{Workers: 1, Service: server.ServiceBimodal, ServiceSlowShare: 0.5, ServiceFastMS: 10, ServiceSlowMS: 30, Occupancy: server.OccupancyBusyCeil})

@@ -261,13 +261,13 @@ func traceRuns(g *Generator, p *Part) []Run {
 	if p.File == "" {
 		g.t, g.c, g.runs = nil, nil, nil
 		if err := generateTrace(g, p); err != nil {
-			return []Run{errRun{err}}
+			return []Run{failedRun{err}}
 		}
 		return []Run{SliceRun(g.t, g.c)}
 	}
-	fail := func(err error) []Run { return []Run{errRun{fmt.Errorf("trace file %q: %w", p.File, err)}} }
+	fail := func(err error) []Run { return []Run{failedRun{fmt.Errorf("trace file %q: %w", p.File, err)}} }
 	if g.open == nil {
-		return []Run{errRun{fmt.Errorf("trace file %q: this lab reads no trace files (lab run --trace FILE, lab serve --traces DIR)", p.File)}}
+		return []Run{failedRun{fmt.Errorf("trace file %q: this lab reads no trace files (lab run --trace FILE, lab serve --traces DIR)", p.File)}}
 	}
 	rc, err := g.open(p.File)
 	if err != nil {
@@ -327,11 +327,11 @@ func (f *fileRun) Next() (float64, int32, bool) {
 
 func (f *fileRun) Err() error { return f.err }
 
-// errRun is a run that fails at once.
-type errRun struct{ err error }
+// failedRun is a run that fails at once.
+type failedRun struct{ err error }
 
-func (e errRun) Next() (float64, int32, bool) { return 0, 0, false }
-func (e errRun) Err() error                   { return e.err }
+func (e failedRun) Next() (float64, int32, bool) { return 0, 0, false }
+func (e failedRun) Err() error                   { return e.err }
 
 // ServiceColumnWith pools the service_ms column of the trace parts among
 // parts (an invalid trace given as csv counts nothing: validation reports

@@ -45,15 +45,15 @@ func countIn(a *workload.Arrivals, from, to float64) int {
 
 func ptr(x float64) *float64 { return &x }
 
-var seedCurve = workload.Part{Type: workload.DemandCurve, Segments: []workload.Segment{
+var post3Curve = workload.Part{Type: workload.DemandCurve, Segments: []workload.Segment{
 	{RateRPS: 20, DurationMS: 1000}, {RateRPS: 600, DurationMS: 200},
 }}
 
-// TestSeedDemandCurve: the seed's curve over 5000 ms gives 566 arrivals:
+// TestPost3DemandCurve: the seed lab's curve over 5000 ms gives 566 arrivals:
 // four valleys of 20, a cut valley of 4, and spikes of 120, 121, 121 and
 // 120 — the extra arrivals are the accumulated rounding of t += 1000/600.
-func TestSeedDemandCurve(t *testing.T) {
-	a := generate(t, 5000, 1, seedCurve)
+func TestPost3DemandCurve(t *testing.T) {
+	a := generate(t, 5000, 1, post3Curve)
 	if a.Len() != 566 {
 		t.Fatalf("%d arrivals, want 566", a.Len())
 	}
@@ -284,7 +284,7 @@ func TestParseTraceErrorsNameTheLine(t *testing.T) {
 }
 
 func TestExpectedMatchesDeterministicParts(t *testing.T) {
-	s := workload.Spec{DurationMS: 5000, Parts: []workload.Part{seedCurve, {Type: workload.Constant, RateRPS: 100}}}
+	s := workload.Spec{DurationMS: 5000, Parts: []workload.Part{post3Curve, {Type: workload.Constant, RateRPS: 100}}}
 	a, err := workload.Generate(&s, 1)
 	if err != nil {
 		t.Fatal(err)

@@ -101,7 +101,7 @@ func bandItems(w *experiments.WindowSums, runs, windows, bucket int, sw, scale f
 // addBand shades the band between lo and hi (of the same x values) in a
 // line's color: a transparent line at lo and, stacked on it, the width
 // hi - lo filled. Both are named name, so the legend toggles them as one.
-func (o *Option) addBand(name, color string, lo, hi []Item, opts ...seriesOpt) {
+func (o *Option) addBand(name, color string, lo, hi []Item, opts ...seriesOption) {
 	width := make([]Item, len(hi))
 	for i := range hi {
 		x, h, l := hi[i].Value.([]float64), hi[i].Value.([]float64)[1], lo[i].Value.([]float64)[1]

@@ -86,7 +86,7 @@ func arrivalCurveChart(id string, p *experiments.Point, ac *experiments.ArrivalC
 		Tooltip: Tooltip{Trigger: "axis"},
 		XAxis:   []XAxis{{Type: "log", Name: "window length d (ms, log scale)", NameLocation: "middle", NameGap: 28, Min: floatPtr(lo), Max: floatPtr(hi)}},
 	}
-	symbols := func(size int) seriesOpt {
+	symbols := func(size int) seriesOption {
 		return func(s *Series) { s.ShowSymbol, s.SymbolSize = boolPtr(true), size }
 	}
 	o.addLine("offered", empirical(ac.Offered), plain, symbols(4), func(s *Series) {
@@ -113,8 +113,8 @@ func arrivalCurveChart(id string, p *experiments.Point, ac *experiments.ArrivalC
 		o.addLine("beta: "+betaText(b.Beta), beta, styled(betaColor, dashed, plain)...)
 		if b.Bounded {
 			y := a.At(dh)
-			arrow := func(color string) []seriesOpt {
-				return []seriesOpt{func(s *Series) {
+			arrow := func(color string) []seriesOption {
+				return []seriesOption{func(s *Series) {
 					s.ShowSymbol, s.Symbol, s.SymbolSize = boolPtr(true), "arrow", 8
 					s.LineStyle, s.ItemStyle = &LineStyle{Color: color, Width: 3}, &ItemStyle{Color: color}
 				}}

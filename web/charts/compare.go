@@ -24,7 +24,7 @@ type CompareRun struct {
 var CompareMetrics = []string{"goodput_rps", "reject_pct", "sojourn_p99_ms", "gate_delay_p99_ms", "downstream_peak_rps", "rolling_max"}
 
 // compareLineTypes tell the limiters of one run apart.
-var compareLineTypes = []seriesOpt{solid, dashed, dotted}
+var compareLineTypes = []seriesOption{solid, dashed, dotted}
 
 // Compare groups the runs' charts by swept parameter ("" for points that
 // sweep nothing: drawn at x = 0), in the order the runs first sweep them.

@@ -72,12 +72,12 @@ func chart(id, title string, o *Option) Chart {
 	return Chart{ID: id, Title: title, Option: o.JSON()}
 }
 
-// A seriesOpt styles a series; later ones override earlier ones.
-type seriesOpt func(s *Series)
+// A seriesOption styles a series; later ones override earlier ones.
+type seriesOption func(s *Series)
 
 // add appends a series of data styled by opts to a chart. A line series
 // of a chart with lines (not only bars) keeps the chart's animation.
-func (o *Option) add(name, typ string, data []Item, opts ...seriesOpt) {
+func (o *Option) add(name, typ string, data []Item, opts ...seriesOption) {
 	s := Series{Name: name, Type: typ, Data: data}
 	if typ == "line" {
 		s.Animation = boolPtr(o.Animation)
@@ -89,7 +89,7 @@ func (o *Option) add(name, typ string, data []Item, opts ...seriesOpt) {
 }
 
 // addLine appends a line series.
-func (o *Option) addLine(name string, data []Item, opts ...seriesOpt) {
+func (o *Option) addLine(name string, data []Item, opts ...seriesOption) {
 	o.add(name, "line", data, opts...)
 }
 
@@ -97,7 +97,7 @@ func xy(x, y float64) Item { return Item{Value: []float64{x, y}} }
 
 // Line types: a limiter keeps its color on every chart (colored); the line
 // type tells the measures of one chart apart.
-func lineType(t string) seriesOpt {
+func lineType(t string) seriesOption {
 	return func(s *Series) { s.LineStyle = &LineStyle{Type: t, Width: 2} }
 }
 
@@ -109,7 +109,7 @@ var (
 
 // colored sets a series' line and symbol color, keeping its line type. Give
 // it after the line type.
-func colored(color string) seriesOpt {
+func colored(color string) seriesOption {
 	return func(s *Series) {
 		ls := LineStyle{Width: 2}
 		if s.LineStyle != nil {
@@ -122,7 +122,7 @@ func colored(color string) seriesOpt {
 }
 
 // styled is a line type in a color, after the point marks.
-func styled(color string, lineType seriesOpt, marks ...seriesOpt) []seriesOpt {
+func styled(color string, lineType seriesOption, marks ...seriesOption) []seriesOption {
 	return append(marks, lineType, colored(color))
 }
 
@@ -139,7 +139,7 @@ func steps(s *Series) { s.ShowSymbol, s.Step = boolPtr(false), "start" }
 // marked sizes a sweep line's marks and width by its rank: earlier
 // limiters draw wider and larger, so where two limiters measure the same
 // the earlier one still shows around the later one.
-func marked(rank int) seriesOpt {
+func marked(rank int) seriesOption {
 	size := max(4, 10-3*rank)
 	width := float32(max(1.5, 4-1.5*float64(rank)))
 	return func(s *Series) {

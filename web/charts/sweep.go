@@ -41,7 +41,7 @@ type metric func(p *experiments.Point) (y float64, ok bool)
 // the given line type. On a categorical chart it adds one bar series
 // instead, a bar per limiter, named by suffix (or the y axis). A line at
 // one setting with nothing swept is drawn flat across the x range.
-func (v *View) sweepLines(o *Option, suffix string, m metric, lineType seriesOpt) {
+func (v *View) sweepLines(o *Option, suffix string, m metric, lineType seriesOption) {
 	if categorical(o) {
 		name := strings.TrimSpace(suffix)
 		if name == "" {

@@ -94,7 +94,7 @@ func shedSection(v *View) *Group {
 		pts  []*experiments.Point
 	}
 	// The loads of the config's first points report that selects loads
-	// (the offered-load levels of a seed preset), else all of them.
+	// (the offered-load levels of a preset of the seed lab's posts), else all of them.
 	keep := func(lo int) bool { return true }
 	for _, r := range res.Config.Reports {
 		if r.Type == experiments.ReportPoints && r.Select != nil && len(r.Select.Loads) > 0 {

@@ -11,9 +11,9 @@ import (
 	"github.com/ratelab/ratelab/experiments/server"
 )
 
-// withSeedModels adds server settings, server variants, loads, classes, an
-// SLO and the seed's rules to a random config.
-func withSeedModels(seed uint64, doc []byte) []byte {
+// withModels adds server settings, server variants, loads, classes, an
+// SLO and the seed lab's rules to a random config.
+func withModels(seed uint64, doc []byte) []byte {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	var m map[string]any
 	if err := json.Unmarshal(doc, &m); err != nil {
@@ -63,13 +63,13 @@ func withSeedModels(seed uint64, doc []byte) []byte {
 	return out
 }
 
-// TestRandomSeedModelsRun: random configs with the seed lab's models run,
+// TestRandomModelsRun: random configs with the seed lab's models run,
 // write their files, and account for every request: admitted + rejected =
 // arrivals, and every admitted request is on time, late or shed.
-func TestRandomSeedModelsRun(t *testing.T) {
+func TestRandomModelsRun(t *testing.T) {
 	ran := 0
 	for seed := range uint64(600) {
-		doc := withSeedModels(seed, randomConfig(seed))
+		doc := withModels(seed, randomConfig(seed))
 		cfg, err := experiments.DecodeConfig(doc)
 		if err != nil {
 			continue

@@ -13,7 +13,7 @@ import (
 	"github.com/ratelab/ratelab/experiments/presets"
 )
 
-// seedFiles are the seed lab's files by preset; seedSums their sha256 at
+// postFiles are the seed lab's files by preset; postSums their sha256 at
 // each duration. 5000 ms is the published run (the posts print the sums);
 // the others come from the seed lab's own program
 // (github.com/salgotraja/production-systems-labs, backpressure-playground,
@@ -26,14 +26,14 @@ import (
 // lab's files, made by the seed lab's program, not by this engine — the
 // external contract — and RATELAB_UPDATE=1 must not be able to rewrite
 // them.
-var seedFiles = map[string][]string{
+var postFiles = map[string][]string{
 	"admission-control": {"bp-post2-limit-sweep.csv", "bp-post2-plateau.csv"},
 	"token-vs-leaky":    {"bp-post3-burst-sweep.csv", "bp-post3-shaping.csv"},
 	"load-shedding":     {"bp-post4-shed-sweep.csv", "bp-post4-hangover.csv"},
 	"slo-load-control":  {"bp-post5-protection.csv", "bp-post5-slo-burst.csv"},
 }
 
-var seedSums = map[float64]map[string]string{
+var postSums = map[float64]map[string]string{
 	5000: {
 		"bp-post2-limit-sweep.csv": "35cc8107e84c0e60b0a7e2cd2d6476ef720e6892f7874583d81cd10864e05493",
 		"bp-post2-plateau.csv":     "b0fd5a5518c669cc96a11c01f1026d3797f57e21a507d9927263557d20d3a238",
@@ -76,9 +76,9 @@ var seedSums = map[float64]map[string]string{
 	},
 }
 
-// runSeedPreset runs a preset at durationMS (0: as stored) and returns its
+// runPostPreset runs a preset at durationMS (0: as stored) and returns its
 // result and files by name.
-func runSeedPreset(t *testing.T, name string, durationMS float64) (*experiments.Result, map[string][]byte) {
+func runPostPreset(t *testing.T, name string, durationMS float64) (*experiments.Result, map[string][]byte) {
 	t.Helper()
 	cfg, err := presets.Config(name)
 	if err != nil {
@@ -105,21 +105,21 @@ func runSeedPreset(t *testing.T, name string, durationMS float64) (*experiments.
 	return res, out
 }
 
-func TestSeedPresetsMatchTheSeedLab(t *testing.T) {
+func TestPostPresetsMatchTheSeedLab(t *testing.T) {
 	for _, d := range []float64{5000, 1201, 12345, 60000} {
-		for name, files := range seedFiles {
+		for name, files := range postFiles {
 			t.Run(fmt.Sprintf("%s/%gms", name, d), func(t *testing.T) {
 				if d == 60000 && testing.Short() {
 					t.Skip("short")
 				}
-				_, out := runSeedPreset(t, name, d)
+				_, out := runPostPreset(t, name, d)
 				for _, f := range files {
 					data, ok := out[f]
 					if !ok {
 						t.Fatalf("no %s", f)
 					}
 					got := output.File{Name: f, Data: data}.SHA256()
-					if want := seedSums[d][f]; got != want {
+					if want := postSums[d][f]; got != want {
 						t.Errorf("%s at %g ms: sha256 %s, want %s\n%s", f, d, got, want, data)
 					}
 				}
@@ -128,20 +128,20 @@ func TestSeedPresetsMatchTheSeedLab(t *testing.T) {
 	}
 }
 
-// The three examples of the seed's rules, in the bytes.
-func TestSeedRulesInTheFiles(t *testing.T) {
-	_, out := runSeedPreset(t, "token-vs-leaky", 60000)
+// The three examples of the seed lab's rules, in the bytes.
+func TestPostRulesInTheFiles(t *testing.T) {
+	_, out := runPostPreset(t, "token-vs-leaky", 60000)
 	if line := strings.Split(string(out["bp-post3-burst-sweep.csv"]), "\n")[1]; !strings.HasPrefix(line, "token-bucket,1,117.2,31.5,") {
 		t.Errorf("burst sweep at 60 s: %s, want token-bucket,1,117.2,31.5,... (shortest form 31.45 half up)", line)
 	}
 	for _, d := range []float64{1201, 12345, 99, 100} {
-		_, out := runSeedPreset(t, "token-vs-leaky", d)
+		_, out := runPostPreset(t, "token-vs-leaky", d)
 		rows := strings.Count(string(out["bp-post3-shaping.csv"]), "\n") - 1
 		if want := int(d / 100); rows != want {
 			t.Errorf("shaping at %g ms: %d rows, want floor(%g/100) = %d", d, rows, d, want)
 		}
 	}
-	_, out = runSeedPreset(t, "admission-control", 0)
+	_, out = runPostPreset(t, "admission-control", 0)
 	if !bytes.Contains(out["bp-post2-plateau.csv"], []byte("no-control,300.2,5.8,0.0,9911.0\n")) {
 		t.Errorf("plateau: no-control at 300 rps should read p99 9911 (9910's bucket top)\n%s", out["bp-post2-plateau.csv"])
 	}

@@ -9,13 +9,13 @@ import (
 )
 
 // The invariants each post's spec lists (../shared/post2-plateau-spec.md,
-// post4-spec.md, post5-spec.md), checked on the seed presets at the
+// post4-spec.md, post5-spec.md), checked on the seed lab's presets at the
 // published window and at windows that are not multiples of 100 ms.
 var invariantDurations = []float64{5000, 1201, 12345, 333}
 
 const (
-	seedS = 10.0  // service_ms
-	seedD = 200.0 // deadline_ms
+	postServiceMS  = 10.0  // service_ms
+	postDeadlineMS = 200.0 // deadline_ms
 )
 
 // byLevel groups a result's points of the constant loads (loads 1..) by
@@ -41,7 +41,7 @@ func rateOf(t *testing.T, name string) float64 { return num(t, name) }
 func TestPost2Invariants(t *testing.T) {
 	for _, d := range invariantDurations {
 		t.Run(fmt.Sprint(d), func(t *testing.T) {
-			res, out := runSeedPreset(t, "admission-control", d)
+			res, out := runPostPreset(t, "admission-control", d)
 			secs := d / 1000
 			levels := byLevel(t, res, func(p *experiments.Point) string { return p.Limiter })
 			prevP99 := -1
@@ -53,10 +53,10 @@ func TestPost2Invariants(t *testing.T) {
 				if nc.Metrics.Rejected != 0 {
 					t.Errorf("%s rps: no-control rejected %d", r, nc.Metrics.Rejected)
 				}
-				if rateOf(t, r) <= 1000/seedS {
+				if rateOf(t, r) <= 1000/postServiceMS {
 					for _, p := range []*experiments.Point{nc, al} {
 						m := p.Metrics
-						if m.GoodputRPS != m.OfferedRPS || m.Rejected != 0 || m.Sojourn.P99 != seedS {
+						if m.GoodputRPS != m.OfferedRPS || m.Rejected != 0 || m.Sojourn.P99 != postServiceMS {
 							t.Errorf("%s rps %s at capacity or below: goodput %g offered %g rejected %d p99 %d", r, p.Limiter, m.GoodputRPS, m.OfferedRPS, m.Rejected, m.Sojourn.P99)
 						}
 					}
@@ -67,7 +67,7 @@ func TestPost2Invariants(t *testing.T) {
 					prevP99 = nc.Metrics.Sojourn.P99
 				}
 				// L × S <= D: nothing admitted is late.
-				if m := al.Metrics; m.Late != 0 || m.GoodputRPS != float64(m.Admitted)/secs || float64(m.Sojourn.P99) > seedD {
+				if m := al.Metrics; m.Late != 0 || m.GoodputRPS != float64(m.Admitted)/secs || float64(m.Sojourn.P99) > postDeadlineMS {
 					t.Errorf("%s rps admission-limited: late %d goodput %g admitted/secs %g p99 %d", r, m.Late, m.GoodputRPS, float64(m.Admitted)/secs, m.Sojourn.P99)
 				}
 			}
@@ -88,7 +88,7 @@ func TestPost2Invariants(t *testing.T) {
 func TestPost4Invariants(t *testing.T) {
 	for _, d := range invariantDurations {
 		t.Run(fmt.Sprint(d), func(t *testing.T) {
-			res, out := runSeedPreset(t, "load-shedding", d)
+			res, out := runPostPreset(t, "load-shedding", d)
 			levels := byLevel(t, res, func(p *experiments.Point) string { return p.ServerName })
 			if len(levels) != 7 {
 				t.Fatalf("%d levels, want 7", len(levels))
@@ -103,10 +103,10 @@ func TestPost4Invariants(t *testing.T) {
 					if m.OnTime+m.Late+m.Shed != m.Arrivals {
 						t.Errorf("%s rps %s: on time %d + late %d + shed %d != %d arrivals", r, pol, m.OnTime, m.Late, m.Shed, m.Arrivals)
 					}
-					if (pol == "expire" || pol == "tail-drop") && (m.Late != 0 || m.ServedLatePct != 0 || m.WastedPct != 0 || float64(m.Sojourn.P99) > seedD) {
+					if (pol == "expire" || pol == "tail-drop") && (m.Late != 0 || m.ServedLatePct != 0 || m.WastedPct != 0 || float64(m.Sojourn.P99) > postDeadlineMS) {
 						t.Errorf("%s rps %s serves late work: late %d wasted %g p99 %d", r, pol, m.Late, m.WastedPct, m.Sojourn.P99)
 					}
-					if rateOf(t, r) <= 1000/seedS && (m.Shed != 0 || m.GoodputRPS != m.OfferedRPS || m.Sojourn.P99 != seedS) {
+					if rateOf(t, r) <= 1000/postServiceMS && (m.Shed != 0 || m.GoodputRPS != m.OfferedRPS || m.Sojourn.P99 != postServiceMS) {
 						t.Errorf("%s rps %s at capacity or below: shed %d goodput %g p99 %d", r, pol, m.Shed, m.GoodputRPS, m.Sojourn.P99)
 					}
 				}
@@ -120,8 +120,8 @@ func TestPost4Invariants(t *testing.T) {
 					break
 				}
 				for _, c := range []string{"fifo_p99_ms", "tail_drop_p99_ms", "expire_p99_ms", "lifo_p99_ms"} {
-					if num(t, row[head[c]]) != seedS {
-						t.Errorf("window %s %s = %s before the first spike, want %g", row[0], c, row[head[c]], seedS)
+					if num(t, row[head[c]]) != postServiceMS {
+						t.Errorf("window %s %s = %s before the first spike, want %g", row[0], c, row[head[c]], postServiceMS)
 					}
 				}
 			}
@@ -136,7 +136,7 @@ func TestPost4Invariants(t *testing.T) {
 func TestPost5Invariants(t *testing.T) {
 	for _, d := range invariantDurations {
 		t.Run(fmt.Sprint(d), func(t *testing.T) {
-			res, out := runSeedPreset(t, "slo-load-control", d)
+			res, out := runPostPreset(t, "slo-load-control", d)
 			levels := byLevel(t, res, func(p *experiments.Point) string { return p.ServerName })
 			if len(levels) != 7 {
 				t.Fatalf("%d levels, want 7", len(levels))
@@ -148,16 +148,16 @@ func TestPost5Invariants(t *testing.T) {
 				}
 				for _, m := range []experiments.Metrics{b, p} {
 					for k, c := range m.Classes {
-						if float64(c.Sojourn.P99) > seedD || c.SuccessPct < 0 || c.SuccessPct > 100 {
+						if float64(c.Sojourn.P99) > postDeadlineMS || c.SuccessPct < 0 || c.SuccessPct > 100 {
 							t.Errorf("%s rps class %d: p99 %d success %g", r, k, c.Sojourn.P99, c.SuccessPct)
 						}
 					}
 					if m.GoodputRPS > m.OfferedRPS {
 						t.Errorf("%s rps: goodput %g > offered %g", r, m.GoodputRPS, m.OfferedRPS)
 					}
-					if rateOf(t, r) <= 1000/seedS {
+					if rateOf(t, r) <= 1000/postServiceMS {
 						for k, c := range m.Classes {
-							if c.SuccessPct != 100 || (c.Offered > 0 && c.Sojourn.P99 != seedS) || !*m.SLOMet {
+							if c.SuccessPct != 100 || (c.Offered > 0 && c.Sojourn.P99 != postServiceMS) || !*m.SLOMet {
 								t.Errorf("%s rps class %d below capacity: success %g p99 %d", r, k, c.SuccessPct, c.Sojourn.P99)
 							}
 						}
@@ -176,7 +176,7 @@ func TestPost5Invariants(t *testing.T) {
 				}
 			}
 			_, burst := rows(t, out["bp-post5-slo-burst.csv"])
-			if len(burst) != int((d-seedD)/100) {
+			if len(burst) != int((d-postDeadlineMS)/100) {
 				t.Errorf("burst has %d rows, want floor((%g - 200)/100)", len(burst), d)
 			}
 			for _, row := range burst {

@@ -24,7 +24,7 @@ func TestHdrTopEdges(t *testing.T) {
 	for _, c := range []struct{ v, want int }{
 		{0, 0}, {1, 1}, {2047, 2047}, {2048, 2049}, {2049, 2049}, {2050, 2051},
 		{4095, 4095}, {4096, 4099}, {4097, 4099}, {8191, 8191}, {8192, 8199},
-		{9910, 9911}, // the seed's no-control p99 at 300 rps
+		{9910, 9911}, // the seed lab's no-control p99 at 300 rps
 		{60000, 60031},
 	} {
 		if got := metrics.HdrTop(c.v); got != c.want {

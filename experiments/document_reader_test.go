@@ -37,7 +37,7 @@ func TestReadStringsAsEncodingJSON(t *testing.T) {
 		"odd":      func(r io.Reader) io.Reader { return &chunks{r: r, n: 4093} },
 	}
 	for name, wrap := range readers {
-		d := &docReader{r: bufio.NewReaderSize(wrap(strings.NewReader(doc)), 64<<10), max: MaxConfigBytes}
+		d := &documentReader{r: bufio.NewReaderSize(wrap(strings.NewReader(doc)), 64<<10), max: MaxConfigBytes}
 		var out []byte
 		if err := d.document(&out); err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -73,7 +73,7 @@ func firstDiff(a, b string) int {
 func TestShortKeysStaySmall(t *testing.T) {
 	doc := []byte(`{"version": 1, "seed": 1, "name": "n", "description": "d", "x": {"a": 1, "b": 2, "c": 3}}` + strings.Repeat(" ", 100_000))
 	read := func() {
-		d := &docReader{r: bufio.NewReaderSize(bytes.NewReader(doc), 64<<10), max: MaxConfigBytes}
+		d := &documentReader{r: bufio.NewReaderSize(bytes.NewReader(doc), 64<<10), max: MaxConfigBytes}
 		var out []byte
 		_ = d.document(&out)
 	}

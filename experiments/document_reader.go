@@ -27,7 +27,7 @@ const (
 	maxErrorsKept = 100     // field errors reported of one document
 )
 
-// docReader reads one JSON document from a stream, a byte at a time
+// documentReader reads one JSON document from an io.Reader, a byte at a time
 // through a buffer, and never holds it whole. It checks what encoding/json
 // lets pass: a key given twice in an object (at any depth; keys that differ
 // only in case count as the same key, as encoding/json matches them), text
@@ -36,12 +36,12 @@ const (
 // except the entries of the lists that have a sink (workload.parts and
 // limiters): each of those is handed to its sink as it ends, decoded and
 // dropped, so the compact copy (the skeleton) stays small.
-type docReader struct {
+type documentReader struct {
 	r         *bufio.Reader
 	n, max    int64 // bytes read, and the limit
 	maxString int   // decoded bytes of one string (0: no limit but max)
 
-	stack []seg
+	stack []pathStep
 	// problems are found while reading goes on: the document is refused
 	// once read. malformed: one of them makes it no JSON text (not UTF-8).
 	problems  field.List
@@ -57,9 +57,9 @@ type docReader struct {
 	hasTrace bool
 }
 
-// seg is one step of the path to the value being read: an object key, or
+// pathStep is one step of the path to the value being read: an object key, or
 // a list index (key "" and index >= 0).
-type seg struct {
+type pathStep struct {
 	key   string
 	index int
 }
@@ -72,7 +72,7 @@ const (
 	limitersSink
 )
 
-func (d *docReader) path() string {
+func (d *documentReader) path() string {
 	p := ""
 	for _, s := range d.stack {
 		if s.index >= 0 {
@@ -86,7 +86,7 @@ func (d *docReader) path() string {
 
 // at reports whether the path is keys (matched as encoding/json matches
 // field names) and indexes: "" in want stands for any index.
-func (d *docReader) at(want ...string) bool {
+func (d *documentReader) at(want ...string) bool {
 	if len(d.stack) != len(want) {
 		return false
 	}
@@ -100,7 +100,7 @@ func (d *docReader) at(want ...string) bool {
 }
 
 // sinkFor says which sink takes the entries of the list being opened.
-func (d *docReader) sinkFor() sinkList {
+func (d *documentReader) sinkFor() sinkList {
 	switch {
 	case d.sink == nil:
 		return noSink
@@ -114,7 +114,7 @@ func (d *docReader) sinkFor() sinkList {
 
 // listLimit is the most entries the list being opened may have, and what
 // they are called.
-func (d *docReader) listLimit() (int, string) {
+func (d *documentReader) listLimit() (int, string) {
 	switch {
 	case d.at("limiters"):
 		return MaxLimiters, "limiters"
@@ -150,27 +150,27 @@ func (e *ReadError) Error() string { return "read the document: " + e.Err.Error(
 // Unwrap gives the reader's error.
 func (e *ReadError) Unwrap() error { return e.Err }
 
-func (d *docReader) syntax(format string, args ...any) error {
+func (d *documentReader) syntax(format string, args ...any) error {
 	errs := append(field.List(nil), d.problems...)
 	errs.Add(d.path(), "is not valid JSON at byte %d: %s", d.n, fmt.Sprintf(format, args...))
 	return &DocumentError{Errors: errs}
 }
 
 // refuse ends reading with a field error at the current path.
-func (d *docReader) refuse(format string, args ...any) error {
+func (d *documentReader) refuse(format string, args ...any) error {
 	errs := append(field.List(nil), d.problems...)
 	errs.Add(d.path(), format, args...)
 	return errs
 }
 
 // problem records an error and reading goes on.
-func (d *docReader) problem(path, format string, args ...any) {
+func (d *documentReader) problem(path, format string, args ...any) {
 	if len(d.problems) < maxErrorsKept {
 		d.problems.Add(path, format, args...)
 	}
 }
 
-func (d *docReader) tooLarge() error {
+func (d *documentReader) tooLarge() error {
 	return &DocumentError{TooLarge: true, Errors: field.List{{Msg: fmt.Sprintf("the document is larger than %s, the limit", sizeText(d.max))}}}
 }
 
@@ -182,14 +182,14 @@ func sizeText(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-func (d *docReader) readErr(err error) error {
+func (d *documentReader) readErr(err error) error {
 	if err == io.EOF {
 		return d.syntax("the document ends too early")
 	}
 	return &ReadError{Err: err}
 }
 
-func (d *docReader) next() (byte, error) {
+func (d *documentReader) next() (byte, error) {
 	c, err := d.r.ReadByte()
 	if err != nil {
 		return 0, d.readErr(err)
@@ -203,7 +203,7 @@ func (d *docReader) next() (byte, error) {
 
 // buffered returns the bytes buffered, reading more when there are none;
 // its error is the reader's (bufio reports it once).
-func (d *docReader) buffered() ([]byte, error) {
+func (d *documentReader) buffered() ([]byte, error) {
 	if d.r.Buffered() == 0 {
 		if _, err := d.r.Peek(1); err != nil {
 			return nil, err
@@ -215,7 +215,7 @@ func (d *docReader) buffered() ([]byte, error) {
 
 // peek skips white space and returns the next byte without reading it;
 // io.EOF is returned as is.
-func (d *docReader) peek() (byte, error) {
+func (d *documentReader) peek() (byte, error) {
 	for {
 		buf, err := d.buffered()
 		if err == io.EOF {
@@ -240,7 +240,7 @@ func (d *docReader) peek() (byte, error) {
 }
 
 // peekMore is peek inside a value, where the end of the input is an error.
-func (d *docReader) peekMore() (byte, error) {
+func (d *documentReader) peekMore() (byte, error) {
 	c, err := d.peek()
 	if err == io.EOF {
 		return 0, d.syntax("the document ends too early")
@@ -249,7 +249,7 @@ func (d *docReader) peekMore() (byte, error) {
 }
 
 // document reads the whole input: one value, then only white space.
-func (d *docReader) document(out *[]byte) error {
+func (d *documentReader) document(out *[]byte) error {
 	if _, err := d.peek(); err == io.EOF {
 		return &DocumentError{Errors: field.List{{Msg: "is empty: a config document is a JSON object"}}}
 	} else if err != nil {
@@ -276,7 +276,7 @@ func (d *docReader) document(out *[]byte) error {
 
 // value reads one value and appends it compactly to *out (out nil: the
 // value is checked and dropped).
-func (d *docReader) value(out *[]byte, depth int) error {
+func (d *documentReader) value(out *[]byte, depth int) error {
 	c, err := d.peekMore()
 	if err != nil {
 		return err
@@ -326,7 +326,7 @@ func quoteByte(c byte) string {
 	return fmt.Sprintf("byte 0x%02x", c)
 }
 
-func (d *docReader) literal(out *[]byte, word string) error {
+func (d *documentReader) literal(out *[]byte, word string) error {
 	for i := range len(word) {
 		c, err := d.next()
 		if err != nil {
@@ -342,7 +342,7 @@ func (d *docReader) literal(out *[]byte, word string) error {
 	return nil
 }
 
-func (d *docReader) object(out *[]byte, depth int) error {
+func (d *documentReader) object(out *[]byte, depth int) error {
 	if _, err := d.next(); err != nil { // {
 		return err
 	}
@@ -398,7 +398,7 @@ func (d *docReader) object(out *[]byte, depth int) error {
 			*out = appendString(*out, key)
 			*out = append(*out, ':')
 		}
-		d.stack = append(d.stack, seg{key: k, index: -1})
+		d.stack = append(d.stack, pathStep{key: k, index: -1})
 		err = d.value(out, depth)
 		d.stack = d.stack[:len(d.stack)-1]
 		if err != nil {
@@ -426,7 +426,7 @@ func (d *docReader) object(out *[]byte, depth int) error {
 	return nil
 }
 
-func (d *docReader) array(out *[]byte, depth int) error {
+func (d *documentReader) array(out *[]byte, depth int) error {
 	if _, err := d.next(); err != nil { // [
 		return err
 	}
@@ -446,7 +446,7 @@ func (d *docReader) array(out *[]byte, depth int) error {
 		if i == limit {
 			return d.refuse("has more than %d %s: at most %d %s are allowed", limit, what, limit, what)
 		}
-		d.stack = append(d.stack, seg{index: i})
+		d.stack = append(d.stack, pathStep{index: i})
 		if sink != noSink {
 			d.elem, d.trace, d.hasTrace = d.elem[:0], "", false
 			if err = d.value(&d.elem, depth); err == nil && len(d.problems) == 0 {
@@ -488,7 +488,7 @@ func (d *docReader) array(out *[]byte, depth int) error {
 // bytes to dst: a key (at most maxKeyBytes) or a value (at most maxString
 // when it is set; past it the document is too large). Text that is not
 // UTF-8 is a problem at the current path.
-func (d *docReader) string(dst []byte, key bool) ([]byte, error) {
+func (d *documentReader) string(dst []byte, key bool) ([]byte, error) {
 	if _, err := d.next(); err != nil { // "
 		return dst, err
 	}
@@ -580,7 +580,7 @@ func (d *docReader) string(dst []byte, key bool) ([]byte, error) {
 // not an escape of one character).
 var shortEscape = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
-func (d *docReader) escape(dst []byte, bad *bool) ([]byte, error) {
+func (d *documentReader) escape(dst []byte, bad *bool) ([]byte, error) {
 	c, err := d.next()
 	if err != nil {
 		return dst, err
@@ -638,7 +638,7 @@ func (d *docReader) escape(dst []byte, bad *bool) ([]byte, error) {
 	return dst, d.syntax("an unknown escape \\%s in a string", string(rune(c)))
 }
 
-func (d *docReader) hex4() (rune, error) {
+func (d *documentReader) hex4() (rune, error) {
 	var r rune
 	for range 4 {
 		c, err := d.next()
@@ -662,7 +662,7 @@ func (d *docReader) hex4() (rune, error) {
 
 // number reads a number under JSON's grammar and refuses one beyond
 // float64 (every number of a config is a float64 or fits one).
-func (d *docReader) number(out *[]byte) error {
+func (d *documentReader) number(out *[]byte) error {
 	var b [64]byte
 	num := b[:0]
 	digits := func() (int, error) {

@@ -25,12 +25,12 @@ func TestJavaRandom(t *testing.T) {
 	}
 }
 
-const seedBase = `{"version": 1, "workload": {"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 50}]},
+const modelsBase = `{"version": 1, "workload": {"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 50}]},
   "limiters": [{"type": "none"}]`
 
-// TestSeedModelFieldErrors: every new field goes through the strict
+// TestModelFieldErrors: every new field goes through the strict
 // decoder and reports its path.
-func TestSeedModelFieldErrors(t *testing.T) {
+func TestModelFieldErrors(t *testing.T) {
 	for _, c := range []struct{ extra, path, msg string }{
 		{`"servers": [{"name": "a", "door": "closed"}]`, "servers[0].door", "must be one of"},
 		{`"servers": [{"name": "a", "queue": 3}]`, "servers[0].queue", "not a known field"},
@@ -56,7 +56,7 @@ func TestSeedModelFieldErrors(t *testing.T) {
 		{`"reports": [{"type": "series", "file": "a.csv", "columns": [{"header": "x", "value": "sojourn_p99_ms", "limiter": 0, "server": 2}]}]`, "reports[0].columns[0].server", "index of a server"},
 		{`"reports": [{"type": "series", "file": "a.csv", "columns": [{"header": "x", "value": "shed_pct", "limiter": 0}]}]`, "reports[0].columns[0].value", "must be one of"},
 	} {
-		_, err := DecodeConfig([]byte(seedBase + ", " + c.extra + "}"))
+		_, err := DecodeConfig([]byte(modelsBase + ", " + c.extra + "}"))
 		found := false
 		for _, e := range field.Errors(err) {
 			if e.Path == c.path && strings.Contains(e.Msg, c.msg) {
@@ -70,8 +70,8 @@ func TestSeedModelFieldErrors(t *testing.T) {
 }
 
 // A config with every new section reads back from its own JSON unchanged.
-func TestSeedModelRoundTrip(t *testing.T) {
-	doc := seedBase + `, "server": {"end": "cut", "expire": "at-dequeue"},
+func TestModelRoundTrip(t *testing.T) {
+	doc := modelsBase + `, "server": {"end": "cut", "expire": "at-dequeue"},
   "servers": [{"name": "blind", "door": "tail-drop", "bound": 12}, {"name": "priority", "door": "priority", "deadline_ms": 200}],
   "loads": [{"name": "base"}, {"name": "high", "parts": [{"type": "constant", "rate_rps": 500}]}],
   "classes": [{"name": "gold", "share": 0.1}, {"name": "silver", "share": 0.3}, {"name": "bronze"}],

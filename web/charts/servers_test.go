@@ -6,11 +6,11 @@ import (
 	"testing"
 )
 
-// The seed presets draw what each post is about: the hangover (Post 4,
+// The presets of the seed lab's posts draw what each post is about: the hangover (Post 4,
 // log axis, a line per discipline), the shed wait per discipline (Post 4),
 // per-class success through the bursts with the SLO line (Post 5); runs
 // without the queue model draw none of them.
-func TestSeedSections(t *testing.T) {
+func TestServerSections(t *testing.T) {
 	sections := func(name string) map[string]*Group {
 		out := map[string]*Group{}
 		for _, g := range presetView(t, name).Groups() {
