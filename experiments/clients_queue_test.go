@@ -13,8 +13,9 @@ import (
 )
 
 // TestClientsQueueIsTheClientModel runs every client-model preset through
-// simulateClientsQueue with its plain server and compares every
-// measurement with simulateClients: the queue server, the events and the
+// the event loop's client model on a queue (modelClientsQueue) with its
+// plain server and compares every measurement with the model on the plain
+// server (modelClients): the queue server, the events and the
 // decisions at admission are the plain client model, to the bit.
 func TestClientsQueueIsTheClientModel(t *testing.T) {
 	files, _ := filepath.Glob("presets/*.json")
@@ -34,14 +35,16 @@ func TestClientsQueueIsTheClientModel(t *testing.T) {
 	}
 }
 
-// sameAsClientModel runs cfg with and without clientsQueueForAll and
+// sameAsClientModel runs cfg with and without switchClientsOnQueue and
 // compares the points.
 func sameAsClientModel(t *testing.T, cfg *Config) {
 	t.Helper()
 	run := func(queue bool) *Result {
-		clientsQueueForAll.Store(queue)
-		defer clientsQueueForAll.Store(false)
-		res, err := Run(context.Background(), cfg, Options{Workers: 1})
+		opt := Options{Workers: 1}
+		if queue {
+			opt.test.model = switchClientsOnQueue
+		}
+		res, err := Run(context.Background(), cfg, opt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,7 +55,7 @@ func sameAsClientModel(t *testing.T, cfg *Config) {
 		w, g := &want.Points[i], &got.Points[i]
 		gm := g.Metrics
 		if gm.ShedWait == nil || gm.Client == nil {
-			t.Fatalf("point %d: not run by simulateClientsQueue", i)
+			t.Fatalf("point %d: not run on the queue", i)
 		}
 		if gm.Served != gm.Client.Served || gm.Shed != 0 {
 			t.Errorf("point %d: served %d shed %d, want %d and 0", i, gm.Served, gm.Shed, gm.Client.Served)
@@ -164,8 +167,8 @@ func clientsQueueCase(rng *rand.Rand, seed uint64, queue bool) []byte {
 	return out
 }
 
-// TestClientsQueueIsTheClientModelRandom compares simulateClientsQueue
-// with simulateClients on 1000 random sweeps with the plain server.
+// TestClientsQueueIsTheClientModelRandom compares the client model on a
+// queue with the model on the plain server on 1000 random sweeps with the plain server.
 func TestClientsQueueIsTheClientModelRandom(t *testing.T) {
 	cases := 1000
 	if testing.Short() {
@@ -219,7 +222,7 @@ func TestClientsQueueProperties(t *testing.T) {
 		for _, p := range res.Points {
 			m, cm := p.Metrics, p.Metrics.Client
 			if cm == nil || m.ShedWait == nil {
-				t.Fatalf("case %d: not run by simulateClientsQueue", i)
+				t.Fatalf("case %d: not run on the queue", i)
 			}
 			where := fmt.Sprintf("case %d %s", i, doc)
 			if cm.AttemptsMax > 1+retries {
@@ -258,7 +261,7 @@ func TestClientsQueueProperties(t *testing.T) {
 }
 
 // TestClientsQueueEventsDecideAsAdmissions runs random FIFO sweeps of
-// simulateClientsQueue by events and decided at admission, and asks for
+// the client model on a queue by events and decided at admission, and asks for
 // the same measures where nothing tells the two orders apart: no random
 // draw (jitter, throttling, exponential think times) that the two make in
 // another order, Poisson arrivals (no ties), fixed service of at least a
@@ -370,12 +373,13 @@ func TestClientsQueueReleaseAtTheTimeout(t *testing.T) {
 	}
 }
 
-// runOnTheQueue runs cfg's client-model points through simulateClientsQueue,
+// runOnTheQueue runs cfg's client-model points on a queue (the event loop),
 // by events or deciding at admission where it can, on one worker.
 func runOnTheQueue(cfg *Config, events bool) (*Result, error) {
-	clientsQueueForAll.Store(true)
-	clientsQueueByEvents.Store(events)
-	defer clientsQueueForAll.Store(false)
-	defer clientsQueueByEvents.Store(false)
-	return Run(context.Background(), cfg, Options{Workers: 1})
+	opt := Options{Workers: 1}
+	opt.test.model = switchClientsOnQueue
+	if events {
+		opt.test.model = switchClientsByEvents
+	}
+	return Run(context.Background(), cfg, opt)
 }

@@ -18,10 +18,10 @@ type instruments struct {
 	gate, wait, sojourn metrics.Histogram
 	rolling             *metrics.Rolling
 	fairCounts          []float64
-	releases            []float64   // release times, for the empirical arrival curve
-	queue               *queueBufs  // the queue model's (simulate_queue.go)
-	clients             *clientBufs // the client model's (simulate_clients.go)
-	cq                  *cqBufs     // the client model on a queue (simulate_clients_queue.go)
+	releases            []float64     // release times, for the empirical arrival curve
+	queue               *queueBufs    // the queue model's (simulate_queue.go)
+	clients             *clientBufs   // the client model's (simulate_clients.go)
+	admitted            *admittedBufs // the client model on a queue (simulate_clients_queue.go)
 }
 
 // fwd is one point's forward pass, fed the arrivals in time order in

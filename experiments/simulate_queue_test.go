@@ -35,9 +35,11 @@ func TestQueueModelIsTheForwardPass(t *testing.T) {
 		}
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			run := func(queue bool) *Result {
-				queueForAll.Store(queue)
-				defer queueForAll.Store(false)
-				res, err := Run(context.Background(), cfg, Options{Workers: 1})
+				opt := Options{Workers: 1}
+				if queue {
+					opt.test.model = switchQueueForAll
+				}
+				res, err := Run(context.Background(), cfg, opt)
 				if err != nil {
 					t.Fatal(err)
 				}
