@@ -59,6 +59,10 @@ type fwd struct {
 	lastRelease                            float64
 	serverSojournMax, gateMax, endToEndMax float64
 	rel                                    releaseTally
+
+	hooks gateHooks    // the gate's (simulate_hooks.go)
+	loop  *pointLoop   // a gate with hooks: the arrivals run in the event loop (modelPlain)
+	done  *completions // nil: the gate does not observe
 }
 
 // releaseError is the error of a gate that released at release, after
@@ -131,13 +135,29 @@ func (p *peak100) add(release float64) {
 	p.max = max(p.max, p.count)
 }
 
-// pointGate is a point's gate in front of occ, each client with its weight.
+// pointGate is a point's gate in front of occ, each client with its
+// weight, behind routedGate when it is replicated (simulate_hooks.go).
 func pointGate(spec *limiter.Spec, params limiter.Params, clients []workload.Client, occ limiter.Occupancy) (limiter.Gate, error) {
+	return pointGateWith(spec, params, clients, occ, nil)
+}
+
+// pointGateWith is pointGate under a test's switches (nil: none).
+func pointGateWith(spec *limiter.Spec, params limiter.Params, clients []workload.Client, occ limiter.Occupancy, sw *testSwitches) (limiter.Gate, error) {
 	weights := make([]float64, len(clients))
 	for i, c := range clients {
 		weights[i] = c.Weight
 	}
-	return limiter.New(spec, params, weights, occ)
+	gate, err := limiter.New(spec, params, weights, occ)
+	if err != nil {
+		return nil, err
+	}
+	if sw != nil && sw.gate != nil {
+		gate = sw.gate(gate, occ)
+	}
+	if r, ok := gate.(limiter.Replicated); ok {
+		gate = &routedGate{r: r, instances: make([]InstanceMetrics, r.Instances())}
+	}
+	return gate, nil
 }
 
 // startPoint readies a worker's delay histograms and rolling count for a
@@ -169,19 +189,26 @@ func (c *Config) releaseHorizonMS(spec *limiter.Spec, params limiter.Params) flo
 // (their weights and groups). keepReleases keeps every release for the
 // point's empirical output curve (a workload of at most MaxCurveArrivals);
 // sizeHint, when known, sizes that list.
-func newFwd(ctx context.Context, cfg *Config, clients []workload.Client, ngroup int, spec *limiter.Spec, params limiter.Params, in *instruments, pt *Point, keepReleases bool, sizeHint int) (*fwd, error) {
+func newFwd(ctx context.Context, cfg *Config, clients []workload.Client, ngroup int, spec *limiter.Spec, params limiter.Params, in *instruments, pt *Point, keepReleases bool, sizeHint int, sw *testSwitches) (*fwd, error) {
 	f := &fwd{ctx: ctx, cfg: cfg, spec: spec, params: params, in: in, pt: pt, ngroup: ngroup}
 	f.srv = server.New(cfg.Server)
 	f.groups = make([]int, len(clients))
 	for i, c := range clients {
 		f.groups[i] = c.GroupIndex()
 	}
-	gate, err := pointGate(spec, params, clients, f.srv)
+	gate, err := pointGateWith(spec, params, clients, f.srv, sw)
 	if err != nil {
 		return nil, err
 	}
 	f.gate = gate
 	in.startPoint(cfg)
+	if f.hooks = hooksOf(gate); f.hooks.loop() {
+		l := &pointLoop{model: modelPlain, fwd: f, heap: new(eventHeap)}
+		l.a = &l.batch
+		l.done = newCompletions(&f.hooks, l.heap)
+		l.startSyncs(&f.hooks, cfg.Workload.DurationMS)
+		f.loop, f.done = l, l.done
+	}
 
 	f.durationMS = cfg.Workload.DurationMS
 	f.serviceMS, f.deadlineMS = cfg.Server.ServiceMS, cfg.Server.DeadlineMS
@@ -204,10 +231,19 @@ func newFwd(ctx context.Context, cfg *Config, clients []workload.Client, ngroup 
 }
 
 // feed replays the next arrivals (times ts from clients cs) through the
-// gate into the server. The loop allocates nothing besides growing the
-// series past the run and the kept releases, and checks ctx once per 2^20
-// arrivals.
+// gate into the server: forward, or in the event loop for a gate with
+// hooks.
 func (f *fwd) feed(ts []float64, cs []int32) error {
+	if f.loop != nil {
+		return f.loop.feed(f.ctx, ts, cs)
+	}
+	return f.forward(ts, cs)
+}
+
+// forward is the forward pass's step over arrivals ts from clients cs. It
+// allocates nothing besides growing the series past the run and the kept
+// releases, and checks ctx once per 2^20 arrivals.
+func (f *fwd) forward(ts []float64, cs []int32) error {
 	in, s := f.in, &f.s
 	cs = cs[:len(ts)]
 	for i, t := range ts {
@@ -243,10 +279,14 @@ func (f *fwd) feed(ts []float64, cs []int32) error {
 		in.wait.Record(start - release)
 		sojourn := max(svc, metrics.RoundMS(finish-t))
 		in.sojourn.Record(sojourn)
-		if sojourn <= f.deadlineMS {
+		onTime := sojourn <= f.deadlineMS
+		if onTime {
 			f.m.OnTime++
 		} else {
 			f.m.Late++
+		}
+		if f.done != nil {
+			f.done.add(c, t, finish, outcome(onTime))
 		}
 		if d := finish - release; d > f.serverSojournMax {
 			f.serverSojournMax = d
@@ -258,7 +298,15 @@ func (f *fwd) feed(ts []float64, cs []int32) error {
 }
 
 // finish measures the point from what the arrivals fed left.
-func (f *fwd) finish() {
+func (f *fwd) finish() error {
+	if f.loop != nil {
+		if err := f.loop.drain(); err != nil {
+			return err
+		}
+		if f.loop.heap.err != nil {
+			return f.loop.heap.err
+		}
+	}
 	in, s, m, cfg := f.in, &f.s, &f.m, f.cfg
 	seconds := f.durationMS / 1000
 	m.Arrivals = f.n
@@ -272,7 +320,9 @@ func (f *fwd) finish() {
 	m.UtilizationPct = math.Min(100, 100*float64(m.Admitted)*f.serviceMS/(f.durationMS*float64(cfg.Server.Workers))) // service_ms: the mean
 
 	m.Recovery = cfg.recovery(s, f.windowMS)
+	f.hooks.file(m)
 	finishPoint(cfg, f.pt, f.spec, f.params, in, m, s, f.clients, &f.fair, f.ngroup, func(i int) int { return f.groups[i] }, f.gateMax, f.endToEndMax, true, f.rel.keep)
+	return nil
 }
 
 // finishPoint files a point's measures, the end every simulation shares:

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/experiments/metrics"
 	"github.com/ratelab/ratelab/experiments/server"
 	"github.com/ratelab/ratelab/experiments/workload"
@@ -131,7 +132,8 @@ type queueClients struct {
 	busyMS           float64
 	serverSojournMax float64
 	endToEndMax      float64
-	offering         int32 // the attempt being offered at admission (decided mode)
+	offering         int32        // the attempt being offered at admission (decided mode)
+	done             *completions // nil: the gate does not observe
 	mismatch         string
 }
 
@@ -179,6 +181,13 @@ func (x *queueClients) served(a *attempt, release, start, finish, abandonAt floa
 	if x.classes {
 		x.qr.bufs.classSojourn[a.class].Record(sojourn)
 	}
+	if x.done != nil {
+		out := outcome(sojourn <= x.deadlineMS)
+		if gaveUp || fl.timeout && sojourn > b.TimeoutMS {
+			out = limiter.TimedOut
+		}
+		x.done.add(a.c, t, finish, out)
+	}
 	switch {
 	case gaveUp:
 		m.Late++
@@ -211,6 +220,9 @@ func (x *queueClients) served(a *attempt, release, start, finish, abandonAt floa
 // failed reacts to attempt a shed by the server at failAt, its client
 // giving up at abandonAt (decided at admission).
 func (x *queueClients) failed(a *attempt, failAt, abandonAt float64) {
+	if x.done != nil {
+		x.done.add(a.c, a.t, failAt, limiter.Dropped)
+	}
 	if failAt > abandonAt {
 		x.cm.Abandoned++
 		x.r.retry(a, abandonAt, abandonAt)
@@ -255,6 +267,10 @@ func (x *queueClients) Shed(id int32, at float64, _ server.Why) {
 		return
 	}
 	rec.state = admittedDone
+	if x.done != nil {
+		x.done.add(rec.a.c, rec.a.t, at, limiter.Dropped)
+		rec = &x.bufs.recs[id]
+	}
 	if !rec.gaveUp {
 		a := rec.a
 		x.r.retry(&a, at, at)
@@ -276,6 +292,9 @@ func (x *queueClients) timeout(id int32, t float64) {
 	x.cm.Abandoned++
 	if x.cancel {
 		x.cm.Dropped++
+		if x.done != nil {
+			x.done.add(rec.a.c, rec.a.t, t, limiter.TimedOut)
+		}
 		if rec.state == admittedWaiting {
 			x.q.Drop(rec.pos)
 			rec.state = admittedDone
@@ -359,6 +378,9 @@ func (x *queueClients) admit(at *attempt, release, abandonAt float64, rel *relea
 	if x.cancel && fl.timeout && p > abandonAt {
 		cm.Abandoned++
 		cm.Dropped++
+		if x.done != nil {
+			x.done.add(at.c, t, abandonAt, limiter.TimedOut)
+		}
 		r.retry(at, abandonAt, abandonAt)
 		return
 	}

@@ -14,35 +14,43 @@ import (
 )
 
 // The event loop: every point but the forward pass's (gate → FIFO server
-// with no client behaviour, simulate.go, its fast path) runs here, one
-// event at a time. An event is (time, sequence, kind, id):
+// with no client behaviour and a gate without hooks, simulate.go, its fast
+// path) runs here, one event at a time. An event is (time, sequence, kind,
+// id):
 //
 //   - eventAttempt: an attempt reaches the gate. The arrival list's first
 //     attempts are peeked from the list (sequence = their index), never
 //     scheduled; a retry or a closed-loop user's request is scheduled when
 //     the attempt it follows is processed (id: its slot in the heap's slab).
 //   - eventRelease: an admitted attempt is released to the queue (id: its
-//     record, queueClients.recs), when its fate is decided by events.
+//     record, queueClients' admitted), when its fate is decided by events.
 //   - eventTimeout: an admitted attempt's client gives up on it (id: its
 //     record), when its fate is decided by events.
+//   - eventComplete, eventSync: the gate's hooks (simulate_hooks.go): an
+//     admitted request's completion told to a gate that observes them, a
+//     replicated gate's sync of its instances.
 //
-// Sequence numbers count every event in the order it is created, the list's
+// Sequence numbers count every event in the order it is made, the list's
 // arrivals first (0 … n-1, so the list's arrival at a time runs before any
 // scheduled event at it).
 //
 // The rule, the one tie rule of a point: events run in (time, sequence)
-// order, and the queue's next pick (server.Queue.NextPickMS, when fates are
-// decided by events) is taken before that event when it is earlier, or at
-// the same time when the event is a timeout; the end of a cut window (end
-// "cut") sheds what still waits before the first event at or after it
-// (picks earlier than that event first).
+// order; where the loop makes the queue's picks (fates decided by events,
+// or a queue model whose gate has hooks) the next pick
+// (server.Queue.NextPickMS) is taken before that event when it is earlier,
+// or at the same time when the event is a timeout, and the end of a cut
+// window (end "cut") sheds what still waits before the first event at or
+// after it (picks earlier than that event first).
 //
-// Under that rule each model adds its steps (modelQueue: the queue model
-// without clients, simulate_queue.go; the client model, simulate_clients.go,
-// on the plain server or on a queue, simulate_clients_queue.go), the gate,
-// its chain's stages and the trigger sitting inside limiter.Gate. The heap
-// and the records are a worker's, kept across points: the loop allocates
-// nothing per event in steady state.
+// Under that rule each model adds its steps: modelPlain, the forward
+// pass's own step one arrival at a time (for a gate with hooks); modelQueue,
+// the queue model without clients (simulate_queue.go); the client model
+// (simulate_clients.go) on the plain server (plainServer) or on a queue,
+// its fates decided at admission or by events (simulate_clients_queue.go).
+// The gate, its chain's stages and the trigger sit inside limiter.Gate;
+// classes and priority doors inside server.Queue. The heap and the records
+// are a worker's, kept across points: the loop allocates nothing per event
+// in steady state.
 
 // eventKind is what an event does.
 type eventKind uint8
@@ -51,13 +59,15 @@ const (
 	eventAttempt eventKind = iota
 	eventRelease
 	eventTimeout
+	eventComplete // an admitted request's completion, told to a gate that observes (simulate_hooks.go)
+	eventSync     // a replicated gate's sync of its instances (simulate_hooks.go)
 )
 
 // A pending event's key: sequence<<eventSeqShift | kind<<eventIDBits | id.
 // Sequence numbers are unique, so the kind and id never decide an order.
 const (
 	eventIDBits   = 24 // at most 2^24 attempts wait, and 2^24 records are held, at once
-	eventKindBits = 2
+	eventKindBits = 3
 	eventSeqShift = eventIDBits + eventKindBits
 )
 
@@ -220,7 +230,8 @@ func (q *eventHeap) popAttempt(a *attempt) {
 type loopModel uint8
 
 const (
-	modelQueue         loopModel = iota // the queue model: arrivals through the gate into server.Queue
+	modelPlain         loopModel = iota // the forward pass's model, for a gate with hooks (simulate_hooks.go)
+	modelQueue                          // the queue model: arrivals through the gate into server.Queue
 	modelClients                        // the client model on the plain server
 	modelClientsQueue                   // the client model on a queue, fates decided at admission
 	modelClientsEvents                  // the client model on a queue, fates decided by events
@@ -235,24 +246,45 @@ type pointLoop struct {
 	serviceMS float64
 	heap      *eventHeap
 
+	fwd     *fwd          // modelPlain
 	queue   *queueRun     // modelQueue
 	r       *clientRun    // the client models
 	plain   *plainServer  // modelClients
 	x       *queueClients // modelClientsQueue, modelClientsEvents
 	users   *userClasses  // closed-loop requests' classes (nil without)
-	q       *server.Queue // modelClientsEvents: its picks and its end cut
-	endMS   float64       // modelClientsEvents: the end of a cut window (+Inf without)
+	q       *server.Queue // modelClientsEvents (and modelQueue with drivePicks): its picks and its end cut
+	endMS   float64       // the end of a cut window (+Inf without), with q
 	rel     *releaseTally
 	windows metrics.WindowCursor // the series window of the attempts, which come in order
+	cut     bool                 // the end of a cut window has shed what waited
+
+	// The gate's hooks (simulate_hooks.go).
+	done       *completions // nil: the gate does not observe
+	drivePicks bool         // modelQueue observed: the loop makes the queue's picks
+	syncer     limiter.Syncer
+	syncEndMS  float64
+	batch      workload.Arrivals // modelPlain: the batch being fed
+	hooks      gateHooks
+	sw         *testSwitches
+}
+
+// startHooks finds the hooks of the point's gate (made by pointGateWith)
+// once the heap is ready: the completions it observes, its syncs before
+// endMS.
+func (l *pointLoop) startHooks(gate limiter.Gate, endMS float64) {
+	l.hooks = hooksOf(gate)
+	l.done = newCompletions(&l.hooks, l.heap)
+	l.startSyncs(&l.hooks, endMS)
 }
 
 // run runs the point's events in the rule's order until none is left (or
-// ctx is done, checked once per 2^20 events).
-func (l *pointLoop) run(ctx context.Context) error {
+// ctx is done, checked once per 2^20 events); with batch, until the list
+// is done (the forward pass's model, fed a batch at a time: the events
+// after it wait for the next batch, or for drain).
+func (l *pointLoop) run(ctx context.Context, batch bool) error {
 	a, h := l.a, l.heap
 	byEvents := l.model == modelClientsEvents
-	cut := false // the end of a cut window has shed what waited
-	next := 0    // the list's next arrival
+	next := 0 // the list's next arrival
 	for steps := 0; ; steps++ {
 		if steps&(1<<20-1) == 0 && steps > 0 {
 			if err := ctx.Err(); err != nil {
@@ -266,37 +298,62 @@ func (l *pointLoop) run(ctx context.Context) error {
 		switch {
 		case list:
 			t = a.T[next]
+		case batch && next == len(a.T):
+			return nil
 		case h.len() > 0:
 			t, kind = h.topT(), h.top().kind()
 		}
-		if byEvents {
+		if byEvents || l.drivePicks {
 			// The queue's picks before it (at its time, before a timeout).
 			if p := l.q.NextPickMS(); p < t || p == t && kind == eventTimeout {
-				l.x.now = p
+				if l.x != nil {
+					l.x.now = p
+				}
 				l.q.Pick()
 				continue
 			}
-			if !cut && t >= l.endMS && !math.IsInf(l.endMS, 1) {
-				// The window ends: what still waits is shed at its end,
-				// before any event at or after it.
-				l.x.now, cut = l.endMS, true
-				l.q.CutEnd()
-				continue
+		}
+		if (byEvents || l.drivePicks) && !l.cut && t >= l.endMS && !math.IsInf(l.endMS, 1) {
+			// The window ends: what still waits is shed at its end,
+			// before any event at or after it.
+			if l.x != nil {
+				l.x.now = l.endMS
 			}
+			l.cut = true
+			l.q.CutEnd()
+			continue
 		}
 		if math.IsInf(t, 1) {
 			return nil
 		}
-		if l.model == modelQueue {
-			// No client behaviour: nothing is ever scheduled.
+		if l.x != nil {
+			l.x.now = t
+		}
+		if !list && kind >= eventComplete {
+			// The gate's hooks (simulate_hooks.go).
+			e := h.pop()
+			if kind == eventComplete {
+				l.done.deliver(e.id())
+			} else if err := l.sync(t); err != nil {
+				return err
+			}
+			continue
+		}
+		switch l.model {
+		case modelPlain:
+			// The forward pass's own step, one arrival at a time.
+			if err := l.fwd.forward(a.T[next:next+1], a.Client[next:next+1]); err != nil {
+				return err
+			}
+			next++
+			continue
+		case modelQueue:
+			// No client behaviour: no attempt is ever scheduled.
 			if err := l.queue.arrive(next); err != nil {
 				return err
 			}
 			next++
 			continue
-		}
-		if l.x != nil {
-			l.x.now = t
 		}
 		if kind != eventAttempt {
 			e := h.pop()
@@ -342,14 +399,41 @@ func (l *pointLoop) run(ctx context.Context) error {
 	}
 }
 
+// drain tells the gate's hooks the events left after the last arrival
+// (the forward pass's model fed in batches) or after the queue finished
+// (completions of the requests it served at its end), in order; attempts
+// scheduled as the queue finished are not run (nor are they without hooks).
+func (l *pointLoop) drain() error {
+	h := l.heap
+	for h.len() > 0 {
+		t := h.topT()
+		switch e := h.pop(); e.kind() {
+		case eventComplete:
+			l.done.deliver(e.id())
+		case eventSync:
+			if err := l.sync(t); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// feed runs the forward pass's model over the next batch of arrivals
+// (times ts from clients cs), with the events before them.
+func (l *pointLoop) feed(ctx context.Context, ts []float64, cs []int32) error {
+	l.batch.T, l.batch.Client = ts, cs
+	return l.run(ctx, true)
+}
+
 // simulateLoop runs one point of cfg (the point's config) through the
 // event loop by model and measures it: the queue model as the forward pass
 // does, with what only a queue has (requests shed and how long they
 // waited, the served p99 per finish window, the classes); the client model
 // with the client columns (ClientMetrics), and on a queue with the queue
 // model's measures beside.
-func simulateLoop(ctx context.Context, cfg *Config, a *workload.Arrivals, classes []uint8, spec *limiter.Spec, params limiter.Params, in *instruments, pt *Point, model loopModel) error {
-	l := &pointLoop{model: model, a: a, serviceMS: cfg.Server.ServiceMS}
+func simulateLoop(ctx context.Context, cfg *Config, a *workload.Arrivals, classes []uint8, spec *limiter.Spec, params limiter.Params, in *instruments, pt *Point, model loopModel, sw *testSwitches) error {
+	l := &pointLoop{model: model, a: a, serviceMS: cfg.Server.ServiceMS, sw: sw}
 	var finish func() error
 	var err error
 	switch model {
@@ -363,13 +447,16 @@ func simulateLoop(ctx context.Context, cfg *Config, a *workload.Arrivals, classe
 	if err != nil {
 		return err
 	}
-	if err := l.run(ctx); err != nil {
+	if err := l.run(ctx, false); err != nil {
 		return err
 	}
-	if l.r != nil && l.heap.err != nil {
+	if l.heap.err != nil {
 		return l.heap.err
 	}
-	return finish()
+	if err := finish(); err != nil {
+		return err
+	}
+	return l.drain()
 }
 
 // startQueue readies the queue model's point; finish measures it.
@@ -398,7 +485,7 @@ func (l *pointLoop) startQueue(cfg *Config, classes []uint8, spec *limiter.Spec,
 	nclass := len(cfg.Classes)
 	r.classOK = r.startBufs(in, classes != nil, nclass, windows)
 	srv := server.NewQueue(cfg.Server, durationMS, nclass, r)
-	gate, err := pointGate(spec, params, a.Clients, srv)
+	gate, err := pointGateWith(spec, params, a.Clients, srv, l.sw)
 	if err != nil {
 		return nil, err
 	}
@@ -415,7 +502,17 @@ func (l *pointLoop) startQueue(cfg *Config, classes []uint8, spec *limiter.Spec,
 	rel := newReleaseTally(in, windowMS, len(a.T) <= MaxCurveArrivals, len(a.T))
 	r.rel = &rel
 	r.arrivalWindow = metrics.NewWindowCursor(windowMS)
-	l.queue, l.rel, l.heap = r, &rel, new(eventHeap) // nothing is scheduled: arrivals only
+	l.queue, l.rel, l.heap = r, &rel, new(eventHeap) // no attempt is scheduled: arrivals only
+	l.startHooks(gate, durationMS)
+	r.done = l.done
+	if l.done != nil || l.syncer != nil {
+		// The queue's picks by the loop: each completion is known at its
+		// pick, before the events after it.
+		l.drivePicks, l.q, l.endMS = true, srv, math.Inf(1)
+		if cfg.Server.Option(server.OptEnd) == server.EndCut {
+			l.endMS = durationMS
+		}
+	}
 	return func() error {
 		srv.Finish()
 		r.flushFinishes()
@@ -447,6 +544,7 @@ func (l *pointLoop) startQueue(cfg *Config, classes []uint8, spec *limiter.Spec,
 			cfg.classMetrics(m, s, r.classOK, r.bufs.classSojourn, seconds)
 		}
 		m.Recovery = cfg.recovery(s, windowMS)
+		l.hooks.file(m)
 		finishPoint(cfg, pt, spec, params, in, m, s, r.clients, r.fair, len(a.Groups), a.GroupOf, r.gateMax, r.endToEndMax,
 			cfg.Server.Option(server.OptDiscipline) == server.FIFO, rel.keep)
 		return nil
@@ -458,7 +556,7 @@ func (l *pointLoop) startQueue(cfg *Config, classes []uint8, spec *limiter.Spec,
 func (l *pointLoop) startClients(cfg *Config, spec *limiter.Spec, params limiter.Params, in *instruments, pt *Point) (finish func() error, err error) {
 	a := l.a
 	srv := server.New(cfg.Server)
-	gate, err := pointGate(spec, params, a.Clients, srv)
+	gate, err := pointGateWith(spec, params, a.Clients, srv, l.sw)
 	if err != nil {
 		return nil, err
 	}
@@ -489,9 +587,12 @@ func (l *pointLoop) startClients(cfg *Config, spec *limiter.Spec, params limiter
 	}
 	l.r, l.plain, l.heap, l.rel = r, p, r.heap, &rel
 	l.windows = metrics.NewWindowCursor(windowMS)
+	l.startHooks(gate, durationMS)
+	p.done = l.done
 	return func() error {
 		clientTotals(cfg, r, m, cm, in, clientTally{busyMS: p.busyMS, serverSojournMaxMS: p.serverSojournMax, rel: &rel, users: totalUsers})
 		m.Recovery = measureGoodputRecovery(cfg, &s, windowMS)
+		l.hooks.file(m)
 		finishPoint(cfg, pt, spec, params, in, m, &s, clients, fair, len(a.Groups), a.GroupOf, r.gateMax, p.endToEndMax, true, rel.keep)
 		return nil
 	}, nil
@@ -551,7 +652,7 @@ func (l *pointLoop) startClientsQueue(cfg *Config, classes []uint8, spec *limite
 			occ = x.shadow
 		}
 	}
-	gate, err := pointGate(spec, params, a.Clients, occ)
+	gate, err := pointGateWith(spec, params, a.Clients, occ, l.sw)
 	if err != nil {
 		return nil, err
 	}
@@ -573,6 +674,8 @@ func (l *pointLoop) startClientsQueue(cfg *Config, classes []uint8, spec *limite
 	l.r, l.x, l.heap, l.rel, l.users, l.classes = r, x, r.heap, &rel, users, classes
 	l.q, l.endMS = q, endMS
 	l.windows = metrics.NewWindowCursor(windowMS)
+	l.startHooks(gate, durationMS)
+	x.done = l.done
 	return func() error {
 		q.Finish()
 		if err := r.heap.err; err != nil {
@@ -603,6 +706,7 @@ func (l *pointLoop) startClientsQueue(cfg *Config, classes []uint8, spec *limite
 			cfg.classMetrics(m, &s, x.classOK, qr.bufs.classSojourn, seconds)
 		}
 		m.Recovery = measureGoodputRecovery(cfg, &s, windowMS)
+		l.hooks.file(m)
 		finishPoint(cfg, pt, spec, params, in, m, &s, clients, fair, len(a.Groups), a.GroupOf, r.gateMax, x.endToEndMax,
 			cfg.Server.Option(server.OptDiscipline) == server.FIFO, rel.keep)
 		return nil
@@ -618,6 +722,7 @@ type plainServer struct {
 	in           *instruments
 	rel          *releaseTally
 	finishWindow metrics.WindowCursor // the series window of the finishes
+	done         *completions         // nil: the gate does not observe
 
 	busyMS, serverSojournMax, endToEndMax float64
 }
@@ -633,6 +738,9 @@ func (p *plainServer) serve(r *clientRun, at *attempt, release, abandonAt float6
 	if p.cancel && fl.timeout && p.srv.StartAt(release) > abandonAt {
 		cm.Abandoned++
 		cm.Dropped++
+		if p.done != nil {
+			p.done.add(at.c, t, abandonAt, limiter.TimedOut)
+		}
 		r.retry(at, abandonAt, abandonAt)
 		return
 	}
@@ -648,6 +756,13 @@ func (p *plainServer) serve(r *clientRun, at *attempt, release, abandonAt float6
 	in.sojourn.Record(sojourn)
 	p.serverSojournMax = max(p.serverSojournMax, finish-release)
 	p.endToEndMax = max(p.endToEndMax, finish-t)
+	if p.done != nil {
+		out := outcome(sojourn <= p.deadlineMS)
+		if fl.timeout && sojourn > b.TimeoutMS {
+			out = limiter.TimedOut
+		}
+		p.done.add(at.c, t, finish, out)
+	}
 	switch {
 	case fl.timeout && sojourn > b.TimeoutMS:
 		m.Late++

@@ -31,15 +31,15 @@ func simulatePoint(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 				model = modelClientsEvents
 			}
 		}
-		err = simulateLoop(ctx, pc, a, classes, spec, pt.Params, in, pt, model)
+		err = simulateLoop(ctx, pc, a, classes, spec, pt.Params, in, pt, model, sw)
 	case sw.model == switchQueueForAll || cfg.usesQueue(pt.Server):
-		err = simulateLoop(ctx, pc, a, classes, spec, pt.Params, in, pt, modelQueue)
+		err = simulateLoop(ctx, pc, a, classes, spec, pt.Params, in, pt, modelQueue, sw)
 	default:
 		var f *fwd
-		if f, err = newFwd(ctx, pc, a.Clients, len(a.Groups), spec, pt.Params, in, pt, a.Len() <= MaxCurveArrivals, a.Len()); err == nil {
+		if f, err = newFwd(ctx, pc, a.Clients, len(a.Groups), spec, pt.Params, in, pt, a.Len() <= MaxCurveArrivals, a.Len(), sw); err == nil {
 			f.svc = a.ServiceMS
 			if err = f.feed(a.T, a.Client); err == nil {
-				f.finish()
+				err = f.finish()
 			}
 		}
 	}
@@ -118,6 +118,7 @@ type queueRun struct {
 	fair          *fairWindows
 	rel           *releaseTally
 	arrivalWindow metrics.WindowCursor // the series window of the arrivals, which come in order
+	done          *completions         // nil: the gate does not observe
 }
 
 // startBufs readies the worker's queue-model instruments for a point and,
@@ -153,6 +154,13 @@ func (r *queueRun) scored(id int32) bool { return r.a.T[id] <= r.scoreEnd }
 func (r *queueRun) Served(id int32, release, start, finish float64) {
 	t := r.a.T[id]
 	r.finishAt(t, finish)
+	if r.done != nil {
+		svc := r.serviceMS
+		if r.a.ServiceMS != nil {
+			svc = r.a.ServiceMS[id]
+		}
+		r.done.add(r.a.Client[id], t, finish, outcome(max(svc, metrics.RoundHalfUp(finish-t)) <= r.deadlineMS))
+	}
 	if !r.scored(id) {
 		return
 	}
@@ -186,6 +194,9 @@ func (r *queueRun) Served(id int32, release, start, finish float64) {
 
 // Shed measures a request the server shed at at.
 func (r *queueRun) Shed(id int32, at float64, _ server.Why) {
+	if r.done != nil {
+		r.done.add(r.a.Client[id], r.a.T[id], at, limiter.Dropped)
+	}
 	if !r.scored(id) {
 		return
 	}

@@ -63,6 +63,9 @@ type testSwitches struct {
 	maxLivePoints  int // points sharing a pass over a stream (0: the default)
 	// model runs points by another model than their own (simulatePoint).
 	model modelSwitch
+	// gate, when set, stands for each point's gate made for occ (a toy
+	// gate of a test, simulate_hooks_test.go).
+	gate func(g limiter.Gate, occ limiter.Occupancy) limiter.Gate
 }
 
 // modelSwitch makes points run by another model that must measure the same.
@@ -525,7 +528,7 @@ func runStream(ctx context.Context, cfg *Config, open OpenLoad, lo int, duration
 			}
 			t, c = nil, nil
 		}
-		n, err := streamPass(ctx, cfg, st, t, c, live, min(workers, len(live)), opt.test.batch(), budget, func(read float64) {
+		n, err := streamPass(ctx, cfg, st, t, c, live, min(workers, len(live)), &opt.test, budget, func(read float64) {
 			pr.read(len(live), min(read/durationMS, 1))
 		})
 		if err != nil {
@@ -550,10 +553,10 @@ const streamRing = 8
 // still takes every batch in order, so its numbers are the same for any
 // number of workers; of several errors the pass returns the one of the
 // earliest batch (then the earliest point), whatever the timing.
-func streamPass(ctx context.Context, cfg *Config, st *workload.Stream, headT []float64, headC []int32, live []*Point, workers, batch int, budget float64, reading func(readMS float64)) (int64, error) {
+func streamPass(ctx context.Context, cfg *Config, st *workload.Stream, headT []float64, headC []int32, live []*Point, workers int, sw *testSwitches, budget float64, reading func(readMS float64)) (int64, error) {
 	runs := make([]*fwd, len(live))
 	for k, pt := range live {
-		f, err := newFwd(ctx, cfg.pointConfig(pt), st.Clients, len(st.Groups), &cfg.Limiters[pt.LimiterIndex], pt.Params, new(instruments), pt, false, 0)
+		f, err := newFwd(ctx, cfg.pointConfig(pt), st.Clients, len(st.Groups), &cfg.Limiters[pt.LimiterIndex], pt.Params, new(instruments), pt, false, 0, sw)
 		if err != nil {
 			return 0, pointError(pt, err)
 		}
@@ -578,7 +581,7 @@ func streamPass(ctx context.Context, cfg *Config, st *workload.Stream, headT []f
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		p.produce(st, headT, headC, batch, float64(len(live)), budget, reading)
+		p.produce(st, headT, headC, sw.batch(), float64(len(live)), budget, reading)
 	}()
 	for w := range workers {
 		wg.Add(1)
@@ -595,7 +598,9 @@ func streamPass(ctx context.Context, cfg *Config, st *workload.Stream, headT []f
 		return 0, p.err
 	}
 	for _, f := range runs {
-		f.finish()
+		if err := f.finish(); err != nil {
+			return 0, pointError(f.pt, err)
+		}
 		cfg.pointConfig(f.pt).applyPercentiles(f.pt)
 	}
 	return p.n, nil
