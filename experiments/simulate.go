@@ -20,17 +20,17 @@ type instruments struct {
 	fairCounts          []float64
 	releases            []float64     // release times, for the empirical arrival curve
 	queue               *queueBufs    // the queue model's (simulate_queue.go)
-	clients             *clientBufs   // the client model's (simulate_clients.go)
+	clients             *clientBufs   // the event loop's heap (simulate_loop.go), the client model's
 	admitted            *admittedBufs // the client model on a queue (simulate_clients_queue.go)
 }
 
-// fwd is one point's forward pass, fed the arrivals in time order in
+// forwardPass is one point's forward pass, fed the arrivals in time order in
 // batches (feed) and measured at the end (finish): the whole list at once
 // for a workload held in memory, or batch after batch of a stream that the
 // sweep's points share. Its memory grows with the windows and the clients,
 // never with the arrivals (but for the releases kept for the output curve,
 // up to MaxCurveArrivals).
-type fwd struct {
+type forwardPass struct {
 	ctx    context.Context
 	cfg    *Config
 	spec   *limiter.Spec
@@ -189,8 +189,8 @@ func (c *Config) releaseHorizonMS(spec *limiter.Spec, params limiter.Params) flo
 // (their weights and groups). keepReleases keeps every release for the
 // point's empirical output curve (a workload of at most MaxCurveArrivals);
 // sizeHint, when known, sizes that list.
-func newFwd(ctx context.Context, cfg *Config, clients []workload.Client, ngroup int, spec *limiter.Spec, params limiter.Params, in *instruments, pt *Point, keepReleases bool, sizeHint int, sw *testSwitches) (*fwd, error) {
-	f := &fwd{ctx: ctx, cfg: cfg, spec: spec, params: params, in: in, pt: pt, ngroup: ngroup}
+func newFwd(ctx context.Context, cfg *Config, clients []workload.Client, ngroup int, spec *limiter.Spec, params limiter.Params, in *instruments, pt *Point, keepReleases bool, sizeHint int, sw *testSwitches) (*forwardPass, error) {
+	f := &forwardPass{ctx: ctx, cfg: cfg, spec: spec, params: params, in: in, pt: pt, ngroup: ngroup}
 	f.srv = server.New(cfg.Server)
 	f.groups = make([]int, len(clients))
 	for i, c := range clients {
@@ -202,8 +202,8 @@ func newFwd(ctx context.Context, cfg *Config, clients []workload.Client, ngroup 
 	}
 	f.gate = gate
 	in.startPoint(cfg)
-	if f.hooks = hooksOf(gate); f.hooks.loop() {
-		l := &pointLoop{model: modelPlain, fwd: f, heap: new(eventHeap)}
+	if f.hooks = hooksOf(gate); f.hooks.loop() || sw != nil && sw.model == switchForwardInLoop {
+		l := &pointLoop{model: modelPlain, forwardPass: f, heap: new(eventHeap)}
 		l.a = &l.batch
 		l.done = newCompletions(&f.hooks, l.heap)
 		l.startSyncs(&f.hooks, cfg.Workload.DurationMS)
@@ -233,7 +233,7 @@ func newFwd(ctx context.Context, cfg *Config, clients []workload.Client, ngroup 
 // feed replays the next arrivals (times ts from clients cs) through the
 // gate into the server: forward, or in the event loop for a gate with
 // hooks.
-func (f *fwd) feed(ts []float64, cs []int32) error {
+func (f *forwardPass) feed(ts []float64, cs []int32) error {
 	if f.loop != nil {
 		return f.loop.feed(f.ctx, ts, cs)
 	}
@@ -243,7 +243,7 @@ func (f *fwd) feed(ts []float64, cs []int32) error {
 // forward is the forward pass's step over arrivals ts from clients cs. It
 // allocates nothing besides growing the series past the run and the kept
 // releases, and checks ctx once per 2^20 arrivals.
-func (f *fwd) forward(ts []float64, cs []int32) error {
+func (f *forwardPass) forward(ts []float64, cs []int32) error {
 	in, s := f.in, &f.s
 	cs = cs[:len(ts)]
 	for i, t := range ts {
@@ -298,7 +298,7 @@ func (f *fwd) forward(ts []float64, cs []int32) error {
 }
 
 // finish measures the point from what the arrivals fed left.
-func (f *fwd) finish() error {
+func (f *forwardPass) finish() error {
 	if f.loop != nil {
 		if err := f.loop.drain(); err != nil {
 			return err

@@ -246,17 +246,17 @@ type pointLoop struct {
 	serviceMS float64
 	heap      *eventHeap
 
-	fwd     *fwd          // modelPlain
-	queue   *queueRun     // modelQueue
-	r       *clientRun    // the client models
-	plain   *plainServer  // modelClients
-	x       *queueClients // modelClientsQueue, modelClientsEvents
-	users   *userClasses  // closed-loop requests' classes (nil without)
-	q       *server.Queue // modelClientsEvents (and modelQueue with drivePicks): its picks and its end cut
-	endMS   float64       // the end of a cut window (+Inf without), with q
-	rel     *releaseTally
-	windows metrics.WindowCursor // the series window of the attempts, which come in order
-	cut     bool                 // the end of a cut window has shed what waited
+	forwardPass *forwardPass  // modelPlain
+	queue       *queueRun     // modelQueue
+	r           *clientRun    // the client models
+	plain       *plainServer  // modelClients
+	x           *queueClients // modelClientsQueue, modelClientsEvents
+	users       *userClasses  // closed-loop requests' classes (nil without)
+	q           *server.Queue // modelClientsEvents (and modelQueue with drivePicks): its picks and its end cut
+	endMS       float64       // the end of a cut window (+Inf without), with q
+	rel         *releaseTally
+	windows     metrics.WindowCursor // the series window of the attempts, which come in order
+	cut         bool                 // the end of a cut window has shed what waited
 
 	// The gate's hooks (simulate_hooks.go).
 	done       *completions // nil: the gate does not observe
@@ -342,7 +342,7 @@ func (l *pointLoop) run(ctx context.Context, batch bool) error {
 		switch l.model {
 		case modelPlain:
 			// The forward pass's own step, one arrival at a time.
-			if err := l.fwd.forward(a.T[next:next+1], a.Client[next:next+1]); err != nil {
+			if err := l.forwardPass.forward(a.T[next:next+1], a.Client[next:next+1]); err != nil {
 				return err
 			}
 			next++

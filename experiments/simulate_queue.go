@@ -25,7 +25,7 @@ func simulatePoint(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 	switch {
 	case cfg.usesClients(pt.Policy, pt.Load):
 		model := modelClients
-		if sw.model >= switchClientsOnQueue || cfg.usesQueue(pt.Server) {
+		if sw.model == switchClientsOnQueue || sw.model == switchClientsByEvents || cfg.usesQueue(pt.Server) {
 			model = modelClientsQueue
 			if pc.Server.Option(server.OptDiscipline) != server.FIFO || pc.Server.Option(server.OptDoor) == server.DoorPriority || sw.model == switchClientsByEvents {
 				model = modelClientsEvents
@@ -35,7 +35,7 @@ func simulatePoint(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 	case sw.model == switchQueueForAll || cfg.usesQueue(pt.Server):
 		err = simulateLoop(ctx, pc, a, classes, spec, pt.Params, in, pt, modelQueue, sw)
 	default:
-		var f *fwd
+		var f *forwardPass
 		if f, err = newFwd(ctx, pc, a.Clients, len(a.Groups), spec, pt.Params, in, pt, a.Len() <= MaxCurveArrivals, a.Len(), sw); err == nil {
 			f.svc = a.ServiceMS
 			if err = f.feed(a.T, a.Client); err == nil {

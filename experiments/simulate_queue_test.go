@@ -91,3 +91,45 @@ func jsonOf(t *testing.T, v any) []byte {
 	}
 	return b
 }
+
+// TestForwardPassIsTheLoop runs every preset and the test configs with the
+// forward pass's points in the event loop, one arrival at a time
+// (modelPlain, as a gate with hooks runs), and compares every byte of
+// every point with the forward pass's own loop.
+func TestForwardPassIsTheLoop(t *testing.T) {
+	files, _ := filepath.Glob("presets/*.json")
+	files = append(files, "testdata/all-types.json", "testdata/service-distributions.json")
+	ran := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := DecodeConfig(data)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if cfg.Workload.DurationMS > 600_000 {
+			continue // long runs: the short ones cover the step
+		}
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			want, err := Run(context.Background(), cfg, Options{Workers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			opt := Options{Workers: 1}
+			opt.test.model = switchForwardInLoop
+			got, err := Run(context.Background(), cfg, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a, b := jsonOf(t, want), jsonOf(t, got); !bytes.Equal(a, b) {
+				t.Fatalf("in the loop, the sweep measures\n%.2000s\nwant\n%.2000s", b, a)
+			}
+			ran++
+		})
+	}
+	if ran < 10 {
+		t.Fatalf("%d configs compared", ran)
+	}
+}

@@ -76,6 +76,7 @@ const (
 	switchQueueForAll                 // points without client behaviour: the queue model (the forward pass's measures with the plain server)
 	switchClientsOnQueue              // client-model points: on a queue (the plain client model's measures with the plain server)
 	switchClientsByEvents             // as switchClientsOnQueue, every fate decided by events
+	switchForwardInLoop               // forward-pass points: in the event loop, one arrival at a time (modelPlain)
 )
 
 // cacheArrivals is how many arrivals a load may have to be held in memory.
@@ -554,7 +555,7 @@ const streamRing = 8
 // number of workers; of several errors the pass returns the one of the
 // earliest batch (then the earliest point), whatever the timing.
 func streamPass(ctx context.Context, cfg *Config, st *workload.Stream, headT []float64, headC []int32, live []*Point, workers int, sw *testSwitches, budget float64, reading func(readMS float64)) (int64, error) {
-	runs := make([]*fwd, len(live))
+	runs := make([]*forwardPass, len(live))
 	for k, pt := range live {
 		f, err := newFwd(ctx, cfg.pointConfig(pt), st.Clients, len(st.Groups), &cfg.Limiters[pt.LimiterIndex], pt.Params, new(instruments), pt, false, 0, sw)
 		if err != nil {
@@ -722,7 +723,7 @@ func (p *pass) produce(st *workload.Stream, headT []float64, headC []int32, batc
 // workers keeps to its own block of the points, taking another's only
 // when it is two batches behind: two workers feeding neighbouring points
 // (allocated side by side) would share cache lines.
-func (p *pass) work(runs []*fwd, w, workers int) {
+func (p *pass) work(runs []*forwardPass, w, workers int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for {
