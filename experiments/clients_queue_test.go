@@ -18,6 +18,7 @@ import (
 // server (modelClients): the queue server, the events and the
 // decisions at admission are the plain client model, to the bit.
 func TestClientsQueueIsTheClientModel(t *testing.T) {
+	t.Parallel()
 	files, _ := filepath.Glob("presets/*.json")
 	for _, f := range files {
 		data, err := os.ReadFile(f)
@@ -170,6 +171,7 @@ func clientsQueueCase(rng *rand.Rand, seed uint64, queue bool) []byte {
 // TestClientsQueueIsTheClientModelRandom compares the client model on a
 // queue with the model on the plain server on 1000 random sweeps with the plain server.
 func TestClientsQueueIsTheClientModelRandom(t *testing.T) {
+	t.Parallel()
 	cases := 1000
 	if testing.Short() {
 		cases = 100
@@ -200,6 +202,7 @@ func TestClientsQueueIsTheClientModelRandom(t *testing.T) {
 // served, shed, dropped; a budget-denied or throttled one never reaches
 // the gate); and every 50th sweep writes the same bytes on 1 to 4 workers.
 func TestClientsQueueProperties(t *testing.T) {
+	t.Parallel()
 	cases := 1000
 	if testing.Short() {
 		cases = 100
@@ -270,6 +273,7 @@ func TestClientsQueueProperties(t *testing.T) {
 // events), and gates that release at once (the admissions read the
 // occupancy at the latest release, the events at the attempt's time).
 func TestClientsQueueEventsDecideAsAdmissions(t *testing.T) {
+	t.Parallel()
 	cases := 300
 	if testing.Short() {
 		cases = 50
@@ -320,6 +324,7 @@ func TestClientsQueueEventsDecideAsAdmissions(t *testing.T) {
 // a valid config; the one combination still refused is a scoring window
 // other than the whole run, at its field.
 func TestClientsOnQueueServersValidate(t *testing.T) {
+	t.Parallel()
 	base := `{"version": 1, "workload": {"duration_ms": 1000, "parts": [{"type": "poisson", "rate_rps": 50, "timeout_ms": 100, "retries": 2}]},
 		"server": {"discipline": "lifo", "door": "tail-drop", "expire": "at-dequeue", "end": "cut"},
 		"classes": [{"name": "a", "share": 0.5}, {"name": "b"}], "limiters": [{"type": "none"}]%s}`
@@ -340,6 +345,7 @@ func TestClientsOnQueueServersValidate(t *testing.T) {
 // spaces the two arrivals at 0 ms by 100 ms; the second waits exactly its
 // 100 ms timeout and finds the worker free.
 func TestClientsQueueReleaseAtTheTimeout(t *testing.T) {
+	t.Parallel()
 	for _, cancel := range []string{"", `, "cancel_on_timeout": "drop-unstarted"`} {
 		cfg, err := DecodeConfig([]byte(`{"version": 1, "seed": 1,
   "workload": {"duration_ms": 1000, "parts": [{"type": "trace", "csv": "t_ms,client\n0,a\n0,a\n", "timeout_ms": 100, "retries": 1, "backoff_ms": 500}]},

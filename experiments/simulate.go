@@ -244,7 +244,7 @@ func (f *forwardPass) feed(ts []float64, cs []int32) error {
 // allocates nothing besides growing the series past the run and the kept
 // releases, and checks ctx once per 2^20 arrivals.
 func (f *forwardPass) forward(ts []float64, cs []int32) error {
-	in, s := f.in, &f.s
+	in, s, done := f.in, &f.s, f.done
 	cs = cs[:len(ts)]
 	for i, t := range ts {
 		if (f.n+i)&(1<<20-1) == 0 && f.n+i > 0 {
@@ -285,8 +285,8 @@ func (f *forwardPass) forward(ts []float64, cs []int32) error {
 		} else {
 			f.m.Late++
 		}
-		if f.done != nil {
-			f.done.add(c, t, finish, outcome(onTime))
+		if done != nil {
+			done.add(c, t, finish, outcome(onTime))
 		}
 		if d := finish - release; d > f.serverSojournMax {
 			f.serverSojournMax = d

@@ -105,6 +105,7 @@ func (g *learningGate) Complete(c limiter.Completion) {
 // FIFO worker gives them, with their outcome, in time order between its
 // offers; and what it learns shows in the measures.
 func TestObserverLearnsFromCompletions(t *testing.T) {
+	t.Parallel()
 	cfg, err := DecodeConfig([]byte(`{"version": 1, "seed": 3,
   "workload": {"duration_ms": 4000, "parts": [{"type": "poisson", "rate_rps": 400}]},
   "server": {"workers": 1, "service_ms": 4, "deadline_ms": 30},
@@ -175,6 +176,7 @@ func TestObserverLearnsFromCompletions(t *testing.T) {
 // hook, and hears one completion per admitted request, in time order,
 // with outcomes that add up to the point's measures.
 func TestObservingChangesNothing(t *testing.T) {
+	t.Parallel()
 	docs := map[string]string{
 		"forward": `{"version": 1, "seed": 5,
   "workload": {"duration_ms": 3000, "parts": [{"type": "poisson", "rate_rps": 300}, {"type": "poisson", "client": "b", "rate_rps": 100}]},
@@ -318,6 +320,7 @@ func (g *shardedGate) Sync(t float64) {
 // after it, and the shared state changes the decisions (without syncs the
 // instances admit more).
 func TestReplicatedGateBehindABalancer(t *testing.T) {
+	t.Parallel()
 	for _, behaviour := range []string{"", `, "timeout_ms": 50, "retries": 1, "backoff_ms": 10`} {
 		cfg, err := DecodeConfig([]byte(`{"version": 1, "seed": 9,
   "workload": {"duration_ms": 3000, "parts": [{"type": "clients", "group": "c", "clients": 6, "rate_rps": 50, "arrival": "poisson"` + behaviour + `}]},

@@ -31,8 +31,9 @@ import (
 //     replicated gate's sync of its instances.
 //
 // Sequence numbers count every event in the order it is made, the list's
-// arrivals first (0 … n-1, so the list's arrival at a time runs before any
-// scheduled event at it).
+// arrivals first (0 … n-1): the list's arrival at a time runs before any
+// scheduled event at it (the forward pass's model, fed in batches, numbers
+// its events from 0, and its arrivals still come first at their time).
 //
 // The rule, the one tie rule of a point: events run in (time, sequence)
 // order; where the loop makes the queue's picks (fates decided by events,
@@ -285,6 +286,7 @@ func (l *pointLoop) run(ctx context.Context, batch bool) error {
 	a, h := l.a, l.heap
 	byEvents := l.model == modelClientsEvents
 	next := 0 // the list's next arrival
+	last := math.Inf(-1)
 	for steps := 0; ; steps++ {
 		if steps&(1<<20-1) == 0 && steps > 0 {
 			if err := ctx.Err(); err != nil {
@@ -326,6 +328,10 @@ func (l *pointLoop) run(ctx context.Context, batch bool) error {
 		if math.IsInf(t, 1) {
 			return nil
 		}
+		if !(t >= last) {
+			return fmt.Errorf("an event at %g ms after one at %g ms", t, last) // cannot happen: the sources are in order
+		}
+		last = t
 		if l.x != nil {
 			l.x.now = t
 		}
@@ -503,6 +509,7 @@ func (l *pointLoop) startQueue(cfg *Config, classes []uint8, spec *limiter.Spec,
 	r.rel = &rel
 	r.arrivalWindow = metrics.NewWindowCursor(windowMS)
 	l.queue, l.rel, l.heap = r, &rel, new(eventHeap) // no attempt is scheduled: arrivals only
+	l.heap.reset(int64(len(a.T)))
 	l.startHooks(gate, durationMS)
 	r.done = l.done
 	if l.done != nil || l.syncer != nil {

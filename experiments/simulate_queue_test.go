@@ -16,6 +16,7 @@ import (
 // measurement with the forward pass: the event loop, run one release at a
 // time, is the same server.
 func TestQueueModelIsTheForwardPass(t *testing.T) {
+	t.Parallel()
 	files, _ := filepath.Glob("presets/*.json")
 	files = append(files, "testdata/all-types.json", "testdata/service-distributions.json")
 	for _, f := range files {
@@ -97,6 +98,7 @@ func jsonOf(t *testing.T, v any) []byte {
 // (modelPlain, as a gate with hooks runs), and compares every byte of
 // every point with the forward pass's own loop.
 func TestForwardPassIsTheLoop(t *testing.T) {
+	t.Parallel()
 	files, _ := filepath.Glob("presets/*.json")
 	files = append(files, "testdata/all-types.json", "testdata/service-distributions.json")
 	ran := 0

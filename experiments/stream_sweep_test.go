@@ -24,6 +24,7 @@ func withoutCurves(p experiments.Point) experiments.Point {
 // measures every point the same, at 1, 2 and 3 workers; only the empirical
 // arrival curves, which need the whole trace, are left out.
 func TestStreamingMeasuresWhatMemoryDoes(t *testing.T) {
+	t.Parallel()
 	for _, p := range presets.All() {
 		t.Run(p.Name, func(t *testing.T) {
 			cfg, err := presets.Config(p.Name)
@@ -67,6 +68,7 @@ func clip(b []byte) string {
 // size or in hundreds of small batches (the workers' points drift apart
 // by up to the producer's ring).
 func TestStreamedOutputsAreTheSameAtEveryWorkerCount(t *testing.T) {
+	t.Parallel()
 	doc := `{"version": 1, "seed": 7,
   "workload": {"duration_ms": 60000, "parts": [
     {"type": "clients", "group": "c", "clients": 30, "rate_rps": 10, "arrival": "poisson"},
@@ -113,6 +115,7 @@ func TestStreamedOutputsAreTheSameAtEveryWorkerCount(t *testing.T) {
 // TestStreamPassesMeasureWhatOnePassDoes: a sweep with more points than
 // share one pass opens its stream again per pass and measures the same.
 func TestStreamPassesMeasureWhatOnePassDoes(t *testing.T) {
+	t.Parallel()
 	cfg, err := experiments.DecodeConfig([]byte(windowDoc(30_000, "")))
 	if err != nil {
 		t.Fatal(err)
@@ -148,6 +151,7 @@ func TestStreamPassesMeasureWhatOnePassDoes(t *testing.T) {
 // interleave in order: three points of two replications, two passes of 3
 // runs over 60 s read in batches of 500.
 func TestStreamedPassesSayHowFarTheyRead(t *testing.T) {
+	t.Parallel()
 	cfg, err := experiments.DecodeConfig([]byte(`{"version": 1, "seed": 3,
   "workload": {"duration_ms": 60000, "parts": [{"type": "poisson", "rate_rps": 200}]},
   "server": {"workers": 2, "service_ms": 4, "deadline_ms": 100},
