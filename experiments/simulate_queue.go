@@ -1,7 +1,6 @@
 package experiments
 
 import (
-	"context"
 	"slices"
 
 	"github.com/ratelab/ratelab/experiments/limiter"
@@ -9,68 +8,6 @@ import (
 	"github.com/ratelab/ratelab/experiments/server"
 	"github.com/ratelab/ratelab/experiments/workload"
 )
-
-// simulatePoint runs one point on its server, client policy and workload
-// (variants.go, policies.go): the forward pass (simulate.go) when its
-// server is the plain one and its clients have no behaviour, else the
-// event loop (simulate_loop.go) with the point's model: the client model
-// when its clients have behaviour, on the plain server or on a queue, else
-// the queue model. Then it reports the percentiles by the config's rule.
-// A test's switches (sw) run a point by another model that must measure
-// the same.
-func simulatePoint(ctx context.Context, cfg *Config, a *workload.Arrivals, classes []uint8, in *instruments, pt *Point, sw *testSwitches) error {
-	pc := cfg.pointConfig(pt)
-	spec := &cfg.Limiters[pt.LimiterIndex]
-	var err error
-	switch {
-	case cfg.usesClients(pt.Policy, pt.Load):
-		model := modelClients
-		if sw.model == switchClientsOnQueue || sw.model == switchClientsByEvents || cfg.usesQueue(pt.Server) {
-			model = modelClientsQueue
-			if pc.Server.Option(server.OptDiscipline) != server.FIFO || pc.Server.Option(server.OptDoor) == server.DoorPriority || sw.model == switchClientsByEvents {
-				model = modelClientsEvents
-			}
-		}
-		err = simulateLoop(ctx, pc, a, classes, spec, pt.Params, in, pt, model, sw)
-	case sw.model == switchQueueForAll || cfg.usesQueue(pt.Server):
-		err = simulateLoop(ctx, pc, a, classes, spec, pt.Params, in, pt, modelQueue, sw)
-	default:
-		var f *forwardPass
-		if f, err = newFwd(ctx, pc, a.Clients, len(a.Groups), spec, pt.Params, in, pt, a.Len() <= MaxCurveArrivals, a.Len(), sw); err == nil {
-			f.svc = a.ServiceMS
-			if err = f.feed(a.T, a.Client); err == nil {
-				err = f.finish()
-			}
-		}
-	}
-	if err != nil {
-		return err
-	}
-	pc.applyPercentiles(pt)
-	return nil
-}
-
-// applyPercentiles reports every percentile of the point by the config's
-// rule: the nearest-rank value, or the top of its bucket in an HdrHistogram
-// of 3 significant digits (the maxima too, as HdrHistogram reports them).
-func (c *Config) applyPercentiles(pt *Point) {
-	if c.Rule("metrics.percentiles") == metrics.PercentilesExact {
-		return
-	}
-	m := &pt.Metrics
-	ds := []*Delays{&m.GateDelay, &m.ServerWait, &m.Sojourn, m.ShedWait}
-	for k := range m.Classes {
-		ds = append(ds, &m.Classes[k].Sojourn)
-	}
-	for _, d := range ds {
-		if d != nil {
-			d.P50, d.P99, d.Max = metrics.HdrTop(d.P50), metrics.HdrTop(d.P99), metrics.HdrTop(d.Max)
-		}
-	}
-	for w, v := range pt.Series.SojournP99 {
-		pt.Series.SojournP99[w] = int32(metrics.HdrTop(int(v)))
-	}
-}
 
 // queueBufs are a worker's reusable instruments of the queue model.
 type queueBufs struct {
