@@ -69,7 +69,7 @@ func hooksOf(gate limiter.Gate) gateHooks {
 	return h
 }
 
-// any is whether the point needs the loop for its gate.
+// loop is whether the point needs the event loop for its gate.
 func (h *gateHooks) loop() bool { return h.observer != nil || h.syncer != nil }
 
 // file files the instances' decisions and state (a replicated gate).

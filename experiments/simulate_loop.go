@@ -284,6 +284,21 @@ func (l *pointLoop) startHooks(gate limiter.Gate, endMS float64) {
 // after it wait for the next batch, or for drain).
 func (l *pointLoop) run(ctx context.Context, batch bool) error {
 	a, h := l.a, l.heap
+	if l.model == modelQueue && !l.drivePicks && h.len() == 0 {
+		// One source, the list, and nothing ever scheduled: its arrivals
+		// in order.
+		for i := range a.T {
+			if i&(1<<20-1) == 0 && i > 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			if err := l.queue.arrive(i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	byEvents := l.model == modelClientsEvents
 	next := 0 // the list's next arrival
 	last := math.Inf(-1)
