@@ -44,7 +44,7 @@ import (
 // plain request). A draw that cost less (a ziggurat normal) would change
 // every stored lognormal run's numbers, so a manifest would no longer
 // reproduce its run. The client loops were 77, 156, 201, 202 and 229
-// before their attempts were written in place (attemptHeap.reserve: a
+// before their attempts were written in place (eventHeap.reserve: a
 // copy of fields just stored stalled on store forwarding).
 func BenchmarkClientModel(b *testing.B) {
 	const (

@@ -13,10 +13,12 @@ import (
 )
 
 // TestClientsQueueIsTheClientModel runs every client-model preset through
-// simulateClientsQueue with its plain server and compares every
-// measurement with simulateClients: the queue server, the events and the
+// the event loop's client model on a queue (modelClientsQueue) with its
+// plain server and compares every measurement with the model on the plain
+// server (modelClients): the queue server, the events and the
 // decisions at admission are the plain client model, to the bit.
 func TestClientsQueueIsTheClientModel(t *testing.T) {
+	t.Parallel()
 	files, _ := filepath.Glob("presets/*.json")
 	for _, f := range files {
 		data, err := os.ReadFile(f)
@@ -34,14 +36,16 @@ func TestClientsQueueIsTheClientModel(t *testing.T) {
 	}
 }
 
-// sameAsClientModel runs cfg with and without clientsQueueForAll and
+// sameAsClientModel runs cfg with and without switchClientsOnQueue and
 // compares the points.
 func sameAsClientModel(t *testing.T, cfg *Config) {
 	t.Helper()
 	run := func(queue bool) *Result {
-		clientsQueueForAll.Store(queue)
-		defer clientsQueueForAll.Store(false)
-		res, err := Run(context.Background(), cfg, Options{Workers: 1})
+		opt := Options{Workers: 1}
+		if queue {
+			opt.test.model = switchClientsOnQueue
+		}
+		res, err := Run(context.Background(), cfg, opt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,7 +56,7 @@ func sameAsClientModel(t *testing.T, cfg *Config) {
 		w, g := &want.Points[i], &got.Points[i]
 		gm := g.Metrics
 		if gm.ShedWait == nil || gm.Client == nil {
-			t.Fatalf("point %d: not run by simulateClientsQueue", i)
+			t.Fatalf("point %d: not run on the queue", i)
 		}
 		if gm.Served != gm.Client.Served || gm.Shed != 0 {
 			t.Errorf("point %d: served %d shed %d, want %d and 0", i, gm.Served, gm.Shed, gm.Client.Served)
@@ -164,9 +168,10 @@ func clientsQueueCase(rng *rand.Rand, seed uint64, queue bool) []byte {
 	return out
 }
 
-// TestClientsQueueIsTheClientModelRandom compares simulateClientsQueue
-// with simulateClients on 1000 random sweeps with the plain server.
+// TestClientsQueueIsTheClientModelRandom compares the client model on a
+// queue with the model on the plain server on 1000 random sweeps with the plain server.
 func TestClientsQueueIsTheClientModelRandom(t *testing.T) {
+	t.Parallel()
 	cases := 1000
 	if testing.Short() {
 		cases = 100
@@ -197,6 +202,7 @@ func TestClientsQueueIsTheClientModelRandom(t *testing.T) {
 // served, shed, dropped; a budget-denied or throttled one never reaches
 // the gate); and every 50th sweep writes the same bytes on 1 to 4 workers.
 func TestClientsQueueProperties(t *testing.T) {
+	t.Parallel()
 	cases := 1000
 	if testing.Short() {
 		cases = 100
@@ -219,7 +225,7 @@ func TestClientsQueueProperties(t *testing.T) {
 		for _, p := range res.Points {
 			m, cm := p.Metrics, p.Metrics.Client
 			if cm == nil || m.ShedWait == nil {
-				t.Fatalf("case %d: not run by simulateClientsQueue", i)
+				t.Fatalf("case %d: not run on the queue", i)
 			}
 			where := fmt.Sprintf("case %d %s", i, doc)
 			if cm.AttemptsMax > 1+retries {
@@ -258,7 +264,7 @@ func TestClientsQueueProperties(t *testing.T) {
 }
 
 // TestClientsQueueEventsDecideAsAdmissions runs random FIFO sweeps of
-// simulateClientsQueue by events and decided at admission, and asks for
+// the client model on a queue by events and decided at admission, and asks for
 // the same measures where nothing tells the two orders apart: no random
 // draw (jitter, throttling, exponential think times) that the two make in
 // another order, Poisson arrivals (no ties), fixed service of at least a
@@ -267,6 +273,7 @@ func TestClientsQueueProperties(t *testing.T) {
 // events), and gates that release at once (the admissions read the
 // occupancy at the latest release, the events at the attempt's time).
 func TestClientsQueueEventsDecideAsAdmissions(t *testing.T) {
+	t.Parallel()
 	cases := 300
 	if testing.Short() {
 		cases = 50
@@ -317,6 +324,7 @@ func TestClientsQueueEventsDecideAsAdmissions(t *testing.T) {
 // a valid config; the one combination still refused is a scoring window
 // other than the whole run, at its field.
 func TestClientsOnQueueServersValidate(t *testing.T) {
+	t.Parallel()
 	base := `{"version": 1, "workload": {"duration_ms": 1000, "parts": [{"type": "poisson", "rate_rps": 50, "timeout_ms": 100, "retries": 2}]},
 		"server": {"discipline": "lifo", "door": "tail-drop", "expire": "at-dequeue", "end": "cut"},
 		"classes": [{"name": "a", "share": 0.5}, {"name": "b"}], "limiters": [{"type": "none"}]%s}`
@@ -337,6 +345,7 @@ func TestClientsOnQueueServersValidate(t *testing.T) {
 // spaces the two arrivals at 0 ms by 100 ms; the second waits exactly its
 // 100 ms timeout and finds the worker free.
 func TestClientsQueueReleaseAtTheTimeout(t *testing.T) {
+	t.Parallel()
 	for _, cancel := range []string{"", `, "cancel_on_timeout": "drop-unstarted"`} {
 		cfg, err := DecodeConfig([]byte(`{"version": 1, "seed": 1,
   "workload": {"duration_ms": 1000, "parts": [{"type": "trace", "csv": "t_ms,client\n0,a\n0,a\n", "timeout_ms": 100, "retries": 1, "backoff_ms": 500}]},
@@ -370,12 +379,13 @@ func TestClientsQueueReleaseAtTheTimeout(t *testing.T) {
 	}
 }
 
-// runOnTheQueue runs cfg's client-model points through simulateClientsQueue,
+// runOnTheQueue runs cfg's client-model points on a queue (the event loop),
 // by events or deciding at admission where it can, on one worker.
 func runOnTheQueue(cfg *Config, events bool) (*Result, error) {
-	clientsQueueForAll.Store(true)
-	clientsQueueByEvents.Store(events)
-	defer clientsQueueForAll.Store(false)
-	defer clientsQueueByEvents.Store(false)
-	return Run(context.Background(), cfg, Options{Workers: 1})
+	opt := Options{Workers: 1}
+	opt.test.model = switchClientsOnQueue
+	if events {
+		opt.test.model = switchClientsByEvents
+	}
+	return Run(context.Background(), cfg, opt)
 }

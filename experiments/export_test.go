@@ -1,26 +1,22 @@
 package experiments
 
-// SetStreamCache makes loads of more than n arrivals stream (n = 0: every
-// load whose points run the forward pass), for tests; it returns the
-// function that restores the limit.
-func SetStreamCache(n int) (restore func()) {
-	old := streamCacheArrivals
-	streamCacheArrivals = n
-	return func() { streamCacheArrivals = old }
+// WithStreamCache makes loads of more than n arrivals stream (n = 0: every
+// load whose points run the forward pass), for tests.
+func WithStreamCache(opt Options, n int) Options {
+	opt.test.streamCacheSet, opt.test.streamCache = true, n
+	return opt
 }
 
-// SetMaxLivePoints sets how many points share a pass over a stream, for
-// tests; it returns the function that restores it.
-func SetMaxLivePoints(n int) (restore func()) {
-	old := maxLivePoints
-	maxLivePoints = n
-	return func() { maxLivePoints = old }
+// WithMaxLivePoints sets how many points share a pass over a stream, for
+// tests.
+func WithMaxLivePoints(opt Options, n int) Options {
+	opt.test.maxLivePoints = n
+	return opt
 }
 
-// SetStreamBatch sets how many arrivals a batch of a stream holds, for
-// tests; it returns the function that restores it.
-func SetStreamBatch(n int) (restore func()) {
-	old := streamBatch
-	streamBatch = n
-	return func() { streamBatch = old }
+// WithStreamBatch sets how many arrivals a batch of a stream holds, for
+// tests.
+func WithStreamBatch(opt Options, n int) Options {
+	opt.test.streamBatch = n
+	return opt
 }

@@ -28,16 +28,16 @@ func TestCancelKeepsFinishedPoints(t *testing.T) {
 	}
 	for _, stream := range []bool{false, true} {
 		for _, workers := range []int{1, 3} {
-			if stream {
-				restore := experiments.SetStreamCache(0)
-				defer restore()
-			}
 			ctx, cancel := context.WithCancel(context.Background())
-			res, err := experiments.Run(ctx, cfg, experiments.Options{Workers: workers, Progress: func(done, total int) {
+			opt := experiments.Options{Workers: workers, Progress: func(done, total int) {
 				if done >= 5 {
 					cancel()
 				}
-			}})
+			}}
+			if stream {
+				opt = experiments.WithStreamCache(opt, 0)
+			}
+			res, err := experiments.Run(ctx, cfg, opt)
 			cancel()
 			if stream {
 				// A streamed load's points finish together, at the end of

@@ -152,6 +152,19 @@ type Metrics struct {
 	// Client is what the client model measures (simulate_clients.go): nil
 	// for a point without client behaviour.
 	Client *ClientMetrics `json:"client,omitempty"`
+	// Instances are each instance's decisions and state when the point's
+	// gate runs as several instances behind a balancer
+	// (limiter.Replicated, simulate_hooks.go): nil otherwise.
+	Instances []InstanceMetrics `json:"instances,omitempty"`
+}
+
+// InstanceMetrics are one instance's decisions of a replicated gate: the
+// requests the balancer sent it and those it admitted, and its State at
+// the end of the run.
+type InstanceMetrics struct {
+	Offered  int     `json:"offered"`
+	Admitted int     `json:"admitted"`
+	State    float64 `json:"state"`
 }
 
 // ClientMetrics are the client model's measurements of one point. Under

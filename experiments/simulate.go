@@ -12,25 +12,87 @@ import (
 	"github.com/ratelab/ratelab/experiments/workload"
 )
 
+// simulatePoint runs one point on its server, client policy and workload
+// (variants.go, policies.go): the forward pass (simulate.go) when its
+// server is the plain one and its clients have no behaviour, else the
+// event loop (simulate_loop.go) with the point's model: the client model
+// when its clients have behaviour, on the plain server or on a queue, else
+// the queue model. Then it reports the percentiles by the config's rule.
+// A test's switches (sw) run a point by another model that must measure
+// the same.
+func simulatePoint(ctx context.Context, cfg *Config, a *workload.Arrivals, classes []uint8, in *instruments, pt *Point, sw *testSwitches) error {
+	pc := cfg.pointConfig(pt)
+	spec := &cfg.Limiters[pt.LimiterIndex]
+	var err error
+	switch {
+	case cfg.usesClients(pt.Policy, pt.Load):
+		model := modelClients
+		if sw.model == switchClientsOnQueue || sw.model == switchClientsByEvents || cfg.usesQueue(pt.Server) {
+			model = modelClientsQueue
+			if pc.Server.Option(server.OptDiscipline) != server.FIFO || pc.Server.Option(server.OptDoor) == server.DoorPriority || sw.model == switchClientsByEvents {
+				model = modelClientsEvents
+			}
+		}
+		err = simulateLoop(ctx, pc, a, classes, spec, pt.Params, in, pt, model, sw)
+	case sw.model == switchQueueForAll || cfg.usesQueue(pt.Server):
+		err = simulateLoop(ctx, pc, a, classes, spec, pt.Params, in, pt, modelQueue, sw)
+	default:
+		var f *forwardPass
+		if f, err = newFwd(ctx, pc, a.Clients, len(a.Groups), spec, pt.Params, in, pt, a.Len() <= MaxCurveArrivals, a.Len(), sw); err == nil {
+			f.svc = a.ServiceMS
+			if err = f.feed(a.T, a.Client); err == nil {
+				err = f.finish()
+			}
+		}
+	}
+	if err != nil {
+		return err
+	}
+	pc.applyPercentiles(pt)
+	return nil
+}
+
+// applyPercentiles reports every percentile of the point by the config's
+// rule: the nearest-rank value, or the top of its bucket in an HdrHistogram
+// of 3 significant digits (the maxima too, as HdrHistogram reports them).
+func (c *Config) applyPercentiles(pt *Point) {
+	if c.Rule("metrics.percentiles") == metrics.PercentilesExact {
+		return
+	}
+	m := &pt.Metrics
+	ds := []*Delays{&m.GateDelay, &m.ServerWait, &m.Sojourn, m.ShedWait}
+	for k := range m.Classes {
+		ds = append(ds, &m.Classes[k].Sojourn)
+	}
+	for _, d := range ds {
+		if d != nil {
+			d.P50, d.P99, d.Max = metrics.HdrTop(d.P50), metrics.HdrTop(d.P99), metrics.HdrTop(d.Max)
+		}
+	}
+	for w, v := range pt.Series.SojournP99 {
+		pt.Series.SojournP99[w] = int32(metrics.HdrTop(int(v)))
+	}
+}
+
 // instruments are one worker's reusable measuring state; the histograms are
 // large (60001 counters each), so a worker keeps them across points.
 type instruments struct {
 	gate, wait, sojourn metrics.Histogram
 	rolling             *metrics.Rolling
 	fairCounts          []float64
-	releases            []float64   // release times, for the empirical arrival curve
-	queue               *queueBufs  // the queue model's (simulate_queue.go)
-	clients             *clientBufs // the client model's (simulate_clients.go)
-	cq                  *cqBufs     // the client model on a queue (simulate_clients_queue.go)
+	releases            []float64     // release times, for the empirical arrival curve
+	queue               *queueBufs    // the queue model's (simulate_queue.go)
+	clients             *clientBufs   // the event loop's heap (simulate_loop.go), the client model's
+	admitted            *admittedBufs // the client model on a queue (simulate_clients_queue.go)
 }
 
-// fwd is one point's forward pass, fed the arrivals in time order in
+// forwardPass is one point's forward pass, fed the arrivals in time order in
 // batches (feed) and measured at the end (finish): the whole list at once
 // for a workload held in memory, or batch after batch of a stream that the
 // sweep's points share. Its memory grows with the windows and the clients,
 // never with the arrivals (but for the releases kept for the output curve,
 // up to MaxCurveArrivals).
-type fwd struct {
+type forwardPass struct {
 	ctx    context.Context
 	cfg    *Config
 	spec   *limiter.Spec
@@ -59,6 +121,10 @@ type fwd struct {
 	lastRelease                            float64
 	serverSojournMax, gateMax, endToEndMax float64
 	rel                                    releaseTally
+
+	hooks gateHooks    // the gate's (simulate_hooks.go)
+	loop  *pointLoop   // a gate with hooks: the arrivals run in the event loop (modelPlain)
+	done  *completions // nil: the gate does not observe
 }
 
 // releaseError is the error of a gate that released at release, after
@@ -131,13 +197,29 @@ func (p *peak100) add(release float64) {
 	p.max = max(p.max, p.count)
 }
 
-// pointGate is a point's gate in front of occ, each client with its weight.
+// pointGate is a point's gate in front of occ, each client with its
+// weight, behind routedGate when it is replicated (simulate_hooks.go).
 func pointGate(spec *limiter.Spec, params limiter.Params, clients []workload.Client, occ limiter.Occupancy) (limiter.Gate, error) {
+	return pointGateWith(spec, params, clients, occ, nil)
+}
+
+// pointGateWith is pointGate under a test's switches (nil: none).
+func pointGateWith(spec *limiter.Spec, params limiter.Params, clients []workload.Client, occ limiter.Occupancy, sw *testSwitches) (limiter.Gate, error) {
 	weights := make([]float64, len(clients))
 	for i, c := range clients {
 		weights[i] = c.Weight
 	}
-	return limiter.New(spec, params, weights, occ)
+	gate, err := limiter.New(spec, params, weights, occ)
+	if err != nil {
+		return nil, err
+	}
+	if sw != nil && sw.gate != nil {
+		gate = sw.gate(gate, occ)
+	}
+	if r, ok := gate.(limiter.Replicated); ok {
+		gate = &routedGate{r: r, instances: make([]InstanceMetrics, r.Instances())}
+	}
+	return gate, nil
 }
 
 // startPoint readies a worker's delay histograms and rolling count for a
@@ -169,19 +251,26 @@ func (c *Config) releaseHorizonMS(spec *limiter.Spec, params limiter.Params) flo
 // (their weights and groups). keepReleases keeps every release for the
 // point's empirical output curve (a workload of at most MaxCurveArrivals);
 // sizeHint, when known, sizes that list.
-func newFwd(ctx context.Context, cfg *Config, clients []workload.Client, ngroup int, spec *limiter.Spec, params limiter.Params, in *instruments, pt *Point, keepReleases bool, sizeHint int) (*fwd, error) {
-	f := &fwd{ctx: ctx, cfg: cfg, spec: spec, params: params, in: in, pt: pt, ngroup: ngroup}
+func newFwd(ctx context.Context, cfg *Config, clients []workload.Client, ngroup int, spec *limiter.Spec, params limiter.Params, in *instruments, pt *Point, keepReleases bool, sizeHint int, sw *testSwitches) (*forwardPass, error) {
+	f := &forwardPass{ctx: ctx, cfg: cfg, spec: spec, params: params, in: in, pt: pt, ngroup: ngroup}
 	f.srv = server.New(cfg.Server)
 	f.groups = make([]int, len(clients))
 	for i, c := range clients {
 		f.groups[i] = c.GroupIndex()
 	}
-	gate, err := pointGate(spec, params, clients, f.srv)
+	gate, err := pointGateWith(spec, params, clients, f.srv, sw)
 	if err != nil {
 		return nil, err
 	}
 	f.gate = gate
 	in.startPoint(cfg)
+	if f.hooks = hooksOf(gate); f.hooks.loop() || sw != nil && sw.model == switchForwardInLoop {
+		l := &pointLoop{model: modelPlain, forwardPass: f, heap: new(eventHeap)}
+		l.a = &l.batch
+		l.done = newCompletions(&f.hooks, l.heap)
+		l.startSyncs(&f.hooks, cfg.Workload.DurationMS)
+		f.loop, f.done = l, l.done
+	}
 
 	f.durationMS = cfg.Workload.DurationMS
 	f.serviceMS, f.deadlineMS = cfg.Server.ServiceMS, cfg.Server.DeadlineMS
@@ -204,11 +293,20 @@ func newFwd(ctx context.Context, cfg *Config, clients []workload.Client, ngroup 
 }
 
 // feed replays the next arrivals (times ts from clients cs) through the
-// gate into the server. The loop allocates nothing besides growing the
-// series past the run and the kept releases, and checks ctx once per 2^20
-// arrivals.
-func (f *fwd) feed(ts []float64, cs []int32) error {
-	in, s := f.in, &f.s
+// gate into the server: forward, or in the event loop for a gate with
+// hooks.
+func (f *forwardPass) feed(ts []float64, cs []int32) error {
+	if f.loop != nil {
+		return f.loop.feed(f.ctx, ts, cs)
+	}
+	return f.forward(ts, cs)
+}
+
+// forward is the forward pass's step over arrivals ts from clients cs. It
+// allocates nothing besides growing the series past the run and the kept
+// releases, and checks ctx once per 2^20 arrivals.
+func (f *forwardPass) forward(ts []float64, cs []int32) error {
+	in, s, done := f.in, &f.s, f.done
 	cs = cs[:len(ts)]
 	for i, t := range ts {
 		if (f.n+i)&(1<<20-1) == 0 && f.n+i > 0 {
@@ -243,10 +341,14 @@ func (f *fwd) feed(ts []float64, cs []int32) error {
 		in.wait.Record(start - release)
 		sojourn := max(svc, metrics.RoundMS(finish-t))
 		in.sojourn.Record(sojourn)
-		if sojourn <= f.deadlineMS {
+		onTime := sojourn <= f.deadlineMS
+		if onTime {
 			f.m.OnTime++
 		} else {
 			f.m.Late++
+		}
+		if done != nil {
+			done.add(c, t, finish, outcome(onTime))
 		}
 		if d := finish - release; d > f.serverSojournMax {
 			f.serverSojournMax = d
@@ -258,7 +360,15 @@ func (f *fwd) feed(ts []float64, cs []int32) error {
 }
 
 // finish measures the point from what the arrivals fed left.
-func (f *fwd) finish() {
+func (f *forwardPass) finish() error {
+	if f.loop != nil {
+		if err := f.loop.drain(); err != nil {
+			return err
+		}
+		if f.loop.heap.err != nil {
+			return f.loop.heap.err
+		}
+	}
 	in, s, m, cfg := f.in, &f.s, &f.m, f.cfg
 	seconds := f.durationMS / 1000
 	m.Arrivals = f.n
@@ -272,7 +382,9 @@ func (f *fwd) finish() {
 	m.UtilizationPct = math.Min(100, 100*float64(m.Admitted)*f.serviceMS/(f.durationMS*float64(cfg.Server.Workers))) // service_ms: the mean
 
 	m.Recovery = cfg.recovery(s, f.windowMS)
+	f.hooks.file(m)
 	finishPoint(cfg, f.pt, f.spec, f.params, in, m, s, f.clients, &f.fair, f.ngroup, func(i int) int { return f.groups[i] }, f.gateMax, f.endToEndMax, true, f.rel.keep)
+	return nil
 }
 
 // finishPoint files a point's measures, the end every simulation shares:

@@ -1,10 +1,8 @@
 package experiments
 
 import (
-	"context"
 	"fmt"
 	"math"
-	"math/bits"
 	"math/rand/v2"
 
 	"github.com/ratelab/ratelab/experiments/limiter"
@@ -18,14 +16,14 @@ import (
 // loop (workload.Users) runs here, event by event, because what a client
 // does next depends on what happened to its last attempt.
 //
-// Every attempt is an event (t, seq): t is when it reaches the gate, seq
-// its creation number, and events run in (t, seq) order. The workload's
-// arrivals are the first attempts, created up front in list order (seq =
-// their index); a retry, or a closed-loop user's next request, is created
-// when the attempt it follows is processed, and it never starts at or
-// after the end of the arrival window. The pending events other than the
-// arrival list sit in a binary heap (attemptHeap) that a worker keeps
-// across points, so the loop allocates nothing in steady state.
+// Every attempt is an event of the point's event loop (simulate_loop.go),
+// run in its (t, sequence) order: t is when it reaches the gate, its
+// sequence its creation number. The workload's arrivals are the first
+// attempts, numbered up front in list order (their index); a retry, or a
+// closed-loop user's next request, is scheduled when the attempt it
+// follows is processed, and it never starts at or after the end of the
+// arrival window. On the plain server an admitted attempt's fate is known
+// at once (plainServer.serve); on a queue see simulate_clients_queue.go.
 //
 // Processing an attempt at t, of a request from client c with behaviour b:
 //
@@ -59,7 +57,7 @@ import (
 // a listed seed; else the config's), in event order.
 
 // attempt is one pending attempt of the client model. A retry copies its
-// fields one by one (clientRun.retry, see attemptHeap): a new field is
+// fields one by one (clientRun.retry, see eventHeap): a new field is
 // copied there too.
 type attempt struct {
 	t    float64 // when it reaches the gate
@@ -70,14 +68,14 @@ type attempt struct {
 	part int32   // the part whose behaviour it has
 	user bool    // a closed-loop user's request
 	// class is the request's class (classes.go): a retry keeps it. Only
-	// simulateClientsQueue reads it; it sits in user's padding.
+	// the model on a queue reads it; it sits in user's padding.
 	class uint8
 	svc   float64 // the request's service time: its retries do the same work
 }
 
 // arrival makes *at (zero) the first attempt of arrival i of the list, which
 // takes serviceMS unless the list gives its service time. Field by field:
-// see attemptHeap.
+// see eventHeap.
 func (at *attempt) arrival(a *workload.Arrivals, i int, serviceMS float64) {
 	c := a.Client[i]
 	at.t, at.seq, at.c, at.part = a.T[i], int64(i), c, partOf(a, c)
@@ -87,136 +85,9 @@ func (at *attempt) arrival(a *workload.Arrivals, i int, serviceMS float64) {
 	}
 }
 
-// pending is a scheduled attempt in the heap: the bits of its time (a
-// time is never negative, so its bits order as it does) and a key that
-// orders attempts at one time by seq and names the slot of the slab that
-// holds the rest of the attempt (seq<<slotBits | slot). Entries of 16
-// bytes compared as one 128-bit number (without a branch) keep the heap's
-// sifting cheap: its comparisons of random times are what it costs.
-type pending struct {
-	key uint64 // low word
-	tb  uint64 // high word: math.Float64bits(t)
-}
-
-// slotBits is how many low bits of a pending key name its slot: at most
-// 2^slotBits attempts wait at once, and seq stays below 2^(64-slotBits).
-const slotBits = 24
-
-// less is 1 when p orders before q by (t, seq), else 0.
-func (p pending) less(q pending) int {
-	_, borrow := bits.Sub64(p.key, q.key, 0)
-	_, borrow = bits.Sub64(p.tb, q.tb, borrow)
-	return int(borrow)
-}
-
-// attemptHeap is a binary min-heap of pending attempts by (t, seq), their
-// attempts in a slab of slots with a free list. Its slices are kept across
-// points: pushes allocate only while they grow.
-//
-// An attempt is written in its slot in place (reserve, then push), not
-// passed by value: a copy of fields just stored one by one reads them back
-// in wider loads, which the processor cannot forward from its stores, and
-// stalls (it cost the client loop about a tenth of its time).
-type attemptHeap struct {
-	h        []pending
-	slab     []attempt
-	free     []int32
-	reserved int32 // the slot reserve gave out, which push schedules
-}
-
-func (q *attemptHeap) reset() {
-	q.h, q.slab, q.free = q.h[:0], q.slab[:0], q.free[:0]
-}
-
-func (q *attemptHeap) len() int { return len(q.h) }
-
-// topT is the time of the earliest pending attempt (the heap is not empty).
-func (q *attemptHeap) topT() float64 { return math.Float64frombits(q.h[0].tb) }
-
-// reserve is the slot of the next attempt to push, zeroed: the caller
-// fills it, then calls push.
-func (q *attemptHeap) reserve() *attempt {
-	if n := len(q.free); n > 0 {
-		q.reserved = q.free[n-1]
-		q.free = q.free[:n-1]
-		q.slab[q.reserved] = attempt{}
-	} else {
-		q.reserved = int32(len(q.slab))
-		q.slab = append(q.slab, attempt{})
-	}
-	return &q.slab[q.reserved]
-}
-
-// push schedules the reserved attempt, whose seq is set and whose t is
-// not negative; on an error its slot is freed.
-func (q *attemptHeap) push() error {
-	slot := q.reserved
-	a := &q.slab[slot]
-	var err error
-	switch {
-	case slot >= 1<<slotBits:
-		err = fmt.Errorf("more than %d attempts wait at once", 1<<slotBits)
-	case uint64(a.seq) >= 1<<(64-slotBits):
-		err = fmt.Errorf("more than %d attempts in one point", uint64(1)<<(64-slotBits))
-	case !(a.t >= 0):
-		err = fmt.Errorf("an attempt scheduled at %g ms", a.t)
-	}
-	if err != nil {
-		q.free = append(q.free, slot)
-		return err
-	}
-	e := pending{key: uint64(a.seq)<<slotBits | uint64(slot), tb: math.Float64bits(a.t)}
-	q.h = append(q.h, e)
-	q.up(len(q.h)-1, e)
-	return nil
-}
-
-// up moves e from hole i up to its place.
-func (q *attemptHeap) up(i int, e pending) {
-	s := q.h
-	for i > 0 {
-		p := (i - 1) / 2
-		if e.less(s[p]) == 0 {
-			break
-		}
-		s[i] = s[p]
-		i = p
-	}
-	s[i] = e
-}
-
-// pop removes the earliest pending attempt into *a. It moves the hole at
-// the top down to a leaf along the earlier children (one comparison a
-// level, without a branch), then the last entry up from there (Floyd).
-func (q *attemptHeap) pop(a *attempt) {
-	s := q.h
-	top := s[0]
-	last := len(s) - 1
-	x := s[last]
-	s = s[:last]
-	q.h = s
-	if n := len(s); n > 0 {
-		i := 0
-		for {
-			c := 2*i + 1
-			if c+1 < n {
-				c += s[c+1].less(s[c])
-			} else if c >= n {
-				break
-			}
-			s[i] = s[c]
-			i = c
-		}
-		q.up(i, x)
-	}
-	slot := int32(top.key & (1<<slotBits - 1))
-	*a = q.slab[slot]
-	q.free = append(q.free, slot)
-}
-
 // clientBufs are a worker's reusable state of the client model.
 type clientBufs struct {
-	heap attemptHeap
+	heap eventHeap
 }
 
 // partFlags are a part's behaviour words, decided once.
@@ -234,10 +105,8 @@ type clientRun struct {
 	loops     []*workload.Loop     // per part, nil for open-loop parts
 	ends      []float64            // per part: no closed-loop request at or after it
 	rng       *rand.Rand
-	heap      *attemptHeap
-	seq       int64
+	heap      *eventHeap
 	w         float64 // end of the arrival window
-	err       error   // the first scheduling failure (too many attempts)
 
 	// Retry budgets: per key (a client, or the global key nc), the aligned
 	// second and its first attempts and retries.
@@ -421,23 +290,13 @@ func (r *clientRun) userEnded(at float64) {
 	}
 }
 
-// schedule pushes the attempt the caller wrote in r.heap.reserve()'s
-// slot, numbering it.
-func (r *clientRun) schedule(a *attempt) {
-	a.seq = r.seq
-	r.seq++
-	if err := r.heap.push(); err != nil && r.err == nil {
-		r.err = err
-	}
-}
-
 // scheduleUser schedules a closed-loop user's request from client c of
 // part p at t.
 func (r *clientRun) scheduleUser(t float64, c, p int32) {
 	svc := r.userService()
 	n := r.heap.reserve()
 	n.t, n.c, n.part, n.user, n.svc = t, c, p, true, svc
-	r.schedule(n)
+	r.heap.push()
 }
 
 // budgetKey is the budget a client's retries spend.
@@ -545,134 +404,20 @@ func (r *clientRun) retry(a *attempt, failAt, notBefore float64) {
 		d := r.wait(b, int(a.n)+1, a.prev)
 		u := max(failAt+d, notBefore)
 		if u < r.w {
-			// Field by field (attemptHeap: no copy of fields just stored).
+			// Field by field (eventHeap: no copy of fields just stored).
 			next := r.heap.reserve()
 			next.t, next.prev, next.c, next.n, next.part = u, d, a.c, a.n+1, a.part
 			next.user, next.class, next.svc = a.user, a.class, a.svc
-			r.schedule(next)
+			r.heap.push()
 			return
 		}
 	}
 	r.end(a, failAt)
 }
 
-// simulateClients runs one point through the client model and measures it
-// as simulate does, with the client columns (ClientMetrics).
-func simulateClients(ctx context.Context, cfg *Config, a *workload.Arrivals, spec *limiter.Spec, params limiter.Params, in *instruments, pt *Point) error {
-	srv := server.New(cfg.Server)
-	gate, err := pointGate(spec, params, a.Clients, srv)
-	if err != nil {
-		return err
-	}
-	in.startPoint(cfg)
-
-	durationMS := cfg.Workload.DurationMS
-	serviceMS, deadlineMS := cfg.Server.ServiceMS, cfg.Server.DeadlineMS
-	cancel := cfg.Server.Option(server.OptCancel) == server.CancelDrop
-	nc := len(a.Clients)
-	r, totalUsers, err := newClientRun(cfg, a, pt, in)
-	if err != nil {
-		return err
-	}
-	windowMS := cfg.SeriesWindow()
-	s := clientSeries(durationMS, windowMS)
-	clients := make([]ClientResult, nc)
-	var fair fairWindows
-	fair.start(in, nc, cfg.Metrics.FairnessWindowMS, durationMS)
-	var m Metrics
-	var cm ClientMetrics
-	r.startGate(gate, srv, spec, cfg.releaseHorizonMS(spec, params), in, &m, &cm, &s, clients, &fair)
-
-	var serverSojournMax, endToEndMax, busyMS float64
-	rel := newReleaseTally(in, windowMS, len(a.T) <= MaxCurveArrivals, len(a.T))
-	next := 0 // next arrival of the list
-	arrivalWindow, finishWindow := metrics.NewWindowCursor(windowMS), metrics.NewWindowCursor(windowMS)
-	for steps := 0; ; steps++ {
-		if steps&(1<<20-1) == 0 && steps > 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		var at attempt
-		switch {
-		case next < len(a.T) && (r.heap.len() == 0 || a.T[next] <= r.heap.topT()):
-			// The list's arrivals are older than every scheduled attempt.
-			at.arrival(a, next, serviceMS)
-			next++
-		case r.heap.len() > 0:
-			r.heap.pop(&at)
-		default:
-			goto done
-		}
-		t := at.t
-		b, fl := &r.behs[at.part], r.flags[at.part]
-		release, abandonAt, ok, err := r.atGate(&at, int(arrivalWindow.Index(t)))
-		if err != nil {
-			return err
-		}
-		if !ok {
-			continue
-		}
-		r.lastQuery = max(r.lastQuery, release)
-		if cancel && fl.timeout && srv.StartAt(release) > abandonAt {
-			cm.Abandoned++
-			cm.Dropped++
-			r.retry(&at, abandonAt, abandonAt)
-			continue
-		}
-		start, finish := srv.ServeFor(release, at.svc)
-		cm.Served++
-		busyMS += at.svc
-		if at.n > 0 {
-			cm.RetriesServed++
-		}
-		rel.add(&s, in, release, srv.Len())
-		in.wait.Record(start - release)
-		sojourn := max(at.svc, metrics.RoundHalfUp(finish-t))
-		in.sojourn.Record(sojourn)
-		serverSojournMax = max(serverSojournMax, finish-release)
-		endToEndMax = max(endToEndMax, finish-t)
-		switch {
-		case fl.timeout && sojourn > b.TimeoutMS:
-			m.Late++
-			cm.Abandoned++
-			cm.WastedWorkMS += at.svc
-			r.retry(&at, abandonAt, abandonAt)
-		case sojourn <= deadlineMS:
-			if fl.throttles {
-				r.thrAcc[r.throttleSlot(at.c)]++
-			}
-			m.OnTime++
-			fw := int(finishWindow.Index(finish))
-			for fw >= len(s.Goodput) {
-				s.Goodput = append(s.Goodput, 0)
-			}
-			s.Goodput[fw]++
-			r.end(&at, finish)
-		default:
-			if fl.throttles {
-				r.thrAcc[r.throttleSlot(at.c)]++
-			}
-			m.Late++
-			r.end(&at, finish)
-		}
-	}
-done:
-	if r.err != nil {
-		return r.err
-	}
-
-	clientTotals(cfg, r, &m, &cm, in, clientTally{busyMS: busyMS, serverSojournMaxMS: serverSojournMax, rel: &rel, users: totalUsers})
-
-	m.Recovery = measureGoodputRecovery(cfg, &s, windowMS)
-	finishPoint(cfg, pt, spec, params, in, &m, &s, clients, &fair, len(a.Groups), a.GroupOf, r.gateMax, endToEndMax, true, rel.keep)
-	return nil
-}
-
 // newClientRun starts the client model's state of one point: its
 // behaviours, budgets, throttles, and the closed loops' first requests
-// (scheduled on the worker's heap). It is shared by simulateClients and
-// simulateClientsQueue.
+// (scheduled on the worker's heap), on the plain server or a queue.
 func newClientRun(cfg *Config, a *workload.Arrivals, pt *Point, in *instruments) (*clientRun, int, error) {
 	if in.clients == nil {
 		in.clients = new(clientBufs)
@@ -686,14 +431,13 @@ func newClientRun(cfg *Config, a *workload.Arrivals, pt *Point, in *instruments)
 		ends:  make([]float64, len(w.Parts)),
 		rng:   rand.New(rand.NewPCG(cfg.pointSeed(pt), 0x636c69656e7473)), // "clients": the point's seed (a replication's, a listed one)
 		heap:  &in.clients.heap,
-		seq:   int64(len(a.T)),
 		w:     durationMS,
 		// Users' requests, made as the run goes, draw their service times
 		// in the order they are made, on a stream of their own.
 		svc:       cfg.Server.Sampler(cfg.pointSeed(pt), server.ServiceStream+1, a.GivenServiceMS),
 		serviceMS: cfg.Server.ServiceMS,
 	}
-	r.heap.reset()
+	r.heap.reset(int64(len(a.T))) // the list's arrivals are numbered first
 	budgets, throttles := false, false
 	r.flags = make([]partFlags, len(r.behs))
 	for i := range r.behs {
@@ -757,7 +501,7 @@ type clientTally struct {
 }
 
 // clientTotals completes the client model's metrics of a point from its
-// counts (shared by simulateClients and simulateClientsQueue).
+// counts, on the plain server or a queue.
 func clientTotals(cfg *Config, r *clientRun, m *Metrics, cm *ClientMetrics, in *instruments, t clientTally) {
 	durationMS := cfg.Workload.DurationMS
 	busyMS, occupancySum := t.busyMS, r.occupancySum

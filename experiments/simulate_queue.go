@@ -1,77 +1,13 @@
 package experiments
 
 import (
-	"context"
-	"fmt"
-	"math"
 	"slices"
-	"sync/atomic"
 
 	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/experiments/metrics"
 	"github.com/ratelab/ratelab/experiments/server"
 	"github.com/ratelab/ratelab/experiments/workload"
 )
-
-// simulatePoint runs one point on its server, client policy and workload
-// (variants.go, policies.go): the client model when its clients have
-// behaviour (simulateClients, or simulateClientsQueue on a server with
-// queue settings), else the forward pass (simulate) when its server
-// is the plain one, else the queue model (simulateQueue); then it reports
-// the percentiles by the config's rule.
-func simulatePoint(ctx context.Context, cfg *Config, a *workload.Arrivals, classes []uint8, in *instruments, pt *Point) error {
-	pc := cfg.pointConfig(pt)
-	spec := &cfg.Limiters[pt.LimiterIndex]
-	var err error
-	if cfg.usesClients(pt.Policy, pt.Load) {
-		if clientsQueueForAll.Load() || cfg.usesQueue(pt.Server) {
-			err = simulateClientsQueue(ctx, pc, a, classes, spec, pt.Params, in, pt)
-		} else {
-			err = simulateClients(ctx, pc, a, spec, pt.Params, in, pt)
-		}
-	} else if queueForAll.Load() || cfg.usesQueue(pt.Server) {
-		err = simulateQueue(ctx, pc, a, classes, spec, pt.Params, in, pt)
-	} else {
-		var f *fwd
-		if f, err = newFwd(ctx, pc, a.Clients, len(a.Groups), spec, pt.Params, in, pt, a.Len() <= MaxCurveArrivals, a.Len()); err == nil {
-			f.svc = a.ServiceMS
-			if err = f.feed(a.T, a.Client); err == nil {
-				f.finish()
-			}
-		}
-	}
-	if err != nil {
-		return err
-	}
-	pc.applyPercentiles(pt)
-	return nil
-}
-
-// applyPercentiles reports every percentile of the point by the config's
-// rule: the nearest-rank value, or the top of its bucket in an HdrHistogram
-// of 3 significant digits (the maxima too, as HdrHistogram reports them).
-func (c *Config) applyPercentiles(pt *Point) {
-	if c.Rule("metrics.percentiles") == metrics.PercentilesExact {
-		return
-	}
-	m := &pt.Metrics
-	ds := []*Delays{&m.GateDelay, &m.ServerWait, &m.Sojourn, m.ShedWait}
-	for k := range m.Classes {
-		ds = append(ds, &m.Classes[k].Sojourn)
-	}
-	for _, d := range ds {
-		if d != nil {
-			d.P50, d.P99, d.Max = metrics.HdrTop(d.P50), metrics.HdrTop(d.P99), metrics.HdrTop(d.Max)
-		}
-	}
-	for w, v := range pt.Series.SojournP99 {
-		pt.Series.SojournP99[w] = int32(metrics.HdrTop(int(v)))
-	}
-}
-
-// queueForAll runs every point through the queue model (a test's switch:
-// with the plain server it must measure what the forward pass does).
-var queueForAll atomic.Bool
 
 // queueBufs are a worker's reusable instruments of the queue model.
 type queueBufs struct {
@@ -106,6 +42,20 @@ type queueRun struct {
 	maxFinishWindows    int
 	lastFinish          float64
 	finishOrderViolated bool
+
+	// The gate side (arrive), without clients.
+	gate          limiter.Gate
+	spec          *limiter.Spec
+	srv           *server.Queue
+	horizonMS     float64
+	lastRelease   float64
+	gateMax       float64
+	arrivals      int // measured (scored) arrivals
+	clients       []ClientResult
+	fair          *fairWindows
+	rel           *releaseTally
+	arrivalWindow metrics.WindowCursor // the series window of the arrivals, which come in order
+	done          *completions         // nil: the gate does not observe
 }
 
 // startBufs readies the worker's queue-model instruments for a point and,
@@ -141,6 +91,13 @@ func (r *queueRun) scored(id int32) bool { return r.a.T[id] <= r.scoreEnd }
 func (r *queueRun) Served(id int32, release, start, finish float64) {
 	t := r.a.T[id]
 	r.finishAt(t, finish)
+	if r.done != nil {
+		svc := r.serviceMS
+		if r.a.ServiceMS != nil {
+			svc = r.a.ServiceMS[id]
+		}
+		r.done.add(r.a.Client[id], t, finish, outcome(max(svc, metrics.RoundHalfUp(finish-t)) <= r.deadlineMS))
+	}
 	if !r.scored(id) {
 		return
 	}
@@ -174,6 +131,9 @@ func (r *queueRun) Served(id int32, release, start, finish float64) {
 
 // Shed measures a request the server shed at at.
 func (r *queueRun) Shed(id int32, at float64, _ server.Why) {
+	if r.done != nil {
+		r.done.add(r.a.Client[id], r.a.T[id], at, limiter.Dropped)
+	}
 	if !r.scored(id) {
 		return
 	}
@@ -237,140 +197,57 @@ func (r *queueRun) flushFinishes() {
 	r.bufs.finish = buf[:0]
 }
 
-// simulateQueue replays the arrivals through one gate into the queue
-// model (server.Queue) and measures the point as simulate does, with the
-// outcomes only the queue model has: requests shed by the server and how
-// long they waited, the served p99 per finish window, and the classes.
-// Under the scoring rule "end-minus-deadline" only the arrivals at or
-// before duration - deadline are measured; the others still load the
-// gate and the server.
-func simulateQueue(ctx context.Context, cfg *Config, a *workload.Arrivals, classes []uint8, spec *limiter.Spec, params limiter.Params, in *instruments, pt *Point) error {
-	durationMS := cfg.Workload.DurationMS
-	serviceMS, deadlineMS := cfg.Server.ServiceMS, cfg.Server.DeadlineMS
-	windowMS := cfg.SeriesWindow()
-	windows := int(metrics.WindowCount(durationMS, windowMS))
-	s := Series{
-		Offered:     make([]int32, windows),
-		Rejected:    make([]int32, windows),
-		Released:    make([]int32, windows),
-		InSystemMax: make([]int32, windows),
-	}
-	var m Metrics
-	r := &queueRun{
-		a: a, classes: classes, in: in, s: &s, m: &m,
-		scoreEnd:   cfg.ScoreEndMS(deadlineMS),
-		serviceMS:  serviceMS,
-		deadlineMS: deadlineMS,
-		durationMS: durationMS,
-		variable:   a.ServiceMS != nil,
-		windowMS:   windowMS,
-	}
-	nclass := len(cfg.Classes)
-	r.classOK = r.startBufs(in, classes != nil, nclass, windows)
-	srv := server.NewQueue(cfg.Server, durationMS, nclass, r)
-	gate, err := pointGate(spec, params, a.Clients, srv)
-	if err != nil {
-		return err
-	}
-	in.startPoint(cfg)
-	horizonMS := cfg.releaseHorizonMS(spec, params)
-	r.maxFinishWindows = int(math.Ceil(horizonMS / windowMS))
-
-	nc := len(a.Clients)
-	clients := make([]ClientResult, nc)
-	var fair fairWindows
-	fair.start(in, nc, cfg.Metrics.FairnessWindowMS, durationMS)
-
-	lastRelease := math.Inf(-1)
-	var gateMax float64
-	rel := newReleaseTally(in, windowMS, len(a.T) <= MaxCurveArrivals, len(a.T))
-	arrivals := 0
-	arrivalWindow := metrics.NewWindowCursor(windowMS)
-	for i, t := range a.T {
-		if i&(1<<20-1) == 0 && i > 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
+// arrive takes arrival i of the list through the gate into the queue
+// (the queue model's step of the event loop). Under the scoring rule
+// "end-minus-deadline" only the arrivals at or before duration - deadline
+// are measured; the others still load the gate and the server.
+func (r *queueRun) arrive(i int) error {
+	a, s, in := r.a, r.s, r.in
+	t := a.T[i]
+	scored := t <= r.scoreEnd
+	c := a.Client[i]
+	w := int(r.arrivalWindow.Index(t))
+	s.Offered[w]++
+	if scored {
+		r.arrivals++
+		r.clients[c].Offered++
+		if r.classes != nil {
+			s.Classes[r.classes[i]].Offered[w]++
 		}
-		scored := t <= r.scoreEnd
-		c := a.Client[i]
-		w := int(arrivalWindow.Index(t))
-		s.Offered[w]++
-		if scored {
-			arrivals++
-			clients[c].Offered++
-			if classes != nil {
-				s.Classes[classes[i]].Offered[w]++
-			}
-		}
-		release, ok := gate.Offer(t, c)
-		if !ok {
-			s.Rejected[w]++
-			continue
-		}
-		if release < lastRelease || !(release < horizonMS) {
-			return releaseError(spec, release, lastRelease, durationMS)
-		}
-		lastRelease = release
-		if scored {
-			clients[c].Admitted++
-			in.gate.Record(release - t)
-			gateMax = max(gateMax, release-t)
-		}
-		if fair.on && scored {
-			fair.admit(t, int(c))
-		}
-		var class uint8
-		if classes != nil {
-			class = classes[i]
-		}
-		svc := serviceMS
-		if a.ServiceMS != nil {
-			svc = a.ServiceMS[i]
-		}
-		srv.OfferFor(int32(i), class, t, release, svc)
-		rel.add(&s, in, release, srv.InSystem(release))
 	}
-	srv.Finish()
-	r.flushFinishes()
-	if r.variable {
-		r.sortFinishes()
+	release, ok := r.gate.Offer(t, c)
+	if !ok {
+		s.Rejected[w]++
+		return nil
 	}
-	if r.finishOrderViolated {
-		return fmt.Errorf("the queue server finished requests out of order") // cannot happen: fixed service, FIFO picks
+	if release < r.lastRelease || !(release < r.horizonMS) {
+		return releaseError(r.spec, release, r.lastRelease, r.durationMS)
 	}
-
-	seconds := cfg.scoreSeconds(deadlineMS)
-	m.Arrivals = arrivals
-	m.Admitted = in.gate.Count()
-	m.Rejected = m.Arrivals - m.Admitted
-	m.Served = r.served
-	m.Shed = r.shed
-	m.measureCommon(in, seconds, &rel, r.serverSojournMax)
-	if m.Arrivals > 0 {
-		m.RejectPct = 100.0 * float64(m.Rejected) / float64(m.Arrivals)
-		m.ServedLatePct = 100.0 * float64(m.Late) / float64(m.Arrivals)
-		m.ShedPct = 100.0 * float64(m.Shed) / float64(m.Arrivals)
+	r.lastRelease = release
+	if scored {
+		r.clients[c].Admitted++
+		in.gate.Record(release - t)
+		r.gateMax = max(r.gateMax, release-t)
 	}
-	if r.served > 0 {
-		m.WastedPct = 100.0 * float64(m.Late) / float64(r.served)
+	if r.fair.on && scored {
+		r.fair.admit(t, int(c))
 	}
-	sw := delays(&r.bufs.shedWait)
-	m.ShedWait = &sw
-	m.UtilizationPct = math.Min(100, 100*float64(r.served)*serviceMS/(durationMS*float64(cfg.Server.Workers)))
-	if classes != nil {
-		cfg.classMetrics(&m, &s, r.classOK, r.bufs.classSojourn, seconds)
+	var class uint8
+	if r.classes != nil {
+		class = r.classes[i]
 	}
-
-	m.Recovery = cfg.recovery(&s, windowMS)
-	finishPoint(cfg, pt, spec, params, in, &m, &s, clients, &fair, len(a.Groups), a.GroupOf, gateMax, r.endToEndMax,
-		cfg.Server.Option(server.OptDiscipline) == server.FIFO, rel.keep)
+	svc := r.serviceMS
+	if a.ServiceMS != nil {
+		svc = a.ServiceMS[i]
+	}
+	r.srv.OfferFor(int32(i), class, t, release, svc)
+	r.rel.add(s, in, release, r.srv.InSystem(release))
 	return nil
 }
 
 // classMetrics measures every class of a point from its series (offered
 // per window), its successes and its sojourn histograms, and whether the
-// point meets the SLO (the queue model and simulateClientsQueue).
+// point meets the SLO (the queue model and the client model on a queue).
 func (c *Config) classMetrics(m *Metrics, s *Series, classOK []int, sojourn []*metrics.Histogram, seconds float64) {
 	nclass := len(c.Classes)
 	m.Classes = make([]ClassMetrics, nclass)

@@ -16,6 +16,7 @@ import (
 // measurement with the forward pass: the event loop, run one release at a
 // time, is the same server.
 func TestQueueModelIsTheForwardPass(t *testing.T) {
+	t.Parallel()
 	files, _ := filepath.Glob("presets/*.json")
 	files = append(files, "testdata/all-types.json", "testdata/service-distributions.json")
 	for _, f := range files {
@@ -35,9 +36,11 @@ func TestQueueModelIsTheForwardPass(t *testing.T) {
 		}
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			run := func(queue bool) *Result {
-				queueForAll.Store(queue)
-				defer queueForAll.Store(false)
-				res, err := Run(context.Background(), cfg, Options{Workers: 1})
+				opt := Options{Workers: 1}
+				if queue {
+					opt.test.model = switchQueueForAll
+				}
+				res, err := Run(context.Background(), cfg, opt)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -88,4 +91,47 @@ func jsonOf(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestForwardPassIsTheLoop runs every preset and the test configs with the
+// forward pass's points in the event loop, one arrival at a time
+// (modelPlain, as a gate with hooks runs), and compares every byte of
+// every point with the forward pass's own loop.
+func TestForwardPassIsTheLoop(t *testing.T) {
+	t.Parallel()
+	files, _ := filepath.Glob("presets/*.json")
+	files = append(files, "testdata/all-types.json", "testdata/service-distributions.json")
+	ran := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := DecodeConfig(data)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if cfg.Workload.DurationMS > 600_000 {
+			continue // long runs: the short ones cover the step
+		}
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			want, err := Run(context.Background(), cfg, Options{Workers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			opt := Options{Workers: 1}
+			opt.test.model = switchForwardInLoop
+			got, err := Run(context.Background(), cfg, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a, b := jsonOf(t, want), jsonOf(t, got); !bytes.Equal(a, b) {
+				t.Fatalf("in the loop, the sweep measures\n%.2000s\nwant\n%.2000s", b, a)
+			}
+			ran++
+		})
+	}
+	if ran < 10 {
+		t.Fatalf("%d configs compared", ran)
+	}
 }

@@ -24,6 +24,7 @@ func withoutCurves(p experiments.Point) experiments.Point {
 // measures every point the same, at 1, 2 and 3 workers; only the empirical
 // arrival curves, which need the whole trace, are left out.
 func TestStreamingMeasuresWhatMemoryDoes(t *testing.T) {
+	t.Parallel()
 	for _, p := range presets.All() {
 		t.Run(p.Name, func(t *testing.T) {
 			cfg, err := presets.Config(p.Name)
@@ -34,10 +35,8 @@ func TestStreamingMeasuresWhatMemoryDoes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			restore := experiments.SetStreamCache(0)
-			defer restore()
 			for _, workers := range []int{1, 2, 3} {
-				got, err := experiments.Run(context.Background(), cfg, experiments.Options{Workers: workers})
+				got, err := experiments.Run(context.Background(), cfg, experiments.WithStreamCache(experiments.Options{Workers: workers}, 0))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -69,8 +68,7 @@ func clip(b []byte) string {
 // size or in hundreds of small batches (the workers' points drift apart
 // by up to the producer's ring).
 func TestStreamedOutputsAreTheSameAtEveryWorkerCount(t *testing.T) {
-	restore := experiments.SetStreamCache(1000)
-	defer restore()
+	t.Parallel()
 	doc := `{"version": 1, "seed": 7,
   "workload": {"duration_ms": 60000, "parts": [
     {"type": "clients", "group": "c", "clients": 30, "rate_rps": 10, "arrival": "poisson"},
@@ -87,10 +85,11 @@ func TestStreamedOutputsAreTheSameAtEveryWorkerCount(t *testing.T) {
 	var first []output.File
 	for run := 0; run < 8; run++ {
 		workers := run%4 + 1
-		if run == 4 {
-			defer experiments.SetStreamBatch(97)()
+		opt := experiments.WithStreamCache(experiments.Options{Workers: workers}, 1000)
+		if run >= 4 {
+			opt = experiments.WithStreamBatch(opt, 97)
 		}
-		res, err := experiments.Run(context.Background(), cfg, experiments.Options{Workers: workers})
+		res, err := experiments.Run(context.Background(), cfg, opt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,6 +115,7 @@ func TestStreamedOutputsAreTheSameAtEveryWorkerCount(t *testing.T) {
 // TestStreamPassesMeasureWhatOnePassDoes: a sweep with more points than
 // share one pass opens its stream again per pass and measures the same.
 func TestStreamPassesMeasureWhatOnePassDoes(t *testing.T) {
+	t.Parallel()
 	cfg, err := experiments.DecodeConfig([]byte(windowDoc(30_000, "")))
 	if err != nil {
 		t.Fatal(err)
@@ -128,9 +128,7 @@ func TestStreamPassesMeasureWhatOnePassDoes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer experiments.SetStreamCache(100)()
-	defer experiments.SetMaxLivePoints(3)()
-	got, err := experiments.Run(context.Background(), cfg, experiments.Options{Workers: 2})
+	got, err := experiments.Run(context.Background(), cfg, experiments.WithMaxLivePoints(experiments.WithStreamCache(experiments.Options{Workers: 2}, 100), 3))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,9 +151,7 @@ func TestStreamPassesMeasureWhatOnePassDoes(t *testing.T) {
 // interleave in order: three points of two replications, two passes of 3
 // runs over 60 s read in batches of 500.
 func TestStreamedPassesSayHowFarTheyRead(t *testing.T) {
-	defer experiments.SetStreamCache(1000)()
-	defer experiments.SetMaxLivePoints(3)()
-	defer experiments.SetStreamBatch(500)()
+	t.Parallel()
 	cfg, err := experiments.DecodeConfig([]byte(`{"version": 1, "seed": 3,
   "workload": {"duration_ms": 60000, "parts": [{"type": "poisson", "rate_rps": 200}]},
   "server": {"workers": 2, "service_ms": 4, "deadline_ms": 100},
@@ -171,7 +167,7 @@ func TestStreamedPassesSayHowFarTheyRead(t *testing.T) {
 	const runs = 6
 	var log []heard
 	done := 0
-	res, err := experiments.Run(context.Background(), cfg, experiments.Options{Workers: 2,
+	opt := experiments.Options{Workers: 2,
 		Progress: func(d, total int) {
 			if total != runs {
 				t.Errorf("progress of %d runs, want %d", total, runs)
@@ -185,7 +181,9 @@ func TestStreamedPassesSayHowFarTheyRead(t *testing.T) {
 			}
 			log = append(log, heard{done: d, points: points, read: read})
 		},
-	})
+	}
+	opt = experiments.WithStreamBatch(experiments.WithMaxLivePoints(experiments.WithStreamCache(opt, 1000), 3), 500)
+	res, err := experiments.Run(context.Background(), cfg, opt)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,6 +45,62 @@ type Options struct {
 	// MaxDecisions is the run's work budget, arrivals × points (0 or more
 	// than MaxDecisions: MaxDecisions); the web lab runs with MaxWork.
 	MaxDecisions int64
+
+	// test holds a test's switches (export_test.go and the package's
+	// tests); the zero value runs as the engine does.
+	test testSwitches
+}
+
+// testSwitches are a test's settings of one run: none changes its output
+// (the tests that set them check it), each makes another path run it.
+type testSwitches struct {
+	// How a sweep holds its arrivals (streamCacheArrivals and the others,
+	// their defaults): set, a load of more than streamCache arrivals
+	// streams (0: every load whose points run the forward pass).
+	streamCacheSet bool
+	streamCache    int
+	streamBatch    int // arrivals per batch of a stream (0: the default)
+	maxLivePoints  int // points sharing a pass over a stream (0: the default)
+	// model runs points by another model than their own (simulatePoint).
+	model modelSwitch
+	// gate, when set, stands for each point's gate made for occ (a toy
+	// gate of a test, simulate_hooks_test.go).
+	gate func(g limiter.Gate, occ limiter.Occupancy) limiter.Gate
+}
+
+// modelSwitch makes points run by another model that must measure the same.
+type modelSwitch uint8
+
+const (
+	switchNone            modelSwitch = iota
+	switchQueueForAll                 // points without client behaviour: the queue model (the forward pass's measures with the plain server)
+	switchClientsOnQueue              // client-model points: on a queue (the plain client model's measures with the plain server)
+	switchClientsByEvents             // as switchClientsOnQueue, every fate decided by events
+	switchForwardInLoop               // forward-pass points: in the event loop, one arrival at a time (modelPlain)
+)
+
+// cacheArrivals is how many arrivals a load may have to be held in memory.
+func (s *testSwitches) cacheArrivals() int {
+	if s.streamCacheSet {
+		return s.streamCache
+	}
+	return streamCacheArrivals
+}
+
+// batch is how many arrivals a batch of a stream holds.
+func (s *testSwitches) batch() int {
+	if s.streamBatch > 0 {
+		return s.streamBatch
+	}
+	return streamBatch
+}
+
+// livePoints is how many points share a pass over a stream.
+func (s *testSwitches) livePoints() int {
+	if s.maxLivePoints > 0 {
+		return s.maxLivePoints
+	}
+	return maxLivePoints
 }
 
 // job is one point to run.
@@ -116,12 +172,12 @@ type OpenLoad func(load int) (*workload.Stream, error)
 // histograms), a sweep of more opens the stream again for each further
 // pass. The queue model, and a server with a service distribution (the
 // requests' service times are drawn per load), hold the load in memory (at
-// most MaxArrivals).
-var streamCacheArrivals = MaxCurveArrivals
-
-var streamBatch = 1 << 16
-
-var maxLivePoints = 128
+// most MaxArrivals). Options' test switches change the three (for tests).
+const (
+	streamCacheArrivals = MaxCurveArrivals
+	streamBatch         = 1 << 16
+	maxLivePoints       = 128
+)
 
 // RunArrivals runs the sweep over an arrival list already generated (a
 // config with one load).
@@ -186,7 +242,7 @@ func runGens(ctx context.Context, cfg *Config, open OpenLoad, opt Options) (*Res
 		for i := range points {
 			if pt := &points[i]; pt.gen == lo {
 				pts = append(pts, pt)
-				queue = queue || queueForAll.Load() || cfg.usesQueue(pt.Server) || cfg.usesClients(pt.Policy, pt.Load) || !cfg.fixedService(pt)
+				queue = queue || opt.test.model == switchQueueForAll || cfg.usesQueue(pt.Server) || cfg.usesClients(pt.Policy, pt.Load) || !cfg.fixedService(pt)
 			}
 		}
 		st, err := open(lo)
@@ -196,12 +252,12 @@ func runGens(ctx context.Context, cfg *Config, open OpenLoad, opt Options) (*Res
 		if lo == 0 {
 			res.Clients, res.Groups = st.Clients, st.Groups
 		}
-		limit := streamCacheArrivals
+		limit := opt.test.cacheArrivals()
 		if queue {
 			limit = MaxArrivals
 		}
 		w, seed := cfg.genWorkload(&shape, lo)
-		t, c, more, err := readUpTo(st, limit, w.Expected())
+		t, c, more, err := readUpTo(st, limit, w.Expected(), opt.test.batch())
 		if err != nil {
 			return nil, loadErr(lo, err)
 		}
@@ -284,15 +340,15 @@ func arrivalCurves(cfg *Config, t []float64) *ArrivalCurves {
 
 // readUpTo reads a stream into memory until it ends or holds more than
 // limit arrivals (more), sized from the expected count.
-func readUpTo(st *workload.Stream, limit int, expected float64) (t []float64, c []int32, more bool, err error) {
-	size := streamBatch
+func readUpTo(st *workload.Stream, limit int, expected float64, batch int) (t []float64, c []int32, more bool, err error) {
+	size := batch
 	if expected > 0 {
 		size = int(min(expected+expected/64+1024, float64(limit+1)))
 	}
 	t, c = make([]float64, 0, size), make([]int32, 0, size)
 	for {
 		if len(t) == cap(t) {
-			t, c = slices.Grow(t, max(len(t)/2, streamBatch)), slices.Grow(c, max(len(t)/2, streamBatch))
+			t, c = slices.Grow(t, max(len(t)/2, batch)), slices.Grow(c, max(len(t)/2, batch))
 		}
 		free := min(cap(t), cap(c)) - len(t)
 		k, err := st.Read(t[len(t):len(t)+free], c[len(c):len(c)+free])
@@ -428,7 +484,7 @@ func runMemory(ctx context.Context, cfg *Config, a *workload.Arrivals, points []
 					return
 				}
 				pt := points[i]
-				if err := simulatePoint(ctx, cfg, served[i], classes, in, pt); err != nil {
+				if err := simulatePoint(ctx, cfg, served[i], classes, in, pt, &opt.test); err != nil {
 					mu.Lock()
 					if firstErr == nil {
 						firstErr = pointError(pt, err)
@@ -463,8 +519,9 @@ func runStream(ctx context.Context, cfg *Config, open OpenLoad, lo int, duration
 		workers = runtime.GOMAXPROCS(0)
 	}
 	var count int64
-	for from := 0; from < len(points); from += maxLivePoints {
-		live := points[from:min(from+maxLivePoints, len(points))]
+	livePoints := opt.test.livePoints()
+	for from := 0; from < len(points); from += livePoints {
+		live := points[from:min(from+livePoints, len(points))]
 		if from > 0 {
 			var err error
 			if st, err = open(lo); err != nil {
@@ -472,7 +529,7 @@ func runStream(ctx context.Context, cfg *Config, open OpenLoad, lo int, duration
 			}
 			t, c = nil, nil
 		}
-		n, err := streamPass(ctx, cfg, st, t, c, live, min(workers, len(live)), budget, func(read float64) {
+		n, err := streamPass(ctx, cfg, st, t, c, live, min(workers, len(live)), &opt.test, budget, func(read float64) {
 			pr.read(len(live), min(read/durationMS, 1))
 		})
 		if err != nil {
@@ -497,10 +554,10 @@ const streamRing = 8
 // still takes every batch in order, so its numbers are the same for any
 // number of workers; of several errors the pass returns the one of the
 // earliest batch (then the earliest point), whatever the timing.
-func streamPass(ctx context.Context, cfg *Config, st *workload.Stream, headT []float64, headC []int32, live []*Point, workers int, budget float64, reading func(readMS float64)) (int64, error) {
-	runs := make([]*fwd, len(live))
+func streamPass(ctx context.Context, cfg *Config, st *workload.Stream, headT []float64, headC []int32, live []*Point, workers int, sw *testSwitches, budget float64, reading func(readMS float64)) (int64, error) {
+	runs := make([]*forwardPass, len(live))
 	for k, pt := range live {
-		f, err := newFwd(ctx, cfg.pointConfig(pt), st.Clients, len(st.Groups), &cfg.Limiters[pt.LimiterIndex], pt.Params, new(instruments), pt, false, 0)
+		f, err := newFwd(ctx, cfg.pointConfig(pt), st.Clients, len(st.Groups), &cfg.Limiters[pt.LimiterIndex], pt.Params, new(instruments), pt, false, 0, sw)
 		if err != nil {
 			return 0, pointError(pt, err)
 		}
@@ -525,7 +582,7 @@ func streamPass(ctx context.Context, cfg *Config, st *workload.Stream, headT []f
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		p.produce(st, headT, headC, float64(len(live)), budget, reading)
+		p.produce(st, headT, headC, sw.batch(), float64(len(live)), budget, reading)
 	}()
 	for w := range workers {
 		wg.Add(1)
@@ -542,7 +599,9 @@ func streamPass(ctx context.Context, cfg *Config, st *workload.Stream, headT []f
 		return 0, p.err
 	}
 	for _, f := range runs {
-		f.finish()
+		if err := f.finish(); err != nil {
+			return 0, pointError(f.pt, err)
+		}
 		cfg.pointConfig(f.pt).applyPercentiles(f.pt)
 	}
 	return p.n, nil
@@ -600,12 +659,12 @@ func (p *pass) oldest() int {
 
 // produce hands out the arrivals read already (headT, headC), then reads
 // the rest of the stream, a batch at a time into the ring.
-func (p *pass) produce(st *workload.Stream, headT []float64, headC []int32, points, budget float64, reading func(readMS float64)) {
+func (p *pass) produce(st *workload.Stream, headT []float64, headC []int32, batch int, points, budget float64, reading func(readMS float64)) {
 	var bufT [streamRing][]float64
 	var bufC [streamRing][]int32
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for i := 0; ; i += streamBatch {
+	for i := 0; ; i += batch {
 		for !p.cancelled && p.errAt == math.MaxInt && p.produced-p.oldest() >= streamRing {
 			p.room.Wait()
 		}
@@ -619,11 +678,11 @@ func (p *pass) produce(st *workload.Stream, headT []float64, headC []int32, poin
 		var k int
 		var err error
 		if i < len(headT) {
-			e := min(i+streamBatch, len(headT))
+			e := min(i+batch, len(headT))
 			slot.t, slot.c, k = headT[i:e], headC[i:e], e-i
 		} else {
 			if bufT[j%streamRing] == nil {
-				bufT[j%streamRing], bufC[j%streamRing] = make([]float64, streamBatch), make([]int32, streamBatch)
+				bufT[j%streamRing], bufC[j%streamRing] = make([]float64, batch), make([]int32, batch)
 			}
 			t, c := bufT[j%streamRing], bufC[j%streamRing]
 			p.mu.Unlock() // no point reads slot j%streamRing: all are past j-streamRing
@@ -664,7 +723,7 @@ func (p *pass) produce(st *workload.Stream, headT []float64, headC []int32, poin
 // workers keeps to its own block of the points, taking another's only
 // when it is two batches behind: two workers feeding neighbouring points
 // (allocated side by side) would share cache lines.
-func (p *pass) work(runs []*fwd, w, workers int) {
+func (p *pass) work(runs []*forwardPass, w, workers int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for {
