@@ -20,14 +20,22 @@ import (
 // outputsDir holds every preset's outputs, one folder a preset, as the
 // files themselves: results.csv, series.csv (whole), clients.csv and
 // replications.csv when the preset writes them, its reports (bp-post*.csv),
-// and config.json, the preset's canonical document (Config.JSON of the
-// normalized config). manifest.json is left out: it names the toolchain.
+// config.json, the preset's canonical document (Config.JSON of the
+// normalized config), and source.json, the preset's document as written
+// (experiments/presets/NAME.json). manifest.json is left out: it names the
+// toolchain.
 // ENGINE_VERSION is experiments.EngineVersion as the files were written.
 // testdata/outputs/README.md says the same for a reader of the folder.
 const outputsDir = "testdata/outputs"
 
-// configFile is the preset's canonical document among its outputs.
-const configFile = "config.json"
+// configFile is the preset's canonical document among its outputs, and
+// sourceFile the preset's document as written: only a change of the
+// source explains a change of the outputs at one EngineVersion (a change
+// of config.json alone is a change of the engine's normalizing).
+const (
+	configFile = "config.json"
+	sourceFile = "source.json"
+)
 
 var engineVersionFile = filepath.Join(outputsDir, "ENGINE_VERSION")
 
@@ -35,7 +43,7 @@ var engineVersionFile = filepath.Join(outputsDir, "ENGINE_VERSION")
 // its golden byte for byte (a unified diff of the first differing lines
 // on failure). RATELAB_UPDATE=1 rewrites them, and the folders of presets
 // that are gone, under one rule: a preset's outputs may change only with
-// its config.json or with a new experiments.EngineVersion (outputsChange).
+// its source.json or with a new experiments.EngineVersion (outputsChange).
 // Without RATELAB_UPDATE=1, an EngineVersion other than ENGINE_VERSION
 // fails: the goldens must be regenerated at the new version.
 func TestPresetOutputs(t *testing.T) {
@@ -92,6 +100,11 @@ func checkPresetOutputs(t *testing.T, name, storedVersion string) {
 	_, files := runPostPreset(t, name, 0)
 	delete(files, experiments.FileManifest)
 	files[configFile] = cfg.JSON()
+	p, err := presets.Get(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files[sourceFile] = p.JSON
 
 	dir := filepath.Join(outputsDir, name)
 	old := map[string][]byte{}
@@ -132,16 +145,18 @@ func checkPresetOutputs(t *testing.T, name, storedVersion string) {
 }
 
 // outputsChange says whether a preset's files may go from old to new (by
-// name, config.json among them) when the goldens were written at
-// storedVersion and the engine is engineVersion: always when the
-// versions differ (the bump says the numbers moved) or when config.json
-// changed (or is new: a new preset), else only when every other file is
-// unchanged.
+// name, source.json and config.json among them) when the goldens were
+// written at storedVersion and the engine is engineVersion: always when
+// the versions differ (the bump says the numbers moved) or when
+// source.json, the preset as written, changed (or is new: a new preset),
+// else only when every other file, config.json included, is unchanged:
+// an engine change that moves the normalized document (a new default)
+// moves the numbers of a run read back from an old manifest too.
 func outputsChange(preset string, old, new map[string][]byte, storedVersion, engineVersion string) error {
 	if storedVersion != engineVersion {
 		return nil
 	}
-	if before, ok := old[configFile]; !ok || !bytes.Equal(before, new[configFile]) {
+	if before, ok := old[sourceFile]; !ok || !bytes.Equal(before, new[sourceFile]) {
 		return nil
 	}
 	var changed []string
@@ -178,16 +193,17 @@ func TestOutputsChange(t *testing.T) {
 		stored   string
 		err      string // "" allowed, else the message's start
 	}{
-		{"unchanged", files("config.json", "c", "results.csv", "r"), files("config.json", "c", "results.csv", "r"), "1.0.3", ""},
-		{"output changed", files("config.json", "c", "results.csv", "r"), files("config.json", "c", "results.csv", "r2"), "1.0.3", refused + " (changed: results.csv)"},
-		{"output changed with a bump", files("config.json", "c", "results.csv", "r"), files("config.json", "c", "results.csv", "r2"), "1.0.2", ""},
-		{"output changed with its config", files("config.json", "c", "results.csv", "r"), files("config.json", "c2", "results.csv", "r2"), "1.0.3", ""},
-		{"file added", files("config.json", "c", "results.csv", "r"), files("config.json", "c", "results.csv", "r", "clients.csv", "x"), "1.0.3", refused + " (changed: clients.csv)"},
-		{"file gone", files("config.json", "c", "results.csv", "r", "clients.csv", "x"), files("config.json", "c", "results.csv", "r"), "1.0.3", refused + " (changed: clients.csv)"},
-		{"several", files("config.json", "c", "results.csv", "r", "series.csv", "s"), files("config.json", "c", "results.csv", "r2", "series.csv", "s2"), "1.0.3", refused + " (changed: results.csv, series.csv)"},
-		{"new preset", files(), files("config.json", "c", "results.csv", "r"), "1.0.3", ""},
-		{"no stored config", files("results.csv", "r"), files("config.json", "c", "results.csv", "r2"), "1.0.3", ""},
-		{"first goldens", files(), files("config.json", "c"), "", ""},
+		{"unchanged", files("source.json", "s", "config.json", "c", "results.csv", "r"), files("source.json", "s", "config.json", "c", "results.csv", "r"), "1.0.3", ""},
+		{"output changed", files("source.json", "s", "config.json", "c", "results.csv", "r"), files("source.json", "s", "config.json", "c", "results.csv", "r2"), "1.0.3", refused + " (changed: results.csv)"},
+		{"output changed with a bump", files("source.json", "s", "config.json", "c", "results.csv", "r"), files("source.json", "s", "config.json", "c", "results.csv", "r2"), "1.0.2", ""},
+		{"output changed with its source", files("source.json", "s", "config.json", "c", "results.csv", "r"), files("source.json", "s2", "config.json", "c2", "results.csv", "r2"), "1.0.3", ""},
+		{"normalized config changed alone", files("source.json", "s", "config.json", "c", "results.csv", "r"), files("source.json", "s", "config.json", "c2", "results.csv", "r2"), "1.0.3", refused + " (changed: config.json, results.csv)"},
+		{"file added", files("source.json", "s", "config.json", "c", "results.csv", "r"), files("source.json", "s", "config.json", "c", "results.csv", "r", "clients.csv", "x"), "1.0.3", refused + " (changed: clients.csv)"},
+		{"file gone", files("source.json", "s", "config.json", "c", "results.csv", "r", "clients.csv", "x"), files("source.json", "s", "config.json", "c", "results.csv", "r"), "1.0.3", refused + " (changed: clients.csv)"},
+		{"several", files("source.json", "s", "config.json", "c", "results.csv", "r", "series.csv", "s"), files("source.json", "s", "config.json", "c", "results.csv", "r2", "series.csv", "s2"), "1.0.3", refused + " (changed: results.csv, series.csv)"},
+		{"new preset", files(), files("source.json", "s", "config.json", "c", "results.csv", "r"), "1.0.3", ""},
+		{"no stored source", files("config.json", "c", "results.csv", "r"), files("source.json", "s", "config.json", "c", "results.csv", "r2"), "1.0.3", ""},
+		{"first goldens", files(), files("source.json", "s", "config.json", "c"), "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := outputsChange("p", tc.old, tc.new, tc.stored, "1.0.3")
