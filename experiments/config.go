@@ -46,6 +46,9 @@ const (
 	MaxConfigBytes = 64 << 20
 	MaxLimiters    = 100
 	MaxReports     = 20
+	// MaxFieldErrors is the most field errors reported of one document,
+	// by its decoding or its validation.
+	MaxFieldErrors = 100
 )
 
 // Config is one sweep: a workload, a server, and the limiters to compare.

@@ -83,10 +83,10 @@ func CheckDiff(a, b DiffSide) error {
 			return fmt.Errorf("%s: point %d: the sweep has points 0 to %d", name, s.Point, len(pts)-1)
 		}
 		pt := &pts[s.Point]
-		if s.Config.usesClients(pt.Policy, pt.Load) || s.Config.usesQueue(pt.Server) {
+		if s.Config.UsesClients(pt.Policy, pt.Load) || s.Config.UsesQueue(pt.Server) {
 			return fmt.Errorf("%s: point %d runs the queue or client model (server settings, classes, client behaviour): the decision diff replays the gate before the plain FIFO server only", name, s.Point)
 		}
-		if !s.Config.fixedService(pt) {
+		if !s.Config.PointConfig(pt).Server.FixedService() {
 			return fmt.Errorf("%s: point %d's server draws its service times (server.service): the decision diff replays the gate before a server of fixed service only", name, s.Point)
 		}
 	}
@@ -101,7 +101,7 @@ func CheckDiff(a, b DiffSide) error {
 // the seed, as canonical JSON.
 func arrivalsKey(s DiffSide) []byte {
 	pt := s.Config.Points()[s.Point]
-	w, seed := s.Config.pointArrivals(&pt)
+	w, seed := s.Config.PointArrivals(&pt)
 	b, _ := json.Marshal(struct {
 		Seed     uint64        `json:"seed"`
 		Workload workload.Spec `json:"workload"`
@@ -148,13 +148,13 @@ func DiffDecisions(ctx context.Context, a, b DiffSide, epsMS float64, each func(
 		return nil, fmt.Errorf("eps_ms %g: give a tolerance above 0 and at most %d ms", epsMS, MaxDecisionEpsMS)
 	}
 	pa, pb := a.Config.Points()[a.Point], b.Config.Points()[b.Point]
-	w, seed := a.Config.pointArrivals(&pa)
+	w, seed := a.Config.PointArrivals(&pa)
 	st, err := workload.Open(&w, seed)
 	if err != nil {
 		return nil, fmt.Errorf("arrivals: %w", err)
 	}
 	gate := func(s DiffSide, pt *Point) (limiter.Gate, *server.Server, error) {
-		pc := s.Config.pointConfig(pt)
+		pc := s.Config.PointConfig(pt)
 		srv := server.New(pc.Server)
 		g, err := pointGate(&s.Config.Limiters[pt.LimiterIndex], pt.Params, st.Clients, srv)
 		return g, srv, err
@@ -236,7 +236,7 @@ func DiffDecisions(ctx context.Context, a, b DiffSide, epsMS float64, each func(
 // arrival: no replay).
 func (s DiffSide) Clients() ([]workload.Client, error) {
 	pt := s.Config.Points()[s.Point]
-	w, seed := s.Config.pointArrivals(&pt)
+	w, seed := s.Config.PointArrivals(&pt)
 	st, err := workload.Open(&w, seed)
 	if err != nil {
 		return nil, fmt.Errorf("arrivals: %w", err)

@@ -53,7 +53,7 @@ func ReadConfig(r io.Reader, lim Limits) (*Config, error) {
 	d.sink = func(list sinkList, i int, raw []byte) {
 		switch list {
 		case partsSink:
-			if len(partErrs) < maxErrorsKept {
+			if len(partErrs) < MaxFieldErrors {
 				path := field.Index("workload.parts", i)
 				raw, ls, e := splitPart(raw, path)
 				v, e2 := decodeOne[workload.Part](raw, path, workload.CheckFields)
@@ -67,7 +67,7 @@ func ReadConfig(r io.Reader, lim Limits) (*Config, error) {
 				parts, partErrs = append(parts, v...), append(partErrs, e...)
 			}
 		case limitersSink:
-			if len(limiterErrs) < maxErrorsKept {
+			if len(limiterErrs) < MaxFieldErrors {
 				v, e := decodeOne[limiter.Spec](raw, field.Index("limiters", i), limiter.CheckFields)
 				specs, limiterErrs = append(specs, v...), append(limiterErrs, e...)
 			}
@@ -361,4 +361,134 @@ func valueName(v string) string {
 		return "nothing"
 	}
 	return v
+}
+
+// decodeSeed reads the seed: a whole number or a list of them.
+func decodeSeed(cfg *Config, raw json.RawMessage) field.List {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	if raw[0] != '[' {
+		return strict(raw, &cfg.Seed, "seed")
+	}
+	var errs field.List
+	var xs []uint64
+	if json.Unmarshal(raw, &xs) != nil {
+		errs.Add("seed", "must be a whole number from 0 to %d or a list of them", uint64(math.MaxUint64))
+		return errs
+	}
+	switch {
+	case len(xs) == 0:
+		errs.Add("seed", "is an empty list: give a seed or a list of seeds")
+	case len(xs) > lists.MaxValues:
+		errs.Add("seed", "at most %d values", lists.MaxValues)
+	default:
+		cfg.Seed = xs[0]
+		if len(xs) > 1 {
+			cfg.Seeds = xs
+		}
+	}
+	return errs
+}
+
+// splitPart takes the lists out of a raw workload part (see lists.Split).
+func splitPart(raw []byte, path string) ([]byte, lists.Lists, field.List) {
+	var head struct {
+		Type workload.PartType `json:"type"`
+	}
+	if json.Unmarshal(raw, &head) != nil {
+		return raw, nil, nil
+	}
+	return lists.Split(raw, path, workload.Sweepable(head.Type))
+}
+
+// decodePolicies decodes the policies and the trigger strictly.
+func decodePolicies(cfg *Config, policies, trigger json.RawMessage) field.List {
+	var errs field.List
+	given := func(r json.RawMessage) bool { return len(r) > 0 && string(r) != "null" }
+	if given(policies) {
+		var raws []json.RawMessage
+		errs = append(errs, strict(policies, &raws, "policies")...)
+		for i, raw := range raws {
+			var p ClientPolicy
+			if e := strict(raw, &p, field.Index("policies", i)); e != nil {
+				errs = append(errs, e...)
+				continue
+			}
+			cfg.Policies = append(cfg.Policies, p)
+		}
+		if len(raws) == 0 && len(errs) == 0 {
+			errs.Add("policies", "needs at least one policy (or leave policies out)")
+		}
+	}
+	if given(trigger) {
+		cfg.Trigger = new(TriggerSpec)
+		errs = append(errs, strict(trigger, cfg.Trigger, "trigger")...)
+	}
+	return errs
+}
+
+// decodeModelSections decodes the optional sections of variants.go,
+// classes.go and rules.go strictly, each under its path.
+func decodeModelSections(cfg *Config, servers, loads, classes, classDraw, slo, out json.RawMessage) field.List {
+	var errs field.List
+	given := func(r json.RawMessage) bool { return len(r) > 0 && string(r) != "null" }
+	if given(servers) {
+		var raws []json.RawMessage
+		if e := strict(servers, &raws, "servers"); e != nil {
+			errs = append(errs, e...)
+		}
+		for i, raw := range raws {
+			var v ServerVariant
+			if e := strict(raw, &v, field.Index("servers", i)); e != nil {
+				errs = append(errs, e...)
+				continue
+			}
+			cfg.Servers = append(cfg.Servers, v)
+		}
+		if len(raws) == 0 && len(errs) == 0 {
+			errs.Add("servers", "needs at least one server (or leave servers out)")
+		}
+	}
+	if given(loads) {
+		var raws []json.RawMessage
+		if e := strict(loads, &raws, "loads"); e != nil {
+			errs = append(errs, e...)
+		}
+		for i, raw := range raws {
+			path := field.Index("loads", i)
+			var shell struct {
+				Name  string            `json:"name"`
+				Parts []json.RawMessage `json:"parts"`
+			}
+			if e := strict(raw, &shell, path); e != nil {
+				errs = append(errs, e...)
+				continue
+			}
+			var parts []workload.Part
+			for j, rawPart := range shell.Parts {
+				v, e := decodeOne[workload.Part](rawPart, field.Index(field.Join(path, "parts"), j), workload.CheckFields)
+				parts, errs = append(parts, v...), append(errs, e...)
+			}
+			cfg.Loads = append(cfg.Loads, Load{Name: shell.Name, Parts: parts})
+		}
+		if len(raws) == 0 && len(errs) == 0 {
+			errs.Add("loads", "needs at least one load (or leave loads out)")
+		}
+	}
+	if given(classes) {
+		errs = append(errs, strict(classes, &cfg.Classes, "classes")...)
+	}
+	if given(classDraw) {
+		cfg.ClassDraw = new(ClassDraw)
+		errs = append(errs, strict(classDraw, cfg.ClassDraw, "class_draw")...)
+	}
+	if given(slo) {
+		cfg.SLO = new(SLO)
+		errs = append(errs, strict(slo, cfg.SLO, "slo")...)
+	}
+	if given(out) {
+		errs = append(errs, strict(out, &cfg.Output, "output")...)
+	}
+	return errs
 }

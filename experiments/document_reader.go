@@ -19,12 +19,11 @@ import (
 // Limits of a config document's shape, checked as it is read so that a
 // large document is refused before it is held.
 const (
-	maxDepth      = 32      // nested lists and objects
-	maxKeys       = 1000    // keys of one object
-	maxKeyBytes   = 1000    // one key
-	maxNumberLen  = 1000    // characters of one number
-	maxListLen    = 100_000 // entries of a list the engine does not bound more tightly
-	maxErrorsKept = 100     // field errors reported of one document
+	maxDepth     = 32      // nested lists and objects
+	maxKeys      = 1000    // keys of one object
+	maxKeyBytes  = 1000    // one key
+	maxNumberLen = 1000    // characters of one number
+	maxListLen   = 100_000 // entries of a list the engine does not bound more tightly
 )
 
 // documentReader reads one JSON document from an io.Reader, a byte at a time
@@ -165,7 +164,7 @@ func (d *documentReader) refuse(format string, args ...any) error {
 
 // problem records an error and reading goes on.
 func (d *documentReader) problem(path, format string, args ...any) {
-	if len(d.problems) < maxErrorsKept {
+	if len(d.problems) < MaxFieldErrors {
 		d.problems.Add(path, format, args...)
 	}
 }
@@ -800,13 +799,13 @@ func foldKey(k string) string {
 	}, k)
 }
 
-// errorsKept trims a list of field errors to maxErrorsKept, saying so.
+// errorsKept trims a list of field errors to MaxFieldErrors, saying so.
 func errorsKept(errs field.List) field.List {
-	if len(errs) <= maxErrorsKept {
+	if len(errs) <= MaxFieldErrors {
 		return errs
 	}
-	more := len(errs) - maxErrorsKept
-	errs = errs[:maxErrorsKept:maxErrorsKept]
-	errs.Add("", "and %d more errors (the first %d are listed)", more, maxErrorsKept)
+	more := len(errs) - MaxFieldErrors
+	errs = errs[:MaxFieldErrors:MaxFieldErrors]
+	errs.Add("", "and %d more errors (the first %d are listed)", more, MaxFieldErrors)
 	return errs
 }

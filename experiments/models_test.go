@@ -19,7 +19,7 @@ func TestJavaRandom(t *testing.T) {
 		t.Errorf("seed -7: %v", got)
 	}
 	cfg := &Config{Classes: []Class{{"critical", 0.25}, {"background", 0}}, ClassDraw: &ClassDraw{DrawJavaRandom, 23}}
-	cs := cfg.drawClasses(5)
+	cs := drawClasses(cfg, 5)
 	if want := []uint8{1, 0, 0, 1, 1}; string(cs) != string(want) {
 		t.Errorf("classes %v, want %v", cs, want)
 	}

@@ -90,8 +90,6 @@ type Point struct {
 	// OutputCurve is the empirical arrival curve of the releases into the
 	// server on Result.ArrivalCurves.GridMS.
 	OutputCurve []int `json:"output_curve,omitempty"`
-
-	gen int // the generated load the point runs on (sweep.go)
 }
 
 // SweptValue is the point's value of its swept parameter.
@@ -296,4 +294,22 @@ type ClientResult struct {
 	Attempts    int     `json:"attempts,omitempty"`
 	Admitted    int     `json:"admitted"`
 	AdmittedRPS float64 `json:"admitted_rps"`
+}
+
+// Partial marks a result cut short: its sweep was cancelled (or the
+// process interrupted) after the first PointsDone of its PointsTotal
+// points had finished, and it holds those alone.
+type Partial struct {
+	PointsDone  int `json:"points_done"`
+	PointsTotal int `json:"points_total"`
+}
+
+// Input is a trace file a run read, as manifest.json records it: its name
+// (the trace part's file), the sha256 of its CSV text as read (after
+// gunzip: `zcat -f FILE | sha256sum`), and that text's length, so that a
+// run can be checked against the very trace it replayed.
+type Input struct {
+	Name   string `json:"name"`
+	SHA256 string `json:"sha256"`
+	Bytes  int64  `json:"bytes"`
 }

@@ -21,20 +21,20 @@ import (
 // A test's switches (sw) run a point by another model that must measure
 // the same.
 func simulatePoint(ctx context.Context, cfg *Config, a *workload.Arrivals, classes []uint8, in *instruments, pt *Point, sw *testSwitches) error {
-	pc := cfg.pointConfig(pt)
+	pc := cfg.PointConfig(pt)
 	spec := &cfg.Limiters[pt.LimiterIndex]
 	var err error
 	switch {
-	case cfg.usesClients(pt.Policy, pt.Load):
+	case cfg.UsesClients(pt.Policy, pt.Load):
 		model := modelClients
-		if sw.model == switchClientsOnQueue || sw.model == switchClientsByEvents || cfg.usesQueue(pt.Server) {
+		if sw.model == switchClientsOnQueue || sw.model == switchClientsByEvents || cfg.UsesQueue(pt.Server) {
 			model = modelClientsQueue
 			if pc.Server.Option(server.OptDiscipline) != server.FIFO || pc.Server.Option(server.OptDoor) == server.DoorPriority || sw.model == switchClientsByEvents {
 				model = modelClientsEvents
 			}
 		}
 		err = simulateLoop(ctx, pc, a, classes, spec, pt.Params, in, pt, model, sw)
-	case sw.model == switchQueueForAll || cfg.usesQueue(pt.Server):
+	case sw.model == switchQueueForAll || cfg.UsesQueue(pt.Server):
 		err = simulateLoop(ctx, pc, a, classes, spec, pt.Params, in, pt, modelQueue, sw)
 	default:
 		var f *forwardPass
@@ -48,14 +48,14 @@ func simulatePoint(ctx context.Context, cfg *Config, a *workload.Arrivals, class
 	if err != nil {
 		return err
 	}
-	pc.applyPercentiles(pt)
+	applyPercentiles(pc, pt)
 	return nil
 }
 
 // applyPercentiles reports every percentile of the point by the config's
 // rule: the nearest-rank value, or the top of its bucket in an HdrHistogram
 // of 3 significant digits (the maxima too, as HdrHistogram reports them).
-func (c *Config) applyPercentiles(pt *Point) {
+func applyPercentiles(c *Config, pt *Point) {
 	if c.Rule("metrics.percentiles") == metrics.PercentilesExact {
 		return
 	}
@@ -239,7 +239,7 @@ func (in *instruments) startPoint(cfg *Config) {
 // small to ever release or a chain's slow stage is an error, not a runaway
 // allocation: past the gate's known lag, a point may add its share of
 // MaxSeriesRows.
-func (c *Config) releaseHorizonMS(spec *limiter.Spec, params limiter.Params) float64 {
+func releaseHorizonMS(c *Config, spec *limiter.Spec, params limiter.Params) float64 {
 	npoints := 0
 	for i := range c.Limiters {
 		npoints += c.Limiters[i].Count()
@@ -276,7 +276,7 @@ func newFwd(ctx context.Context, cfg *Config, clients []workload.Client, ngroup 
 	f.serviceMS, f.deadlineMS = cfg.Server.ServiceMS, cfg.Server.DeadlineMS
 	f.windowMS = cfg.SeriesWindow()
 	windows := int(metrics.WindowCount(f.durationMS, f.windowMS))
-	f.horizonMS = cfg.releaseHorizonMS(spec, params)
+	f.horizonMS = releaseHorizonMS(cfg, spec, params)
 	f.s = Series{
 		Offered:     make([]int32, windows),
 		Rejected:    make([]int32, windows),
@@ -374,14 +374,14 @@ func (f *forwardPass) finish() error {
 	m.Arrivals = f.n
 	m.Admitted = in.gate.Count()
 	m.Rejected = m.Arrivals - m.Admitted
-	m.measureCommon(in, seconds, &f.rel, f.serverSojournMax)
+	measureCommon(m, in, seconds, &f.rel, f.serverSojournMax)
 	if m.Arrivals > 0 {
 		m.RejectPct = 100.0 * float64(m.Rejected) / float64(m.Arrivals)
 		m.ServedLatePct = 100.0 * float64(m.Late) / float64(m.Arrivals)
 	}
 	m.UtilizationPct = math.Min(100, 100*float64(m.Admitted)*f.serviceMS/(f.durationMS*float64(cfg.Server.Workers))) // service_ms: the mean
 
-	m.Recovery = cfg.recovery(s, f.windowMS)
+	m.Recovery = recovery(cfg, s, f.windowMS)
 	f.hooks.file(m)
 	finishPoint(cfg, f.pt, f.spec, f.params, in, m, s, f.clients, &f.fair, f.ngroup, func(i int) int { return f.groups[i] }, f.gateMax, f.endToEndMax, true, f.rel.keep)
 	return nil
@@ -415,7 +415,7 @@ func finishPoint(cfg *Config, pt *Point, spec *limiter.Spec, params limiter.Para
 // counts and instruments: the rates over seconds of arrivals, the delay
 // percentiles, the downstream peak, the rolling maximum, the most requests
 // in the system and the longest time at the server.
-func (m *Metrics) measureCommon(in *instruments, seconds float64, rel *releaseTally, serverSojournMaxMS float64) {
+func measureCommon(m *Metrics, in *instruments, seconds float64, rel *releaseTally, serverSojournMaxMS float64) {
 	m.OfferedRPS = float64(m.Arrivals) / seconds
 	m.AdmittedRPS = float64(m.Admitted) / seconds
 	m.GoodputRPS = float64(m.OnTime) / seconds

@@ -426,15 +426,15 @@ func newClientRun(cfg *Config, a *workload.Arrivals, pt *Point, in *instruments)
 	durationMS := w.DurationMS
 	nc := len(a.Clients)
 	r := &clientRun{
-		behs:  cfg.behaviours(w, pt.Policy),
+		behs:  cfg.Behaviours(w, pt.Policy),
 		loops: make([]*workload.Loop, len(w.Parts)),
 		ends:  make([]float64, len(w.Parts)),
-		rng:   rand.New(rand.NewPCG(cfg.pointSeed(pt), 0x636c69656e7473)), // "clients": the point's seed (a replication's, a listed one)
+		rng:   rand.New(rand.NewPCG(pointSeed(cfg, pt), 0x636c69656e7473)), // "clients": the point's seed (a replication's, a listed one)
 		heap:  &in.clients.heap,
 		w:     durationMS,
 		// Users' requests, made as the run goes, draw their service times
 		// in the order they are made, on a stream of their own.
-		svc:       cfg.Server.Sampler(cfg.pointSeed(pt), server.ServiceStream+1, a.GivenServiceMS),
+		svc:       cfg.Server.Sampler(pointSeed(cfg, pt), server.ServiceStream+1, a.GivenServiceMS),
 		serviceMS: cfg.Server.ServiceMS,
 	}
 	r.heap.reset(int64(len(a.T))) // the list's arrivals are numbered first
@@ -506,7 +506,7 @@ func clientTotals(cfg *Config, r *clientRun, m *Metrics, cm *ClientMetrics, in *
 	durationMS := cfg.Workload.DurationMS
 	busyMS, occupancySum := t.busyMS, r.occupancySum
 	seconds := durationMS / 1000
-	m.measureCommon(in, seconds, t.rel, t.serverSojournMaxMS)
+	measureCommon(m, in, seconds, t.rel, t.serverSojournMaxMS)
 	if cm.Attempts > 0 {
 		m.RejectPct = 100.0 * float64(m.Rejected) / float64(cm.Attempts)
 		m.ServedLatePct = 100.0 * float64(m.Late) / float64(cm.Attempts)

@@ -511,7 +511,7 @@ func (l *pointLoop) startQueue(cfg *Config, classes []uint8, spec *limiter.Spec,
 		return nil, err
 	}
 	in.startPoint(cfg)
-	horizonMS := cfg.releaseHorizonMS(spec, params)
+	horizonMS := releaseHorizonMS(cfg, spec, params)
 	r.maxFinishWindows = int(math.Ceil(horizonMS / windowMS))
 
 	nc := len(a.Clients)
@@ -544,13 +544,13 @@ func (l *pointLoop) startQueue(cfg *Config, classes []uint8, spec *limiter.Spec,
 		if r.finishOrderViolated {
 			return fmt.Errorf("the queue server finished requests out of order") // cannot happen: fixed service, FIFO picks
 		}
-		seconds := cfg.scoreSeconds(deadlineMS)
+		seconds := cfg.ScoreSeconds(deadlineMS)
 		m.Arrivals = r.arrivals
 		m.Admitted = in.gate.Count()
 		m.Rejected = m.Arrivals - m.Admitted
 		m.Served = r.served
 		m.Shed = r.shed
-		m.measureCommon(in, seconds, &rel, r.serverSojournMax)
+		measureCommon(m, in, seconds, &rel, r.serverSojournMax)
 		if m.Arrivals > 0 {
 			m.RejectPct = 100.0 * float64(m.Rejected) / float64(m.Arrivals)
 			m.ServedLatePct = 100.0 * float64(m.Late) / float64(m.Arrivals)
@@ -563,9 +563,9 @@ func (l *pointLoop) startQueue(cfg *Config, classes []uint8, spec *limiter.Spec,
 		m.ShedWait = &sw
 		m.UtilizationPct = math.Min(100, 100*float64(r.served)*serviceMS/(durationMS*float64(cfg.Server.Workers)))
 		if classes != nil {
-			cfg.classMetrics(m, s, r.classOK, r.bufs.classSojourn, seconds)
+			classMetrics(cfg, m, s, r.classOK, r.bufs.classSojourn, seconds)
 		}
-		m.Recovery = cfg.recovery(s, windowMS)
+		m.Recovery = recovery(cfg, s, windowMS)
 		l.hooks.file(m)
 		finishPoint(cfg, pt, spec, params, in, m, s, r.clients, r.fair, len(a.Groups), a.GroupOf, r.gateMax, r.endToEndMax,
 			cfg.Server.Option(server.OptDiscipline) == server.FIFO, rel.keep)
@@ -596,7 +596,7 @@ func (l *pointLoop) startClients(cfg *Config, spec *limiter.Spec, params limiter
 	fair := new(fairWindows)
 	fair.start(in, nc, cfg.Metrics.FairnessWindowMS, durationMS)
 	m, cm := new(Metrics), new(ClientMetrics)
-	r.startGate(gate, srv, spec, cfg.releaseHorizonMS(spec, params), in, m, cm, &s, clients, fair)
+	r.startGate(gate, srv, spec, releaseHorizonMS(cfg, spec, params), in, m, cm, &s, clients, fair)
 
 	rel := newReleaseTally(in, windowMS, len(a.T) <= MaxCurveArrivals, len(a.T))
 	p := &plainServer{
@@ -686,7 +686,7 @@ func (l *pointLoop) startClientsQueue(cfg *Config, classes []uint8, spec *limite
 	}
 	x.r = r
 
-	horizonMS := cfg.releaseHorizonMS(spec, params)
+	horizonMS := releaseHorizonMS(cfg, spec, params)
 	qr.maxFinishWindows = int(math.Ceil(horizonMS / windowMS))
 	clients := make([]ClientResult, nc)
 	fair := new(fairWindows)
@@ -725,7 +725,7 @@ func (l *pointLoop) startClientsQueue(cfg *Config, classes []uint8, spec *limite
 		sw := delays(&qr.bufs.shedWait)
 		m.ShedWait = &sw
 		if classes != nil {
-			cfg.classMetrics(m, &s, x.classOK, qr.bufs.classSojourn, seconds)
+			classMetrics(cfg, m, &s, x.classOK, qr.bufs.classSojourn, seconds)
 		}
 		m.Recovery = measureGoodputRecovery(cfg, &s, windowMS)
 		l.hooks.file(m)

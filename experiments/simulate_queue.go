@@ -248,7 +248,7 @@ func (r *queueRun) arrive(i int) error {
 // classMetrics measures every class of a point from its series (offered
 // per window), its successes and its sojourn histograms, and whether the
 // point meets the SLO (the queue model and the client model on a queue).
-func (c *Config) classMetrics(m *Metrics, s *Series, classOK []int, sojourn []*metrics.Histogram, seconds float64) {
+func classMetrics(c *Config, m *Metrics, s *Series, classOK []int, sojourn []*metrics.Histogram, seconds float64) {
 	nclass := len(c.Classes)
 	m.Classes = make([]ClassMetrics, nclass)
 	for k := range m.Classes {

@@ -7,8 +7,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/ratelab/ratelab/experiments/server"
 	"testing"
+
+	"github.com/ratelab/ratelab/experiments/server"
 )
 
 // TestQueueModelIsTheForwardPass runs every preset and the test configs

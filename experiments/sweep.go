@@ -115,7 +115,7 @@ type job struct {
 // swept workload fields
 // and the seed (axes.go). A replicated point is one point.
 func (c *Config) Points() []Point {
-	pts := c.expandedPoints()
+	pts := c.Runs()
 	if reps := c.Replicas(); reps > 1 {
 		out := make([]Point, 0, len(pts)/reps)
 		for i := 0; i < len(pts); i += reps {
@@ -134,18 +134,17 @@ func (c *Config) Points() []Point {
 // result's Inputs name them with their digests, and a trace whose text
 // changes between two reads of one sweep fails it.
 func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
-	shape := cfg.shape()
 	var digests *traceDigests
 	if opt.Traces != nil {
 		digests = newTraceDigests(opt.Traces)
 		opt.Traces = digests.opener
 	}
-	cfg, err := cfg.withTraceFileColumn(opt.Traces)
+	cfg, err := cfg.WithTraceFileColumn(opt.Traces)
 	if err != nil {
 		return nil, err
 	}
 	res, err := runGens(ctx, cfg, func(g int) (*workload.Stream, error) {
-		w, seed := cfg.genWorkload(&shape, g)
+		_, w, seed := cfg.GeneratedLoad(g)
 		return workload.OpenWith(&w, seed, opt.Traces)
 	}, opt)
 	if digests != nil && res != nil {
@@ -182,7 +181,7 @@ const (
 // RunArrivals runs the sweep over an arrival list already generated (a
 // config with one load).
 func RunArrivals(ctx context.Context, cfg *Config, arrivals *workload.Arrivals, opt Options) (*Result, error) {
-	if n := cfg.genCount(); n != 1 {
+	if n := cfg.GeneratedLoads(); n != 1 {
 		return nil, fmt.Errorf("the config has %d loads (loads, swept workload fields, seeds, replications): run it with Run", n)
 	}
 	res, points, budget, err := startResult(cfg, opt)
@@ -202,7 +201,7 @@ func RunArrivals(ctx context.Context, cfg *Config, arrivals *workload.Arrivals, 
 	if err := runMemory(ctx, cfg, arrivals, pts, opt, pr); err != nil {
 		return partialResult(ctx, res, pr, err)
 	}
-	res.aggregate()
+	aggregate(res)
 	return res, nil
 }
 
@@ -212,37 +211,43 @@ func RunArrivals(ctx context.Context, cfg *Config, arrivals *workload.Arrivals, 
 // multiply its loads opens load i for each of its generated loads (the
 // same stream each time: open them with Run to vary them).
 func RunStreams(ctx context.Context, cfg *Config, open OpenLoad, opt Options) (*Result, error) {
-	shape := cfg.shape()
-	return runGens(ctx, cfg, func(g int) (*workload.Stream, error) { return open(cfg.genAt(&shape, g).load) }, opt)
+	return runGens(ctx, cfg, func(g int) (*workload.Stream, error) {
+		load, _, _ := cfg.GeneratedLoad(g)
+		return open(load)
+	}, opt)
 }
 
 // runGens runs the sweep over the arrival streams of its generated loads
 // (axes.go), open(g) opening load g.
 func runGens(ctx context.Context, cfg *Config, open OpenLoad, opt Options) (*Result, error) {
-	shape := cfg.shape()
 	res, points, budget, err := startResult(cfg, opt)
 	if err != nil {
 		return nil, err
 	}
-	if d := cfg.expectedArrivals() * float64(len(points)); d > budget {
+	if d := cfg.ExpectedArrivals() * float64(len(points)); d > budget {
 		return nil, budgetError(d, budget)
 	}
 	loadErr := func(g int, err error) error {
 		if len(cfg.Loads) > 0 {
-			return fmt.Errorf("loads[%d]: %w", cfg.genAt(&shape, g).load, err)
+			load, _, _ := cfg.GeneratedLoad(g)
+			return fmt.Errorf("loads[%d]: %w", load, err)
 		}
 		return err
 	}
 	pr := newProgress(opt, len(points))
 	decisions := 0.0
-	perLoad := cfg.genCount() / cfg.LoadCount()
-	for lo := range cfg.genCount() {
+	perLoad := cfg.GeneratedLoads() / cfg.LoadCount()
+	gens := make([]int, len(points))
+	for i := range points {
+		gens[i] = cfg.GeneratedLoadOf(&points[i])
+	}
+	for lo := range cfg.GeneratedLoads() {
 		var pts []*Point
 		queue := false
 		for i := range points {
-			if pt := &points[i]; pt.gen == lo {
+			if pt := &points[i]; gens[i] == lo {
 				pts = append(pts, pt)
-				queue = queue || opt.test.model == switchQueueForAll || cfg.usesQueue(pt.Server) || cfg.usesClients(pt.Policy, pt.Load) || !cfg.fixedService(pt)
+				queue = queue || opt.test.model == switchQueueForAll || cfg.UsesQueue(pt.Server) || cfg.UsesClients(pt.Policy, pt.Load) || !cfg.PointConfig(pt).Server.FixedService()
 			}
 		}
 		st, err := open(lo)
@@ -256,7 +261,7 @@ func runGens(ctx context.Context, cfg *Config, open OpenLoad, opt Options) (*Res
 		if queue {
 			limit = MaxArrivals
 		}
-		w, seed := cfg.genWorkload(&shape, lo)
+		_, w, seed := cfg.GeneratedLoad(lo)
 		t, c, more, err := readUpTo(st, limit, w.Expected(), opt.test.batch())
 		if err != nil {
 			return nil, loadErr(lo, err)
@@ -273,7 +278,7 @@ func runGens(ctx context.Context, cfg *Config, open OpenLoad, opt Options) (*Res
 			n = int(count)
 		default:
 			a := &workload.Arrivals{T: t, Client: c, Clients: st.Clients, Groups: st.Groups, ClientPart: st.ClientPart}
-			if a.GivenServiceMS, err = cfg.givenService(w, seed, a.Len(), opt.Traces); err != nil {
+			if a.GivenServiceMS, err = givenService(cfg, w, seed, a.Len(), opt.Traces); err != nil {
 				return nil, loadErr(lo, err)
 			}
 			n = a.Len()
@@ -298,14 +303,14 @@ func runGens(ctx context.Context, cfg *Config, open OpenLoad, opt Options) (*Res
 			res.LoadArrivals = append(res.LoadArrivals, n)
 		}
 	}
-	res.aggregate()
+	aggregate(res)
 	return res, nil
 }
 
 // startResult is the result of the sweep's points (all, or opt.Points),
 // before they run, and the run's work budget.
 func startResult(cfg *Config, opt Options) (*Result, []Point, float64, error) {
-	points := cfg.expandedPoints()
+	points := cfg.Runs()
 	if opt.Points != nil {
 		sel, err := selectPoints(cfg.Points(), opt.Points)
 		if err != nil {
@@ -403,14 +408,6 @@ func (p *progress) finish(pts ...*Point) {
 	}
 }
 
-// Partial marks a result cut short: its sweep was cancelled (or the
-// process interrupted) after the first PointsDone of its PointsTotal
-// points had finished, and it holds those alone.
-type Partial struct {
-	PointsDone  int `json:"points_done"`
-	PointsTotal int `json:"points_total"`
-}
-
 // partialResult is what a sweep ended by its context (cancelled, or its
 // deadline passed) keeps: the longest run of finished points from the
 // first, in sweep order, so a partial result is the first k points of the
@@ -450,15 +447,15 @@ func partialResult(ctx context.Context, res *Result, pr *progress, err error) (*
 			res.LoadArrivals = append(res.LoadArrivals, n)
 		}
 	}
-	res.aggregate()
+	aggregate(res)
 	return res, err
 }
 
 // runMemory runs points over a load held in memory, each worker a point at
 // a time over the whole list.
 func runMemory(ctx context.Context, cfg *Config, a *workload.Arrivals, points []*Point, opt Options, pr *progress) error {
-	classes := cfg.drawClasses(a.Len())
-	served := cfg.serviceArrivals(a, points)
+	classes := drawClasses(cfg, a.Len())
+	served := serviceArrivals(cfg, a, points)
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -557,7 +554,7 @@ const streamRing = 8
 func streamPass(ctx context.Context, cfg *Config, st *workload.Stream, headT []float64, headC []int32, live []*Point, workers int, sw *testSwitches, budget float64, reading func(readMS float64)) (int64, error) {
 	runs := make([]*forwardPass, len(live))
 	for k, pt := range live {
-		f, err := newFwd(ctx, cfg.pointConfig(pt), st.Clients, len(st.Groups), &cfg.Limiters[pt.LimiterIndex], pt.Params, new(instruments), pt, false, 0, sw)
+		f, err := newFwd(ctx, cfg.PointConfig(pt), st.Clients, len(st.Groups), &cfg.Limiters[pt.LimiterIndex], pt.Params, new(instruments), pt, false, 0, sw)
 		if err != nil {
 			return 0, pointError(pt, err)
 		}
@@ -602,7 +599,7 @@ func streamPass(ctx context.Context, cfg *Config, st *workload.Stream, headT []f
 		if err := f.finish(); err != nil {
 			return 0, pointError(f.pt, err)
 		}
-		cfg.pointConfig(f.pt).applyPercentiles(f.pt)
+		applyPercentiles(cfg.PointConfig(f.pt), f.pt)
 	}
 	return p.n, nil
 }
@@ -788,4 +785,23 @@ func selectPoints(all []Point, idx []int) ([]Point, error) {
 		out = append(out, all[i])
 	}
 	return out, nil
+}
+
+// givenService is the service_ms column of a generated load's traces (w
+// from seed), one value per arrival in stream order (NaN where a line
+// gives none), when a server draws from it (empirical); nil otherwise. The
+// stream does not carry the column: the load is generated whole
+// (workload.GenerateWith, the same arrivals in the same order) to read it.
+func givenService(c *Config, w workload.Spec, seed uint64, n int, traces workload.TraceOpener) ([]float64, error) {
+	if !c.UsesEmpirical() {
+		return nil, nil
+	}
+	a, err := workload.GenerateWith(&w, seed, traces)
+	if err != nil {
+		return nil, err
+	}
+	if a.GivenServiceMS != nil && a.Len() != n {
+		return nil, fmt.Errorf("workload: %d arrivals with service times, %d streamed", a.Len(), n)
+	}
+	return a.GivenServiceMS, nil
 }

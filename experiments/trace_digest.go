@@ -13,16 +13,6 @@ import (
 	"github.com/ratelab/ratelab/experiments/workload"
 )
 
-// Input is a trace file a run read, as manifest.json records it: its name
-// (the trace part's file), the sha256 of its CSV text as read (after
-// gunzip: `zcat -f FILE | sha256sum`), and that text's length, so that a
-// run can be checked against the very trace it replayed.
-type Input struct {
-	Name   string `json:"name"`
-	SHA256 string `json:"sha256"`
-	Bytes  int64  `json:"bytes"`
-}
-
 // traceDigests wraps a run's TraceOpener: every read of a trace to its end
 // is hashed, and every whole read of one name must give the same digest
 // (a trace that changes while a sweep reads it, pass after pass, is an
