@@ -529,3 +529,20 @@ func (c *Config) productNote() string {
 	}
 	return s
 }
+
+// Points lists the sweep's points in output order without running them:
+// limiters in the order given, then their parameter values, then the
+// servers, the swept server fields, the client policies, the loads, the
+// swept workload fields
+// and the seed (axes.go). A replicated point is one point.
+func (c *Config) Points() []Point {
+	pts := c.Runs()
+	if reps := c.Replicas(); reps > 1 {
+		out := make([]Point, 0, len(pts)/reps)
+		for i := 0; i < len(pts); i += reps {
+			out = append(out, pts[i])
+		}
+		pts = out
+	}
+	return pts
+}

@@ -3,7 +3,6 @@ package experiments_test
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -15,7 +14,8 @@ import (
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/metrics"
-	"github.com/ratelab/ratelab/experiments/output"
+	"github.com/ratelab/ratelab/experiments/sweep"
+	"github.com/ratelab/ratelab/internal/enginetest"
 )
 
 // sweptDoc sweeps a workload rate, the service time and the seed beside a
@@ -31,37 +31,8 @@ const sweptDoc = `{
   "limiters": [{"type": "token-bucket", "rate_rps": 100, "burst": [5, 20]}]
 }`
 
-func decode(t testing.TB, doc string) *experiments.Config {
-	t.Helper()
-	cfg, err := experiments.DecodeConfig([]byte(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
-}
-
-func fileOf(t testing.TB, files []output.File, name string) []byte {
-	t.Helper()
-	for _, f := range files {
-		if f.Name == name {
-			return f.Data
-		}
-	}
-	t.Fatalf("no %s", name)
-	return nil
-}
-
-func csvRows(t testing.TB, data []byte) [][]string {
-	t.Helper()
-	rows, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rows
-}
-
 func TestSweptFieldsAxesAndColumns(t *testing.T) {
-	cfg := decode(t, sweptDoc)
+	cfg := enginetest.Decode(t, sweptDoc)
 	axes := cfg.Axes()
 	var paths []string
 	for _, a := range axes {
@@ -85,8 +56,8 @@ func TestSweptFieldsAxesAndColumns(t *testing.T) {
 	if pts[1].Seed != "8" || pts[0].Seed != "7" {
 		t.Errorf("seeds %q %q", pts[0].Seed, pts[1].Seed)
 	}
-	files := runFiles(t, cfg, 2)
-	rows := csvRows(t, fileOf(t, files, experiments.FileResults))
+	files := enginetest.RunFiles(t, cfg, 2)
+	rows := enginetest.CSVRows(t, enginetest.FileOf(t, files, experiments.FileResults))
 	head := rows[0]
 	for _, p := range want {
 		if !slices.Contains(head, p) {
@@ -105,8 +76,8 @@ func TestSweptFieldsAxesAndColumns(t *testing.T) {
 // Every point of a swept config measures what the config with that value
 // written in measures: the sweep is only the product.
 func TestSweptPointEqualsItsOwnConfig(t *testing.T) {
-	cfg := decode(t, sweptDoc)
-	res, err := experiments.Run(context.Background(), cfg, experiments.Options{Workers: 3})
+	cfg := enginetest.Decode(t, sweptDoc)
+	res, err := sweep.Run(context.Background(), cfg, sweep.Options{Workers: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +90,7 @@ func TestSweptPointEqualsItsOwnConfig(t *testing.T) {
   ]},
   "server": {"workers": 1, "service_ms": %g},
   "limiters": [{"type": "token-bucket", "rate_rps": 100, "burst": %g}]}`, p.Seed, p.Axes[1], p.Axes[2], p.Axes[0], p.Params["burst"])
-		one, err := experiments.Run(context.Background(), decode(t, single), experiments.Options{Workers: 1})
+		one, err := sweep.Run(context.Background(), enginetest.Decode(t, single), sweep.Options{Workers: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,29 +102,18 @@ func TestSweptPointEqualsItsOwnConfig(t *testing.T) {
 }
 
 func TestSweptConfigRoundTrips(t *testing.T) {
-	cfg := decode(t, sweptDoc)
+	cfg := enginetest.Decode(t, sweptDoc)
 	doc := cfg.JSON()
 	for _, s := range []string{`"seed": [`, `"rate_rps": [`, `"service_ms": [`, `"multiplier": [`} {
 		if !bytes.Contains(doc, []byte(s)) {
 			t.Errorf("document lost %s:\n%s", s, doc)
 		}
 	}
-	again := decode(t, string(doc))
+	again := enginetest.Decode(t, string(doc))
 	if !bytes.Equal(again.JSON(), doc) {
 		t.Errorf("round trip changed the document:\n%s\n%s", doc, again.JSON())
 	}
 }
-
-const replicatedDoc = `{
-  "version": 1,
-  "seed": 40,
-  "replications": 5,
-  "workload": {"duration_ms": 3000, "parts": [{"type": "poisson", "rate_rps": [80, 140]}]},
-  "server": {"service_ms": 8},
-  "limiters": [{"type": "token-bucket", "rate_rps": 100, "burst": [2, 10, 40]},
-               {"type": "leaky-bucket", "rate_rps": 100, "queue": 10}],
-  "objectives": [{"metric": "sojourn_p99_ms", "op": "<=", "value": 60}]
-}`
 
 // seedListReplicatedDoc lists seeds with replications: seed 10 runs
 // seeds 10, 11, 12 and seed 20 runs 20, 21, 22.
@@ -168,11 +128,11 @@ const seedListReplicatedDoc = `{
 // The same config gives the same bytes at every worker count, with swept
 // fields and replications.
 func TestSweepsAndReplicationsSameBytesAnyWorkers(t *testing.T) {
-	for _, doc := range []string{sweptDoc, replicatedDoc, seedListReplicatedDoc} {
-		cfg := decode(t, doc)
-		base := runFiles(t, cfg, 1)
+	for _, doc := range []string{sweptDoc, enginetest.ReplicatedDoc, seedListReplicatedDoc} {
+		cfg := enginetest.Decode(t, doc)
+		base := enginetest.RunFiles(t, cfg, 1)
 		for _, w := range []int{2, 3, 4, 8} {
-			for i, f := range runFiles(t, cfg, w) {
+			for i, f := range enginetest.RunFiles(t, cfg, w) {
 				if f.Name != base[i].Name || !bytes.Equal(f.Data, base[i].Data) {
 					t.Fatalf("%d workers: %s differs", w, f.Name)
 				}
@@ -194,10 +154,10 @@ func TestReplicationMeansArePerSeedMeans(t *testing.T) {
 		doc := fmt.Sprintf(`{"version": 1, "seed": %d, "replications": %d,
   "workload": {"duration_ms": 2000, "parts": [{"type": "poisson", "rate_rps": %d}, {"type": "clients", "group": "g", "clients": 3, "rate_rps": 10, "arrival": "poisson"}]},
   "limiters": [{"type": "token-bucket", "rate_rps": 100, "burst": [1, 8]}]}`, seed, reps, rate)
-		cfg := decode(t, doc)
-		files := runFiles(t, cfg, 1+trial%3)
-		results := csvRows(t, fileOf(t, files, experiments.FileResults))
-		per := csvRows(t, fileOf(t, files, experiments.FileReplications))
+		cfg := enginetest.Decode(t, doc)
+		files := enginetest.RunFiles(t, cfg, 1+trial%3)
+		results := enginetest.CSVRows(t, enginetest.FileOf(t, files, experiments.FileResults))
+		per := enginetest.CSVRows(t, enginetest.FileOf(t, files, experiments.FileReplications))
 		if len(per) != 1+2*reps || len(results) != 3 {
 			t.Fatalf("trial %d: %d replication rows, %d results rows", trial, len(per), len(results))
 		}
@@ -236,7 +196,7 @@ func TestReplicationMeansArePerSeedMeans(t *testing.T) {
 		// Run r equals the unreplicated config at seed+r.
 		r := rng.IntN(reps)
 		single := strings.Replace(strings.Replace(doc, fmt.Sprintf(`"replications": %d,`, reps), "", 1), fmt.Sprintf(`"seed": %d`, seed), fmt.Sprintf(`"seed": %d`, seed+uint64(r)), 1)
-		one := csvRows(t, fileOf(t, runFiles(t, decode(t, single), 1), experiments.FileResults))
+		one := enginetest.CSVRows(t, enginetest.FileOf(t, enginetest.RunFiles(t, enginetest.Decode(t, single), 1), experiments.FileResults))
 		oh := one[0]
 		for _, key := range []string{"arrivals", "goodput_rps", "sojourn_p99_ms", "jain_index"} {
 			if a, b := one[1][slices.Index(oh, key)], per[1+r][slices.Index(ph, key)]; a != b {
@@ -251,10 +211,10 @@ func TestReplicationMeansArePerSeedMeans(t *testing.T) {
 // same config with the one seed s, and replications.csv has a row per run
 // with the run's seed (and no second seed column).
 func TestSeedListWithReplications(t *testing.T) {
-	cfg := decode(t, seedListReplicatedDoc)
-	files := runFiles(t, cfg, 2)
-	results := csvRows(t, fileOf(t, files, experiments.FileResults))
-	per := csvRows(t, fileOf(t, files, experiments.FileReplications))
+	cfg := enginetest.Decode(t, seedListReplicatedDoc)
+	files := enginetest.RunFiles(t, cfg, 2)
+	results := enginetest.CSVRows(t, enginetest.FileOf(t, files, experiments.FileResults))
+	per := enginetest.CSVRows(t, enginetest.FileOf(t, files, experiments.FileReplications))
 	rh, ph := results[0], per[0]
 	si := slices.Index(rh, "seed")
 	if si < 0 || !slices.Contains(rh, "goodput_rps_ci95") {
@@ -277,7 +237,7 @@ func TestSeedListWithReplications(t *testing.T) {
 	}
 	for _, seed := range []string{"10", "20"} {
 		one := strings.Replace(seedListReplicatedDoc, `"seed": [10, 20]`, `"seed": `+seed, 1)
-		single := csvRows(t, fileOf(t, runFiles(t, decode(t, one), 1), experiments.FileResults))
+		single := enginetest.CSVRows(t, enginetest.FileOf(t, enginetest.RunFiles(t, enginetest.Decode(t, one), 1), experiments.FileResults))
 		sh := single[0]
 		var got [][]string
 		for _, row := range results[1:] {
@@ -299,8 +259,8 @@ func TestSeedListWithReplications(t *testing.T) {
 // Property: exactly (bit for bit), each point's Stats are the mean and
 // interval of its runs' values of the column.
 func TestReplicationStatsAreExact(t *testing.T) {
-	cfg := decode(t, replicatedDoc)
-	res, err := experiments.Run(context.Background(), cfg, experiments.Options{Workers: 2})
+	cfg := enginetest.Decode(t, enginetest.ReplicatedDoc)
+	res, err := sweep.Run(context.Background(), cfg, sweep.Options{Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,9 +293,9 @@ func TestReplicationStatsAreExact(t *testing.T) {
 // Without replications and lists nothing new is written (see also the
 // presets' byte identity).
 func TestNoReplicationsNoNewFile(t *testing.T) {
-	cfg := decode(t, `{"version": 1, "seed": 1, "workload": {"duration_ms": 1000, "parts": [{"type": "poisson", "rate_rps": 50}]},
+	cfg := enginetest.Decode(t, `{"version": 1, "seed": 1, "workload": {"duration_ms": 1000, "parts": [{"type": "poisson", "rate_rps": 50}]},
   "limiters": [{"type": "token-bucket", "rate_rps": 100, "burst": 4}]}`)
-	for _, f := range runFiles(t, cfg, 1) {
+	for _, f := range enginetest.RunFiles(t, cfg, 1) {
 		if f.Name == experiments.FileReplications {
 			t.Error("replications.csv without replications")
 		}
@@ -401,9 +361,9 @@ func TestBadSweepsNameTheField(t *testing.T) {
 
 // A list of one value is the value itself.
 func TestListOfOneIsNoSweep(t *testing.T) {
-	a := decode(t, `{"version": 1, "seed": [3], "workload": {"duration_ms": 1000, "parts": [{"type": "poisson", "rate_rps": [50]}]}, "server": {"service_ms": [4]},
+	a := enginetest.Decode(t, `{"version": 1, "seed": [3], "workload": {"duration_ms": 1000, "parts": [{"type": "poisson", "rate_rps": [50]}]}, "server": {"service_ms": [4]},
   "limiters": [{"type": "token-bucket", "rate_rps": 100, "burst": 4}]}`)
-	b := decode(t, `{"version": 1, "seed": 3, "workload": {"duration_ms": 1000, "parts": [{"type": "poisson", "rate_rps": 50}]}, "server": {"service_ms": 4},
+	b := enginetest.Decode(t, `{"version": 1, "seed": 3, "workload": {"duration_ms": 1000, "parts": [{"type": "poisson", "rate_rps": 50}]}, "server": {"service_ms": 4},
   "limiters": [{"type": "token-bucket", "rate_rps": 100, "burst": 4}]}`)
 	if len(a.Axes()) != 0 || !bytes.Equal(a.JSON(), b.JSON()) {
 		t.Errorf("a list of one sweeps:\n%s\n%s", a.JSON(), b.JSON())
@@ -413,13 +373,13 @@ func TestListOfOneIsNoSweep(t *testing.T) {
 // A field added to a section's table later sweeps with no other edit: the
 // service distributions' settings (server.Numbers).
 func TestDistributionSettingsSweep(t *testing.T) {
-	cfg := decode(t, `{"version": 1, "seed": 2, "workload": {"duration_ms": 2000, "parts": [{"type": "poisson", "rate_rps": 60}]},
+	cfg := enginetest.Decode(t, `{"version": 1, "seed": 2, "workload": {"duration_ms": 2000, "parts": [{"type": "poisson", "rate_rps": 60}]},
   "server": {"service": "lognormal", "service_ms": 5, "service_p50_ms": 4, "service_p99_ms": [8, 30]},
   "limiters": [{"type": "token-bucket", "rate_rps": 100, "burst": 5}]}`)
 	if a := cfg.Axes(); len(a) != 1 || a[0].Path != "server.service_p99_ms" {
 		t.Fatalf("axes %+v", a)
 	}
-	rows := csvRows(t, fileOf(t, runFiles(t, cfg, 2), experiments.FileResults))
+	rows := enginetest.CSVRows(t, enginetest.FileOf(t, enginetest.RunFiles(t, cfg, 2), experiments.FileResults))
 	at := slices.Index(rows[0], "server.service_p99_ms")
 	if at < 0 || len(rows) != 3 || rows[1][at] != "8.0" || rows[2][at] != "30.0" {
 		t.Fatalf("results: %v", rows)
@@ -441,13 +401,13 @@ func TestDistributionSettingsSweep(t *testing.T) {
 func TestBehaviourFieldSweeps(t *testing.T) {
 	doc := `{"version": 1, "seed": 4, "workload": {"duration_ms": 3000, "parts": [{"type": "constant", "rate_rps": 150, "backoff_ms": 20, "retries": RETRIES}]},
   "server": {"service_ms": 8}, "limiters": [{"type": "token-bucket", "rate_rps": 100, "burst": 5}]}`
-	cfg := decode(t, strings.Replace(doc, "RETRIES", "[0, 3]", 1))
+	cfg := enginetest.Decode(t, strings.Replace(doc, "RETRIES", "[0, 3]", 1))
 	if a := cfg.Axes(); len(a) != 1 || a[0].Path != "workload.parts[0].retries" || !a[0].Integer {
 		t.Fatalf("axes %+v", a)
 	}
-	swept := csvRows(t, fileOf(t, runFiles(t, cfg, 2), experiments.FileResults))
+	swept := enginetest.CSVRows(t, enginetest.FileOf(t, enginetest.RunFiles(t, cfg, 2), experiments.FileResults))
 	for i, r := range []string{"0", "3"} {
-		one := csvRows(t, fileOf(t, runFiles(t, decode(t, strings.Replace(doc, "RETRIES", r, 1)), 1), experiments.FileResults))
+		one := enginetest.CSVRows(t, enginetest.FileOf(t, enginetest.RunFiles(t, enginetest.Decode(t, strings.Replace(doc, "RETRIES", r, 1)), 1), experiments.FileResults))
 		for _, key := range []string{"arrivals", "goodput_rps", "reject_pct", "sojourn_p99_ms"} {
 			a, b := swept[1+i][slices.Index(swept[0], key)], one[1][slices.Index(one[0], key)]
 			if a != b {
@@ -466,9 +426,9 @@ func TestReplicatedClientColumnsAreMeans(t *testing.T) {
   "workload": {"duration_ms": 2000, "parts": [{"type": "poisson", "rate_rps": 150, "timeout_ms": 50, "retries": 2, "backoff_ms": 20, "jitter": "full"}]},
   "server": {"workers": 1, "service_ms": 8},
   "limiters": [{"type": "token-bucket", "rate_rps": 120, "burst": 5}]}`, reps)
-	files := runFiles(t, decode(t, doc), 1)
-	results := csvRows(t, fileOf(t, files, experiments.FileResults))
-	per := csvRows(t, fileOf(t, files, experiments.FileReplications))
+	files := enginetest.RunFiles(t, enginetest.Decode(t, doc), 1)
+	results := enginetest.CSVRows(t, enginetest.FileOf(t, files, experiments.FileResults))
+	per := enginetest.CSVRows(t, enginetest.FileOf(t, files, experiments.FileReplications))
 	rh, ph := results[0], per[0]
 	differ := 0
 	for _, key := range []string{"attempts", "retries", "attempts_rps", "amplification", "retry_share_pct", "success_pct", "abandoned", "wasted_work_ms", "queue_depth_mean"} {

@@ -14,6 +14,7 @@ import (
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/presets"
+	"github.com/ratelab/ratelab/internal/enginetest"
 )
 
 // chainBase is base with a chain limiter, for keys deep in a stage.
@@ -40,35 +41,35 @@ func TestStrictDocuments(t *testing.T) {
 		name, doc, path, msg string
 		malformed            bool
 	}{
-		{"top-level key twice", edit(`"seed": 1`, `"seed": 1, "seed": 2`), "seed", "is given twice", false},
-		{"limiters twice hides a bad first", edit(`"limiters": [`, `"limiters": [{"type": "bogus"}], "limiters": [`), "limiters", "is given twice", false},
-		{"key twice in another case", edit(`"seed": 1`, `"seed": 1, "Seed": 2`), "Seed", `also as "seed"`, false},
-		{"workload key twice", edit(`"duration_ms": 1000`, `"duration_ms": 1000, "duration_ms": 5`), "workload.duration_ms", "is given twice", false},
-		{"part key twice", edit(`"rate_rps": 100}]`, `"rate_rps": 100, "rate_rps": -1}]`), "workload.parts[0].rate_rps", "is given twice", false},
-		{"limiter key twice", edit(`"burst": 10`, `"burst": 0, "burst": 10`), "limiters[0].burst", "is given twice", false},
-		{"limiter type twice", edit(`{"type": "token-bucket"`, `{"type": "bogus", "type": "token-bucket"`), "limiters[0].type", "is given twice", false},
+		{"top-level key twice", enginetest.Edit(`"seed": 1`, `"seed": 1, "seed": 2`), "seed", "is given twice", false},
+		{"limiters twice hides a bad first", enginetest.Edit(`"limiters": [`, `"limiters": [{"type": "bogus"}], "limiters": [`), "limiters", "is given twice", false},
+		{"key twice in another case", enginetest.Edit(`"seed": 1`, `"seed": 1, "Seed": 2`), "Seed", `also as "seed"`, false},
+		{"workload key twice", enginetest.Edit(`"duration_ms": 1000`, `"duration_ms": 1000, "duration_ms": 5`), "workload.duration_ms", "is given twice", false},
+		{"part key twice", enginetest.Edit(`"rate_rps": 100}]`, `"rate_rps": 100, "rate_rps": -1}]`), "workload.parts[0].rate_rps", "is given twice", false},
+		{"limiter key twice", enginetest.Edit(`"burst": 10`, `"burst": 0, "burst": 10`), "limiters[0].burst", "is given twice", false},
+		{"limiter type twice", enginetest.Edit(`{"type": "token-bucket"`, `{"type": "bogus", "type": "token-bucket"`), "limiters[0].type", "is given twice", false},
 		{"stage key twice", chain(`"burst": [1, 2]`, `"burst": [1, 2], "burst": 3`), "limiters[0].stages[0].burst", "is given twice", false},
 		{"server stage key twice", chain(`"workers": 1`, `"workers": 1, "workers": 2`), "limiters[0].stages[1].workers", "is given twice", false},
 		{"burst entry key twice", chain(`"count": 5`, `"count": 5, "count": 6`), "workload.parts[0].bursts[0].count", "is given twice", false},
-		{"invalid UTF-8 in a name", edit(`"seed": 1`, "\"seed\": 1, \"name\": \"a\xffb\""), "name", "not valid UTF-8", true},
-		{"invalid UTF-8 in a limiter name", edit(`"burst": 10`, "\"burst\": 10, \"name\": \"\xc3\x28\""), "limiters[0].name", "not valid UTF-8", true},
-		{"invalid UTF-8 in a key", edit(`"seed": 1`, "\"seed\": 1, \"n\xe9\": 1"), "", "has a key that is not valid UTF-8", true},
-		{"lone surrogate", edit(`"seed": 1`, `"seed": 1, "name": "a\ud800b"`), "name", "lone surrogate", true},
-		{"low surrogate first", edit(`"seed": 1`, `"seed": 1, "name": "\udc00\ud800"`), "name", "not valid UTF-8", true},
-		{"invalid UTF-8 in a trace", edit(`{"type": "constant", "rate_rps": 100}`, "{\"type\": \"trace\", \"csv\": \"1,\xff\\n\"}"), "workload.parts[0].csv", "not valid UTF-8", true},
-		{"rate beyond float64", edit(`"rate_rps": 100, "burst": 10`, `"rate_rps": 1e309, "burst": 10`), "limiters[0].rate_rps", "is 1e309, beyond the range of numbers", false},
-		{"seed below 0", edit(`"seed": 1`, `"seed": -1`), "seed", "must be a whole number from 0 to 18446744073709551615, not -1", false},
-		{"seed past uint64", edit(`"seed": 1`, `"seed": 18446744073709551616`), "seed", "must be a whole number from 0 to 18446744073709551615", false},
-		{"nested too deep", edit(`"seed": 1`, `"seed": 1, "x": `+strings.Repeat("[", 40)+strings.Repeat("]", 40)), "x" + strings.Repeat("[0]", 31), "more than 32 deep", false},
-		{"too many limiters", edit(`"limiters": [`, `"limiters": [`+strings.Repeat(`{"type": "none"}, `, 101)), "limiters", "at most 100 limiters are allowed", false},
+		{"invalid UTF-8 in a name", enginetest.Edit(`"seed": 1`, "\"seed\": 1, \"name\": \"a\xffb\""), "name", "not valid UTF-8", true},
+		{"invalid UTF-8 in a limiter name", enginetest.Edit(`"burst": 10`, "\"burst\": 10, \"name\": \"\xc3\x28\""), "limiters[0].name", "not valid UTF-8", true},
+		{"invalid UTF-8 in a key", enginetest.Edit(`"seed": 1`, "\"seed\": 1, \"n\xe9\": 1"), "", "has a key that is not valid UTF-8", true},
+		{"lone surrogate", enginetest.Edit(`"seed": 1`, `"seed": 1, "name": "a\ud800b"`), "name", "lone surrogate", true},
+		{"low surrogate first", enginetest.Edit(`"seed": 1`, `"seed": 1, "name": "\udc00\ud800"`), "name", "not valid UTF-8", true},
+		{"invalid UTF-8 in a trace", enginetest.Edit(`{"type": "constant", "rate_rps": 100}`, "{\"type\": \"trace\", \"csv\": \"1,\xff\\n\"}"), "workload.parts[0].csv", "not valid UTF-8", true},
+		{"rate beyond float64", enginetest.Edit(`"rate_rps": 100, "burst": 10`, `"rate_rps": 1e309, "burst": 10`), "limiters[0].rate_rps", "is 1e309, beyond the range of numbers", false},
+		{"seed below 0", enginetest.Edit(`"seed": 1`, `"seed": -1`), "seed", "must be a whole number from 0 to 18446744073709551615, not -1", false},
+		{"seed past uint64", enginetest.Edit(`"seed": 1`, `"seed": 18446744073709551616`), "seed", "must be a whole number from 0 to 18446744073709551615", false},
+		{"nested too deep", enginetest.Edit(`"seed": 1`, `"seed": 1, "x": `+strings.Repeat("[", 40)+strings.Repeat("]", 40)), "x" + strings.Repeat("[0]", 31), "more than 32 deep", false},
+		{"too many limiters", enginetest.Edit(`"limiters": [`, `"limiters": [`+strings.Repeat(`{"type": "none"}, `, 101)), "limiters", "at most 100 limiters are allowed", false},
 		{"too many stages", chain(`"stages": [`, `"stages": [`+strings.Repeat(`{"type": "server"}, `, 17)), "limiters[0].stages", "at most 16 stages are allowed", false},
 		{"too many stage values", chain(`"burst": [1, 2]`, `"burst": [`+strings.Repeat("1, ", 1001)+`2]`), "limiters[0].stages[0].burst", "at most 1000 values are allowed", false},
-		{"long key", edit(`"seed": 1`, `"seed": 1, "`+strings.Repeat("k", 1001)+`": 1`), "", "a key longer than 1000 bytes", false},
-		{"long number", edit(`"seed": 1`, `"seed": 1`+strings.Repeat("0", 1000)), "seed", "a number longer than 1000 characters", false},
-		{"leading zero", edit(`"seed": 1`, `"seed": 01`), "seed", "may not start with 0", true},
-		{"control character", edit(`"seed": 1`, "\"seed\": 1, \"name\": \"a\tb\""), "name", "control character", true},
-		{"bad escape", edit(`"seed": 1`, `"seed": 1, "name": "a\qb"`), "name", `unknown escape \q`, true},
-		{"comma before the end", edit(`"seed": 1,`, `"seed": 1,,`), "", "expected a key", true},
+		{"long key", enginetest.Edit(`"seed": 1`, `"seed": 1, "`+strings.Repeat("k", 1001)+`": 1`), "", "a key longer than 1000 bytes", false},
+		{"long number", enginetest.Edit(`"seed": 1`, `"seed": 1`+strings.Repeat("0", 1000)), "seed", "a number longer than 1000 characters", false},
+		{"leading zero", enginetest.Edit(`"seed": 1`, `"seed": 01`), "seed", "may not start with 0", true},
+		{"control character", enginetest.Edit(`"seed": 1`, "\"seed\": 1, \"name\": \"a\tb\""), "name", "control character", true},
+		{"bad escape", enginetest.Edit(`"seed": 1`, `"seed": 1, "name": "a\qb"`), "name", `unknown escape \q`, true},
+		{"comma before the end", enginetest.Edit(`"seed": 1,`, `"seed": 1,,`), "", "expected a key", true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -94,7 +95,7 @@ func TestStrictDocuments(t *testing.T) {
 // document is too large (with the string's path); the reader's own error
 // comes back as a *ReadError that unwraps to it.
 func TestReadConfigLimits(t *testing.T) {
-	doc := edit(`{"type": "constant", "rate_rps": 100}`, `{"type": "trace", "csv": "`+strings.Repeat(`1,a\n`, 300)+`"}`)
+	doc := enginetest.Edit(`{"type": "constant", "rate_rps": 100}`, `{"type": "trace", "csv": "`+strings.Repeat(`1,a\n`, 300)+`"}`)
 	_, err := experiments.ReadConfig(strings.NewReader(doc), experiments.Limits{MaxString: 1000})
 	var de *experiments.DocumentError
 	if !errors.As(err, &de) || !de.TooLarge || de.Errors[0].Path != "workload.parts[0].csv" || !strings.Contains(de.Errors[0].Msg, "longer than 1000 bytes") {
@@ -105,12 +106,12 @@ func TestReadConfigLimits(t *testing.T) {
 	if _, err := experiments.ReadConfig(strings.NewReader(doc), experiments.Limits{MaxString: 1200}); err != nil {
 		t.Errorf("string at the limit: %v", err)
 	}
-	_, err = experiments.ReadConfig(strings.NewReader(base+strings.Repeat(" ", 100)), experiments.Limits{MaxBytes: int64(len(base) + 10)})
+	_, err = experiments.ReadConfig(strings.NewReader(enginetest.Base+strings.Repeat(" ", 100)), experiments.Limits{MaxBytes: int64(len(enginetest.Base) + 10)})
 	if !errors.As(err, &de) || !de.TooLarge || !strings.Contains(err.Error(), "larger than") {
 		t.Errorf("document past the limit: %v", err)
 	}
 	boom := errors.New("connection reset")
-	_, err = experiments.ReadConfig(io.MultiReader(strings.NewReader(base[:40]), iotest.ErrReader(boom)), experiments.Limits{})
+	_, err = experiments.ReadConfig(io.MultiReader(strings.NewReader(enginetest.Base[:40]), iotest.ErrReader(boom)), experiments.Limits{})
 	var re *experiments.ReadError
 	if !errors.As(err, &re) || !errors.Is(err, boom) {
 		t.Errorf("reader error: %v", err)
@@ -133,7 +134,7 @@ func TestReadConfigLimits(t *testing.T) {
 // with exponents, white space everywhere.
 func TestDocumentsStillRead(t *testing.T) {
 	doc := " \n" + strings.NewReplacer(`"seed": 1`, `"SEED": 1, "name": "caf\u00e9 \ud83d\ude00 \"q\" \\ \/ \t"`,
-		`"burst": 10`, `"burst": [1.0e1]`).Replace(base) + "\n\t "
+		`"burst": 10`, `"burst": [1.0e1]`).Replace(enginetest.Base) + "\n\t "
 	cfg, err := experiments.DecodeConfig([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
@@ -155,7 +156,7 @@ func FuzzReadDocument(f *testing.F) {
 	for _, p := range presets.All() {
 		f.Add(p.JSON)
 	}
-	for _, s := range []string{base, chainBase, `{"a":1,"a":2}`, `[1,2,{"x":"\ud83d\ude00"}]`, `{"a":-0.5e+3}`, `"\u00e9"`, `01`, `{"a":[}`, "\"\xff\"", `1 2`, `{"a" 1}`, `[1,]`, `nul`, `-`, `1.`, `1e`} {
+	for _, s := range []string{enginetest.Base, chainBase, `{"a":1,"a":2}`, `[1,2,{"x":"\ud83d\ude00"}]`, `{"a":-0.5e+3}`, `"\u00e9"`, `01`, `{"a":[}`, "\"\xff\"", `1 2`, `{"a" 1}`, `[1,]`, `nul`, `-`, `1.`, `1e`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -11,6 +11,8 @@ import (
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/presets"
+	"github.com/ratelab/ratelab/experiments/sweep"
+	"github.com/ratelab/ratelab/internal/enginetest"
 )
 
 // FuzzDecodeConfig: DecodeConfig never panics; it refuses with field errors
@@ -25,7 +27,7 @@ func FuzzDecodeConfig(f *testing.F) {
 	for _, p := range presets.All() {
 		f.Add(p.JSON)
 	}
-	f.Add([]byte(base))
+	f.Add([]byte(enginetest.Base))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := experiments.DecodeConfig(data)
 		if err != nil {
@@ -40,7 +42,7 @@ func FuzzDecodeConfig(f *testing.F) {
 		if cfg.Workload.Expected() > 5000 || len(cfg.Points()) > 16 || cfg.Workload.DurationMS > 1e6 {
 			return
 		}
-		res, err := experiments.Run(context.Background(), cfg, experiments.Options{Workers: 1})
+		res, err := sweep.Run(context.Background(), cfg, sweep.Options{Workers: 1})
 		if err != nil {
 			return // for example a trace that a part's window cuts
 		}
@@ -75,7 +77,7 @@ func FuzzDecodeModels(f *testing.F) {
 	}
 	f.Add([]byte(`{"policies": [{"name": "p", "retries": 2, "jitter": "full"}], "trigger": {"start_ms": 1000, "end_ms": 1500}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		cfg, err := experiments.DecodeConfig([]byte(base))
+		cfg, err := experiments.DecodeConfig([]byte(enginetest.Base))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/field"
+	"github.com/ratelab/ratelab/experiments/sweep"
 )
 
 // The library gates' settings are validated from their parameter tables:
@@ -74,7 +75,7 @@ func TestLibraryGatesThatDelay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := experiments.Run(t.Context(), cfg, experiments.Options{})
+	res, err := sweep.Run(t.Context(), cfg, sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -125,7 +125,7 @@ func (c *Config) Behaviours(w *workload.Spec, pi int) []workload.Behaviour {
 }
 
 // UsesClients reports whether the points on policy pi and load lo run the
-// client model (simulate_clients.go): a part with client behaviour, or a
+// client model (experiments/simulate, clients.go): a part with client behaviour, or a
 // closed loop.
 func (c *Config) UsesClients(pi, lo int) bool {
 	w := c.WorkloadAt(lo)
@@ -152,9 +152,9 @@ func (c *Config) UsesClients(pi, lo int) bool {
 	return false
 }
 
-// anyClients reports whether some point runs the client model: results.csv
+// AnyClients reports whether some point runs the client model: results.csv
 // then has the client columns.
-func (c *Config) anyClients() bool {
+func (c *Config) AnyClients() bool {
 	for pi := range c.PolicyCount() {
 		for lo := range c.LoadCount() {
 			if c.UsesClients(pi, lo) {
@@ -219,7 +219,7 @@ func (c *Config) validatePolicies() field.List {
 			errs.Add("trigger.end_ms", "must be after start_ms and before duration_ms (%g): recovery is measured after it, in the arrival window", d)
 		}
 	}
-	if len(errs) == 0 && c.anyClients() && c.Rule("metrics.score_until") != ScoreToEnd {
+	if len(errs) == 0 && c.AnyClients() && c.Rule("metrics.score_until") != ScoreToEnd {
 		errs.Add("metrics.score_until", "the client model (timeouts, retries, closed loops) scores every arrival of the run: leave it out or set %q", ScoreToEnd)
 	}
 	return errs

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/internal/enginetest"
 )
 
 // policyOverDoc has a part with its own behaviour (timeout 50 ms, 3
@@ -26,7 +27,7 @@ func policyOver(part, policies string) string {
 // resultsByPolicy is results.csv's rows as header → cell, by policy ("" without policies).
 func resultsByPolicy(t *testing.T, doc string) map[string]map[string]string {
 	t.Helper()
-	rows := csvRows(t, fileOf(t, runFiles(t, decode(t, doc), 2), experiments.FileResults))
+	rows := enginetest.CSVRows(t, enginetest.FileOf(t, enginetest.RunFiles(t, enginetest.Decode(t, doc), 2), experiments.FileResults))
 	out := map[string]map[string]string{}
 	for _, row := range rows[1:] {
 		m := map[string]string{}
@@ -77,7 +78,7 @@ func TestPolicyOverridesTheFieldsItGives(t *testing.T) {
 // and survives a decode of it; a policy without zero-valued fields writes
 // what it always wrote.
 func TestPolicyGivenZeroRoundTrips(t *testing.T) {
-	cfg := decode(t, policyOver(`"retries": 3`, `[{"name": "off", "retries": 0, "jitter": "none"}, {"name": "on", "timeout_ms": 200}]`))
+	cfg := enginetest.Decode(t, policyOver(`"retries": 3`, `[{"name": "off", "retries": 0, "jitter": "none"}, {"name": "on", "timeout_ms": 200}]`))
 	doc := cfg.JSON()
 	for _, want := range []string{`"name": "off",
       "retries": 0,
@@ -89,7 +90,7 @@ func TestPolicyGivenZeroRoundTrips(t *testing.T) {
 			t.Errorf("document lacks %s:\n%s", want, doc)
 		}
 	}
-	again := decode(t, string(doc))
+	again := enginetest.Decode(t, string(doc))
 	if !bytes.Equal(again.JSON(), doc) || again.SHA256() != cfg.SHA256() {
 		t.Errorf("round trip changed the document:\n%s", again.JSON())
 	}
@@ -100,7 +101,7 @@ func TestPolicyGivenZeroRoundTrips(t *testing.T) {
 		t.Errorf("policy on gives %v", again.Policies[1].Given)
 	}
 	// encoding/json matches keys in any case: so does what a policy gives.
-	odd := decode(t, policyOver(`"retries": 3`, `[{"name": "off", "RETRIES": 0}]`))
+	odd := enginetest.Decode(t, policyOver(`"retries": 3`, `[{"name": "off", "RETRIES": 0}]`))
 	if !odd.Policies[0].Gives("retries") || !bytes.Contains(odd.JSON(), []byte(`"retries": 0`)) {
 		t.Errorf("RETRIES: 0 is not given: %v", odd.Policies[0].Given)
 	}
@@ -118,9 +119,9 @@ func TestSeriesReportPicksAPolicy(t *testing.T) {
     {"header": "thrice", "value": "released_rps", "limiter": 0, "policy": "thrice"},
     {"header": "offered_thrice", "value": "offered_rps", "policy": "thrice"}]}],
   "limiters"`, 1)
-	files := runFiles(t, decode(t, doc), 2)
-	rep := csvRows(t, fileOf(t, files, "by-policy.csv"))
-	series := csvRows(t, fileOf(t, files, experiments.FileSeries))
+	files := enginetest.RunFiles(t, enginetest.Decode(t, doc), 2)
+	rep := enginetest.CSVRows(t, enginetest.FileOf(t, files, "by-policy.csv"))
+	series := enginetest.CSVRows(t, enginetest.FileOf(t, files, experiments.FileSeries))
 	// series.csv: point, limiter, window_start_ms, offered_rps, released_rps, ...
 	byPoint := map[string][][]string{}
 	for _, row := range series[1:] {

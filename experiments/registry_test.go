@@ -12,6 +12,7 @@ import (
 	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/experiments/limiter/limitertest"
 	"github.com/ratelab/ratelab/experiments/output"
+	"github.com/ratelab/ratelab/experiments/sweep"
 )
 
 const spacerConfig = `{"version": 1, "seed": 1,
@@ -36,7 +37,7 @@ func TestRegisteredGateNeedsNoOtherEdit(t *testing.T) {
 	if got := cfg.Limiters[0].Option("edge"); got != "closed" {
 		t.Errorf("edge defaults to %q, want its first choice closed", got)
 	}
-	res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
+	res, err := sweep.Run(context.Background(), cfg, sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

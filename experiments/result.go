@@ -27,10 +27,10 @@ type Result struct {
 	// series, clients or curves.
 	Replicas []Point `json:"replicas,omitempty"`
 	// Partial is set when the sweep was cancelled after some of its
-	// points finished: Points holds the first PointsDone (sweep.go).
+	// points finished: Points holds the first PointsDone (experiments/sweep).
 	Partial *Partial `json:"partial,omitempty"`
 	// Inputs are the trace files the run read (Run with Options.Traces),
-	// by name, with the digest of what it read (trace_digest.go).
+	// by name, with the digest of what it read (experiments/sweep, trace_digest.go).
 	Inputs []Input `json:"inputs,omitempty"`
 }
 
@@ -74,7 +74,7 @@ type Point struct {
 	Seed    string `json:"seed,omitempty"`
 	Replica int    `json:"replica,omitempty"`
 	// Stats are each measured column's mean and confidence interval over
-	// the replications (replications.go); empty without them.
+	// the replications (replications.go; computed by experiments/sweep); empty without them.
 	Stats   []Stat  `json:"stats,omitempty"`
 	Metrics Metrics `json:"metrics"`
 	Series  Series  `json:"series"`
@@ -147,12 +147,12 @@ type Metrics struct {
 	Classes []ClassMetrics `json:"classes,omitempty"`
 	// SLOMet says whether the config's SLO holds (nil without one).
 	SLOMet *bool `json:"slo_met,omitempty"`
-	// Client is what the client model measures (simulate_clients.go): nil
+	// Client is what the client model measures (experiments/simulate, clients.go): nil
 	// for a point without client behaviour.
 	Client *ClientMetrics `json:"client,omitempty"`
 	// Instances are each instance's decisions and state when the point's
 	// gate runs as several instances behind a balancer
-	// (limiter.Replicated, simulate_hooks.go): nil otherwise.
+	// (limiter.Replicated, experiments/simulate hooks.go): nil otherwise.
 	Instances []InstanceMetrics `json:"instances,omitempty"`
 }
 
@@ -257,7 +257,7 @@ type Series struct {
 	// Classes count each class's scored arrivals and successes by arrival
 	// window (with classes).
 	Classes []ClassSeries `json:"classes,omitempty"`
-	// The client model's (simulate_clients.go): attempts at the gate and
+	// The client model's (experiments/simulate, clients.go): attempts at the gate and
 	// the retries among them by arrival window, and the requests that
 	// succeeded by finish window (Offered counts first attempts).
 	Attempts []int32 `json:"attempts,omitempty"`

@@ -12,7 +12,7 @@ import (
 // The service-time distribution is the server's (server/service.go); the
 // config ties it to the workload: the empirical distribution reads the
 // traces' service_ms column, and the sweep draws every load's service
-// times once per server (serviceLoads, sweep.go).
+// times once per server (ServiceArrivals, experiments/simulate).
 
 // UsesEmpirical reports whether the server or a server variant draws from
 // the traces' service column.

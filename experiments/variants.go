@@ -130,8 +130,8 @@ func (c *Config) UsesQueue(si int) bool {
 	return false
 }
 
-// anyQueue reports whether some point runs the queue model.
-func (c *Config) anyQueue() bool {
+// AnyQueue reports whether some point runs the queue model.
+func (c *Config) AnyQueue() bool {
 	for si := range c.ServerCount() {
 		if c.UsesQueue(si) {
 			return true

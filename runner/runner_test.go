@@ -13,6 +13,7 @@ import (
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/presets"
+	"github.com/ratelab/ratelab/experiments/sweep"
 	"github.com/ratelab/ratelab/storage"
 )
 
@@ -153,7 +154,7 @@ func TestPost3PresetRunsToDone(t *testing.T) {
 		t.Errorf("bp-post3-burst-sweep.csv sha256 %s, want %s", f.SHA256, post3SweepSHA256)
 	}
 	// Every stored file is what output.Files writes for the same config.
-	res, err := experiments.Run(t.Context(), cfg, experiments.Options{Workers: 1})
+	res, err := sweep.Run(t.Context(), cfg, sweep.Options{Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/output"
+	"github.com/ratelab/ratelab/experiments/sweep"
 )
 
 // benchConfig has 200 points over 60 s (600 series windows each: 120,000
@@ -37,7 +38,7 @@ func benchConfig(b *testing.B) *experiments.Config {
 // files) and reads its Result back; it reports the database size per run.
 func BenchmarkComplete(b *testing.B) {
 	cfg := benchConfig(b)
-	res, err := experiments.Run(b.Context(), cfg, experiments.Options{})
+	res, err := sweep.Run(b.Context(), cfg, sweep.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/presets"
+	"github.com/ratelab/ratelab/experiments/sweep"
 	"github.com/ratelab/ratelab/migrations"
 )
 
@@ -55,7 +56,7 @@ func openTemp(t *testing.T) (*Store, string) {
 
 func runConfig(t *testing.T, cfg *experiments.Config) (*experiments.Result, []output.File) {
 	t.Helper()
-	res, err := experiments.Run(t.Context(), cfg, experiments.Options{})
+	res, err := sweep.Run(t.Context(), cfg, sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

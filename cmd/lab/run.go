@@ -14,6 +14,7 @@ import (
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/presets"
+	"github.com/ratelab/ratelab/experiments/sweep"
 	"github.com/ratelab/ratelab/experiments/workload"
 	"github.com/ratelab/ratelab/web/format"
 )
@@ -106,7 +107,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 	start := time.Now()
 	last := start
-	opt := experiments.Options{Workers: *workers, Traces: traces}
+	opt := sweep.Options{Workers: *workers, Traces: traces}
 	total := len(cfg.Points())
 	if shard != nil {
 		opt.Points = shardPoints(*shard, total)
@@ -127,7 +128,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			}
 		}
 	}
-	res, err := experiments.Run(ctx, cfg, opt)
+	res, err := sweep.Run(ctx, cfg, opt)
 	// Interrupted (SIGINT, SIGTERM) after some points finished: write
 	// those, marked partial in manifest.json, and still fail.
 	stopped := err

@@ -9,6 +9,7 @@ import (
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/decide"
 	"github.com/ratelab/ratelab/experiments/output"
+	"github.com/ratelab/ratelab/experiments/sweep"
 )
 
 // run decodes and runs a config document.
@@ -18,7 +19,7 @@ func run(t *testing.T, doc string) *experiments.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := experiments.Run(context.Background(), cfg, experiments.Options{Workers: 2})
+	res, err := sweep.Run(context.Background(), cfg, sweep.Options{Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/output"
+	"github.com/ratelab/ratelab/experiments/sweep"
 )
 
 // TestCSVFormulaInjection: names that a spreadsheet would run as a formula
@@ -35,7 +36,7 @@ func TestCSVFormulaInjection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
+	res, err := sweep.Run(context.Background(), cfg, sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

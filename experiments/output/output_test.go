@@ -11,6 +11,7 @@ import (
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/output"
+	"github.com/ratelab/ratelab/experiments/sweep"
 )
 
 func TestAppendValue(t *testing.T) {
@@ -56,7 +57,7 @@ func files(t *testing.T) (*experiments.Result, map[string][]byte, []output.File)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
+	res, err := sweep.Run(context.Background(), cfg, sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/output"
+	"github.com/ratelab/ratelab/experiments/sweep"
 )
 
 // TestSeriesCSVHasTheClientSeries: a client-model run's series.csv gives
@@ -26,7 +27,7 @@ func TestSeriesCSVHasTheClientSeries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
+	res, err := sweep.Run(context.Background(), cfg, sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func TestClientsCSVHasTheAttempts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
+	res, err := sweep.Run(context.Background(), cfg, sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

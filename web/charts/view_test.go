@@ -6,6 +6,7 @@ import (
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/presets"
+	"github.com/ratelab/ratelab/experiments/sweep"
 )
 
 // runDoc runs a config document.
@@ -30,7 +31,7 @@ func runPreset(t *testing.T, name string) *experiments.Result {
 
 func run(t *testing.T, cfg *experiments.Config) *experiments.Result {
 	t.Helper()
-	res, err := experiments.Run(context.Background(), cfg, experiments.Options{Workers: 2})
+	res, err := sweep.Run(context.Background(), cfg, sweep.Options{Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
