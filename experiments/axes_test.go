@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/metrics"
 	"github.com/ratelab/ratelab/experiments/sweep"
@@ -343,11 +344,11 @@ func TestBadSweepsNameTheField(t *testing.T) {
 		{"too many swept decisions", strings.Replace(mk("1", "", `{"type": "constant", "rate_rps": [100000, 200000, 300000, 400000, 500000, 600000, 700000, 800000, 900000, 1000000]}`, "{}"), `"duration_ms": 1000`, `"duration_ms": 86400000`, 1), "workload.parts[0].rate_rps"},
 	}
 	// One load of that size is within the budget: the product is what fails.
-	if _, err := experiments.DecodeConfig([]byte(strings.Replace(mk("1", "", `{"type": "constant", "rate_rps": 100000}`, "{}"), `"duration_ms": 1000`, `"duration_ms": 86400000`, 1))); err != nil {
+	if _, err := document.DecodeConfig([]byte(strings.Replace(mk("1", "", `{"type": "constant", "rate_rps": 100000}`, "{}"), `"duration_ms": 1000`, `"duration_ms": 86400000`, 1))); err != nil {
 		t.Fatalf("one day at 100000 req/s: %v", err)
 	}
 	for _, c := range cases {
-		_, err := experiments.DecodeConfig([]byte(c.doc))
+		_, err := document.DecodeConfig([]byte(c.doc))
 		if err == nil {
 			t.Errorf("%s: accepted", c.name)
 			continue
@@ -387,7 +388,7 @@ func TestDistributionSettingsSweep(t *testing.T) {
 	if rows[1][slices.Index(rows[0], "sojourn_p99_ms")] == rows[2][slices.Index(rows[0], "sojourn_p99_ms")] {
 		t.Errorf("the swept p99 changed nothing: %v", rows)
 	}
-	_, err := experiments.DecodeConfig([]byte(`{"version": 1, "seed": 2, "workload": {"duration_ms": 2000, "parts": [{"type": "poisson", "rate_rps": 60}]},
+	_, err := document.DecodeConfig([]byte(`{"version": 1, "seed": 2, "workload": {"duration_ms": 2000, "parts": [{"type": "poisson", "rate_rps": 60}]},
   "server": {"service": "lognormal", "service_p50_ms": 4, "service_p99_ms": [8, 3]},
   "limiters": [{"type": "token-bucket", "rate_rps": 100, "burst": 5}]}`))
 	if errs := field.Errors(err); !slices.ContainsFunc(errs, func(e field.Error) bool { return e.Path == "server.service_p99_ms[1]" }) {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/experiments/limiter/limitertest"
@@ -97,7 +98,7 @@ func allTypes(t testing.TB) (*experiments.Config, []byte, int) {
 		if data, err = json.Marshal(doc); err != nil {
 			t.Fatal(err)
 		}
-		if cfg, err = experiments.DecodeConfig(data); err != nil {
+		if cfg, err = document.DecodeConfig(data); err != nil {
 			t.Fatalf("all-types.json with the registry's other types: %v", err)
 		}
 	}
@@ -245,7 +246,7 @@ func TestSameConfigSameBytes(t *testing.T) {
 			}
 		}
 	}
-	cfg2, err := experiments.DecodeConfig(data)
+	cfg2, err := document.DecodeConfig(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +287,7 @@ func TestSeedChangesRandomPartsOnly(t *testing.T) {
 // and normalizing is idempotent.
 func TestConfigRoundTrip(t *testing.T) {
 	cfg, _, _ := allTypes(t)
-	again, err := experiments.DecodeConfig(cfg.JSON())
+	again, err := document.DecodeConfig(cfg.JSON())
 	if err != nil {
 		t.Fatalf("normalized document does not decode: %v\n%s", err, cfg.JSON())
 	}
@@ -380,7 +381,7 @@ func TestBadConfigsNameTheField(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			cfg, err := experiments.DecodeConfig([]byte(c.doc))
+			cfg, err := document.DecodeConfig([]byte(c.doc))
 			if err == nil {
 				t.Fatalf("accepted:\n%s", cfg.JSON())
 			}

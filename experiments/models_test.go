@@ -1,9 +1,11 @@
-package experiments
+package experiments_test
 
 import (
 	"strings"
 	"testing"
 
+	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/field"
 )
 
@@ -38,7 +40,7 @@ func TestModelFieldErrors(t *testing.T) {
 		{`"reports": [{"type": "series", "file": "a.csv", "columns": [{"header": "x", "value": "sojourn_p99_ms", "limiter": 0, "server": 2}]}]`, "reports[0].columns[0].server", "index of a server"},
 		{`"reports": [{"type": "series", "file": "a.csv", "columns": [{"header": "x", "value": "shed_pct", "limiter": 0}]}]`, "reports[0].columns[0].value", "must be one of"},
 	} {
-		_, err := DecodeConfig([]byte(modelsBase + ", " + c.extra + "}"))
+		_, err := document.DecodeConfig([]byte(modelsBase + ", " + c.extra + "}"))
 		found := false
 		for _, e := range field.Errors(err) {
 			if e.Path == c.path && strings.Contains(e.Msg, c.msg) {
@@ -62,14 +64,14 @@ func TestModelRoundTrip(t *testing.T) {
   "output": {"decimals": "shortest-half-up", "windows": "whole"},
   "reports": [{"type": "points", "file": "a.csv", "select": {"servers": [1], "loads": [0, 1]},
     "columns": [{"header": "s", "value": "server"}, {"header": "g", "value": "class_success_pct", "class": "gold"}, {"header": "slo", "value": "slo_met"}]}]}`
-	cfg, err := DecodeConfig([]byte(doc))
+	cfg, err := document.DecodeConfig([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.ClassDraw == nil || cfg.ClassDraw.Generator != DrawJavaRandom {
+	if cfg.ClassDraw == nil || cfg.ClassDraw.Generator != experiments.DrawJavaRandom {
 		t.Errorf("class_draw not normalized: %+v", cfg.ClassDraw)
 	}
-	again, err := DecodeConfig(cfg.JSON())
+	again, err := document.DecodeConfig(cfg.JSON())
 	if err != nil {
 		t.Fatalf("%v\n%s", err, cfg.JSON())
 	}

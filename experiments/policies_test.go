@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/internal/enginetest"
 )
 
@@ -142,17 +143,17 @@ func TestSeriesReportPicksAPolicy(t *testing.T) {
 		t.Error("the two policies' series are the same: the test shows nothing")
 	}
 	bad := strings.Replace(doc, `"policy": "thrice"}]}]`, `"policy": "twice"}]}]`, 1)
-	if _, err := experiments.DecodeConfig([]byte(bad)); err == nil || !strings.Contains(err.Error(), `reports[0].columns[4].policy: "twice" is not a policy: must name one of the policies (once, thrice)`) {
+	if _, err := document.DecodeConfig([]byte(bad)); err == nil || !strings.Contains(err.Error(), `reports[0].columns[4].policy: "twice" is not a policy: must name one of the policies (once, thrice)`) {
 		t.Errorf("an unknown policy: %v", err)
 	}
 	noPolicies := `{"version": 1, "workload": {"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 10}]},
   "limiters": [{"type": "none"}], "reports": [{"type": "series", "file": "s.csv", "columns": [{"header": "r", "value": "released_rps", "limiter": 0, "policy": "p"}]}]}`
-	if _, err := experiments.DecodeConfig([]byte(noPolicies)); err == nil || !strings.Contains(err.Error(), "reports[0].columns[0].policy: picks a client policy by name, and the config has no policies") {
+	if _, err := document.DecodeConfig([]byte(noPolicies)); err == nil || !strings.Contains(err.Error(), "reports[0].columns[0].policy: picks a client policy by name, and the config has no policies") {
 		t.Errorf("policy without policies: %v", err)
 	}
 	points := `{"version": 1, "workload": {"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 10}]},
   "limiters": [{"type": "none"}], "policies": [{"name": "p", "retries": 1}], "reports": [{"type": "points", "file": "s.csv", "columns": [{"header": "g", "value": "goodput_rps", "policy": "p"}]}]}`
-	if _, err := experiments.DecodeConfig([]byte(points)); err == nil || !strings.Contains(err.Error(), "reports[0].columns[0]: limiter, swept, server, load and policy pick a point in series reports only") {
+	if _, err := document.DecodeConfig([]byte(points)); err == nil || !strings.Contains(err.Error(), "reports[0].columns[0]: limiter, swept, server, load and policy pick a point in series reports only") {
 		t.Errorf("policy in a points report: %v", err)
 	}
 }

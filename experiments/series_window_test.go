@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/sweep"
 	"github.com/ratelab/ratelab/internal/enginetest"
@@ -30,7 +31,7 @@ func TestSeriesWindowAdapts(t *testing.T) {
 		{9_900_000, `, "metrics": {"series_window_ms": 250}`, 250},
 		{9_900_000, `, "reports": [{"type": "series", "file": "s.csv", "columns": [{"header": "t", "value": "window_start_ms"}]}]`, 100},
 	} {
-		cfg, err := experiments.DecodeConfig([]byte(enginetest.WindowDoc(c.duration, c.extra)))
+		cfg, err := document.DecodeConfig([]byte(enginetest.WindowDoc(c.duration, c.extra)))
 		if err != nil {
 			t.Fatalf("%g %s: %v", c.duration, c.extra, err)
 		}
@@ -40,7 +41,7 @@ func TestSeriesWindowAdapts(t *testing.T) {
 	}
 	crowd := `{"version": 1, "workload": {"duration_ms": 9900000, "parts": [{"type": "flash-crowd", "base_rps": 1, "multiplier": 5, "start_ms": 5000, "duration_ms": 1000, "arrival": "uniform"}]},
   "limiters": [{"type": "token-bucket", "rate_rps": 25, "burst": 5}]%s}`
-	cfg, err := experiments.DecodeConfig([]byte(fmt.Sprintf(crowd, "")))
+	cfg, err := document.DecodeConfig([]byte(fmt.Sprintf(crowd, "")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +53,7 @@ func TestSeriesWindowAdapts(t *testing.T) {
 		{enginetest.WindowDoc(5000, `, "metrics": {"series_window_ms": 0.5}`), "whole number"},
 		{enginetest.WindowDoc(5000, `, "metrics": {"series_window_ms": 150.5}`), "whole number"},
 	} {
-		_, err := experiments.DecodeConfig([]byte(c.doc))
+		_, err := document.DecodeConfig([]byte(c.doc))
 		var errs field.List
 		if !asList(err, &errs) || len(errs) == 0 || errs[0].Path != "metrics.series_window_ms" || !strings.Contains(errs[0].Msg, c.msg) {
 			t.Errorf("error %v, want metrics.series_window_ms: %s", err, c.msg)
@@ -74,7 +75,7 @@ func asList(err error, out *field.List) bool {
 func TestMetricsDoNotDependOnTheSeriesWindow(t *testing.T) {
 	var base []experiments.Point
 	for _, w := range []string{"100", "300", "1000", "7000"} {
-		cfg, err := experiments.DecodeConfig([]byte(enginetest.WindowDoc(60_000, `, "metrics": {"series_window_ms": `+w+`}`)))
+		cfg, err := document.DecodeConfig([]byte(enginetest.WindowDoc(60_000, `, "metrics": {"series_window_ms": `+w+`}`)))
 		if err != nil {
 			t.Fatal(err)
 		}

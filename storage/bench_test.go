@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/sweep"
 )
@@ -27,7 +28,7 @@ func benchConfig(b *testing.B) *experiments.Config {
 	  "server": {"workers": 2, "service_ms": 5, "deadline_ms": 200},
 	  "limiters": [{"type": "token-bucket", "rate_rps": 250, "burst": [` + strings.Join(bursts, ",") + `]},
 	               {"type": "leaky-bucket", "rate_rps": 250, "queue": [` + strings.Join(bursts, ",") + `]}]}`
-	cfg, err := experiments.DecodeConfig([]byte(doc))
+	cfg, err := document.DecodeConfig([]byte(doc))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/presets"
 	"github.com/ratelab/ratelab/experiments/sweep"
@@ -187,7 +188,7 @@ func TestMigrationsApplyInOrderOnce(t *testing.T) {
 }
 
 func TestCompletedRunReadsBackAfterReopen(t *testing.T) {
-	multi, err := experiments.DecodeConfig([]byte(multiClientConfig))
+	multi, err := document.DecodeConfig([]byte(multiClientConfig))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +197,7 @@ func TestCompletedRunReadsBackAfterReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The client model's series and a replicated point's band (format 4).
-	replicated, err := experiments.DecodeConfig([]byte(`{"version": 1, "name": "replicated-clients", "seed": 3, "replications": 3,
+	replicated, err := document.DecodeConfig([]byte(`{"version": 1, "name": "replicated-clients", "seed": 3, "replications": 3,
   "workload": {"duration_ms": 2000, "parts": [{"type": "poisson", "rate_rps": 160, "timeout_ms": 60, "retries": 2, "backoff_ms": 20}]},
   "server": {"service_ms": 5}, "limiters": [{"type": "token-bucket", "rate_rps": 120, "burst": [5, 20]}]}`))
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/simulate"
 	"github.com/ratelab/ratelab/storage"
 	"github.com/ratelab/ratelab/web/charts"
@@ -110,7 +110,7 @@ func (s *Server) diffSides(w http.ResponseWriter, r *http.Request) (*diffQuery, 
 			s.internalError(w, r, "read a run", err)
 			return nil, pts, sides, false
 		}
-		cfg, err := experiments.DecodeConfig(run.Config)
+		cfg, err := document.DecodeConfig(run.Config)
 		if err != nil {
 			s.errorPage(w, r, http.StatusUnprocessableEntity, "Cannot diff decisions", fmt.Sprintf("Run %s's stored config no longer decodes: %v", id, err))
 			return nil, pts, sides, false

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/presets"
 	"github.com/ratelab/ratelab/experiments/sweep"
@@ -78,7 +79,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			for _, n := range notes {
 				fmt.Fprintf(stderr, "lab run: %s: %s\n", *configPath, n)
 			}
-		} else if cfg, err = experiments.DecodeConfig(data); err != nil {
+		} else if cfg, err = document.DecodeConfig(data); err != nil {
 			return usagef("config %s: %w", *configPath, err)
 		}
 	}
@@ -209,7 +210,7 @@ func traceWorkload(cfg *experiments.Config, path string) (*experiments.Config, e
 	if err != nil {
 		return nil, fmt.Errorf("--trace: %w", err)
 	}
-	out, err := experiments.DecodeConfig(doc)
+	out, err := document.DecodeConfig(doc)
 	if err != nil {
 		return nil, fmt.Errorf("--trace: %w", err)
 	}

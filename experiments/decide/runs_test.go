@@ -8,6 +8,7 @@ import (
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/decide"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/sweep"
 )
@@ -15,7 +16,7 @@ import (
 // run decodes and runs a config document.
 func run(t *testing.T, doc string) *experiments.Result {
 	t.Helper()
-	cfg, err := experiments.DecodeConfig([]byte(doc))
+	cfg, err := document.DecodeConfig([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/sweep"
 )
@@ -32,7 +32,7 @@ func TestCSVFormulaInjection(t *testing.T) {
   "reports": [{"type": "points", "file": "extra.csv", "columns": [
     {"header": "=HEADER()", "value": "limiter"}, {"header": "goodput", "value": "goodput_rps"}]}]
 }`
-	cfg, err := experiments.DecodeConfig([]byte(doc))
+	cfg, err := document.DecodeConfig([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/limiter"
 )
 
@@ -187,7 +188,7 @@ func TestHonourWithoutRetryAfterIsRefused(t *testing.T) {
 			"limiters":[` + limiters + `]}`
 	}
 	for _, lims := range []string{`{"type":"admission","limit":5}`, `{"type":"admission","limit":5},{"type":"none"}`} {
-		_, err := experiments.DecodeConfig([]byte(doc(lims)))
+		_, err := document.DecodeConfig([]byte(doc(lims)))
 		if err == nil || !strings.Contains(err.Error(), "workload.parts[0].retry_after") || !strings.Contains(err.Error(), "admission refuses") {
 			t.Errorf("%s: %v; want an error at workload.parts[0].retry_after naming admission", lims, err)
 		}
@@ -196,7 +197,7 @@ func TestHonourWithoutRetryAfterIsRefused(t *testing.T) {
 		`{"type":"admission","limit":5},{"type":"token-bucket","rate_rps":50,"burst":5}`,
 		`{"type":"none"}`, `{"type":"uber-ratelimit","limit":100}`,
 	} {
-		if _, err := experiments.DecodeConfig([]byte(doc(lims))); err != nil {
+		if _, err := document.DecodeConfig([]byte(doc(lims))); err != nil {
 			t.Errorf("honour with %s: %v", lims, err)
 		}
 	}
@@ -205,10 +206,10 @@ func TestHonourWithoutRetryAfterIsRefused(t *testing.T) {
 		"server":{"workers":1,"service_ms":10,"deadline_ms":200},
 		"policies":[{"name":"a","retries":1},{"name":"b","retries":1,"retry_after":"honour"}],
 		"limiters":[{"type":"admission","limit":5}]}`
-	if _, err := experiments.DecodeConfig([]byte(policy)); err == nil || !strings.Contains(err.Error(), "policies[1].retry_after") {
+	if _, err := document.DecodeConfig([]byte(policy)); err == nil || !strings.Contains(err.Error(), "policies[1].retry_after") {
 		t.Errorf("a policy honouring Retry-After behind admission: %v", err)
 	}
-	if _, err := experiments.DecodeConfig([]byte(doc(`{"type":"admission","limit":5},{"type":"token-bucket","rate_rps":50,"burst":2}`))); err != nil {
+	if _, err := document.DecodeConfig([]byte(doc(`{"type":"admission","limit":5},{"type":"token-bucket","rate_rps":50,"burst":2}`))); err != nil {
 		t.Errorf("honour with a token bucket among the limiters: %v", err)
 	}
 	if k, _ := limiter.Lookup(limiter.TypeAdmission); k.RetryAfter != "" {

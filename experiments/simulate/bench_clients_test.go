@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/sweep"
 	"github.com/ratelab/ratelab/experiments/workload"
 )
@@ -66,7 +66,7 @@ func BenchmarkClientModel(b *testing.B) {
 		{"sweep8-retries-lognormal", retries, lognormal, eight},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			cfg, err := experiments.DecodeConfig([]byte(`{"version": 1, "seed": 1,
+			cfg, err := document.DecodeConfig([]byte(`{"version": 1, "seed": 1,
   "workload": {"duration_ms": 1000000, "parts": [` + c.part + `]},
   "server": {"workers": 1, ` + c.service + `, "deadline_ms": 200},
   "limiters": [{"type": "token-bucket", "rate_rps": ` + c.rates + `, "burst": 20}]}`))

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/simulate"
 	"github.com/ratelab/ratelab/experiments/sweep"
 	"github.com/ratelab/ratelab/experiments/workload"
@@ -16,7 +16,7 @@ import (
 // a time ("loop", as a gate with hooks runs): what the fast path saves,
 // in ns per request per point.
 func BenchmarkForwardPassInTheLoop(b *testing.B) {
-	cfg, err := experiments.DecodeConfig([]byte(`{"version": 1, "seed": 1,
+	cfg, err := document.DecodeConfig([]byte(`{"version": 1, "seed": 1,
   "workload": {"duration_ms": 1000000, "parts": [
     {"type": "demand-curve", "segments": [{"rate_rps": 20, "duration_ms": 1000}, {"rate_rps": 600, "duration_ms": 200}]}]},
   "server": {"workers": 1, "service_ms": 10, "deadline_ms": 200},

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/sweep"
 	"github.com/ratelab/ratelab/experiments/workload"
 )
@@ -104,7 +104,7 @@ func BenchmarkClientsScaled(b *testing.B) {
 }
 
 func benchConfig(b *testing.B, doc string) {
-	cfg, err := experiments.DecodeConfig([]byte(doc))
+	cfg, err := document.DecodeConfig([]byte(doc))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func benchConfig(b *testing.B, doc string) {
 // BenchmarkGenerateSeedScaled is the cost of building the arrival list of
 // the scaled Post 3 model (1 170 301 arrivals), reported per arrival.
 func BenchmarkGenerateSeedScaled(b *testing.B) {
-	cfg, err := experiments.DecodeConfig([]byte(scaledPost3(10_000_000, `{"type": "none"}`)))
+	cfg, err := document.DecodeConfig([]byte(scaledPost3(10_000_000, `{"type": "none"}`)))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func dayOfClients(durationMS float64) string {
 // point runs). Both include generation; ns per request. The issue's bound:
 // streamed within 1.3× of in memory.
 func BenchmarkStreamVsMemory(b *testing.B) {
-	cfg, err := experiments.DecodeConfig([]byte(dayOfClients(864_000)))
+	cfg, err := document.DecodeConfig([]byte(dayOfClients(864_000)))
 	if err != nil {
 		b.Fatal(err)
 	}

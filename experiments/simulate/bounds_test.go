@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/experiments/output"
@@ -327,7 +328,7 @@ const tandemDoc = `{"version": 1, "seed": 7,
     {"type": "server", "workers": 2, "service_ms": 10}]}]}`
 
 func TestTandemChain(t *testing.T) {
-	cfg, err := experiments.DecodeConfig([]byte(tandemDoc))
+	cfg, err := document.DecodeConfig([]byte(tandemDoc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,7 +373,7 @@ func TestChainValidation(t *testing.T) {
 		{`{"type": "chain", "stages": [{"type": "token-bucket", "rate_rps": 1}]}`, "limiters[0].stages[0].burst"},
 	} {
 		doc := `{"version": 1, "workload": {"duration_ms": 100, "parts": [{"type": "constant", "rate_rps": 10}]}, "limiters": [` + c.doc + `]}`
-		_, err := experiments.DecodeConfig([]byte(doc))
+		_, err := document.DecodeConfig([]byte(doc))
 		var paths []string
 		for _, e := range field.Errors(err) {
 			paths = append(paths, e.Path)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/sweep"
 )
 
@@ -28,7 +29,7 @@ func TestClientRandomnessFollowsThePointSeed(t *testing.T) {
 			"limiters":[{"type":"token-bucket","rate_rps":60,"burst":5}]}`
 	}
 	run := func(d string) *experiments.Result {
-		cfg, err := experiments.DecodeConfig([]byte(d))
+		cfg, err := document.DecodeConfig([]byte(d))
 		if err != nil {
 			t.Fatal(err)
 		}

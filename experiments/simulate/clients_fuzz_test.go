@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/sweep"
 )
@@ -182,7 +182,7 @@ func randomClientConfig(seed uint64) []byte {
 // client model's counts promise. It reports whether it ran.
 func runClientSmall(t *testing.T, doc []byte) bool {
 	t.Helper()
-	cfg, err := experiments.DecodeConfig(doc)
+	cfg, err := document.DecodeConfig(doc)
 	if err != nil {
 		return false
 	}

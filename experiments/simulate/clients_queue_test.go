@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/simulate"
 	"github.com/ratelab/ratelab/experiments/sweep"
 )
@@ -32,7 +33,7 @@ func TestClientsQueueIsTheClientModel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg, err := experiments.DecodeConfig(data)
+		cfg, err := document.DecodeConfig(data)
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
@@ -186,7 +187,7 @@ func TestClientsQueueIsTheClientModelRandom(t *testing.T) {
 	for i := range cases {
 		rng := rand.New(rand.NewPCG(uint64(i), 0xc0ffee))
 		doc := clientsQueueCase(rng, uint64(i), false)
-		cfg, err := experiments.DecodeConfig(doc)
+		cfg, err := document.DecodeConfig(doc)
 		if err != nil {
 			t.Fatalf("case %d: %v\n%s", i, err, doc)
 		}
@@ -217,7 +218,7 @@ func TestClientsQueueProperties(t *testing.T) {
 	for i := range cases {
 		rng := rand.New(rand.NewPCG(uint64(i), 0x9e3779b9))
 		doc := clientsQueueCase(rng, uint64(i), true)
-		cfg, err := experiments.DecodeConfig(doc)
+		cfg, err := document.DecodeConfig(doc)
 		if err != nil {
 			t.Fatalf("case %d: %v\n%s", i, err, doc)
 		}
@@ -309,7 +310,7 @@ func TestClientsQueueEventsDecideAsAdmissions(t *testing.T) {
 		}
 		n++
 		data, _ := json.Marshal(doc)
-		cfg, err := experiments.DecodeConfig(data)
+		cfg, err := document.DecodeConfig(data)
 		if err != nil {
 			t.Fatalf("case %d: %v\n%s", i, err, data)
 		}
@@ -335,10 +336,10 @@ func TestClientsOnQueueServersValidate(t *testing.T) {
 	base := `{"version": 1, "workload": {"duration_ms": 1000, "parts": [{"type": "poisson", "rate_rps": 50, "timeout_ms": 100, "retries": 2}]},
 		"server": {"discipline": "lifo", "door": "tail-drop", "expire": "at-dequeue", "end": "cut"},
 		"classes": [{"name": "a", "share": 0.5}, {"name": "b"}], "limiters": [{"type": "none"}]%s}`
-	if _, err := experiments.DecodeConfig([]byte(fmt.Sprintf(base, ""))); err != nil {
+	if _, err := document.DecodeConfig([]byte(fmt.Sprintf(base, ""))); err != nil {
 		t.Fatalf("clients on a queue server: %v", err)
 	}
-	_, err := experiments.DecodeConfig([]byte(fmt.Sprintf(base, `, "metrics": {"score_until": "end-minus-deadline"}`)))
+	_, err := document.DecodeConfig([]byte(fmt.Sprintf(base, `, "metrics": {"score_until": "end-minus-deadline"}`)))
 	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("metrics.score_until")) {
 		t.Fatalf("a scoring window with clients: %v, want an error at metrics.score_until", err)
 	}
@@ -354,7 +355,7 @@ func TestClientsOnQueueServersValidate(t *testing.T) {
 func TestClientsQueueReleaseAtTheTimeout(t *testing.T) {
 	t.Parallel()
 	for _, cancel := range []string{"", `, "cancel_on_timeout": "drop-unstarted"`} {
-		cfg, err := experiments.DecodeConfig([]byte(`{"version": 1, "seed": 1,
+		cfg, err := document.DecodeConfig([]byte(`{"version": 1, "seed": 1,
   "workload": {"duration_ms": 1000, "parts": [{"type": "trace", "csv": "t_ms,client\n0,a\n0,a\n", "timeout_ms": 100, "retries": 1, "backoff_ms": 500}]},
   "server": {"workers": 1, "service_ms": 50, "deadline_ms": 1000` + cancel + `},
   "limiters": [{"type": "leaky-bucket", "rate_rps": 10, "queue": 5}]}`))

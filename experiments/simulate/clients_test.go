@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/experiments/output"
@@ -207,7 +208,7 @@ func TestClientBehaviourErrors(t *testing.T) {
 		`"parts": [{"type": "constant", "rate_rps": 10, "throttle_k": 0.5}]`:                     "workload.parts[0].throttle_k",
 		`"parts": [{"type": "constant", "rate_rps": 10, "budget_floor_rps": 3}]`:                 "workload.parts[0].budget",
 	} {
-		_, err := experiments.DecodeConfig([]byte(`{"version": 1, "workload": {"duration_ms": 1000, ` + doc + `}, "limiters": [{"type": "none"}]}`))
+		_, err := document.DecodeConfig([]byte(`{"version": 1, "workload": {"duration_ms": 1000, ` + doc + `}, "limiters": [{"type": "none"}]}`))
 		if err == nil {
 			t.Errorf("%s: no error", doc)
 			continue
@@ -220,7 +221,7 @@ func TestClientBehaviourErrors(t *testing.T) {
 			t.Errorf("%s: %v, want an error at %s", doc, err, want)
 		}
 	}
-	_, err := experiments.DecodeConfig([]byte(`{"version": 1, "workload": {"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 10}]}, "limiters": [{"type": "none"}], "policies": [{"name": "p", "jitter": "sometimes"}]}`))
+	_, err := document.DecodeConfig([]byte(`{"version": 1, "workload": {"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 10}]}, "limiters": [{"type": "none"}], "policies": [{"name": "p", "jitter": "sometimes"}]}`))
 	if err == nil || !strings.Contains(err.Error(), "policies[0].jitter") {
 		t.Errorf("a policy's bad jitter: %v", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/simulate"
 	"github.com/ratelab/ratelab/experiments/sweep"
 )
@@ -18,7 +19,7 @@ import (
 // such points were diffed as if they saw the same requests.
 func TestDiffReplaysThePointsArrivals(t *testing.T) {
 	decode := func(doc string) *experiments.Config {
-		cfg, err := experiments.DecodeConfig([]byte(doc))
+		cfg, err := document.DecodeConfig([]byte(doc))
 		if err != nil {
 			t.Fatal(err)
 		}

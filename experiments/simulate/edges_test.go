@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/sweep"
 )
 
 // runConfig decodes and runs a config given as JSON.
 func runConfig(t *testing.T, doc string) *experiments.Result {
 	t.Helper()
-	cfg, err := experiments.DecodeConfig([]byte(doc))
+	cfg, err := document.DecodeConfig([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}

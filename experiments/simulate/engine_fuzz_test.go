@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/sweep"
 )
@@ -99,7 +99,7 @@ func randomConfig(seed uint64) []byte {
 // outputs, checking that the counts add up. It reports whether it ran.
 func runSmall(t *testing.T, doc []byte) bool {
 	t.Helper()
-	cfg, err := experiments.DecodeConfig(doc)
+	cfg, err := document.DecodeConfig(doc)
 	if err != nil {
 		return false
 	}
@@ -153,7 +153,7 @@ func FuzzRandomConfig(f *testing.F) {
 func TestTinyRatesAreRefused(t *testing.T) {
 	doc := `{"version": 1, "workload": {"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 100}]},
 		"limiters": [{"type": "leaky-bucket", "name": "slow", "rate_rps": 1e-320, "queue": 1}]}`
-	_, err := experiments.DecodeConfig([]byte(doc))
+	_, err := document.DecodeConfig([]byte(doc))
 	if err == nil || !strings.Contains(err.Error(), "limiters[0].rate_rps: must be between 0.001") {
 		t.Fatalf("DecodeConfig = %v, want limiters[0].rate_rps refused", err)
 	}
@@ -172,7 +172,7 @@ func TestRunawayReleasesAreErrors(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			doc := `{"version": 1, "workload": {"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 100}]},
 				"limiters": [` + c.limiter + `]}`
-			cfg, err := experiments.DecodeConfig([]byte(doc))
+			cfg, err := document.DecodeConfig([]byte(doc))
 			if err != nil {
 				t.Fatalf("refused at validation (fine, but then this test is moot): %v", err)
 			}

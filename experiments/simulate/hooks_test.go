@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/experiments/metrics"
 	"github.com/ratelab/ratelab/experiments/simulate"
@@ -110,7 +111,7 @@ func (g *learningGate) Complete(c limiter.Completion) {
 // offers; and what it learns shows in the measures.
 func TestObserverLearnsFromCompletions(t *testing.T) {
 	t.Parallel()
-	cfg, err := experiments.DecodeConfig([]byte(`{"version": 1, "seed": 3,
+	cfg, err := document.DecodeConfig([]byte(`{"version": 1, "seed": 3,
   "workload": {"duration_ms": 4000, "parts": [{"type": "poisson", "rate_rps": 400}]},
   "server": {"workers": 1, "service_ms": 4, "deadline_ms": 30},
   "limiters": [{"type": "none"}]}`))
@@ -217,7 +218,7 @@ func TestObservingChangesNothing(t *testing.T) {
 	}
 	for name, doc := range docs {
 		t.Run(name, func(t *testing.T) {
-			cfg, err := experiments.DecodeConfig([]byte(doc))
+			cfg, err := document.DecodeConfig([]byte(doc))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -338,7 +339,7 @@ func (g *shardedGate) Sync(t float64) {
 func TestReplicatedGateBehindABalancer(t *testing.T) {
 	t.Parallel()
 	for _, behaviour := range []string{"", `, "timeout_ms": 50, "retries": 1, "backoff_ms": 10`} {
-		cfg, err := experiments.DecodeConfig([]byte(`{"version": 1, "seed": 9,
+		cfg, err := document.DecodeConfig([]byte(`{"version": 1, "seed": 9,
   "workload": {"duration_ms": 3000, "parts": [{"type": "clients", "group": "c", "clients": 6, "rate_rps": 50, "arrival": "poisson"` + behaviour + `}]},
   "server": {"workers": 4, "service_ms": 2, "deadline_ms": 100},
   "limiters": [{"type": "none"}]}`))

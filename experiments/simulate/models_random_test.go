@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/server"
 	"github.com/ratelab/ratelab/experiments/sweep"
@@ -71,7 +71,7 @@ func TestRandomModelsRun(t *testing.T) {
 	ran := 0
 	for seed := range uint64(600) {
 		doc := withModels(seed, randomConfig(seed))
-		cfg, err := experiments.DecodeConfig(doc)
+		cfg, err := document.DecodeConfig(doc)
 		if err != nil {
 			continue
 		}

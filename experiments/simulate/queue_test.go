@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/server"
 	"github.com/ratelab/ratelab/experiments/simulate"
 	"github.com/ratelab/ratelab/experiments/sweep"
@@ -31,7 +32,7 @@ func TestQueueModelIsTheForwardPass(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg, err := experiments.DecodeConfig(data)
+		cfg, err := document.DecodeConfig(data)
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
@@ -117,7 +118,7 @@ func TestForwardPassIsTheLoop(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg, err := experiments.DecodeConfig(data)
+		cfg, err := document.DecodeConfig(data)
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}

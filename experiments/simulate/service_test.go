@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/experiments/output"
@@ -138,7 +139,7 @@ func serviceConfig(t *testing.T, serverJSON string) *experiments.Config {
 	  "server": {"deadline_ms": 150` + serverJSON + `},
 	  "limiters": [{"type": "token-bucket", "rate_rps": [120, 200], "burst": [5, 30]},
 	               {"type": "admission", "limit": [4, 12]}]}`
-	cfg, err := experiments.DecodeConfig([]byte(doc))
+	cfg, err := document.DecodeConfig([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +217,7 @@ func TestServiceConfigErrors(t *testing.T) {
 		   "limiters": [{"type": "none"}]}`, "workload.parts[0].csv", "service_ms \"x\" is not a number"},
 	}
 	for _, c := range cases {
-		_, err := experiments.DecodeConfig([]byte(c.doc))
+		_, err := document.DecodeConfig([]byte(c.doc))
 		errs := field.Errors(err)
 		if !slices.ContainsFunc(errs, func(e field.Error) bool { return e.Path == c.path && strings.Contains(e.Msg, c.want) }) {
 			t.Errorf("%s: errors %v, want %s: %s", c.doc, err, c.path, c.want)
@@ -234,7 +235,7 @@ func TestServiceVariants(t *testing.T) {
 	  "servers": [{"name": "logn"}, {"name": "fixed", "service": "fixed", "service_ms": 4},
 	              {"name": "bimodal", "service": "bimodal", "service_slow_share": 0.5, "service_fast_ms": 2, "service_slow_ms": 6}],
 	  "limiters": [{"type": "none"}]}`
-	cfg, err := experiments.DecodeConfig([]byte(doc))
+	cfg, err := document.DecodeConfig([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +259,7 @@ func TestServiceVariants(t *testing.T) {
 // fixed server's.
 func TestServiceClientModel(t *testing.T) {
 	doc := func(srv string) *experiments.Config {
-		cfg, err := experiments.DecodeConfig([]byte(`{"version": 1, "seed": 8,
+		cfg, err := document.DecodeConfig([]byte(`{"version": 1, "seed": 8,
 		  "workload": {"duration_ms": 3000, "parts": [
 		    {"type": "poisson", "rate_rps": 150, "client": "p", "timeout_ms": 80, "retries": 2, "backoff_ms": 20},
 		    {"type": "users", "users": 5, "think_ms": 30, "group": "u"}]},
@@ -287,7 +288,7 @@ func TestServiceClientModel(t *testing.T) {
 // (its draws scale with it), and each replication draws its own service
 // times from its own seed.
 func TestServiceSweptAndReplicated(t *testing.T) {
-	cfg, err := experiments.DecodeConfig([]byte(`{"version": 1, "seed": 4, "replications": 3,
+	cfg, err := document.DecodeConfig([]byte(`{"version": 1, "seed": 4, "replications": 3,
 	  "workload": {"duration_ms": 2000, "parts": [{"type": "poisson", "rate_rps": 30}]},
 	  "server": {"workers": 3, "service": "exponential", "service_ms": [5, 40]},
 	  "limiters": [{"type": "none"}]}`))
@@ -329,7 +330,7 @@ func TestServiceSweptAndReplicated(t *testing.T) {
 // lognormal's p99) gives each point its own mean, which its utilization
 // uses.
 func TestServiceSweptSettingMovesTheMean(t *testing.T) {
-	cfg, err := experiments.DecodeConfig([]byte(`{"version": 1, "seed": 2,
+	cfg, err := document.DecodeConfig([]byte(`{"version": 1, "seed": 2,
 	  "workload": {"duration_ms": 5000, "parts": [{"type": "poisson", "rate_rps": 20}]},
 	  "server": {"workers": 1, "service": "lognormal", "service_p50_ms": 10, "service_p99_ms": [20, 100]},
 	  "limiters": [{"type": "none"}]}`))
@@ -367,7 +368,7 @@ func TestEmpiricalReadsATraceFile(t *testing.T) {
 	const rest = `"server": {"workers": 2, "service": "empirical", "deadline_ms": 60},
 	  "limiters": [{"type": "token-bucket", "rate_rps": [200, 300], "burst": 10}]}`
 	run := func(part string, traces workload.TraceOpener) ([]output.File, error) {
-		cfg, err := experiments.DecodeConfig([]byte(`{"version": 1, "seed": 2, "workload": {"duration_ms": 10000, "parts": [` + part + `]}, ` + rest))
+		cfg, err := document.DecodeConfig([]byte(`{"version": 1, "seed": 2, "workload": {"duration_ms": 10000, "parts": [` + part + `]}, ` + rest))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -425,7 +426,7 @@ func TestEmpiricalFileAndInlineTraceRerun(t *testing.T) {
 	  "limiters": [{"type": "token-bucket", "rate_rps": 100, "burst": 10}]}`
 	run := func(data []byte) (*experiments.Result, []output.File) {
 		t.Helper()
-		cfg, err := experiments.DecodeConfig(data)
+		cfg, err := document.DecodeConfig(data)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -444,7 +445,7 @@ func TestEmpiricalFileAndInlineTraceRerun(t *testing.T) {
 		t.Fatalf("ran with service_ms %g, want the pooled mean %g", got, want)
 	}
 	ran := res.Config.JSON()
-	again, err := experiments.DecodeConfig(ran)
+	again, err := document.DecodeConfig(ran)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -465,7 +466,7 @@ func TestEmpiricalFileAndInlineTraceRerun(t *testing.T) {
 // together); it was refused ("every value in it is 0") before the file
 // was read.
 func TestEmpiricalInlineZerosBesideAFile(t *testing.T) {
-	cfg, err := experiments.DecodeConfig([]byte(`{"version": 1, "seed": 2, "workload": {"duration_ms": 1000, "parts": [{"type": "trace", "file": "day.csv"},
+	cfg, err := document.DecodeConfig([]byte(`{"version": 1, "seed": 2, "workload": {"duration_ms": 1000, "parts": [{"type": "trace", "file": "day.csv"},
 	  {"type": "trace", "csv": "t_ms,client,service_ms\n2,c,0\n"}]},
 	  "server": {"workers": 1, "service": "empirical", "deadline_ms": 200},
 	  "limiters": [{"type": "token-bucket", "rate_rps": 100, "burst": 10}]}`))

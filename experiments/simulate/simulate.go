@@ -1,3 +1,11 @@
+// Package simulate runs one point of a sweep: its gate in front of its
+// server under its clients' behaviour, over its load's arrivals, measured
+// into the point's Metrics, Series, Bounds and Recovery. The forward pass
+// (ForwardPass) is the fast path of a plain FIFO server without client
+// behaviour, fed the arrivals a batch at a time; every other point runs in
+// one event loop (loop.go). It also draws the requests' classes and
+// service times of a load, and replays two points' decisions side by side
+// (DiffDecisions).
 package simulate
 
 import (

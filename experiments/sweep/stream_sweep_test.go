@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/presets"
@@ -80,7 +81,7 @@ func TestStreamedOutputsAreTheSameAtEveryWorkerCount(t *testing.T) {
     {"type": "token-bucket", "rate_rps": 400, "burst": [1, 10, 100]},
     {"type": "sliding-window-log", "limit": [200, 400], "window_ms": 1000},
     {"type": "per-client-token-bucket", "rate_rps": 500, "burst": 60}]}`
-	cfg, err := experiments.DecodeConfig([]byte(doc))
+	cfg, err := document.DecodeConfig([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func TestStreamedOutputsAreTheSameAtEveryWorkerCount(t *testing.T) {
 // share one pass opens its stream again per pass and measures the same.
 func TestStreamPassesMeasureWhatOnePassDoes(t *testing.T) {
 	t.Parallel()
-	cfg, err := experiments.DecodeConfig([]byte(enginetest.WindowDoc(30_000, "")))
+	cfg, err := document.DecodeConfig([]byte(enginetest.WindowDoc(30_000, "")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +155,7 @@ func TestStreamPassesMeasureWhatOnePassDoes(t *testing.T) {
 // runs over 60 s read in batches of 500.
 func TestStreamedPassesSayHowFarTheyRead(t *testing.T) {
 	t.Parallel()
-	cfg, err := experiments.DecodeConfig([]byte(`{"version": 1, "seed": 3,
+	cfg, err := document.DecodeConfig([]byte(`{"version": 1, "seed": 3,
   "workload": {"duration_ms": 60000, "parts": [{"type": "poisson", "rate_rps": 200}]},
   "server": {"workers": 2, "service_ms": 4, "deadline_ms": 100},
   "replications": 2,

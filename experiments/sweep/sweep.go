@@ -1,3 +1,9 @@
+// Package sweep runs a config's sweep: every point of the config
+// (experiments.Config.Runs) over its generated load, held in memory or
+// streamed in shared passes, in parallel over workers with the same bytes
+// at any worker count, into an experiments.Result: partial when cancelled,
+// with replications' means and intervals, and the digests of the trace
+// files it read.
 package sweep
 
 import (

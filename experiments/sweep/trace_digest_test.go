@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 )
 
 // A run through Options.Traces names every trace it read with the sha256
@@ -16,7 +17,7 @@ import (
 // fails it, whichever read comes first.
 func TestRunRecordsItsTraces(t *testing.T) {
 	const text = "t_ms,client\n0,a\n5,b\n10,a\n20,b\n"
-	cfg, err := experiments.DecodeConfig([]byte(`{"version": 1, "workload": {"duration_ms": 100, "parts": [{"type": "trace", "file": "day.csv"}]},
+	cfg, err := document.DecodeConfig([]byte(`{"version": 1, "workload": {"duration_ms": 100, "parts": [{"type": "trace", "file": "day.csv"}]},
 		"limiters": [{"type": "token-bucket", "rate_rps": 100, "burst": [1, 2]}]}`))
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/sweep"
 )
@@ -21,7 +22,7 @@ import (
 // Decode decodes a config document, failing the test on an error.
 func Decode(t testing.TB, doc string) *experiments.Config {
 	t.Helper()
-	cfg, err := experiments.DecodeConfig([]byte(doc))
+	cfg, err := document.DecodeConfig([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +37,7 @@ func ReadConfig(t testing.TB, path string) (*experiments.Config, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := experiments.DecodeConfig(data)
+	cfg, err := document.DecodeConfig(data)
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/presets"
 	"github.com/ratelab/ratelab/experiments/sweep"
 )
@@ -12,7 +13,7 @@ import (
 // runDoc runs a config document.
 func runDoc(t *testing.T, doc string) *experiments.Result {
 	t.Helper()
-	cfg, err := experiments.DecodeConfig([]byte(doc))
+	cfg, err := document.DecodeConfig([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,10 @@
-package experiments
+// Package document reads a config document: the JSON text the form
+// builds, the API takes, the CLI reads and manifest.json records, strictly
+// (a key given twice at any depth, text that is not UTF-8 and unknown
+// fields are errors with the field's path), from an io.Reader a byte at a
+// time (ReadConfig, the reader in reader.go) or from bytes (DecodeConfig),
+// into an experiments.Config it normalizes and validates.
+package document
 
 import (
 	"bufio"
@@ -11,6 +17,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/experiments/lists"
@@ -19,7 +26,7 @@ import (
 )
 
 // DecodeConfig reads a config document held in memory; see ReadConfig.
-func DecodeConfig(data []byte) (*Config, error) {
+func DecodeConfig(data []byte) (*experiments.Config, error) {
 	return ReadConfig(bytes.NewReader(data), Limits{})
 }
 
@@ -39,12 +46,12 @@ type Limits struct {
 // each workload part and limiter is decoded as soon as it is read. The
 // result is normalized and validated.
 //
-// Errors: a *DocumentError when the input is not JSON text or is past a
+// Errors: a *Error when the input is not JSON text or is past a
 // limit (TooLarge), a *ReadError when r fails, else a field.List naming
 // each bad field. field.Errors gives the list of any of them.
-func ReadConfig(r io.Reader, lim Limits) (*Config, error) {
+func ReadConfig(r io.Reader, lim Limits) (*experiments.Config, error) {
 	if lim.MaxBytes <= 0 {
-		lim.MaxBytes = MaxConfigBytes
+		lim.MaxBytes = experiments.MaxConfigBytes
 	}
 	var parts []workload.Part
 	var specs []limiter.Spec
@@ -53,7 +60,7 @@ func ReadConfig(r io.Reader, lim Limits) (*Config, error) {
 	d.sink = func(list sinkList, i int, raw []byte) {
 		switch list {
 		case partsSink:
-			if len(partErrs) < MaxFieldErrors {
+			if len(partErrs) < experiments.MaxFieldErrors {
 				path := field.Index("workload.parts", i)
 				raw, ls, e := splitPart(raw, path)
 				v, e2 := decodeOne[workload.Part](raw, path, workload.CheckFields)
@@ -67,7 +74,7 @@ func ReadConfig(r io.Reader, lim Limits) (*Config, error) {
 				parts, partErrs = append(parts, v...), append(partErrs, e...)
 			}
 		case limitersSink:
-			if len(limiterErrs) < MaxFieldErrors {
+			if len(limiterErrs) < experiments.MaxFieldErrors {
 				v, e := decodeOne[limiter.Spec](raw, field.Index("limiters", i), limiter.CheckFields)
 				specs, limiterErrs = append(specs, v...), append(limiterErrs, e...)
 			}
@@ -103,16 +110,16 @@ func ReadConfig(r io.Reader, lim Limits) (*Config, error) {
 		return nil, errs
 	}
 	var errs field.List
-	if shell.Version != Version {
-		errs.Add("version", "must be %d (this engine reads version %d documents)", Version, Version)
+	if shell.Version != experiments.Version {
+		errs.Add("version", "must be %d (this engine reads version %d documents)", experiments.Version, experiments.Version)
 		return nil, errs
 	}
-	cfg := &Config{Version: shell.Version, Name: shell.Name, Description: shell.Description}
+	cfg := &experiments.Config{Version: shell.Version, Name: shell.Name, Description: shell.Description}
 	errs = append(errs, decodeSeed(cfg, shell.Seed)...)
 	if shell.Replications != nil {
 		cfg.Replications = *shell.Replications
 		if cfg.Replications == 0 {
-			errs.Add("replications", "must be from 2 to %d (leave it out for one run a point)", MaxReplications)
+			errs.Add("replications", "must be from 2 to %d (leave it out for one run a point)", experiments.MaxReplications)
 		}
 	}
 
@@ -161,7 +168,7 @@ func ReadConfig(r io.Reader, lim Limits) (*Config, error) {
 			errs = append(errs, e...)
 		}
 		for i, raw := range objs {
-			var o Objective
+			var o experiments.Objective
 			if e := strict(raw, &o, field.Index("objectives", i)); e != nil {
 				errs = append(errs, e...)
 			}
@@ -187,7 +194,7 @@ func ReadConfig(r io.Reader, lim Limits) (*Config, error) {
 // policies, trigger and decision, strictly and with the field paths a config
 // document's errors have (policies[0].jitter). An unknown key is an error
 // at its own path. cfg is not normalized or validated.
-func DecodeModels(cfg *Config, data []byte) field.List {
+func DecodeModels(cfg *experiments.Config, data []byte) field.List {
 	var shell struct {
 		Servers   json.RawMessage `json:"servers"`
 		Loads     json.RawMessage `json:"loads"`
@@ -207,11 +214,11 @@ func DecodeModels(cfg *Config, data []byte) field.List {
 }
 
 // decodeDecision decodes the decision section (objectives.go), if given.
-func decodeDecision(cfg *Config, raw json.RawMessage) field.List {
+func decodeDecision(cfg *experiments.Config, raw json.RawMessage) field.List {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
 	}
-	cfg.Decision = &Decision{}
+	cfg.Decision = &experiments.Decision{}
 	return strict(raw, cfg.Decision, "decision")
 }
 
@@ -364,7 +371,7 @@ func valueName(v string) string {
 }
 
 // decodeSeed reads the seed: a whole number or a list of them.
-func decodeSeed(cfg *Config, raw json.RawMessage) field.List {
+func decodeSeed(cfg *experiments.Config, raw json.RawMessage) field.List {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
 	}
@@ -403,14 +410,14 @@ func splitPart(raw []byte, path string) ([]byte, lists.Lists, field.List) {
 }
 
 // decodePolicies decodes the policies and the trigger strictly.
-func decodePolicies(cfg *Config, policies, trigger json.RawMessage) field.List {
+func decodePolicies(cfg *experiments.Config, policies, trigger json.RawMessage) field.List {
 	var errs field.List
 	given := func(r json.RawMessage) bool { return len(r) > 0 && string(r) != "null" }
 	if given(policies) {
 		var raws []json.RawMessage
 		errs = append(errs, strict(policies, &raws, "policies")...)
 		for i, raw := range raws {
-			var p ClientPolicy
+			var p experiments.ClientPolicy
 			if e := strict(raw, &p, field.Index("policies", i)); e != nil {
 				errs = append(errs, e...)
 				continue
@@ -422,7 +429,7 @@ func decodePolicies(cfg *Config, policies, trigger json.RawMessage) field.List {
 		}
 	}
 	if given(trigger) {
-		cfg.Trigger = new(TriggerSpec)
+		cfg.Trigger = new(experiments.TriggerSpec)
 		errs = append(errs, strict(trigger, cfg.Trigger, "trigger")...)
 	}
 	return errs
@@ -430,7 +437,7 @@ func decodePolicies(cfg *Config, policies, trigger json.RawMessage) field.List {
 
 // decodeModelSections decodes the optional sections of variants.go,
 // classes.go and rules.go strictly, each under its path.
-func decodeModelSections(cfg *Config, servers, loads, classes, classDraw, slo, out json.RawMessage) field.List {
+func decodeModelSections(cfg *experiments.Config, servers, loads, classes, classDraw, slo, out json.RawMessage) field.List {
 	var errs field.List
 	given := func(r json.RawMessage) bool { return len(r) > 0 && string(r) != "null" }
 	if given(servers) {
@@ -439,7 +446,7 @@ func decodeModelSections(cfg *Config, servers, loads, classes, classDraw, slo, o
 			errs = append(errs, e...)
 		}
 		for i, raw := range raws {
-			var v ServerVariant
+			var v experiments.ServerVariant
 			if e := strict(raw, &v, field.Index("servers", i)); e != nil {
 				errs = append(errs, e...)
 				continue
@@ -470,7 +477,7 @@ func decodeModelSections(cfg *Config, servers, loads, classes, classDraw, slo, o
 				v, e := decodeOne[workload.Part](rawPart, field.Index(field.Join(path, "parts"), j), workload.CheckFields)
 				parts, errs = append(parts, v...), append(errs, e...)
 			}
-			cfg.Loads = append(cfg.Loads, Load{Name: shell.Name, Parts: parts})
+			cfg.Loads = append(cfg.Loads, experiments.Load{Name: shell.Name, Parts: parts})
 		}
 		if len(raws) == 0 && len(errs) == 0 {
 			errs.Add("loads", "needs at least one load (or leave loads out)")
@@ -480,11 +487,11 @@ func decodeModelSections(cfg *Config, servers, loads, classes, classDraw, slo, o
 		errs = append(errs, strict(classes, &cfg.Classes, "classes")...)
 	}
 	if given(classDraw) {
-		cfg.ClassDraw = new(ClassDraw)
+		cfg.ClassDraw = new(experiments.ClassDraw)
 		errs = append(errs, strict(classDraw, cfg.ClassDraw, "class_draw")...)
 	}
 	if given(slo) {
-		cfg.SLO = new(SLO)
+		cfg.SLO = new(experiments.SLO)
 		errs = append(errs, strict(slo, cfg.SLO, "slo")...)
 	}
 	if given(out) {

@@ -1,4 +1,4 @@
-package experiments
+package document
 
 import (
 	"bufio"
@@ -12,6 +12,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/limiter"
 )
@@ -116,7 +117,7 @@ func (d *documentReader) sinkFor() sinkList {
 func (d *documentReader) listLimit() (int, string) {
 	switch {
 	case d.at("limiters"):
-		return MaxLimiters, "limiters"
+		return experiments.MaxLimiters, "limiters"
 	case d.at("limiters", "", "stages"):
 		return limiter.MaxStages, "stages"
 	case len(d.stack) == 3 && d.at("limiters", "", d.stack[2].key),
@@ -126,18 +127,18 @@ func (d *documentReader) listLimit() (int, string) {
 	return maxListLen, "entries"
 }
 
-// DocumentError refuses a document that is not JSON text (a syntax error,
+// Error refuses a document that is not JSON text (a syntax error,
 // text that is not UTF-8) or that is past a size limit (TooLarge); Errors
 // name where. errors.As finds its field.List.
-type DocumentError struct {
+type Error struct {
 	TooLarge bool
 	Errors   field.List
 }
 
-func (e *DocumentError) Error() string { return e.Errors.Error() }
+func (e *Error) Error() string { return e.Errors.Error() }
 
 // Unwrap gives the field errors.
-func (e *DocumentError) Unwrap() error { return e.Errors }
+func (e *Error) Unwrap() error { return e.Errors }
 
 // ReadError is a failure of the reader a document came from (for example
 // an HTTP body past its limit, or a connection cut): the document was not
@@ -152,7 +153,7 @@ func (e *ReadError) Unwrap() error { return e.Err }
 func (d *documentReader) syntax(format string, args ...any) error {
 	errs := append(field.List(nil), d.problems...)
 	errs.Add(d.path(), "is not valid JSON at byte %d: %s", d.n, fmt.Sprintf(format, args...))
-	return &DocumentError{Errors: errs}
+	return &Error{Errors: errs}
 }
 
 // refuse ends reading with a field error at the current path.
@@ -164,13 +165,13 @@ func (d *documentReader) refuse(format string, args ...any) error {
 
 // problem records an error and reading goes on.
 func (d *documentReader) problem(path, format string, args ...any) {
-	if len(d.problems) < MaxFieldErrors {
+	if len(d.problems) < experiments.MaxFieldErrors {
 		d.problems.Add(path, format, args...)
 	}
 }
 
 func (d *documentReader) tooLarge() error {
-	return &DocumentError{TooLarge: true, Errors: field.List{{Msg: fmt.Sprintf("the document is larger than %s, the limit", sizeText(d.max))}}}
+	return &Error{TooLarge: true, Errors: field.List{{Msg: fmt.Sprintf("the document is larger than %s, the limit", sizeText(d.max))}}}
 }
 
 // sizeText says n bytes in MB when it is a whole number of them.
@@ -250,7 +251,7 @@ func (d *documentReader) peekMore() (byte, error) {
 // document reads the whole input: one value, then only white space.
 func (d *documentReader) document(out *[]byte) error {
 	if _, err := d.peek(); err == io.EOF {
-		return &DocumentError{Errors: field.List{{Msg: "is empty: a config document is a JSON object"}}}
+		return &Error{Errors: field.List{{Msg: "is empty: a config document is a JSON object"}}}
 	} else if err != nil {
 		return err
 	}
@@ -266,7 +267,7 @@ func (d *documentReader) document(out *[]byte) error {
 	}
 	if len(d.problems) > 0 {
 		if d.malformed {
-			return &DocumentError{Errors: d.problems}
+			return &Error{Errors: d.problems}
 		}
 		return d.problems
 	}
@@ -500,7 +501,7 @@ func (d *documentReader) string(dst []byte, key bool) ([]byte, error) {
 		if key {
 			return d.refuse("has a key longer than %d bytes, the limit", limit)
 		}
-		return &DocumentError{TooLarge: true, Errors: field.List{{Path: d.path(), Msg: fmt.Sprintf("is longer than %s, the limit of one string", sizeText(int64(limit)))}}}
+		return &Error{TooLarge: true, Errors: field.List{{Path: d.path(), Msg: fmt.Sprintf("is longer than %s, the limit of one string", sizeText(int64(limit)))}}}
 	}
 	for {
 		// Take the bytes buffered at once: plain ones, and escapes of
@@ -801,11 +802,11 @@ func foldKey(k string) string {
 
 // errorsKept trims a list of field errors to MaxFieldErrors, saying so.
 func errorsKept(errs field.List) field.List {
-	if len(errs) <= MaxFieldErrors {
+	if len(errs) <= experiments.MaxFieldErrors {
 		return errs
 	}
-	more := len(errs) - MaxFieldErrors
-	errs = errs[:MaxFieldErrors:MaxFieldErrors]
-	errs.Add("", "and %d more errors (the first %d are listed)", more, MaxFieldErrors)
+	more := len(errs) - experiments.MaxFieldErrors
+	errs = errs[:experiments.MaxFieldErrors:experiments.MaxFieldErrors]
+	errs.Add("", "and %d more errors (the first %d are listed)", more, experiments.MaxFieldErrors)
 	return errs
 }

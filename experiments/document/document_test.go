@@ -1,4 +1,4 @@
-package experiments_test
+package document_test
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 	"testing/iotest"
 	"unicode/utf8"
 
-	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/presets"
 	"github.com/ratelab/ratelab/internal/enginetest"
@@ -29,7 +29,7 @@ const chainBase = `{"version": 1, "workload": {"duration_ms": 1000, "parts": [
 // another case, as encoding/json matches fields without regard to case),
 // text that is not UTF-8, numbers beyond float64, and shapes past the
 // reader's limits. malformed marks the errors that make a document no JSON
-// text (a *DocumentError, not too large).
+// text (a *Error, not too large).
 func TestStrictDocuments(t *testing.T) {
 	chain := func(old, new string) string {
 		if !strings.Contains(chainBase, old) {
@@ -73,11 +73,11 @@ func TestStrictDocuments(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			cfg, err := experiments.DecodeConfig([]byte(c.doc))
+			cfg, err := document.DecodeConfig([]byte(c.doc))
 			if err == nil {
 				t.Fatalf("accepted:\n%s", cfg.JSON())
 			}
-			var de *experiments.DocumentError
+			var de *document.Error
 			if isDoc := errors.As(err, &de) && !de.TooLarge; isDoc != c.malformed {
 				t.Errorf("malformed: %v, want %v (%v)", isDoc, c.malformed, err)
 			}
@@ -96,33 +96,33 @@ func TestStrictDocuments(t *testing.T) {
 // comes back as a *ReadError that unwraps to it.
 func TestReadConfigLimits(t *testing.T) {
 	doc := enginetest.Edit(`{"type": "constant", "rate_rps": 100}`, `{"type": "trace", "csv": "`+strings.Repeat(`1,a\n`, 300)+`"}`)
-	_, err := experiments.ReadConfig(strings.NewReader(doc), experiments.Limits{MaxString: 1000})
-	var de *experiments.DocumentError
+	_, err := document.ReadConfig(strings.NewReader(doc), document.Limits{MaxString: 1000})
+	var de *document.Error
 	if !errors.As(err, &de) || !de.TooLarge || de.Errors[0].Path != "workload.parts[0].csv" || !strings.Contains(de.Errors[0].Msg, "longer than 1000 bytes") {
 		t.Errorf("string past the limit: %v", err)
 	}
 	// 300 lines of 4 decoded bytes: within 1200 bytes, as decoded (the
 	// document's escapes take 1500).
-	if _, err := experiments.ReadConfig(strings.NewReader(doc), experiments.Limits{MaxString: 1200}); err != nil {
+	if _, err := document.ReadConfig(strings.NewReader(doc), document.Limits{MaxString: 1200}); err != nil {
 		t.Errorf("string at the limit: %v", err)
 	}
-	_, err = experiments.ReadConfig(strings.NewReader(enginetest.Base+strings.Repeat(" ", 100)), experiments.Limits{MaxBytes: int64(len(enginetest.Base) + 10)})
+	_, err = document.ReadConfig(strings.NewReader(enginetest.Base+strings.Repeat(" ", 100)), document.Limits{MaxBytes: int64(len(enginetest.Base) + 10)})
 	if !errors.As(err, &de) || !de.TooLarge || !strings.Contains(err.Error(), "larger than") {
 		t.Errorf("document past the limit: %v", err)
 	}
 	boom := errors.New("connection reset")
-	_, err = experiments.ReadConfig(io.MultiReader(strings.NewReader(enginetest.Base[:40]), iotest.ErrReader(boom)), experiments.Limits{})
-	var re *experiments.ReadError
+	_, err = document.ReadConfig(io.MultiReader(strings.NewReader(enginetest.Base[:40]), iotest.ErrReader(boom)), document.Limits{})
+	var re *document.ReadError
 	if !errors.As(err, &re) || !errors.Is(err, boom) {
 		t.Errorf("reader error: %v", err)
 	}
 	// A reader that hands out one byte at a time reads the same config.
 	for _, p := range presets.All() {
-		want, err := experiments.DecodeConfig(p.JSON)
+		want, err := document.DecodeConfig(p.JSON)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := experiments.ReadConfig(iotest.OneByteReader(bytes.NewReader(p.JSON)), experiments.Limits{})
+		got, err := document.ReadConfig(iotest.OneByteReader(bytes.NewReader(p.JSON)), document.Limits{})
 		if err != nil || !bytes.Equal(got.JSON(), want.JSON()) {
 			t.Errorf("%s one byte at a time: %v", p.Name, err)
 		}
@@ -135,7 +135,7 @@ func TestReadConfigLimits(t *testing.T) {
 func TestDocumentsStillRead(t *testing.T) {
 	doc := " \n" + strings.NewReplacer(`"seed": 1`, `"SEED": 1, "name": "caf\u00e9 \ud83d\ude00 \"q\" \\ \/ \t"`,
 		`"burst": 10`, `"burst": [1.0e1]`).Replace(enginetest.Base) + "\n\t "
-	cfg, err := experiments.DecodeConfig([]byte(doc))
+	cfg, err := document.DecodeConfig([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func FuzzReadDocument(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, err := experiments.DecodeConfig(data)
+		_, err := document.DecodeConfig(data)
 		if len(field.Errors(err)) == 0 && err != nil {
 			t.Fatalf("error %q has no field errors", err)
 		}
@@ -170,7 +170,7 @@ func FuzzReadDocument(f *testing.F) {
 			}
 			return
 		}
-		var de *experiments.DocumentError
+		var de *document.Error
 		if errors.As(err, &de) && !de.TooLarge && utf8.Valid(data) && !surrogateEscape.Match(data) {
 			t.Fatalf("JSON called malformed: %v", err)
 		}

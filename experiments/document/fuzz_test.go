@@ -1,4 +1,4 @@
-package experiments_test
+package document_test
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/presets"
@@ -29,7 +30,7 @@ func FuzzDecodeConfig(f *testing.F) {
 	}
 	f.Add([]byte(enginetest.Base))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		cfg, err := experiments.DecodeConfig(data)
+		cfg, err := document.DecodeConfig(data)
 		if err != nil {
 			if len(field.Errors(err)) == 0 {
 				t.Fatalf("error %q is not a list of field errors", err)
@@ -77,11 +78,11 @@ func FuzzDecodeModels(f *testing.F) {
 	}
 	f.Add([]byte(`{"policies": [{"name": "p", "retries": 2, "jitter": "full"}], "trigger": {"start_ms": 1000, "end_ms": 1500}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		cfg, err := experiments.DecodeConfig([]byte(enginetest.Base))
+		cfg, err := document.DecodeConfig([]byte(enginetest.Base))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if errs := experiments.DecodeModels(cfg, data); errs != nil {
+		if errs := document.DecodeModels(cfg, data); errs != nil {
 			for _, e := range errs {
 				if e.Path == "" && e.Msg == "" {
 					t.Fatalf("an empty field error for %q", data)
@@ -105,7 +106,7 @@ func FuzzDecodeModels(f *testing.F) {
 func decodesToItself(t *testing.T, cfg *experiments.Config) *experiments.Config {
 	t.Helper()
 	doc := cfg.JSON()
-	again, err := experiments.DecodeConfig(doc)
+	again, err := document.DecodeConfig(doc)
 	if err != nil {
 		t.Fatalf("the normalized document does not decode: %v\n%s", err, doc)
 	}

@@ -1,4 +1,4 @@
-package experiments
+package document
 
 import (
 	"bufio"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/ratelab/ratelab/experiments"
 )
 
 // TestReadStringsAsEncodingJSON: long strings of plain text, escapes of
@@ -37,7 +39,7 @@ func TestReadStringsAsEncodingJSON(t *testing.T) {
 		"odd":      func(r io.Reader) io.Reader { return &chunks{r: r, n: 4093} },
 	}
 	for name, wrap := range readers {
-		d := &documentReader{r: bufio.NewReaderSize(wrap(strings.NewReader(doc)), 64<<10), max: MaxConfigBytes}
+		d := &documentReader{r: bufio.NewReaderSize(wrap(strings.NewReader(doc)), 64<<10), max: experiments.MaxConfigBytes}
 		var out []byte
 		if err := d.document(&out); err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -73,7 +75,7 @@ func firstDiff(a, b string) int {
 func TestShortKeysStaySmall(t *testing.T) {
 	doc := []byte(`{"version": 1, "seed": 1, "name": "n", "description": "d", "x": {"a": 1, "b": 2, "c": 3}}` + strings.Repeat(" ", 100_000))
 	read := func() {
-		d := &documentReader{r: bufio.NewReaderSize(bytes.NewReader(doc), 64<<10), max: MaxConfigBytes}
+		d := &documentReader{r: bufio.NewReaderSize(bytes.NewReader(doc), 64<<10), max: experiments.MaxConfigBytes}
 		var out []byte
 		_ = d.document(&out)
 	}
