@@ -128,3 +128,16 @@ const ReplicatedDoc = `{
                {"type": "leaky-bucket", "rate_rps": 100, "queue": 10}],
   "objectives": [{"metric": "sojourn_p99_ms", "op": "<=", "value": 60}]
 }`
+
+// SweptDoc sweeps a workload rate, the service time and the seed beside a
+// limiter parameter.
+const SweptDoc = `{
+  "version": 1,
+  "seed": [7, 8],
+  "workload": {"duration_ms": 2000, "parts": [
+    {"type": "poisson", "rate_rps": [60, 120]},
+    {"type": "flash-crowd", "group": "crowd", "clients": 3, "base_rps": 5, "multiplier": [2, 4], "start_ms": 500, "duration_ms": 300}
+  ]},
+  "server": {"workers": 1, "service_ms": [5, 10]},
+  "limiters": [{"type": "token-bucket", "rate_rps": 100, "burst": [5, 20]}]
+}`
