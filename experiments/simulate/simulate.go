@@ -134,7 +134,9 @@ func applyPercentiles(c *experiments.Config, pt *experiments.Point) {
 }
 
 // Instruments are one worker's reusable measuring state; the histograms are
-// large (60001 counters each), so a worker keeps them across points.
+// large (60001 counters each), so a worker keeps them across points: a
+// sweep's worker makes one, new(Instruments), and passes it to Point for
+// each point it runs.
 type Instruments struct {
 	gate, wait, sojourn metrics.Histogram
 	rolling             *metrics.Rolling

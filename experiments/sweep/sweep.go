@@ -100,12 +100,6 @@ func (s *testSwitches) livePoints() int {
 	return maxLivePoints
 }
 
-// job is one point to run.
-type job struct {
-	limiter int
-	params  limiter.Params
-}
-
 // Run streams each load's arrivals once through every point of the sweep,
 // in parallel; the result (and every byte written from it) is the same for
 // any number of workers. cfg must be valid (DecodeConfig or Validate).
