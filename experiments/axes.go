@@ -1,7 +1,6 @@
 package experiments
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -131,9 +130,9 @@ func (s *sweepShape) combo(idx []int, k int) []int {
 	return out
 }
 
-// genCount is the number of arrival lists the sweep generates: loads ×
+// GeneratedLoads is the number of arrival lists the sweep generates: loads ×
 // workload combinations × replications.
-func (c *Config) genCount() int {
+func (c *Config) GeneratedLoads() int {
 	s := c.shape()
 	return c.LoadCount() * s.combos * c.Replicas()
 }
@@ -171,12 +170,32 @@ func (c *Config) genWorkload(s *sweepShape, g int) (workload.Spec, uint64) {
 	return w, seed + uint64(ge.replica)
 }
 
-// pointArrivals is the workload and seed of point pt's arrivals (its first
+// GeneratedLoad is generated load g of the sweep (0 ≤ g <
+// GeneratedLoads(): the config's loads outermost, then the combinations of
+// the swept workload fields and seeds, then the replications): its config
+// load (an index of Loads, 0 without them), the workload it is generated
+// from (the load with g's swept values set) and its seed (the listed
+// seed's, plus the replication).
+func (c *Config) GeneratedLoad(g int) (load int, w workload.Spec, seed uint64) {
+	s := c.shape()
+	w, seed = c.genWorkload(&s, g)
+	return c.genAt(&s, g).load, w, seed
+}
+
+// GeneratedLoadOf is the generated load (GeneratedLoad) that run pt of
+// Runs runs on; of a point of Points, its first run's.
+func (c *Config) GeneratedLoadOf(pt *Point) int {
+	s := c.shape()
+	// Point indexes count the workload combinations innermost (Runs).
+	return (pt.Load*s.combos+pt.Index%s.combos)*c.Replicas() + pt.Replica
+}
+
+// PointArrivals is the workload and seed of point pt's arrivals (its first
 // run's): its load with its swept workload values set (and its parts'
 // lists left out, so it writes as what generates them), and its seed.
-func (c *Config) pointArrivals(pt *Point) (workload.Spec, uint64) {
+func (c *Config) PointArrivals(pt *Point) (workload.Spec, uint64) {
 	s := c.shape()
-	w, seed := c.genWorkload(&s, pt.gen)
+	w, seed := c.genWorkload(&s, c.GeneratedLoadOf(pt))
 	w.Parts = slices.Clone(w.Parts)
 	for i := range w.Parts {
 		w.Parts[i].Lists = nil
@@ -184,9 +203,10 @@ func (c *Config) pointArrivals(pt *Point) (workload.Spec, uint64) {
 	return w, seed
 }
 
-// expandedPoints lists every run of the sweep: the points of Points, each
-// Replicas times (replicas adjacent), with the generated load each runs on.
-func (c *Config) expandedPoints() []Point {
+// Runs lists every run of the sweep: the points of Points, each Replicas
+// times (replicas adjacent); run pt runs on generated load
+// GeneratedLoadOf(pt).
+func (c *Config) Runs() []Point {
 	s := c.shape()
 	reps := c.Replicas()
 	var pts []Point
@@ -212,7 +232,6 @@ func (c *Config) expandedPoints() []Point {
 									if len(c.Loads) > 0 {
 										pt.LoadName = c.Loads[lo].Name
 									}
-									pt.gen = (lo*s.combos+wc)*reps + r
 									if len(s.axes) > 0 {
 										pt.Axes = make([]float64, 0, len(s.axes))
 										for j, ai := range s.server {
@@ -297,45 +316,6 @@ func axisColumns(cfg *Config) []Column {
 // seedColumn is a point's seed (with a swept seed or replications), exact.
 var seedColumn = Column{Key: "seed", Format: Text, Label: func(p *Point) string { return p.Seed }}
 
-// decodeSeed reads the seed: a whole number or a list of them.
-func decodeSeed(cfg *Config, raw json.RawMessage) field.List {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil
-	}
-	if raw[0] != '[' {
-		return strict(raw, &cfg.Seed, "seed")
-	}
-	var errs field.List
-	var xs []uint64
-	if json.Unmarshal(raw, &xs) != nil {
-		errs.Add("seed", "must be a whole number from 0 to %d or a list of them", uint64(math.MaxUint64))
-		return errs
-	}
-	switch {
-	case len(xs) == 0:
-		errs.Add("seed", "is an empty list: give a seed or a list of seeds")
-	case len(xs) > lists.MaxValues:
-		errs.Add("seed", "at most %d values", lists.MaxValues)
-	default:
-		cfg.Seed = xs[0]
-		if len(xs) > 1 {
-			cfg.Seeds = xs
-		}
-	}
-	return errs
-}
-
-// splitPart takes the lists out of a raw workload part (see lists.Split).
-func splitPart(raw []byte, path string) ([]byte, lists.Lists, field.List) {
-	var head struct {
-		Type workload.PartType `json:"type"`
-	}
-	if json.Unmarshal(raw, &head) != nil {
-		return raw, nil, nil
-	}
-	return lists.Split(raw, path, workload.Sweepable(head.Type))
-}
-
 // validateAxes checks the swept fields: each list's values (each value of
 // a list with its index in the path, every combination of one section's
 // lists), where lists may be, and the replications.
@@ -416,7 +396,7 @@ func (c *Config) checkSeedRanges() field.List {
 				break
 			}
 		}
-		if len(errs) >= maxErrorsKept {
+		if len(errs) >= MaxFieldErrors {
 			break
 		}
 	}
@@ -482,7 +462,7 @@ func checkLists(ls lists.Lists, path string, row func(key string) (sweep, intege
 				errs = append(errs, e)
 			}
 		}
-		if len(errs) >= maxErrorsKept {
+		if len(errs) >= MaxFieldErrors {
 			break
 		}
 	}
@@ -548,4 +528,21 @@ func (c *Config) productNote() string {
 		s = " (limiter points" + s + ")"
 	}
 	return s
+}
+
+// Points lists the sweep's points in output order without running them:
+// limiters in the order given, then their parameter values, then the
+// servers, the swept server fields, the client policies, the loads, the
+// swept workload fields
+// and the seed (axes.go). A replicated point is one point.
+func (c *Config) Points() []Point {
+	pts := c.Runs()
+	if reps := c.Replicas(); reps > 1 {
+		out := make([]Point, 0, len(pts)/reps)
+		for i := 0; i < len(pts); i += reps {
+			out = append(out, pts[i])
+		}
+		pts = out
+	}
+	return pts
 }

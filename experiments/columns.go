@@ -430,10 +430,10 @@ func withOptionalColumns(cfg *Config, cols []Column) []Column {
 		}
 		cols = slices.Insert(cols, at, vc...)
 	}
-	if cfg.anyQueue() {
+	if cfg.AnyQueue() {
 		cols = append(cols, queueColumns...)
 	}
-	if cfg.anyClients() {
+	if cfg.AnyClients() {
 		cols = append(cols, clientColumns...)
 	}
 	for k, cl := range cfg.Classes {

@@ -6,6 +6,14 @@
 // document the CLI reads, the web form produces, and the manifest records.
 // Nothing in this package or below reads the clock, the disk, the network or
 // a global random source: same config, same bytes out.
+//
+// This package is the engine's schema: the Config and its sections (how
+// they normalize and validate, the points and axes of the sweep they
+// describe), the Result, Point, Metrics and Series a sweep fills, and the
+// results columns. Its children do the work and import it, never the
+// other way: experiments/document reads a document into a Config,
+// experiments/simulate runs one point, experiments/sweep runs them all
+// (imports_test.go checks the direction).
 package experiments
 
 import (
@@ -46,6 +54,9 @@ const (
 	MaxConfigBytes = 64 << 20
 	MaxLimiters    = 100
 	MaxReports     = 20
+	// MaxFieldErrors is the most field errors reported of one document,
+	// by its decoding or its validation.
+	MaxFieldErrors = 100
 )
 
 // Config is one sweep: a workload, a server, and the limiters to compare.

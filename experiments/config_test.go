@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"reflect"
 	"runtime"
 	"slices"
@@ -12,38 +11,15 @@ import (
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/experiments/limiter/limitertest"
 	"github.com/ratelab/ratelab/experiments/output"
+	"github.com/ratelab/ratelab/experiments/sweep"
 	"github.com/ratelab/ratelab/experiments/workload"
+	"github.com/ratelab/ratelab/internal/enginetest"
 )
-
-func readConfig(t testing.TB, name string) (*experiments.Config, []byte) {
-	t.Helper()
-	data, err := os.ReadFile("testdata/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := experiments.DecodeConfig(data)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return cfg, data
-}
-
-func runFiles(t testing.TB, cfg *experiments.Config, workers int) []output.File {
-	t.Helper()
-	res, err := experiments.Run(context.Background(), cfg, experiments.Options{Workers: workers})
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := output.Files(res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return files
-}
 
 // allTypes is testdata/all-types.json and its point count. For every
 // registered gate type the file has no limiter of, and every option
@@ -55,7 +31,7 @@ func runFiles(t testing.TB, cfg *experiments.Config, workers int) []output.File 
 // multiplied, summed over the limiters.
 func allTypes(t testing.TB) (*experiments.Config, []byte, int) {
 	t.Helper()
-	cfg, data := readConfig(t, "all-types.json")
+	cfg, data := enginetest.ReadConfig(t, "testdata/all-types.json")
 	var doc map[string]json.RawMessage
 	var lims []map[string]any
 	if err := json.Unmarshal(data, &doc); err != nil {
@@ -122,7 +98,7 @@ func allTypes(t testing.TB) (*experiments.Config, []byte, int) {
 		if data, err = json.Marshal(doc); err != nil {
 			t.Fatal(err)
 		}
-		if cfg, err = experiments.DecodeConfig(data); err != nil {
+		if cfg, err = document.DecodeConfig(data); err != nil {
 			t.Fatalf("all-types.json with the registry's other types: %v", err)
 		}
 	}
@@ -182,7 +158,7 @@ func TestEveryPartAndLimiterType(t *testing.T) {
 		}
 	}
 
-	res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
+	res, err := sweep.Run(context.Background(), cfg, sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +234,7 @@ func TestEveryPartAndLimiterType(t *testing.T) {
 // and decodes it anew each time: every output byte must be the same.
 func TestSameConfigSameBytes(t *testing.T) {
 	cfg, data, _ := allTypes(t)
-	want := runFiles(t, cfg, 1)
+	want := enginetest.RunFiles(t, cfg, 1)
 	check := func(what string, got []output.File) {
 		t.Helper()
 		if len(got) != len(want) {
@@ -270,23 +246,23 @@ func TestSameConfigSameBytes(t *testing.T) {
 			}
 		}
 	}
-	cfg2, err := experiments.DecodeConfig(data)
+	cfg2, err := document.DecodeConfig(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	check("a second decode, GOMAXPROCS workers", runFiles(t, cfg2, 0))
-	check("one worker per point", runFiles(t, cfg, len(cfg.Points())))
+	check("a second decode, GOMAXPROCS workers", enginetest.RunFiles(t, cfg2, 0))
+	check("one worker per point", enginetest.RunFiles(t, cfg, len(cfg.Points())))
 
 	prev := runtime.GOMAXPROCS(1)
 	defer runtime.GOMAXPROCS(prev)
-	check("GOMAXPROCS=1", runFiles(t, cfg, 0))
-	check("GOMAXPROCS=1, 8 workers", runFiles(t, cfg, 8))
+	check("GOMAXPROCS=1", enginetest.RunFiles(t, cfg, 0))
+	check("GOMAXPROCS=1, 8 workers", enginetest.RunFiles(t, cfg, 8))
 }
 
 // TestSeedChangesRandomPartsOnly: another seed draws other Poisson
 // arrivals, so the outputs change; the same seed never does.
 func TestSeedChangesRandomPartsOnly(t *testing.T) {
-	cfg, _ := readConfig(t, "all-types.json")
+	cfg, _ := enginetest.ReadConfig(t, "testdata/all-types.json")
 	a, err := workload.Generate(&cfg.Workload, cfg.Seed)
 	if err != nil {
 		t.Fatal(err)
@@ -311,7 +287,7 @@ func TestSeedChangesRandomPartsOnly(t *testing.T) {
 // and normalizing is idempotent.
 func TestConfigRoundTrip(t *testing.T) {
 	cfg, _, _ := allTypes(t)
-	again, err := experiments.DecodeConfig(cfg.JSON())
+	again, err := document.DecodeConfig(cfg.JSON())
 	if err != nil {
 		t.Fatalf("normalized document does not decode: %v\n%s", err, cfg.JSON())
 	}
@@ -323,24 +299,6 @@ func TestConfigRoundTrip(t *testing.T) {
 	}
 }
 
-// base is a small valid config the bad-config cases edit.
-const base = `{
-  "version": 1,
-  "seed": 1,
-  "workload": {"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 100}]},
-  "limiters": [
-    {"type": "token-bucket", "rate_rps": 100, "burst": 10},
-    {"type": "leaky-bucket", "rate_rps": 100, "queue": 10}
-  ]
-}`
-
-func edit(old, new string) string {
-	if !strings.Contains(base, old) {
-		panic("base config has no " + old)
-	}
-	return strings.Replace(base, old, new, 1)
-}
-
 // TestBadConfigsNameTheField: each bad document is refused with an error
 // at the path of the field at fault.
 func TestBadConfigsNameTheField(t *testing.T) {
@@ -348,82 +306,82 @@ func TestBadConfigsNameTheField(t *testing.T) {
 		name, doc, path, msg string
 	}{
 		{"not JSON", `{"version": 1,`, "", "not valid JSON"},
-		{"trailing data", base + `{}`, "", "after the JSON value"},
+		{"trailing data", enginetest.Base + `{}`, "", "after the JSON value"},
 		{"empty", ``, "", "empty"},
-		{"wrong version", edit(`"version": 1`, `"version": 2`), "version", "must be 1"},
-		{"unknown top-level field", edit(`"seed": 1`, `"seed": 1, "sede": 2`), "sede", "not a known field"},
-		{"wrong type", edit(`"seed": 1`, `"seed": "one"`), "seed", "must be a whole number from 0 to 18446744073709551615, not a string"},
-		{"negative seed", edit(`"seed": 1`, `"seed": -1`), "seed", "must be a whole number from 0 to 18446744073709551615, not -1"},
-		{"no workload", edit(`"workload": {"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 100}]},`, ``), "workload", "is required"},
-		{"unknown workload field", edit(`"duration_ms": 1000`, `"duration_ms": 1000, "length": 5`), "workload.length", "not a known field"},
-		{"zero duration", edit(`"duration_ms": 1000`, `"duration_ms": 0`), "workload.duration_ms", "more than 0"},
-		{"no parts", edit(`"parts": [{"type": "constant", "rate_rps": 100}]`, `"parts": []`), "workload.parts", "at least one part"},
-		{"unknown part type", edit(`"type": "constant"`, `"type": "sawtooth"`), "workload.parts[0].type", `unknown part type "sawtooth"`},
-		{"part without type", edit(`{"type": "constant", "rate_rps": 100}`, `{"rate_rps": 100}`), "workload.parts[0].type", "is required"},
-		{"field of another part type", edit(`"rate_rps": 100}]`, `"rate_rps": 100, "segments": []}]`), "workload.parts[0].segments", `not a field of a "constant" part`},
-		{"part rate zero", edit(`"type": "constant", "rate_rps": 100`, `"type": "constant", "rate_rps": 0`), "workload.parts[0].rate_rps", "more than 0"},
-		{"part rate wrong type", edit(`"type": "constant", "rate_rps": 100`, `"type": "constant", "rate_rps": "fast"`), "workload.parts[0].rate_rps", "must be a number"},
-		{"end before start", edit(`"type": "constant", "rate_rps": 100`, `"type": "constant", "rate_rps": 100, "start_ms": 500, "end_ms": 100`), "workload.parts[0].end_ms", "before start_ms"},
-		{"clients without group", edit(`{"type": "constant", "rate_rps": 100}`, `{"type": "clients", "clients": 3, "rate_rps": 100}`), "workload.parts[0].group", "is required"},
-		{"bad arrival process", edit(`{"type": "constant", "rate_rps": 100}`, `{"type": "clients", "group": "g", "clients": 3, "rate_rps": 100, "arrival": "bursty"}`), "workload.parts[0].arrival", "must be"},
-		{"burst count zero", edit(`{"type": "constant", "rate_rps": 100}`, `{"type": "bursts", "bursts": [{"at_ms": 0, "count": 0}]}`), "workload.parts[0].bursts[0].count", "between 1 and"},
-		{"flash crowd ramp too long", edit(`{"type": "constant", "rate_rps": 100}`, `{"type": "flash-crowd", "base_rps": 10, "multiplier": 5, "start_ms": 100, "duration_ms": 100, "ramp_ms": 80}`), "workload.parts[0].ramp_ms", "half of duration_ms"},
-		{"trace with a bad line", edit(`{"type": "constant", "rate_rps": 100}`, `{"type": "trace", "csv": "t_ms,client\n1,a\nsoon,b\n"}`), "workload.parts[0].csv", "line 3"},
-		{"trace past the end", edit(`{"type": "constant", "rate_rps": 100}`, `{"type": "trace", "csv": "1,a\n1000,b\n"}`), "workload.parts[0].csv", "line 2: t_ms 1000 is at or after the end"},
-		{"two users parts in one group", edit(`{"type": "constant", "rate_rps": 100}`, `{"type": "users", "users": 3, "think_ms": 100}, {"type": "users", "users": 5, "think_ms": 10}`), "workload.parts[1].group", `its users user-1..5 include "user-1", a client of workload.parts[0]`},
-		{"clients after users named as the users", edit(`{"type": "constant", "rate_rps": 100}`, `{"type": "users", "users": 2, "think_ms": 100}, {"type": "clients", "group": "user", "clients": 3, "rate_rps": 1}`), "workload.parts[1]", `its client "user-1" is a user of workload.parts[0]: give the users a group of their own`},
-		{"a trace after users naming a user", edit(`{"type": "constant", "rate_rps": 100}`, `{"type": "users", "users": 2, "think_ms": 100}, {"type": "trace", "csv": "t_ms,client\n5,user-2\n"}`), "workload.parts[1]", `its client "user-2" is a user of workload.parts[0]`},
-		{"users of a load named as its other part's clients", edit(`"seed": 1`, `"seed": 1, "loads": [{"name": "a", "parts": [{"type": "users", "users": 3, "think_ms": 100}, {"type": "users", "users": 2, "think_ms": 100}]}]`), "loads[0].parts[1].group", `its users user-1..2 include "user-1", a client of loads[0].parts[0]: give the users a group of their own`},
-		{"users named as another part's clients", edit(`{"type": "constant", "rate_rps": 100}`, `{"type": "clients", "group": "web", "clients": 4, "rate_rps": 10}, {"type": "users", "group": "web", "users": 2, "think_ms": 100}`), "workload.parts[1].group", `"web-1", a client of workload.parts[0]: give the users a group of their own`},
-		{"demand curve segment", edit(`{"type": "constant", "rate_rps": 100}`, `{"type": "demand-curve", "segments": [{"rate_rps": 10, "duration_ms": 0}]}`), "workload.parts[0].segments[0].duration_ms", "more than 0"},
-		{"server workers", edit(`"limiters"`, `"server": {"workers": -1}, "limiters"`), "server.workers", "between 1 and"},
-		{"server unknown field", edit(`"limiters"`, `"server": {"threads": 2}, "limiters"`), "server.threads", "not a known field"},
-		{"metrics window", edit(`"limiters"`, `"metrics": {"rolling_window_ms": -5}, "limiters"`), "metrics.rolling_window_ms", "more than 0"},
-		{"no limiters", edit(`"limiters": [`, `"limiterz": [`), "limiterz", "not a known field"},
+		{"wrong version", enginetest.Edit(`"version": 1`, `"version": 2`), "version", "must be 1"},
+		{"unknown top-level field", enginetest.Edit(`"seed": 1`, `"seed": 1, "sede": 2`), "sede", "not a known field"},
+		{"wrong type", enginetest.Edit(`"seed": 1`, `"seed": "one"`), "seed", "must be a whole number from 0 to 18446744073709551615, not a string"},
+		{"negative seed", enginetest.Edit(`"seed": 1`, `"seed": -1`), "seed", "must be a whole number from 0 to 18446744073709551615, not -1"},
+		{"no workload", enginetest.Edit(`"workload": {"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 100}]},`, ``), "workload", "is required"},
+		{"unknown workload field", enginetest.Edit(`"duration_ms": 1000`, `"duration_ms": 1000, "length": 5`), "workload.length", "not a known field"},
+		{"zero duration", enginetest.Edit(`"duration_ms": 1000`, `"duration_ms": 0`), "workload.duration_ms", "more than 0"},
+		{"no parts", enginetest.Edit(`"parts": [{"type": "constant", "rate_rps": 100}]`, `"parts": []`), "workload.parts", "at least one part"},
+		{"unknown part type", enginetest.Edit(`"type": "constant"`, `"type": "sawtooth"`), "workload.parts[0].type", `unknown part type "sawtooth"`},
+		{"part without type", enginetest.Edit(`{"type": "constant", "rate_rps": 100}`, `{"rate_rps": 100}`), "workload.parts[0].type", "is required"},
+		{"field of another part type", enginetest.Edit(`"rate_rps": 100}]`, `"rate_rps": 100, "segments": []}]`), "workload.parts[0].segments", `not a field of a "constant" part`},
+		{"part rate zero", enginetest.Edit(`"type": "constant", "rate_rps": 100`, `"type": "constant", "rate_rps": 0`), "workload.parts[0].rate_rps", "more than 0"},
+		{"part rate wrong type", enginetest.Edit(`"type": "constant", "rate_rps": 100`, `"type": "constant", "rate_rps": "fast"`), "workload.parts[0].rate_rps", "must be a number"},
+		{"end before start", enginetest.Edit(`"type": "constant", "rate_rps": 100`, `"type": "constant", "rate_rps": 100, "start_ms": 500, "end_ms": 100`), "workload.parts[0].end_ms", "before start_ms"},
+		{"clients without group", enginetest.Edit(`{"type": "constant", "rate_rps": 100}`, `{"type": "clients", "clients": 3, "rate_rps": 100}`), "workload.parts[0].group", "is required"},
+		{"bad arrival process", enginetest.Edit(`{"type": "constant", "rate_rps": 100}`, `{"type": "clients", "group": "g", "clients": 3, "rate_rps": 100, "arrival": "bursty"}`), "workload.parts[0].arrival", "must be"},
+		{"burst count zero", enginetest.Edit(`{"type": "constant", "rate_rps": 100}`, `{"type": "bursts", "bursts": [{"at_ms": 0, "count": 0}]}`), "workload.parts[0].bursts[0].count", "between 1 and"},
+		{"flash crowd ramp too long", enginetest.Edit(`{"type": "constant", "rate_rps": 100}`, `{"type": "flash-crowd", "base_rps": 10, "multiplier": 5, "start_ms": 100, "duration_ms": 100, "ramp_ms": 80}`), "workload.parts[0].ramp_ms", "half of duration_ms"},
+		{"trace with a bad line", enginetest.Edit(`{"type": "constant", "rate_rps": 100}`, `{"type": "trace", "csv": "t_ms,client\n1,a\nsoon,b\n"}`), "workload.parts[0].csv", "line 3"},
+		{"trace past the end", enginetest.Edit(`{"type": "constant", "rate_rps": 100}`, `{"type": "trace", "csv": "1,a\n1000,b\n"}`), "workload.parts[0].csv", "line 2: t_ms 1000 is at or after the end"},
+		{"two users parts in one group", enginetest.Edit(`{"type": "constant", "rate_rps": 100}`, `{"type": "users", "users": 3, "think_ms": 100}, {"type": "users", "users": 5, "think_ms": 10}`), "workload.parts[1].group", `its users user-1..5 include "user-1", a client of workload.parts[0]`},
+		{"clients after users named as the users", enginetest.Edit(`{"type": "constant", "rate_rps": 100}`, `{"type": "users", "users": 2, "think_ms": 100}, {"type": "clients", "group": "user", "clients": 3, "rate_rps": 1}`), "workload.parts[1]", `its client "user-1" is a user of workload.parts[0]: give the users a group of their own`},
+		{"a trace after users naming a user", enginetest.Edit(`{"type": "constant", "rate_rps": 100}`, `{"type": "users", "users": 2, "think_ms": 100}, {"type": "trace", "csv": "t_ms,client\n5,user-2\n"}`), "workload.parts[1]", `its client "user-2" is a user of workload.parts[0]`},
+		{"users of a load named as its other part's clients", enginetest.Edit(`"seed": 1`, `"seed": 1, "loads": [{"name": "a", "parts": [{"type": "users", "users": 3, "think_ms": 100}, {"type": "users", "users": 2, "think_ms": 100}]}]`), "loads[0].parts[1].group", `its users user-1..2 include "user-1", a client of loads[0].parts[0]: give the users a group of their own`},
+		{"users named as another part's clients", enginetest.Edit(`{"type": "constant", "rate_rps": 100}`, `{"type": "clients", "group": "web", "clients": 4, "rate_rps": 10}, {"type": "users", "group": "web", "users": 2, "think_ms": 100}`), "workload.parts[1].group", `"web-1", a client of workload.parts[0]: give the users a group of their own`},
+		{"demand curve segment", enginetest.Edit(`{"type": "constant", "rate_rps": 100}`, `{"type": "demand-curve", "segments": [{"rate_rps": 10, "duration_ms": 0}]}`), "workload.parts[0].segments[0].duration_ms", "more than 0"},
+		{"server workers", enginetest.Edit(`"limiters"`, `"server": {"workers": -1}, "limiters"`), "server.workers", "between 1 and"},
+		{"server unknown field", enginetest.Edit(`"limiters"`, `"server": {"threads": 2}, "limiters"`), "server.threads", "not a known field"},
+		{"metrics window", enginetest.Edit(`"limiters"`, `"metrics": {"rolling_window_ms": -5}, "limiters"`), "metrics.rolling_window_ms", "more than 0"},
+		{"no limiters", enginetest.Edit(`"limiters": [`, `"limiterz": [`), "limiterz", "not a known field"},
 		{"empty limiters", `{"version": 1, "workload": {"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 100}]}, "limiters": []}`, "limiters", "at least one limiter"},
-		{"unknown limiter", edit(`"type": "token-bucket"`, `"type": "token-bukket"`), "limiters[0].type", `unknown limiter "token-bukket"`},
-		{"burst 0", edit(`"queue": 10`, `"queue": 10, "burst": 0`), "limiters[1].burst", "is not a parameter of leaky-bucket"},
-		{"burst zero", edit(`"burst": 10`, `"burst": 0`), "limiters[0].burst", "must be at least 1"},
-		{"queue zero", edit(`"queue": 10`, `"queue": 0`), "limiters[1].queue", "must be at least 1"},
-		{"fractional burst", edit(`"burst": 10`, `"burst": 2.5`), "limiters[0].burst", "whole number"},
-		{"one bad value of a list", edit(`"burst": 10`, `"burst": [1, 2, -4]`), "limiters[0].burst[2]", "must be at least 1"},
-		{"missing rate", edit(`"rate_rps": 100, "burst": 10`, `"burst": 10`), "limiters[0].rate_rps", "is required"},
-		{"rate not a number", edit(`"rate_rps": 100, "burst": 10`, `"rate_rps": "lots", "burst": 10`), "limiters[0].rate_rps", "number or a list of numbers"},
-		{"shares on a token bucket", edit(`"burst": 10`, `"burst": 10, "shares": "equal"`), "limiters[0].shares", "is not a parameter of token-bucket"},
-		{"bad shares", edit(`{"type": "token-bucket", "rate_rps": 100, "burst": 10}`, `{"type": "per-client-token-bucket", "rate_rps": 100, "burst": 10, "shares": "fair"}`), "limiters[0].shares", "must be"},
-		{"per-client burst below one token a client", strings.Replace(edit(`{"type": "constant", "rate_rps": 100}]`, `{"type": "clients", "group": "g", "clients": 50, "rate_rps": 1}]`), `{"type": "token-bucket", "rate_rps": 100, "burst": 10}`, `{"type": "per-client-token-bucket", "rate_rps": 100, "burst": [100, 20]}`, 1), "limiters[0].burst[1]", "20 split over 50 clients (equal shares) leaves a client 0.4 tokens"},
-		{"tiny rate", edit(`"rate_rps": 100, "burst": 10`, `"rate_rps": 0.0001, "burst": 10`), "limiters[0].rate_rps", "between 0.001 and"},
-		{"window on a token bucket", edit(`"burst": 10`, `"burst": 10, "window_ms": 1000`), "limiters[0].window_ms", "is not a parameter of token-bucket"},
-		{"duplicate names", edit(`"type": "leaky-bucket"`, `"type": "leaky-bucket", "name": "token-bucket"`), "limiters[1].name", `also called "token-bucket"`},
-		{"too many values", edit(`"burst": 10`, `"burst": [`+strings.Repeat("1, ", 1000)+`1]`), "limiters[0].burst", "at most 1000 values"},
-		{"too many points in all", edit(`"rate_rps": 100, "burst": 10`, `"rate_rps": [`+strings.Repeat("100, ", 100)+`100], "burst": [`+strings.Repeat("1, ", 100)+`1]`), "limiters", "the limit is 10000"},
-		{"too many decisions", edit(`"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 100}]`, `"duration_ms": 86400000, "parts": [{"type": "constant", "rate_rps": 1000000}]`), "limiters", "is more than 100000000000 decisions"},
-		{"too many arrivals for the queue model", strings.Replace(edit(`"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 100}]`, `"duration_ms": 86400000, "parts": [{"type": "constant", "rate_rps": 1000}]`), `"limiters"`, `"server": {"discipline": "lifo"}, "limiters"`, 1), "workload", "the limit is 20000000"},
-		{"leaky bucket releasing long after the run", edit(`"rate_rps": 100, "queue": 10`, `"rate_rps": 0.001, "queue": 2000`), "limiters[1].rate_rps", "after the run ends"},
-		{"many short segments", strings.Replace(edit(`"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 100}]`, `"duration_ms": 86400000, "parts": [{"type": "demand-curve", "segments": [{"rate_rps": 1, "duration_ms": 0.5}, {"rate_rps": 1, "duration_ms": 0.5}]}]`), `"limiters"`, `"server": {"discipline": "lifo"}, "limiters"`, 1), "workload", "the limit is 20000000"},
-		{"fairness windows of a multi-client run", edit(`"parts": [{"type": "constant", "rate_rps": 100}]}`, `"parts": [{"type": "clients", "group": "g", "clients": 2, "rate_rps": 1}]}, "metrics": {"fairness_window_ms": 0.000001}`), "metrics.fairness_window_ms", "fairness windows"},
-		{"fairness windows times many clients", edit(`"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 100}]}`, `"duration_ms": 86400000, "parts": [{"type": "clients", "group": "g", "clients": 100000, "rate_rps": 0.001}]}, "metrics": {"fairness_window_ms": 100}`), "metrics.fairness_window_ms", "clients is more than"},
-		{"per-client results of many points", strings.Replace(edit(`"parts": [{"type": "constant", "rate_rps": 100}]}`, `"parts": [{"type": "clients", "group": "g", "clients": 100000, "rate_rps": 0.001}]}`), `"burst": 10`, `"burst": [`+strings.Repeat("1, ", 19)+`1]`, 1), "limiters", "21 points × 100000 clients"},
-		{"too many arrivals beside a part that starts after the end", strings.Replace(edit(`"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 100}]`, `"duration_ms": 20000000, "parts": [{"type": "constant", "rate_rps": 1000000}, {"type": "clients", "group": "late", "clients": 1000, "rate_rps": 1000, "start_ms": 86400000}]`), `"limiters"`, `"server": {"discipline": "lifo"}, "limiters"`, 1), "workload", "the limit is 20000000"},
-		{"clients in all", edit(`"parts": [{"type": "constant", "rate_rps": 100}]`, `"parts": [{"type": "clients", "group": "a", "clients": 60000, "rate_rps": 0.001}, {"type": "clients", "group": "b", "clients": 60000, "rate_rps": 0.001}]`), "workload.parts", "declare more than 100000 clients in all"},
-		{"many short segments at rate 0", edit(`"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 100}]`, `"duration_ms": 86400000, "parts": [{"type": "demand-curve", "segments": [`+strings.Repeat(`{"rate_rps": 0, "duration_ms": 0.0011}, `, 999)+`{"rate_rps": 0, "duration_ms": 0.0011}]}]`), "workload.parts[0].segments", "segment starts over the run; the limit is 200000000"},
-		{"flash crowd drawing at its peak all day", edit(`"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 100}]`, `"duration_ms": 86400000, "parts": [{"type": "flash-crowd", "base_rps": 230, "multiplier": 1000, "start_ms": 1000, "duration_ms": 1}]`), "workload.parts[0].multiplier", "candidate arrivals at the peak rate over the run; the limit is 500000000"},
-		{"report with a bad column", edit(`"seed": 1`, `"seed": 1, "reports": [{"type": "points", "file": "x.csv", "columns": [{"header": "g", "value": "goodput"}]}]`), "reports[0].columns[0].value", `unknown column "goodput"`},
-		{"report over a standard output", edit(`"seed": 1`, `"seed": 1, "reports": [{"type": "points", "file": "results.csv", "columns": [{"header": "g", "value": "goodput_rps"}]}]`), "reports[0].file", "already an output"},
-		{"series report without a point", edit(`"seed": 1`, `"seed": 1, "reports": [{"type": "series", "file": "s.csv", "columns": [{"header": "r", "value": "released_rps"}]}]`), "reports[0].columns[0].limiter", "index of a limiter"},
-		{"series report with a swept value not swept", edit(`"seed": 1`, `"seed": 1, "reports": [{"type": "series", "file": "s.csv", "columns": [{"header": "r", "value": "released_rps", "limiter": 0, "swept": 7}]}]`), "reports[0].columns[0].swept", "7 is not a value of token-bucket.burst (its values: 10): report s.csv draws the point where it is 7; give it one of the values, or remove the report"},
-		{"series report with a swept value of several points", strings.Replace(edit(`"rate_rps": 100, "burst": 10`, `"rate_rps": [100, 200], "burst": [10, 20]`), `"seed": 1`, `"seed": 1, "reports": [{"type": "series", "file": "s.csv", "columns": [{"header": "r", "value": "released_rps", "limiter": 0, "swept": 10}]}]`, 1), "reports[0].columns[0].swept", "burst = 10 picks 2 points"},
-		{"policy field of the wrong type", edit(`"seed": 1`, `"seed": 1, "policies": [{"name": "p", "retries": "x"}]`), "policies[0].retries", "must be a whole number"},
-		{"part behaviour field of the wrong type", edit(`"type": "constant", "rate_rps": 100`, `"type": "constant", "rate_rps": 100, "retries": "x"`), "workload.parts[0].retries", "must be a whole number"},
-		{"servers field of the wrong type", edit(`"seed": 1`, `"seed": 1, "servers": [{"workers": "x"}]`), "servers[0].workers", "must be a whole number"},
-		{"swept part behaviour every policy gives", strings.Replace(edit(`"type": "constant", "rate_rps": 100`, `"type": "constant", "rate_rps": 100, "retries": [1, 2]`), `"seed": 1`, `"seed": 1, "policies": [{"name": "no-retry", "timeout_ms": 200, "retries": 0}, {"name": "retry", "retries": 3}]`, 1), "workload.parts[0].retries", "every policy gives retries"},
-		{"policy field null then wrong", edit(`"seed": 1`, `"seed": 1, "policies": [{"name": "p", "retries": null, "backoff_ms": "x"}]`), "policies[0].backoff_ms", "must be a number"},
-		{"policy unknown field", edit(`"seed": 1`, `"seed": 1, "policies": [{"name": "p", "retry": 3}]`), "policies[0].retry", "is not a known field"},
-		{"report file name", edit(`"seed": 1`, `"seed": 1, "reports": [{"type": "points", "file": "../x.csv", "columns": [{"header": "g", "value": "goodput_rps"}]}]`), "reports[0].file", "file name"},
+		{"unknown limiter", enginetest.Edit(`"type": "token-bucket"`, `"type": "token-bukket"`), "limiters[0].type", `unknown limiter "token-bukket"`},
+		{"burst 0", enginetest.Edit(`"queue": 10`, `"queue": 10, "burst": 0`), "limiters[1].burst", "is not a parameter of leaky-bucket"},
+		{"burst zero", enginetest.Edit(`"burst": 10`, `"burst": 0`), "limiters[0].burst", "must be at least 1"},
+		{"queue zero", enginetest.Edit(`"queue": 10`, `"queue": 0`), "limiters[1].queue", "must be at least 1"},
+		{"fractional burst", enginetest.Edit(`"burst": 10`, `"burst": 2.5`), "limiters[0].burst", "whole number"},
+		{"one bad value of a list", enginetest.Edit(`"burst": 10`, `"burst": [1, 2, -4]`), "limiters[0].burst[2]", "must be at least 1"},
+		{"missing rate", enginetest.Edit(`"rate_rps": 100, "burst": 10`, `"burst": 10`), "limiters[0].rate_rps", "is required"},
+		{"rate not a number", enginetest.Edit(`"rate_rps": 100, "burst": 10`, `"rate_rps": "lots", "burst": 10`), "limiters[0].rate_rps", "number or a list of numbers"},
+		{"shares on a token bucket", enginetest.Edit(`"burst": 10`, `"burst": 10, "shares": "equal"`), "limiters[0].shares", "is not a parameter of token-bucket"},
+		{"bad shares", enginetest.Edit(`{"type": "token-bucket", "rate_rps": 100, "burst": 10}`, `{"type": "per-client-token-bucket", "rate_rps": 100, "burst": 10, "shares": "fair"}`), "limiters[0].shares", "must be"},
+		{"per-client burst below one token a client", strings.Replace(enginetest.Edit(`{"type": "constant", "rate_rps": 100}]`, `{"type": "clients", "group": "g", "clients": 50, "rate_rps": 1}]`), `{"type": "token-bucket", "rate_rps": 100, "burst": 10}`, `{"type": "per-client-token-bucket", "rate_rps": 100, "burst": [100, 20]}`, 1), "limiters[0].burst[1]", "20 split over 50 clients (equal shares) leaves a client 0.4 tokens"},
+		{"tiny rate", enginetest.Edit(`"rate_rps": 100, "burst": 10`, `"rate_rps": 0.0001, "burst": 10`), "limiters[0].rate_rps", "between 0.001 and"},
+		{"window on a token bucket", enginetest.Edit(`"burst": 10`, `"burst": 10, "window_ms": 1000`), "limiters[0].window_ms", "is not a parameter of token-bucket"},
+		{"duplicate names", enginetest.Edit(`"type": "leaky-bucket"`, `"type": "leaky-bucket", "name": "token-bucket"`), "limiters[1].name", `also called "token-bucket"`},
+		{"too many values", enginetest.Edit(`"burst": 10`, `"burst": [`+strings.Repeat("1, ", 1000)+`1]`), "limiters[0].burst", "at most 1000 values"},
+		{"too many points in all", enginetest.Edit(`"rate_rps": 100, "burst": 10`, `"rate_rps": [`+strings.Repeat("100, ", 100)+`100], "burst": [`+strings.Repeat("1, ", 100)+`1]`), "limiters", "the limit is 10000"},
+		{"too many decisions", enginetest.Edit(`"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 100}]`, `"duration_ms": 86400000, "parts": [{"type": "constant", "rate_rps": 1000000}]`), "limiters", "is more than 100000000000 decisions"},
+		{"too many arrivals for the queue model", strings.Replace(enginetest.Edit(`"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 100}]`, `"duration_ms": 86400000, "parts": [{"type": "constant", "rate_rps": 1000}]`), `"limiters"`, `"server": {"discipline": "lifo"}, "limiters"`, 1), "workload", "the limit is 20000000"},
+		{"leaky bucket releasing long after the run", enginetest.Edit(`"rate_rps": 100, "queue": 10`, `"rate_rps": 0.001, "queue": 2000`), "limiters[1].rate_rps", "after the run ends"},
+		{"many short segments", strings.Replace(enginetest.Edit(`"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 100}]`, `"duration_ms": 86400000, "parts": [{"type": "demand-curve", "segments": [{"rate_rps": 1, "duration_ms": 0.5}, {"rate_rps": 1, "duration_ms": 0.5}]}]`), `"limiters"`, `"server": {"discipline": "lifo"}, "limiters"`, 1), "workload", "the limit is 20000000"},
+		{"fairness windows of a multi-client run", enginetest.Edit(`"parts": [{"type": "constant", "rate_rps": 100}]}`, `"parts": [{"type": "clients", "group": "g", "clients": 2, "rate_rps": 1}]}, "metrics": {"fairness_window_ms": 0.000001}`), "metrics.fairness_window_ms", "fairness windows"},
+		{"fairness windows times many clients", enginetest.Edit(`"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 100}]}`, `"duration_ms": 86400000, "parts": [{"type": "clients", "group": "g", "clients": 100000, "rate_rps": 0.001}]}, "metrics": {"fairness_window_ms": 100}`), "metrics.fairness_window_ms", "clients is more than"},
+		{"per-client results of many points", strings.Replace(enginetest.Edit(`"parts": [{"type": "constant", "rate_rps": 100}]}`, `"parts": [{"type": "clients", "group": "g", "clients": 100000, "rate_rps": 0.001}]}`), `"burst": 10`, `"burst": [`+strings.Repeat("1, ", 19)+`1]`, 1), "limiters", "21 points × 100000 clients"},
+		{"too many arrivals beside a part that starts after the end", strings.Replace(enginetest.Edit(`"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 100}]`, `"duration_ms": 20000000, "parts": [{"type": "constant", "rate_rps": 1000000}, {"type": "clients", "group": "late", "clients": 1000, "rate_rps": 1000, "start_ms": 86400000}]`), `"limiters"`, `"server": {"discipline": "lifo"}, "limiters"`, 1), "workload", "the limit is 20000000"},
+		{"clients in all", enginetest.Edit(`"parts": [{"type": "constant", "rate_rps": 100}]`, `"parts": [{"type": "clients", "group": "a", "clients": 60000, "rate_rps": 0.001}, {"type": "clients", "group": "b", "clients": 60000, "rate_rps": 0.001}]`), "workload.parts", "declare more than 100000 clients in all"},
+		{"many short segments at rate 0", enginetest.Edit(`"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 100}]`, `"duration_ms": 86400000, "parts": [{"type": "demand-curve", "segments": [`+strings.Repeat(`{"rate_rps": 0, "duration_ms": 0.0011}, `, 999)+`{"rate_rps": 0, "duration_ms": 0.0011}]}]`), "workload.parts[0].segments", "segment starts over the run; the limit is 200000000"},
+		{"flash crowd drawing at its peak all day", enginetest.Edit(`"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 100}]`, `"duration_ms": 86400000, "parts": [{"type": "flash-crowd", "base_rps": 230, "multiplier": 1000, "start_ms": 1000, "duration_ms": 1}]`), "workload.parts[0].multiplier", "candidate arrivals at the peak rate over the run; the limit is 500000000"},
+		{"report with a bad column", enginetest.Edit(`"seed": 1`, `"seed": 1, "reports": [{"type": "points", "file": "x.csv", "columns": [{"header": "g", "value": "goodput"}]}]`), "reports[0].columns[0].value", `unknown column "goodput"`},
+		{"report over a standard output", enginetest.Edit(`"seed": 1`, `"seed": 1, "reports": [{"type": "points", "file": "results.csv", "columns": [{"header": "g", "value": "goodput_rps"}]}]`), "reports[0].file", "already an output"},
+		{"series report without a point", enginetest.Edit(`"seed": 1`, `"seed": 1, "reports": [{"type": "series", "file": "s.csv", "columns": [{"header": "r", "value": "released_rps"}]}]`), "reports[0].columns[0].limiter", "index of a limiter"},
+		{"series report with a swept value not swept", enginetest.Edit(`"seed": 1`, `"seed": 1, "reports": [{"type": "series", "file": "s.csv", "columns": [{"header": "r", "value": "released_rps", "limiter": 0, "swept": 7}]}]`), "reports[0].columns[0].swept", "7 is not a value of token-bucket.burst (its values: 10): report s.csv draws the point where it is 7; give it one of the values, or remove the report"},
+		{"series report with a swept value of several points", strings.Replace(enginetest.Edit(`"rate_rps": 100, "burst": 10`, `"rate_rps": [100, 200], "burst": [10, 20]`), `"seed": 1`, `"seed": 1, "reports": [{"type": "series", "file": "s.csv", "columns": [{"header": "r", "value": "released_rps", "limiter": 0, "swept": 10}]}]`, 1), "reports[0].columns[0].swept", "burst = 10 picks 2 points"},
+		{"policy field of the wrong type", enginetest.Edit(`"seed": 1`, `"seed": 1, "policies": [{"name": "p", "retries": "x"}]`), "policies[0].retries", "must be a whole number"},
+		{"part behaviour field of the wrong type", enginetest.Edit(`"type": "constant", "rate_rps": 100`, `"type": "constant", "rate_rps": 100, "retries": "x"`), "workload.parts[0].retries", "must be a whole number"},
+		{"servers field of the wrong type", enginetest.Edit(`"seed": 1`, `"seed": 1, "servers": [{"workers": "x"}]`), "servers[0].workers", "must be a whole number"},
+		{"swept part behaviour every policy gives", strings.Replace(enginetest.Edit(`"type": "constant", "rate_rps": 100`, `"type": "constant", "rate_rps": 100, "retries": [1, 2]`), `"seed": 1`, `"seed": 1, "policies": [{"name": "no-retry", "timeout_ms": 200, "retries": 0}, {"name": "retry", "retries": 3}]`, 1), "workload.parts[0].retries", "every policy gives retries"},
+		{"policy field null then wrong", enginetest.Edit(`"seed": 1`, `"seed": 1, "policies": [{"name": "p", "retries": null, "backoff_ms": "x"}]`), "policies[0].backoff_ms", "must be a number"},
+		{"policy unknown field", enginetest.Edit(`"seed": 1`, `"seed": 1, "policies": [{"name": "p", "retry": 3}]`), "policies[0].retry", "is not a known field"},
+		{"report file name", enginetest.Edit(`"seed": 1`, `"seed": 1, "reports": [{"type": "points", "file": "../x.csv", "columns": [{"header": "g", "value": "goodput_rps"}]}]`), "reports[0].file", "file name"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			cfg, err := experiments.DecodeConfig([]byte(c.doc))
+			cfg, err := document.DecodeConfig([]byte(c.doc))
 			if err == nil {
 				t.Fatalf("accepted:\n%s", cfg.JSON())
 			}

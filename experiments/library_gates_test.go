@@ -4,8 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/field"
+	"github.com/ratelab/ratelab/experiments/sweep"
 )
 
 // The library gates' settings are validated from their parameter tables:
@@ -37,7 +38,7 @@ func TestLibraryGateSettingsAreValidated(t *testing.T) {
 		{`{"type": "gcra", "rate_rps": 10, "burst": 0}`, "limiters[0].burst",
 			"must be at least 1"},
 	} {
-		_, err := experiments.DecodeConfig([]byte(head + c.limiter + `]}`))
+		_, err := document.DecodeConfig([]byte(head + c.limiter + `]}`))
 		found := false
 		for _, e := range field.Errors(err) {
 			if e.Path == c.path && strings.Contains(e.Msg, c.msg) {
@@ -51,7 +52,7 @@ func TestLibraryGateSettingsAreValidated(t *testing.T) {
 
 	// Defaults fill the library's own: Per one second and a slack of 10,
 	// Limit.Period one second, allow mode.
-	cfg, err := experiments.DecodeConfig([]byte(head + `{"type": "uber-ratelimit", "limit": 10}, {"type": "redis-rate", "limit": 10, "burst": 10}, {"type": "x-time-rate", "rate_rps": 10, "burst": 1}]}`))
+	cfg, err := document.DecodeConfig([]byte(head + `{"type": "uber-ratelimit", "limit": 10}, {"type": "redis-rate", "limit": 10, "burst": 10}, {"type": "x-time-rate", "rate_rps": 10, "burst": 1}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func TestLibraryGateSettingsAreValidated(t *testing.T) {
 // gate delay: x/time/rate's reserve mode within max_wait_ms (its delay
 // bound), go.uber.org/ratelimit without a bound (its points carry none).
 func TestLibraryGatesThatDelay(t *testing.T) {
-	cfg, err := experiments.DecodeConfig([]byte(`{"version": 1, "seed": 1,
+	cfg, err := document.DecodeConfig([]byte(`{"version": 1, "seed": 1,
  "workload": {"duration_ms": 2000, "parts": [{"type": "bursts", "bursts": [{"at_ms": 0, "count": 30}, {"at_ms": 1000, "count": 30}]}]},
  "server": {"workers": 4, "service_ms": 1},
  "limiters": [
@@ -74,7 +75,7 @@ func TestLibraryGatesThatDelay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := experiments.Run(t.Context(), cfg, experiments.Options{})
+	res, err := sweep.Run(t.Context(), cfg, sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,29 +1,13 @@
-package experiments
+package experiments_test
 
 import (
 	"strings"
 	"testing"
 
+	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/field"
 )
-
-// The first draws of java.util.Random(seed).nextDouble(), printed by OpenJDK 25.
-func TestJavaRandom(t *testing.T) {
-	r := newJavaRandom(23)
-	for i, want := range []float64{0.7321323355141605, 0.03645927000218119, 0.22355095827054938, 0.38079650808600174, 0.7848071858565456} {
-		if got := r.Float64(); got != want {
-			t.Errorf("draw %d: %v, want %v", i, got, want)
-		}
-	}
-	if got := newJavaRandom(-7).Float64(); got != 0.2691218093260761 {
-		t.Errorf("seed -7: %v", got)
-	}
-	cfg := &Config{Classes: []Class{{"critical", 0.25}, {"background", 0}}, ClassDraw: &ClassDraw{DrawJavaRandom, 23}}
-	cs := cfg.drawClasses(5)
-	if want := []uint8{1, 0, 0, 1, 1}; string(cs) != string(want) {
-		t.Errorf("classes %v, want %v", cs, want)
-	}
-}
 
 const modelsBase = `{"version": 1, "workload": {"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 50}]},
   "limiters": [{"type": "none"}]`
@@ -56,7 +40,7 @@ func TestModelFieldErrors(t *testing.T) {
 		{`"reports": [{"type": "series", "file": "a.csv", "columns": [{"header": "x", "value": "sojourn_p99_ms", "limiter": 0, "server": 2}]}]`, "reports[0].columns[0].server", "index of a server"},
 		{`"reports": [{"type": "series", "file": "a.csv", "columns": [{"header": "x", "value": "shed_pct", "limiter": 0}]}]`, "reports[0].columns[0].value", "must be one of"},
 	} {
-		_, err := DecodeConfig([]byte(modelsBase + ", " + c.extra + "}"))
+		_, err := document.DecodeConfig([]byte(modelsBase + ", " + c.extra + "}"))
 		found := false
 		for _, e := range field.Errors(err) {
 			if e.Path == c.path && strings.Contains(e.Msg, c.msg) {
@@ -80,14 +64,14 @@ func TestModelRoundTrip(t *testing.T) {
   "output": {"decimals": "shortest-half-up", "windows": "whole"},
   "reports": [{"type": "points", "file": "a.csv", "select": {"servers": [1], "loads": [0, 1]},
     "columns": [{"header": "s", "value": "server"}, {"header": "g", "value": "class_success_pct", "class": "gold"}, {"header": "slo", "value": "slo_met"}]}]}`
-	cfg, err := DecodeConfig([]byte(doc))
+	cfg, err := document.DecodeConfig([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.ClassDraw == nil || cfg.ClassDraw.Generator != DrawJavaRandom {
+	if cfg.ClassDraw == nil || cfg.ClassDraw.Generator != experiments.DrawJavaRandom {
 		t.Errorf("class_draw not normalized: %+v", cfg.ClassDraw)
 	}
-	again, err := DecodeConfig(cfg.JSON())
+	again, err := document.DecodeConfig(cfg.JSON())
 	if err != nil {
 		t.Fatalf("%v\n%s", err, cfg.JSON())
 	}

@@ -111,9 +111,9 @@ type TriggerSpec struct {
 	EndMS   float64 `json:"end_ms"`
 }
 
-// behaviours is the behaviour of each part of workload w under policy pi
+// Behaviours is the behaviour of each part of workload w under policy pi
 // (the parts' own without policies).
-func (c *Config) behaviours(w *workload.Spec, pi int) []workload.Behaviour {
+func (c *Config) Behaviours(w *workload.Spec, pi int) []workload.Behaviour {
 	bs := make([]workload.Behaviour, len(w.Parts))
 	for i := range w.Parts {
 		bs[i] = w.Parts[i].Behaviour
@@ -124,12 +124,12 @@ func (c *Config) behaviours(w *workload.Spec, pi int) []workload.Behaviour {
 	return bs
 }
 
-// usesClients reports whether the points on policy pi and load lo run the
-// client model (simulate_clients.go): a part with client behaviour, or a
+// UsesClients reports whether the points on policy pi and load lo run the
+// client model (experiments/simulate, clients.go): a part with client behaviour, or a
 // closed loop.
-func (c *Config) usesClients(pi, lo int) bool {
+func (c *Config) UsesClients(pi, lo int) bool {
 	w := c.WorkloadAt(lo)
-	bs := c.behaviours(&w, pi)
+	bs := c.Behaviours(&w, pi)
 	for i := range w.Parts {
 		if bs[i].Active() {
 			return true
@@ -152,12 +152,12 @@ func (c *Config) usesClients(pi, lo int) bool {
 	return false
 }
 
-// anyClients reports whether some point runs the client model: results.csv
+// AnyClients reports whether some point runs the client model: results.csv
 // then has the client columns.
-func (c *Config) anyClients() bool {
+func (c *Config) AnyClients() bool {
 	for pi := range c.PolicyCount() {
 		for lo := range c.LoadCount() {
-			if c.usesClients(pi, lo) {
+			if c.UsesClients(pi, lo) {
 				return true
 			}
 		}
@@ -172,7 +172,7 @@ func (c *Config) maxAttempts() int {
 	for pi := range c.PolicyCount() {
 		for lo := range c.LoadCount() {
 			w := c.WorkloadAt(lo)
-			for _, b := range c.behaviours(&w, pi) {
+			for _, b := range c.Behaviours(&w, pi) {
 				n = max(n, b.Retries)
 			}
 			for i := range w.Parts {
@@ -219,34 +219,8 @@ func (c *Config) validatePolicies() field.List {
 			errs.Add("trigger.end_ms", "must be after start_ms and before duration_ms (%g): recovery is measured after it, in the arrival window", d)
 		}
 	}
-	if len(errs) == 0 && c.anyClients() && c.Rule("metrics.score_until") != ScoreToEnd {
+	if len(errs) == 0 && c.AnyClients() && c.Rule("metrics.score_until") != ScoreToEnd {
 		errs.Add("metrics.score_until", "the client model (timeouts, retries, closed loops) scores every arrival of the run: leave it out or set %q", ScoreToEnd)
-	}
-	return errs
-}
-
-// decodePolicies decodes the policies and the trigger strictly.
-func decodePolicies(cfg *Config, policies, trigger json.RawMessage) field.List {
-	var errs field.List
-	given := func(r json.RawMessage) bool { return len(r) > 0 && string(r) != "null" }
-	if given(policies) {
-		var raws []json.RawMessage
-		errs = append(errs, strict(policies, &raws, "policies")...)
-		for i, raw := range raws {
-			var p ClientPolicy
-			if e := strict(raw, &p, field.Index("policies", i)); e != nil {
-				errs = append(errs, e...)
-				continue
-			}
-			cfg.Policies = append(cfg.Policies, p)
-		}
-		if len(raws) == 0 && len(errs) == 0 {
-			errs.Add("policies", "needs at least one policy (or leave policies out)")
-		}
-	}
-	if given(trigger) {
-		cfg.Trigger = new(TriggerSpec)
-		errs = append(errs, strict(trigger, cfg.Trigger, "trigger")...)
 	}
 	return errs
 }

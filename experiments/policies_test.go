@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
+	"github.com/ratelab/ratelab/internal/enginetest"
 )
 
 // policyOverDoc has a part with its own behaviour (timeout 50 ms, 3
@@ -26,7 +28,7 @@ func policyOver(part, policies string) string {
 // resultsByPolicy is results.csv's rows as header → cell, by policy ("" without policies).
 func resultsByPolicy(t *testing.T, doc string) map[string]map[string]string {
 	t.Helper()
-	rows := csvRows(t, fileOf(t, runFiles(t, decode(t, doc), 2), experiments.FileResults))
+	rows := enginetest.CSVRows(t, enginetest.FileOf(t, enginetest.RunFiles(t, enginetest.Decode(t, doc), 2), experiments.FileResults))
 	out := map[string]map[string]string{}
 	for _, row := range rows[1:] {
 		m := map[string]string{}
@@ -77,7 +79,7 @@ func TestPolicyOverridesTheFieldsItGives(t *testing.T) {
 // and survives a decode of it; a policy without zero-valued fields writes
 // what it always wrote.
 func TestPolicyGivenZeroRoundTrips(t *testing.T) {
-	cfg := decode(t, policyOver(`"retries": 3`, `[{"name": "off", "retries": 0, "jitter": "none"}, {"name": "on", "timeout_ms": 200}]`))
+	cfg := enginetest.Decode(t, policyOver(`"retries": 3`, `[{"name": "off", "retries": 0, "jitter": "none"}, {"name": "on", "timeout_ms": 200}]`))
 	doc := cfg.JSON()
 	for _, want := range []string{`"name": "off",
       "retries": 0,
@@ -89,7 +91,7 @@ func TestPolicyGivenZeroRoundTrips(t *testing.T) {
 			t.Errorf("document lacks %s:\n%s", want, doc)
 		}
 	}
-	again := decode(t, string(doc))
+	again := enginetest.Decode(t, string(doc))
 	if !bytes.Equal(again.JSON(), doc) || again.SHA256() != cfg.SHA256() {
 		t.Errorf("round trip changed the document:\n%s", again.JSON())
 	}
@@ -100,7 +102,7 @@ func TestPolicyGivenZeroRoundTrips(t *testing.T) {
 		t.Errorf("policy on gives %v", again.Policies[1].Given)
 	}
 	// encoding/json matches keys in any case: so does what a policy gives.
-	odd := decode(t, policyOver(`"retries": 3`, `[{"name": "off", "RETRIES": 0}]`))
+	odd := enginetest.Decode(t, policyOver(`"retries": 3`, `[{"name": "off", "RETRIES": 0}]`))
 	if !odd.Policies[0].Gives("retries") || !bytes.Contains(odd.JSON(), []byte(`"retries": 0`)) {
 		t.Errorf("RETRIES: 0 is not given: %v", odd.Policies[0].Given)
 	}
@@ -118,9 +120,9 @@ func TestSeriesReportPicksAPolicy(t *testing.T) {
     {"header": "thrice", "value": "released_rps", "limiter": 0, "policy": "thrice"},
     {"header": "offered_thrice", "value": "offered_rps", "policy": "thrice"}]}],
   "limiters"`, 1)
-	files := runFiles(t, decode(t, doc), 2)
-	rep := csvRows(t, fileOf(t, files, "by-policy.csv"))
-	series := csvRows(t, fileOf(t, files, experiments.FileSeries))
+	files := enginetest.RunFiles(t, enginetest.Decode(t, doc), 2)
+	rep := enginetest.CSVRows(t, enginetest.FileOf(t, files, "by-policy.csv"))
+	series := enginetest.CSVRows(t, enginetest.FileOf(t, files, experiments.FileSeries))
 	// series.csv: point, limiter, window_start_ms, offered_rps, released_rps, ...
 	byPoint := map[string][][]string{}
 	for _, row := range series[1:] {
@@ -141,17 +143,17 @@ func TestSeriesReportPicksAPolicy(t *testing.T) {
 		t.Error("the two policies' series are the same: the test shows nothing")
 	}
 	bad := strings.Replace(doc, `"policy": "thrice"}]}]`, `"policy": "twice"}]}]`, 1)
-	if _, err := experiments.DecodeConfig([]byte(bad)); err == nil || !strings.Contains(err.Error(), `reports[0].columns[4].policy: "twice" is not a policy: must name one of the policies (once, thrice)`) {
+	if _, err := document.DecodeConfig([]byte(bad)); err == nil || !strings.Contains(err.Error(), `reports[0].columns[4].policy: "twice" is not a policy: must name one of the policies (once, thrice)`) {
 		t.Errorf("an unknown policy: %v", err)
 	}
 	noPolicies := `{"version": 1, "workload": {"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 10}]},
   "limiters": [{"type": "none"}], "reports": [{"type": "series", "file": "s.csv", "columns": [{"header": "r", "value": "released_rps", "limiter": 0, "policy": "p"}]}]}`
-	if _, err := experiments.DecodeConfig([]byte(noPolicies)); err == nil || !strings.Contains(err.Error(), "reports[0].columns[0].policy: picks a client policy by name, and the config has no policies") {
+	if _, err := document.DecodeConfig([]byte(noPolicies)); err == nil || !strings.Contains(err.Error(), "reports[0].columns[0].policy: picks a client policy by name, and the config has no policies") {
 		t.Errorf("policy without policies: %v", err)
 	}
 	points := `{"version": 1, "workload": {"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 10}]},
   "limiters": [{"type": "none"}], "policies": [{"name": "p", "retries": 1}], "reports": [{"type": "points", "file": "s.csv", "columns": [{"header": "g", "value": "goodput_rps", "policy": "p"}]}]}`
-	if _, err := experiments.DecodeConfig([]byte(points)); err == nil || !strings.Contains(err.Error(), "reports[0].columns[0]: limiter, swept, server, load and policy pick a point in series reports only") {
+	if _, err := document.DecodeConfig([]byte(points)); err == nil || !strings.Contains(err.Error(), "reports[0].columns[0]: limiter, swept, server, load and policy pick a point in series reports only") {
 		t.Errorf("policy in a points report: %v", err)
 	}
 }

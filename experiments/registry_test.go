@@ -7,11 +7,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/experiments/limiter/limitertest"
 	"github.com/ratelab/ratelab/experiments/output"
+	"github.com/ratelab/ratelab/experiments/sweep"
 )
 
 const spacerConfig = `{"version": 1, "seed": 1,
@@ -24,19 +25,19 @@ const spacerConfig = `{"version": 1, "seed": 1,
 // this test binary) is decoded, validated, swept, bounded and written to
 // results.csv with no edit anywhere else.
 func TestRegisteredGateNeedsNoOtherEdit(t *testing.T) {
-	if _, err := experiments.DecodeConfig([]byte(spacerConfig)); err == nil {
+	if _, err := document.DecodeConfig([]byte(spacerConfig)); err == nil {
 		t.Fatal("before it is registered, test-spacer is accepted")
 	}
 	limitertest.Register(t)
 
-	cfg, err := experiments.DecodeConfig([]byte(spacerConfig))
+	cfg, err := document.DecodeConfig([]byte(spacerConfig))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := cfg.Limiters[0].Option("edge"); got != "closed" {
 		t.Errorf("edge defaults to %q, want its first choice closed", got)
 	}
-	res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
+	res, err := sweep.Run(context.Background(), cfg, sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,13 +71,13 @@ func TestRegisteredGateNeedsNoOtherEdit(t *testing.T) {
 	// Validation reads the parameter table: its range and the option's
 	// choices, named by field path.
 	bad := strings.Replace(spacerConfig, `"gap_ms": [5, 10, 20]`, `"gap_ms": [5, 0.1], "edge": "sideways", "burst": 3`, 1)
-	_, err = experiments.DecodeConfig([]byte(bad))
+	_, err = document.DecodeConfig([]byte(bad))
 	errs := field.Errors(err)
 	if len(errs) == 0 || errs[0].Path != "limiters[0].burst" || !strings.Contains(errs[0].Msg, "is not a parameter of test-spacer (parameters: [gap_ms])") {
 		t.Errorf("a built-in parameter on the new gate: %v", err)
 	}
 	bad = strings.Replace(spacerConfig, `"gap_ms": [5, 10, 20]`, `"gap_ms": [5, 0.1], "edge": "sideways"`, 1)
-	_, err = experiments.DecodeConfig([]byte(bad))
+	_, err = document.DecodeConfig([]byte(bad))
 	got := map[string]string{}
 	for _, e := range field.Errors(err) {
 		got[e.Path] = e.Msg
@@ -95,12 +96,12 @@ func TestRegisteredGateNeedsNoOtherEdit(t *testing.T) {
 func TestNginxPerClientDelaysRefusedAtValidation(t *testing.T) {
 	doc := `{"version":1,"workload":{"duration_ms":1000,"parts":[{"type":"clients","group":"g","clients":3,"rate_rps":20}]},
 	 "limiters":[{"type":"nginx-limit-req","rate_rps":10,"burst":5,"key":"client"%s}]}`
-	_, err := experiments.DecodeConfig([]byte(fmt.Sprintf(doc, "")))
+	_, err := document.DecodeConfig([]byte(fmt.Sprintf(doc, "")))
 	errs := field.Errors(err)
 	if len(errs) != 1 || errs[0].Path != "limiters[0].nodelay" || !strings.Contains(errs[0].Msg, "out of arrival order") {
 		t.Errorf("per-client delays: %v", err)
 	}
-	if _, err := experiments.DecodeConfig([]byte(fmt.Sprintf(doc, `,"nodelay":"on"`))); err != nil {
+	if _, err := document.DecodeConfig([]byte(fmt.Sprintf(doc, `,"nodelay":"on"`))); err != nil {
 		t.Errorf("per-client nodelay: %v", err)
 	}
 }

@@ -78,51 +78,6 @@ func StatColumns(cfg *Config, groups []string) []Column {
 	return append(out, GroupShareColumns(groups)...)
 }
 
-// aggregate turns a replicated run's points (replicas adjacent) into one
-// point per setting with Stats, keeping every run in Replicas.
-func (r *Result) aggregate() {
-	reps := r.Config.Replicas()
-	if reps <= 1 {
-		return
-	}
-	cols := StatColumns(r.Config, r.Groups)
-	all := r.Points
-	out := make([]Point, 0, len(all)/reps)
-	xs := make([]float64, 0, reps)
-	for i := 0; i+reps <= len(all); i += reps {
-		group := all[i : i+reps]
-		p := group[0]
-		p.Replica = 0
-		if len(r.Config.Seeds) < 2 {
-			p.Seed = "" // with a seed list it stays the listed seed (its first run's)
-		}
-		p.Stats = make([]Stat, 0, len(cols))
-		for c := range cols {
-			xs = xs[:0]
-			for j := range group {
-				if v, ok := cols[c].Value(&group[j]); ok {
-					xs = append(xs, v)
-				}
-			}
-			ci := metrics.MeanCI(xs)
-			hw := ci.HalfWidth
-			if math.IsNaN(hw) {
-				hw = 0
-			}
-			p.Stats = append(p.Stats, Stat{Key: cols[c].Key, Mean: ci.Mean, HalfWidth: hw, N: ci.N})
-		}
-		p.Band = bandOf(group)
-		out = append(out, p)
-	}
-	for i := range all {
-		q := &all[i]
-		q.Series, q.Clients, q.JainSeries, q.OutputCurve = Series{}, nil, nil, nil
-		q.gen = 0 // the sweep's own: a stored result's rows have none
-	}
-	r.Replicas = all
-	r.Points = out
-}
-
 // SeriesBand is a replicated point's count series over its runs: per
 // series window, each series' sum and sum of squares over the runs (a run
 // without the window counts 0 there, as At reads it).
@@ -170,31 +125,6 @@ func intervalOf(sum, sumSq int64, n int) metrics.Interval {
 	num := float64(int64(n)*sumSq - sum*sum) // n·Σx² − (Σx)² ≥ 0
 	variance := max(num, 0) / float64(n) / float64(n-1)
 	return metrics.Interval{Mean: mean, HalfWidth: metrics.T95(n-1) * math.Sqrt(variance/float64(n)), N: n}
-}
-
-// bandOf sums a point's runs' count series.
-func bandOf(runs []Point) *SeriesBand {
-	b := &SeriesBand{Runs: len(runs)}
-	get := func(s *Series) [][]int32 {
-		return [][]int32{s.Offered, s.Released, s.Rejected, s.InSystemMax, s.Attempts, s.Goodput}
-	}
-	for li, dst := range b.Lists() {
-		n := 0
-		for j := range runs {
-			n = max(n, len(get(&runs[j].Series)[li]))
-		}
-		if n == 0 {
-			continue
-		}
-		dst.Sum, dst.SumSq = make([]int64, n), make([]int64, n)
-		for j := range runs {
-			for k, x := range get(&runs[j].Series)[li] {
-				dst.Sum[k] += int64(x)
-				dst.SumSq[k] += int64(x) * int64(x)
-			}
-		}
-	}
-	return b
 }
 
 // FirstSeed is the seed of point i's first run (its Series, clients and

@@ -27,10 +27,10 @@ type Result struct {
 	// series, clients or curves.
 	Replicas []Point `json:"replicas,omitempty"`
 	// Partial is set when the sweep was cancelled after some of its
-	// points finished: Points holds the first PointsDone (sweep.go).
+	// points finished: Points holds the first PointsDone (experiments/sweep).
 	Partial *Partial `json:"partial,omitempty"`
 	// Inputs are the trace files the run read (Run with Options.Traces),
-	// by name, with the digest of what it read (trace_digest.go).
+	// by name, with the digest of what it read (experiments/sweep, trace_digest.go).
 	Inputs []Input `json:"inputs,omitempty"`
 }
 
@@ -74,7 +74,7 @@ type Point struct {
 	Seed    string `json:"seed,omitempty"`
 	Replica int    `json:"replica,omitempty"`
 	// Stats are each measured column's mean and confidence interval over
-	// the replications (replications.go); empty without them.
+	// the replications (replications.go; computed by experiments/sweep); empty without them.
 	Stats   []Stat  `json:"stats,omitempty"`
 	Metrics Metrics `json:"metrics"`
 	Series  Series  `json:"series"`
@@ -90,8 +90,6 @@ type Point struct {
 	// OutputCurve is the empirical arrival curve of the releases into the
 	// server on Result.ArrivalCurves.GridMS.
 	OutputCurve []int `json:"output_curve,omitempty"`
-
-	gen int // the generated load the point runs on (sweep.go)
 }
 
 // SweptValue is the point's value of its swept parameter.
@@ -149,12 +147,12 @@ type Metrics struct {
 	Classes []ClassMetrics `json:"classes,omitempty"`
 	// SLOMet says whether the config's SLO holds (nil without one).
 	SLOMet *bool `json:"slo_met,omitempty"`
-	// Client is what the client model measures (simulate_clients.go): nil
+	// Client is what the client model measures (experiments/simulate, clients.go): nil
 	// for a point without client behaviour.
 	Client *ClientMetrics `json:"client,omitempty"`
 	// Instances are each instance's decisions and state when the point's
 	// gate runs as several instances behind a balancer
-	// (limiter.Replicated, simulate_hooks.go): nil otherwise.
+	// (limiter.Replicated, experiments/simulate hooks.go): nil otherwise.
 	Instances []InstanceMetrics `json:"instances,omitempty"`
 }
 
@@ -259,7 +257,7 @@ type Series struct {
 	// Classes count each class's scored arrivals and successes by arrival
 	// window (with classes).
 	Classes []ClassSeries `json:"classes,omitempty"`
-	// The client model's (simulate_clients.go): attempts at the gate and
+	// The client model's (experiments/simulate, clients.go): attempts at the gate and
 	// the retries among them by arrival window, and the requests that
 	// succeeded by finish window (Offered counts first attempts).
 	Attempts []int32 `json:"attempts,omitempty"`
@@ -296,4 +294,22 @@ type ClientResult struct {
 	Attempts    int     `json:"attempts,omitempty"`
 	Admitted    int     `json:"admitted"`
 	AdmittedRPS float64 `json:"admitted_rps"`
+}
+
+// Partial marks a result cut short: its sweep was cancelled (or the
+// process interrupted) after the first PointsDone of its PointsTotal
+// points had finished, and it holds those alone.
+type Partial struct {
+	PointsDone  int `json:"points_done"`
+	PointsTotal int `json:"points_total"`
+}
+
+// Input is a trace file a run read, as manifest.json records it: its name
+// (the trace part's file), the sha256 of its CSV text as read (after
+// gunzip: `zcat -f FILE | sha256sum`), and that text's length, so that a
+// run can be checked against the very trace it replayed.
+type Input struct {
+	Name   string `json:"name"`
+	SHA256 string `json:"sha256"`
+	Bytes  int64  `json:"bytes"`
 }

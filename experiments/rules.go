@@ -133,9 +133,9 @@ func (c *Config) ScoreEndMS(deadlineMS float64) float64 {
 	return c.Workload.DurationMS
 }
 
-// scoreSeconds is the length of the scoring window in seconds, the
+// ScoreSeconds is the length of the scoring window in seconds, the
 // denominator of every rate.
-func (c *Config) scoreSeconds(deadlineMS float64) float64 {
+func (c *Config) ScoreSeconds(deadlineMS float64) float64 {
 	if c.Rule("metrics.score_until") == ScoreToEndMinusDead {
 		return max(1, c.Workload.DurationMS-deadlineMS) / 1000.0
 	}

@@ -8,14 +8,11 @@ import (
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/field"
+	"github.com/ratelab/ratelab/experiments/sweep"
+	"github.com/ratelab/ratelab/internal/enginetest"
 )
-
-func windowDoc(durationMS float64, extra string) string {
-	return fmt.Sprintf(`{"version": 1, "seed": 3,
-  "workload": {"duration_ms": %g, "parts": [{"type": "poisson", "rate_rps": 30}, {"type": "clients", "group": "g", "clients": 3, "rate_rps": 5}]},
-  "limiters": [{"type": "token-bucket", "rate_rps": 25, "burst": [1, 5]}, {"type": "leaky-bucket", "rate_rps": 25, "queue": 8}]%s}`, durationMS, extra)
-}
 
 // TestSeriesWindowAdapts: 100 ms up to 5000 windows, then the narrowest of
 // 200, 500, 1000, 2000, ... ms; series_window_ms wins; a flash crowd or a
@@ -34,7 +31,7 @@ func TestSeriesWindowAdapts(t *testing.T) {
 		{9_900_000, `, "metrics": {"series_window_ms": 250}`, 250},
 		{9_900_000, `, "reports": [{"type": "series", "file": "s.csv", "columns": [{"header": "t", "value": "window_start_ms"}]}]`, 100},
 	} {
-		cfg, err := experiments.DecodeConfig([]byte(windowDoc(c.duration, c.extra)))
+		cfg, err := document.DecodeConfig([]byte(enginetest.WindowDoc(c.duration, c.extra)))
 		if err != nil {
 			t.Fatalf("%g %s: %v", c.duration, c.extra, err)
 		}
@@ -44,7 +41,7 @@ func TestSeriesWindowAdapts(t *testing.T) {
 	}
 	crowd := `{"version": 1, "workload": {"duration_ms": 9900000, "parts": [{"type": "flash-crowd", "base_rps": 1, "multiplier": 5, "start_ms": 5000, "duration_ms": 1000, "arrival": "uniform"}]},
   "limiters": [{"type": "token-bucket", "rate_rps": 25, "burst": 5}]%s}`
-	cfg, err := experiments.DecodeConfig([]byte(fmt.Sprintf(crowd, "")))
+	cfg, err := document.DecodeConfig([]byte(fmt.Sprintf(crowd, "")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,10 +50,10 @@ func TestSeriesWindowAdapts(t *testing.T) {
 	}
 	for _, c := range []struct{ doc, msg string }{
 		{fmt.Sprintf(crowd, `, "metrics": {"series_window_ms": 200}`), "with a flash crowd"},
-		{windowDoc(5000, `, "metrics": {"series_window_ms": 0.5}`), "whole number"},
-		{windowDoc(5000, `, "metrics": {"series_window_ms": 150.5}`), "whole number"},
+		{enginetest.WindowDoc(5000, `, "metrics": {"series_window_ms": 0.5}`), "whole number"},
+		{enginetest.WindowDoc(5000, `, "metrics": {"series_window_ms": 150.5}`), "whole number"},
 	} {
-		_, err := experiments.DecodeConfig([]byte(c.doc))
+		_, err := document.DecodeConfig([]byte(c.doc))
 		var errs field.List
 		if !asList(err, &errs) || len(errs) == 0 || errs[0].Path != "metrics.series_window_ms" || !strings.Contains(errs[0].Msg, c.msg) {
 			t.Errorf("error %v, want metrics.series_window_ms: %s", err, c.msg)
@@ -78,11 +75,11 @@ func asList(err error, out *field.List) bool {
 func TestMetricsDoNotDependOnTheSeriesWindow(t *testing.T) {
 	var base []experiments.Point
 	for _, w := range []string{"100", "300", "1000", "7000"} {
-		cfg, err := experiments.DecodeConfig([]byte(windowDoc(60_000, `, "metrics": {"series_window_ms": `+w+`}`)))
+		cfg, err := document.DecodeConfig([]byte(enginetest.WindowDoc(60_000, `, "metrics": {"series_window_ms": `+w+`}`)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
+		res, err := sweep.Run(context.Background(), cfg, sweep.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,17 +91,9 @@ func TestMetricsDoNotDependOnTheSeriesWindow(t *testing.T) {
 			if !reflect.DeepEqual(res.Points[i].Metrics, base[i].Metrics) {
 				t.Fatalf("window %s ms: point %d metrics\n%+v\nwant\n%+v", w, i, res.Points[i].Metrics, base[i].Metrics)
 			}
-			if sum(res.Points[i].Series.Released) != sum(base[i].Series.Released) || sum(res.Points[i].Series.Offered) != sum(base[i].Series.Offered) {
+			if enginetest.Sum(res.Points[i].Series.Released) != enginetest.Sum(base[i].Series.Released) || enginetest.Sum(res.Points[i].Series.Offered) != enginetest.Sum(base[i].Series.Offered) {
 				t.Fatalf("window %s ms: point %d series totals differ", w, i)
 			}
 		}
 	}
-}
-
-func sum(xs []int32) int {
-	n := 0
-	for _, x := range xs {
-		n += int(x)
-	}
-	return n
 }

@@ -3,7 +3,6 @@ package experiments
 import (
 	"fmt"
 	"slices"
-	"strconv"
 
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/server"
@@ -13,11 +12,11 @@ import (
 // The service-time distribution is the server's (server/service.go); the
 // config ties it to the workload: the empirical distribution reads the
 // traces' service_ms column, and the sweep draws every load's service
-// times once per server (serviceLoads, sweep.go).
+// times once per server (ServiceArrivals, experiments/simulate).
 
-// usesEmpirical reports whether the server or a server variant draws from
+// UsesEmpirical reports whether the server or a server variant draws from
 // the traces' service column.
-func (c *Config) usesEmpirical() bool {
+func (c *Config) UsesEmpirical() bool {
 	for si := range c.ServerCount() {
 		if s := c.ServerAt(si); s.Option(server.OptService) == server.ServiceEmpirical {
 			return true
@@ -63,12 +62,12 @@ func (c *Config) readsTraceFiles() bool {
 	return slices.ContainsFunc(c.Loads, func(l Load) bool { return has(l.Parts) })
 }
 
-// withTraceFileColumn is the config a run replays when an empirical server
+// WithTraceFileColumn is the config a run replays when an empirical server
 // reads a trace file's column: its mean and maximum come from the files
 // (read once through traces, with the traces in the config), which a
 // config read without them cannot know. Otherwise it is c.
-func (c *Config) withTraceFileColumn(traces workload.TraceOpener) (*Config, error) {
-	if !c.usesEmpirical() || !c.readsTraceFiles() {
+func (c *Config) WithTraceFileColumn(traces workload.TraceOpener) (*Config, error) {
+	if !c.UsesEmpirical() || !c.readsTraceFiles() {
 		return c, nil
 	}
 	n, mean, mx, err := c.serviceColumn(traces)
@@ -88,12 +87,12 @@ func (c *Config) withTraceFileColumn(traces workload.TraceOpener) (*Config, erro
 // it reads; a config that reads trace files keeps its service_ms until
 // the run reads them.
 func (c *Config) normalizeService() {
-	if !c.usesEmpirical() {
+	if !c.UsesEmpirical() {
 		return
 	}
 	if c.readsTraceFiles() {
 		// The files' column, unread here, pools with the config's: the
-		// run reads both (withTraceFileColumn). The config's alone would
+		// run reads both (WithTraceFileColumn). The config's alone would
 		// give service_ms another mean than the run's, and the config the
 		// run kept would not read back as itself.
 		return
@@ -105,9 +104,9 @@ func (c *Config) normalizeService() {
 
 // validateService checks that an empirical server has a column to read:
 // the traces in the config give one, or a trace file may (the run reads
-// it, withTraceFileColumn).
+// it, WithTraceFileColumn).
 func (c *Config) validateService() field.List {
-	if !c.usesEmpirical() {
+	if !c.UsesEmpirical() {
 		return nil
 	}
 	if c.readsTraceFiles() {
@@ -140,72 +139,4 @@ func (c *Config) columnErrors(n int, mean float64) field.List {
 		}
 	}
 	return errs
-}
-
-// serviceArrivals gives every point of a load its requests' service times
-// (server.Spec.Draw): the load itself where the point's server (with its
-// swept fields) serves a fixed time, else a copy with ServiceMS, drawn from
-// the point's seed (the run's, or its replication's or swept seed). Points
-// with the same distribution and seed share one draw, so every limiter of
-// the sweep serves the same requests for the same times.
-func (c *Config) serviceArrivals(a *workload.Arrivals, points []*Point) []*workload.Arrivals {
-	type drawn struct {
-		srv  server.Spec
-		seed uint64
-		a    *workload.Arrivals
-	}
-	var seen []drawn
-	out := make([]*workload.Arrivals, len(points))
-	for i, pt := range points {
-		srv := c.pointConfig(pt).Server
-		if srv.FixedService() {
-			out[i] = a
-			continue
-		}
-		seed := c.pointSeed(pt)
-		k := slices.IndexFunc(seen, func(d drawn) bool { return d.seed == seed && d.srv.SameService(&srv) })
-		if k < 0 {
-			cp := *a
-			cp.ServiceMS = srv.Draw(seed, a.Len(), a.GivenServiceMS)
-			seen = append(seen, drawn{srv, seed, &cp})
-			k = len(seen) - 1
-		}
-		out[i] = seen[k].a
-	}
-	return out
-}
-
-// pointSeed is the seed a point's load was generated from.
-func (c *Config) pointSeed(pt *Point) uint64 {
-	if pt.Seed != "" {
-		if v, err := strconv.ParseUint(pt.Seed, 10, 64); err == nil {
-			return v
-		}
-	}
-	return c.Seed
-}
-
-// givenService is the service_ms column of a generated load's traces (w
-// from seed), one value per arrival in stream order (NaN where a line
-// gives none), when a server draws from it (empirical); nil otherwise. The
-// stream does not carry the column: the load is generated whole
-// (workload.GenerateWith, the same arrivals in the same order) to read it.
-func (c *Config) givenService(w workload.Spec, seed uint64, n int, traces workload.TraceOpener) ([]float64, error) {
-	if !c.usesEmpirical() {
-		return nil, nil
-	}
-	a, err := workload.GenerateWith(&w, seed, traces)
-	if err != nil {
-		return nil, err
-	}
-	if a.GivenServiceMS != nil && a.Len() != n {
-		return nil, fmt.Errorf("workload: %d arrivals with service times, %d streamed", a.Len(), n)
-	}
-	return a.GivenServiceMS, nil
-}
-
-// fixedService reports whether every request of the point takes
-// service_ms.
-func (c *Config) fixedService(pt *Point) bool {
-	return c.pointConfig(pt).Server.FixedService()
 }

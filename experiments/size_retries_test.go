@@ -1,10 +1,11 @@
-package experiments
+package experiments_test
 
 import (
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/field"
 )
 
@@ -25,7 +26,7 @@ func TestSizeCountsSweptRetries(t *testing.T) {
 		retries string
 		refused bool
 	}{{"0", false}, {"100", true}, {"[0, 100]", true}, {"[100, 0]", true}} {
-		_, err := DecodeConfig([]byte(doc(c.retries)))
+		_, err := document.DecodeConfig([]byte(doc(c.retries)))
 		refused := false
 		for _, e := range field.Errors(err) {
 			refused = refused || strings.Contains(e.Msg, "decisions")

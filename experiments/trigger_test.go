@@ -1,9 +1,10 @@
-package experiments
+package experiments_test
 
 import (
 	"strings"
 	"testing"
 
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/field"
 )
 
@@ -22,7 +23,7 @@ func TestTriggerMustBeMeasurable(t *testing.T) {
 		{`{"start_ms":2000,"end_ms":5000}`, "trigger.end_ms"},
 		{`{"start_ms":1000,"end_ms":4999}`, ""},
 	} {
-		_, err := DecodeConfig([]byte(doc(c.trigger)))
+		_, err := document.DecodeConfig([]byte(doc(c.trigger)))
 		var paths []string
 		for _, e := range field.Errors(err) {
 			paths = append(paths, e.Path+": "+e.Msg)

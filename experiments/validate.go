@@ -80,7 +80,7 @@ func (c *Config) Validate() error {
 		return errs
 	}
 	switch {
-	case expected > MaxArrivals && (c.anyQueue() || c.anyClients()):
+	case expected > MaxArrivals && (c.AnyQueue() || c.AnyClients()):
 		errs.Add("workload", "produces about %.0f arrivals; the limit is %d for a sweep that runs the queue model (a server setting, classes or a scoring rule) or the client model (client behaviour, closed loops), which hold their arrivals in memory (shorten duration_ms or lower the rates)", expected, MaxArrivals)
 	case work*float64(c.maxAttempts()) > MaxDecisions:
 		what := "arrivals"

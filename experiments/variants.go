@@ -100,9 +100,9 @@ func (c *Config) WorkloadAt(i int) workload.Spec {
 	return w
 }
 
-// pointConfig is the config one point runs: cfg itself, or a shallow copy
+// PointConfig is the config one point runs: cfg itself, or a shallow copy
 // with the point's server and workload.
-func (c *Config) pointConfig(pt *Point) *Config {
+func (c *Config) PointConfig(pt *Point) *Config {
 	if len(c.Servers) == 0 && len(c.Loads) == 0 && len(pt.Axes) == 0 {
 		return c
 	}
@@ -113,11 +113,11 @@ func (c *Config) pointConfig(pt *Point) *Config {
 	return &pc
 }
 
-// usesQueue reports whether the points on server variant si run the queue
+// UsesQueue reports whether the points on server variant si run the queue
 // model (server.Queue) rather than the forward pass: a server setting other
 // than the plain FIFO one, request classes, a scoring window other than the
 // whole run, or a series report of the served p99 per window.
-func (c *Config) usesQueue(si int) bool {
+func (c *Config) UsesQueue(si int) bool {
 	srv := c.ServerAt(si)
 	if !srv.Classic() || len(c.Classes) > 0 || c.Rule("metrics.score_until") != ScoreToEnd {
 		return true
@@ -130,10 +130,10 @@ func (c *Config) usesQueue(si int) bool {
 	return false
 }
 
-// anyQueue reports whether some point runs the queue model.
-func (c *Config) anyQueue() bool {
+// AnyQueue reports whether some point runs the queue model.
+func (c *Config) AnyQueue() bool {
 	for si := range c.ServerCount() {
-		if c.usesQueue(si) {
+		if c.UsesQueue(si) {
 			return true
 		}
 	}
@@ -201,77 +201,12 @@ func (c *Config) validateVariants() field.List {
 	return errs
 }
 
-// decodeModelSections decodes the optional sections of variants.go,
-// classes.go and rules.go strictly, each under its path.
-func decodeModelSections(cfg *Config, servers, loads, classes, classDraw, slo, out json.RawMessage) field.List {
-	var errs field.List
-	given := func(r json.RawMessage) bool { return len(r) > 0 && string(r) != "null" }
-	if given(servers) {
-		var raws []json.RawMessage
-		if e := strict(servers, &raws, "servers"); e != nil {
-			errs = append(errs, e...)
-		}
-		for i, raw := range raws {
-			var v ServerVariant
-			if e := strict(raw, &v, field.Index("servers", i)); e != nil {
-				errs = append(errs, e...)
-				continue
-			}
-			cfg.Servers = append(cfg.Servers, v)
-		}
-		if len(raws) == 0 && len(errs) == 0 {
-			errs.Add("servers", "needs at least one server (or leave servers out)")
-		}
-	}
-	if given(loads) {
-		var raws []json.RawMessage
-		if e := strict(loads, &raws, "loads"); e != nil {
-			errs = append(errs, e...)
-		}
-		for i, raw := range raws {
-			path := field.Index("loads", i)
-			var shell struct {
-				Name  string            `json:"name"`
-				Parts []json.RawMessage `json:"parts"`
-			}
-			if e := strict(raw, &shell, path); e != nil {
-				errs = append(errs, e...)
-				continue
-			}
-			var parts []workload.Part
-			for j, rawPart := range shell.Parts {
-				v, e := decodeOne[workload.Part](rawPart, field.Index(field.Join(path, "parts"), j), workload.CheckFields)
-				parts, errs = append(parts, v...), append(errs, e...)
-			}
-			cfg.Loads = append(cfg.Loads, Load{Name: shell.Name, Parts: parts})
-		}
-		if len(raws) == 0 && len(errs) == 0 {
-			errs.Add("loads", "needs at least one load (or leave loads out)")
-		}
-	}
-	if given(classes) {
-		errs = append(errs, strict(classes, &cfg.Classes, "classes")...)
-	}
-	if given(classDraw) {
-		cfg.ClassDraw = new(ClassDraw)
-		errs = append(errs, strict(classDraw, cfg.ClassDraw, "class_draw")...)
-	}
-	if given(slo) {
-		cfg.SLO = new(SLO)
-		errs = append(errs, strict(slo, cfg.SLO, "slo")...)
-	}
-	if given(out) {
-		errs = append(errs, strict(out, &cfg.Output, "output")...)
-	}
-	return errs
-}
-
-// expectedArrivals is the most arrivals a load of the sweep produces (of
+// ExpectedArrivals is the most arrivals a load of the sweep produces (of
 // each generated load: swept workload fields make several).
-func (c *Config) expectedArrivals() float64 {
+func (c *Config) ExpectedArrivals() float64 {
 	s := c.shape()
 	n := 0.0
-	for g := 0; g < c.genCount(); g += c.Replicas() {
+	for g := 0; g < c.GeneratedLoads(); g += c.Replicas() {
 		w, _ := c.genWorkload(&s, g)
 		n = max(n, w.Expected())
 	}

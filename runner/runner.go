@@ -25,6 +25,7 @@ import (
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/output"
+	"github.com/ratelab/ratelab/experiments/sweep"
 	"github.com/ratelab/ratelab/experiments/workload"
 	"github.com/ratelab/ratelab/storage"
 )
@@ -532,7 +533,7 @@ func (r *Runner) sweep(j *job, prog *progressWriter) (res *experiments.Result, f
 			res, files, err = nil, nil, fmt.Errorf("internal error: %v", p)
 		}
 	}()
-	res, err = experiments.Run(j.ctx, j.cfg, experiments.Options{Workers: r.opt.EngineWorkers, Progress: prog.report, Reading: prog.reading, MaxDecisions: experiments.MaxWork, Traces: r.opt.Traces})
+	res, err = sweep.Run(j.ctx, j.cfg, sweep.Options{Workers: r.opt.EngineWorkers, Progress: prog.report, Reading: prog.reading, MaxDecisions: experiments.MaxWork, Traces: r.opt.Traces})
 	if err != nil && res != nil && res.Partial != nil {
 		// Cut short with points finished: their files, and still err.
 		if files, ferr := output.Files(res); ferr == nil {

@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/presets"
+	"github.com/ratelab/ratelab/experiments/sweep"
 	"github.com/ratelab/ratelab/storage"
 )
 
@@ -81,7 +83,7 @@ func slowConfig(t *testing.T) *experiments.Config {
 	  "server": {"workers": 4, "service_ms": 2, "deadline_ms": 100},
 	  "limiters": [{"type": "sliding-window-log", "limit": [` + strings.Join(rates[:100], ",") + `], "window_ms": [100, 200, 300, 400, 500, 600, 700, 800, 900, 1000]},
 	               {"type": "token-bucket", "rate_rps": [` + strings.Join(rates, ",") + `], "burst": [1, 2, 4, 8, 16, 32, 64, 128, 256]}]}`
-	cfg, err := experiments.DecodeConfig([]byte(doc))
+	cfg, err := document.DecodeConfig([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +155,7 @@ func TestPost3PresetRunsToDone(t *testing.T) {
 		t.Errorf("bp-post3-burst-sweep.csv sha256 %s, want %s", f.SHA256, post3SweepSHA256)
 	}
 	// Every stored file is what output.Files writes for the same config.
-	res, err := experiments.Run(t.Context(), cfg, experiments.Options{Workers: 1})
+	res, err := sweep.Run(t.Context(), cfg, sweep.Options{Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -514,7 +516,7 @@ func TestStreamedRunSaysHowFarItRead(t *testing.T) {
 	st := newStore(t)
 	r := newRunner(t, st, Options{})
 	r.Start()
-	cfg, err := experiments.DecodeConfig([]byte(`{"version": 1, "seed": 3,
+	cfg, err := document.DecodeConfig([]byte(`{"version": 1, "seed": 3,
 	  "workload": {"duration_ms": 4000000, "parts": [{"type": "poisson", "rate_rps": 2000}]},
 	  "server": {"workers": 4, "service_ms": 2, "deadline_ms": 100},
 	  "limiters": [{"type": "token-bucket", "rate_rps": [1500, 2500], "burst": 20}]}`))
@@ -555,7 +557,7 @@ func TestStreamedRunSaysHowFarItRead(t *testing.T) {
 func TestRunningEventsCountRuns(t *testing.T) {
 	st := newStore(t)
 	r := newRunner(t, st, Options{})
-	cfg, err := experiments.DecodeConfig([]byte(`{"version": 1, "seed": 3, "replications": 3,
+	cfg, err := document.DecodeConfig([]byte(`{"version": 1, "seed": 3, "replications": 3,
 	  "workload": {"duration_ms": 2000, "parts": [{"type": "poisson", "rate_rps": 200}]},
 	  "server": {"workers": 1, "service_ms": 2, "deadline_ms": 100},
 	  "limiters": [{"type": "token-bucket", "rate_rps": 150, "burst": 20}]}`))

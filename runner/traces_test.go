@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/storage"
 )
 
@@ -27,7 +28,7 @@ func TestTraceFiles(t *testing.T) {
 	})
 	r.Start()
 	doc := func(name string) *experiments.Config {
-		cfg, err := experiments.DecodeConfig([]byte(`{"version":1,"workload":{"duration_ms":1000,"parts":[{"type":"trace","file":"` + name + `"}]},
+		cfg, err := document.DecodeConfig([]byte(`{"version":1,"workload":{"duration_ms":1000,"parts":[{"type":"trace","file":"` + name + `"}]},
 			"limiters":[{"type":"token-bucket","rate_rps":10,"burst":[1,2]}]}`))
 		if err != nil {
 			t.Fatal(err)
@@ -77,7 +78,7 @@ func TestEmpiricalTraceFileStoresItsMean(t *testing.T) {
 		TraceNames: func() ([]string, error) { return []string{"day.csv"}, nil },
 	})
 	r.Start()
-	cfg, err := experiments.DecodeConfig([]byte(`{"version":1,"workload":{"duration_ms":1000,"parts":[{"type":"trace","file":"day.csv"}]},
+	cfg, err := document.DecodeConfig([]byte(`{"version":1,"workload":{"duration_ms":1000,"parts":[{"type":"trace","file":"day.csv"}]},
 		"server":{"service":"empirical"},"limiters":[{"type":"token-bucket","rate_rps":10,"burst":[1,2]}]}`))
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +88,7 @@ func TestEmpiricalTraceFileStoresItsMean(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stored, err := experiments.DecodeConfig(got.Config)
+	stored, err := document.DecodeConfig(got.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +109,7 @@ func TestTraceFileOfALoad(t *testing.T) {
 		Traces:     func(string) (io.ReadCloser, error) { return io.NopCloser(strings.NewReader("t_ms,client\n0,a\n")), nil },
 		TraceNames: func() ([]string, error) { return []string{"day.csv"}, nil },
 	})
-	cfg, err := experiments.DecodeConfig([]byte(`{"version":1,"workload":{"duration_ms":1000,"parts":[{"type":"trace","file":"day.csv"}]},
+	cfg, err := document.DecodeConfig([]byte(`{"version":1,"workload":{"duration_ms":1000,"parts":[{"type":"trace","file":"day.csv"}]},
 		"loads":[{"name":"a","parts":[{"type":"trace","file":"day.csv"}]},{"name":"b","parts":[{"type":"trace","file":"night.csv"}]}],
 		"limiters":[{"type":"token-bucket","rate_rps":10,"burst":1}]}`))
 	if err != nil {

@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/output"
+	"github.com/ratelab/ratelab/experiments/sweep"
 )
 
 // benchConfig has 200 points over 60 s (600 series windows each: 120,000
@@ -26,7 +28,7 @@ func benchConfig(b *testing.B) *experiments.Config {
 	  "server": {"workers": 2, "service_ms": 5, "deadline_ms": 200},
 	  "limiters": [{"type": "token-bucket", "rate_rps": 250, "burst": [` + strings.Join(bursts, ",") + `]},
 	               {"type": "leaky-bucket", "rate_rps": 250, "queue": [` + strings.Join(bursts, ",") + `]}]}`
-	cfg, err := experiments.DecodeConfig([]byte(doc))
+	cfg, err := document.DecodeConfig([]byte(doc))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -37,7 +39,7 @@ func benchConfig(b *testing.B) *experiments.Config {
 // files) and reads its Result back; it reports the database size per run.
 func BenchmarkComplete(b *testing.B) {
 	cfg := benchConfig(b)
-	res, err := experiments.Run(b.Context(), cfg, experiments.Options{})
+	res, err := sweep.Run(b.Context(), cfg, sweep.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/presets"
+	"github.com/ratelab/ratelab/experiments/sweep"
 	"github.com/ratelab/ratelab/migrations"
 )
 
@@ -27,7 +27,7 @@ func TestKeepStoresPartial(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
-	res, err := experiments.Run(ctx, cfg, experiments.Options{Workers: 1, Progress: func(done, _ int) {
+	res, err := sweep.Run(ctx, cfg, sweep.Options{Workers: 1, Progress: func(done, _ int) {
 		if done == 4 {
 			cancel()
 		}

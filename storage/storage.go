@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/output"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -681,7 +682,7 @@ func (s *Store) result(ctx context.Context, id string, withSeries bool) (*experi
 	if err := json.Unmarshal([]byte(head.String), res); err != nil {
 		return nil, fmt.Errorf("stored result: %w", err)
 	}
-	if res.Config, err = experiments.DecodeConfig(config); err != nil {
+	if res.Config, err = document.DecodeConfig(config); err != nil {
 		return nil, fmt.Errorf("stored config: %w", err)
 	}
 	query := "SELECT idx, point, series FROM points WHERE run_id = ? ORDER BY idx"

@@ -15,8 +15,10 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/presets"
+	"github.com/ratelab/ratelab/experiments/sweep"
 	"github.com/ratelab/ratelab/migrations"
 )
 
@@ -55,7 +57,7 @@ func openTemp(t *testing.T) (*Store, string) {
 
 func runConfig(t *testing.T, cfg *experiments.Config) (*experiments.Result, []output.File) {
 	t.Helper()
-	res, err := experiments.Run(t.Context(), cfg, experiments.Options{})
+	res, err := sweep.Run(t.Context(), cfg, sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +188,7 @@ func TestMigrationsApplyInOrderOnce(t *testing.T) {
 }
 
 func TestCompletedRunReadsBackAfterReopen(t *testing.T) {
-	multi, err := experiments.DecodeConfig([]byte(multiClientConfig))
+	multi, err := document.DecodeConfig([]byte(multiClientConfig))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +197,7 @@ func TestCompletedRunReadsBackAfterReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The client model's series and a replicated point's band (format 4).
-	replicated, err := experiments.DecodeConfig([]byte(`{"version": 1, "name": "replicated-clients", "seed": 3, "replications": 3,
+	replicated, err := document.DecodeConfig([]byte(`{"version": 1, "name": "replicated-clients", "seed": 3, "replications": 3,
   "workload": {"duration_ms": 2000, "parts": [{"type": "poisson", "rate_rps": 160, "timeout_ms": 60, "retries": 2, "backoff_ms": 20}]},
   "server": {"service_ms": 5}, "limiters": [{"type": "token-bucket", "rate_rps": 120, "burst": [5, 20]}]}`))
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/decide"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/runner"
 	"github.com/ratelab/ratelab/storage"
@@ -238,7 +239,7 @@ func (s *Server) apiCreateRun(w http.ResponseWriter, r *http.Request) {
 	}
 	defer release()
 	body := http.MaxBytesReader(w, r.Body, MaxAPIBytes)
-	cfg, err := experiments.ReadConfig(body, experiments.Limits{MaxBytes: MaxAPIBytes, MaxString: form.MaxTraceBytes})
+	cfg, err := document.ReadConfig(body, document.Limits{MaxBytes: MaxAPIBytes, MaxString: form.MaxTraceBytes})
 	if err != nil {
 		status, detail, errs := documentStatus(err)
 		problem(w, r, status, detail, errs)
@@ -297,8 +298,8 @@ func jsonBody(r *http.Request) string {
 // cannot run.
 func documentStatus(err error) (int, string, field.List) {
 	var tooLarge *http.MaxBytesError
-	var doc *experiments.DocumentError
-	var read *experiments.ReadError
+	var doc *document.Error
+	var read *document.ReadError
 	switch {
 	case errors.As(err, &tooLarge):
 		return http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %s, the limit", format.Bytes(int(tooLarge.Limit))), nil

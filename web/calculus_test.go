@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/storage"
 	"github.com/ratelab/ratelab/web/form"
@@ -124,7 +124,7 @@ func TestCalculusInBrowserFlow(t *testing.T) {
 		t.Fatalf("chain check: %d", w.Code)
 	}
 	doc := html.UnescapeString(m[1])
-	if _, err := experiments.DecodeConfig([]byte(doc)); err != nil {
+	if _, err := document.DecodeConfig([]byte(doc)); err != nil {
 		t.Fatalf("chain check config does not decode: %v\n%s", err, doc)
 	}
 	id = runIDFrom(t, l.postForm("/calculus/run", url.Values{"config": {doc}}))

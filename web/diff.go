@@ -10,7 +10,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
+	"github.com/ratelab/ratelab/experiments/simulate"
 	"github.com/ratelab/ratelab/storage"
 	"github.com/ratelab/ratelab/web/charts"
 	"github.com/ratelab/ratelab/web/format"
@@ -30,8 +31,8 @@ const diffShown = 50
 type DiffData struct {
 	A, B     DiffPoint
 	Query    string // a=…&b=…[&eps_ms=…], for the CSV link
-	Sum      *experiments.DiffSummary
-	First    []experiments.Disagreement
+	Sum      *simulate.DiffSummary
+	First    []simulate.Disagreement
 	Timeline charts.Chart
 }
 
@@ -81,8 +82,8 @@ func parseDiffQuery(q url.Values) (*diffQuery, error) {
 	}
 	if v := q.Get("eps_ms"); v != "" {
 		eps, err := strconv.ParseFloat(v, 64)
-		if err != nil || !(eps > 0 && eps <= experiments.MaxDecisionEpsMS) {
-			return nil, fmt.Errorf("eps_ms: %q: give the release-time tolerance in ms, above 0 and at most %d (default %g)", format.Clip(v, 20), experiments.MaxDecisionEpsMS, experiments.DecisionEpsMS)
+		if err != nil || !(eps > 0 && eps <= simulate.MaxDecisionEpsMS) {
+			return nil, fmt.Errorf("eps_ms: %q: give the release-time tolerance in ms, above 0 and at most %d (default %g)", format.Clip(v, 20), simulate.MaxDecisionEpsMS, simulate.DecisionEpsMS)
 		}
 		d.eps = eps
 	}
@@ -91,9 +92,9 @@ func parseDiffQuery(q url.Values) (*diffQuery, error) {
 
 // diffSides loads both runs and checks the points can be diffed; on a
 // problem it answers and returns false.
-func (s *Server) diffSides(w http.ResponseWriter, r *http.Request) (*diffQuery, [2]DiffPoint, [2]experiments.DiffSide, bool) {
+func (s *Server) diffSides(w http.ResponseWriter, r *http.Request) (*diffQuery, [2]DiffPoint, [2]simulate.DiffSide, bool) {
 	var pts [2]DiffPoint
-	var sides [2]experiments.DiffSide
+	var sides [2]simulate.DiffSide
 	q, err := parseDiffQuery(r.URL.Query())
 	if err != nil {
 		s.errorPage(w, r, http.StatusBadRequest, "Cannot diff decisions", err.Error())
@@ -109,15 +110,15 @@ func (s *Server) diffSides(w http.ResponseWriter, r *http.Request) (*diffQuery, 
 			s.internalError(w, r, "read a run", err)
 			return nil, pts, sides, false
 		}
-		cfg, err := experiments.DecodeConfig(run.Config)
+		cfg, err := document.DecodeConfig(run.Config)
 		if err != nil {
 			s.errorPage(w, r, http.StatusUnprocessableEntity, "Cannot diff decisions", fmt.Sprintf("Run %s's stored config no longer decodes: %v", id, err))
 			return nil, pts, sides, false
 		}
 		pts[i] = DiffPoint{Run: run, Point: q.points[i]}
-		sides[i] = experiments.DiffSide{Config: cfg, Point: q.points[i]}
+		sides[i] = simulate.DiffSide{Config: cfg, Point: q.points[i]}
 	}
-	if err := experiments.CheckDiff(sides[0], sides[1]); err != nil {
+	if err := simulate.CheckDiff(sides[0], sides[1]); err != nil {
 		s.errorPage(w, r, http.StatusUnprocessableEntity, "Cannot diff decisions", "The two points cannot be compared request by request: "+err.Error()+".")
 		return nil, pts, sides, false
 	}
@@ -130,7 +131,7 @@ func (s *Server) diffPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := &DiffData{A: pts[0], B: pts[1], Query: r.URL.RawQuery}
-	sum, err := experiments.DiffDecisions(r.Context(), sides[0], sides[1], q.eps, func(x *experiments.Disagreement) error {
+	sum, err := simulate.DiffDecisions(r.Context(), sides[0], sides[1], q.eps, func(x *simulate.Disagreement) error {
 		if len(d.First) < diffShown {
 			d.First = append(d.First, *x)
 		}
@@ -171,7 +172,7 @@ func (s *Server) diffCSV(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	row := make([]string, 7)
-	_, err = experiments.DiffDecisions(r.Context(), sides[0], sides[1], q.eps, func(x *experiments.Disagreement) error {
+	_, err = simulate.DiffDecisions(r.Context(), sides[0], sides[1], q.eps, func(x *simulate.Disagreement) error {
 		row[0] = strconv.FormatInt(x.Seq, 10)
 		row[1] = msText(x.TimeMS)
 		row[2] = strconv.Itoa(int(x.Client))

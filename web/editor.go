@@ -10,7 +10,7 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/web/form"
 	"github.com/ratelab/ratelab/web/format"
 )
@@ -62,14 +62,14 @@ func (s *Server) runDocument(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, r, status, "The form could not be read", msg)
 		return
 	}
-	cfg, err := experiments.ReadConfig(doc, experiments.Limits{MaxBytes: MaxAPIBytes, MaxString: form.MaxTraceBytes})
+	cfg, err := document.ReadConfig(doc, document.Limits{MaxBytes: MaxAPIBytes, MaxString: form.MaxTraceBytes})
 	if err != nil {
 		status, _, _ := documentStatus(err)
 		title := "This config cannot run"
 		if status == http.StatusRequestEntityTooLarge {
 			title = "This config is too large"
 		}
-		var read *experiments.ReadError
+		var read *document.ReadError
 		var tooLarge *http.MaxBytesError
 		switch {
 		case errors.As(err, &tooLarge):

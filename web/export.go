@@ -11,6 +11,7 @@ import (
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/deploy"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/storage"
@@ -138,7 +139,7 @@ type exportError struct {
 // exportRequest reads ?point=N&format=F of a stored run: its config, the
 // point and the export, or what is wrong.
 func (s *Server) exportRequest(r *http.Request, run *storage.Run, pointArg, formatArg string) (*experiments.Config, *deploy.Export, *exportError) {
-	cfg, err := experiments.DecodeConfig(run.Config)
+	cfg, err := document.DecodeConfig(run.Config)
 	if err != nil {
 		return nil, nil, &exportError{http.StatusUnprocessableEntity, "", "the stored config no longer decodes: " + err.Error()}
 	}

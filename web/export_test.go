@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/deploy"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/storage"
 )
@@ -47,7 +47,7 @@ func doneRun(t *testing.T, l *lab, doc string) string {
 func TestDeploySection(t *testing.T) {
 	l := newLab(t, true, 4)
 	id := doneRun(t, l, exportSweep)
-	cfg, err := experiments.DecodeConfig([]byte(exportSweep))
+	cfg, err := document.DecodeConfig([]byte(exportSweep))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestDeploySection(t *testing.T) {
 	if rr.Status != storage.StatusDone || rr.RerunOf != "" {
 		t.Fatalf("rerun %s: %s, rerun_of %q", rid, rr.Status, rr.RerunOf)
 	}
-	next, err := experiments.DecodeConfig(rr.Config)
+	next, err := document.DecodeConfig(rr.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestDeploySection(t *testing.T) {
 // token bucket and differ by client policy, so each label names its policy
 // and no two are alike.
 func TestDeployMenuTellsPointsApart(t *testing.T) {
-	cfg, err := experiments.DecodeConfig([]byte(`{"version": 1, "seed": 1,
+	cfg, err := document.DecodeConfig([]byte(`{"version": 1, "seed": 1,
 	"workload": {"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 50}]},
 	"server": {"workers": 1, "service_ms": 1},
 	"limiters": [{"type": "token-bucket", "rate_rps": 100, "burst": 10}],

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/presets"
 	"github.com/ratelab/ratelab/web/form"
 	"github.com/ratelab/ratelab/web/format"
@@ -36,7 +36,7 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request) {
 			status, d.Notice = http.StatusNotFound, fmt.Sprintf("no run %q to start from", format.Clip(id, 40))
 			break
 		}
-		cfg, err := experiments.DecodeConfig(run.Config)
+		cfg, err := document.DecodeConfig(run.Config)
 		if err != nil {
 			status, d.Notice = http.StatusUnprocessableEntity, "the stored config of run "+id+" no longer decodes: "+err.Error()
 			break

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/output"
+	"github.com/ratelab/ratelab/experiments/sweep"
 	"github.com/ratelab/ratelab/storage"
 	"github.com/ratelab/ratelab/web/form"
 )
@@ -36,7 +37,7 @@ func (l *lab) storeRun(files []output.File) string {
 	l.t.Helper()
 	ctx := context.Background()
 	doc, cfg := form.Default().Document()
-	res, err := experiments.Run(ctx, cfg, experiments.Options{Workers: 2})
+	res, err := sweep.Run(ctx, cfg, sweep.Options{Workers: 2})
 	if err != nil {
 		l.t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/output"
+	"github.com/ratelab/ratelab/experiments/sweep"
 	"github.com/ratelab/ratelab/storage"
 	"github.com/ratelab/ratelab/web/form"
 )
@@ -20,7 +21,7 @@ func TestPartialRunShown(t *testing.T) {
 	ctx := context.Background()
 	doc, cfg := form.Default().Document()
 	cctx, cancel := context.WithCancel(ctx)
-	res, err := experiments.Run(cctx, cfg, experiments.Options{Workers: 1, Progress: func(done, _ int) {
+	res, err := sweep.Run(cctx, cfg, sweep.Options{Workers: 1, Progress: func(done, _ int) {
 		if done == 2 {
 			cancel()
 		}

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/storage"
 	"github.com/ratelab/ratelab/web/charts"
 	"github.com/ratelab/ratelab/web/form"
@@ -83,7 +83,7 @@ func (s *Server) runPageData(r *http.Request, run *storage.Run, chosen int) (*Ru
 	if len(d.ConfigJSON) > maxConfigShown {
 		d.ConfigJSON = d.ConfigJSON[:maxConfigShown] + fmt.Sprintf("\n… (%s in all; the whole document is in manifest.json)", format.Bytes(len(run.Config)))
 	}
-	if cfg, err := experiments.DecodeConfig(run.Config); err == nil {
+	if cfg, err := document.DecodeConfig(run.Config); err == nil {
 		d.Summary = summarize(cfg)
 		d.Chain = form.HasChain(cfg)
 	} else {
@@ -108,7 +108,7 @@ func (s *Server) runPageData(r *http.Request, run *storage.Run, chosen int) (*Ru
 	d.Query.Point = chosen
 	d.Format = deployFormatKey(r.URL.Query().Get("format"))
 	d.Result = charts.NewPageQuery(res, d.Query, run.ID)
-	if cfg, err := experiments.DecodeConfig(run.Config); err == nil && len(res.Points) > 0 {
+	if cfg, err := document.DecodeConfig(run.Config); err == nil && len(res.Points) > 0 {
 		d.Deploy = newDeployView(run.ID, cfg, d.Result.View.Chosen, r.URL.Query().Get("format"))
 	}
 	if _, most := res.ArrivalsSpan(); most == 0 {

@@ -14,6 +14,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/storage"
 	"github.com/ratelab/ratelab/web/format"
 )
@@ -288,7 +289,7 @@ func (s *Server) rerunRun(w http.ResponseWriter, r *http.Request) {
 	if run == nil {
 		return
 	}
-	cfg, err := experiments.DecodeConfig(run.Config)
+	cfg, err := document.DecodeConfig(run.Config)
 	if err != nil {
 		s.errorPage(w, r, http.StatusUnprocessableEntity, "Cannot re-run", "The stored config no longer decodes: "+err.Error())
 		return

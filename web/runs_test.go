@@ -15,6 +15,7 @@ import (
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/output"
+	"github.com/ratelab/ratelab/experiments/sweep"
 	"github.com/ratelab/ratelab/storage"
 	"github.com/ratelab/ratelab/web/form"
 )
@@ -46,7 +47,7 @@ func TestSubmitRunDownloadRerun(t *testing.T) {
 	}
 
 	// The CLI's files for the same config.
-	res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
+	res, err := sweep.Run(context.Background(), cfg, sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func TestRerunAcrossEngineVersions(t *testing.T) {
 	if cfg == nil {
 		t.Fatal("default form does not decode")
 	}
-	res, err := experiments.Run(ctx, cfg, experiments.Options{Workers: 2})
+	res, err := sweep.Run(ctx, cfg, sweep.Options{Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

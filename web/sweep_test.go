@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/storage"
 	"github.com/ratelab/ratelab/web/form"
 )
@@ -79,7 +79,7 @@ func TestAnswerWithIntervals(t *testing.T) {
 // back on its input with the list as typed.
 func TestFormSweepsBoundAndDistribution(t *testing.T) {
 	l := newLab(t, true, 4)
-	cfg, err := experiments.DecodeConfig([]byte(`{"version":1,"seed":2,
+	cfg, err := document.DecodeConfig([]byte(`{"version":1,"seed":2,
  "workload":{"duration_ms":2000,"parts":[{"type":"poisson","rate_rps":150}]},
  "server":{"workers":1,"service_ms":8,"door":"tail-drop"},
  "limiters":[{"type":"token-bucket","rate_rps":120,"burst":10}]}`))

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/runner"
 	"github.com/ratelab/ratelab/storage"
 	"github.com/ratelab/ratelab/web/form"
@@ -79,7 +79,7 @@ func TestTraceDirectory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := experiments.DecodeConfig(stored.Config)
+	cfg, err := document.DecodeConfig(stored.Config)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/deploy"
+	"github.com/ratelab/ratelab/experiments/document"
 )
 
 // cmdExport prints the configuration that deploys one point of a run
@@ -97,7 +98,7 @@ func manifestConfig(dir string) (*experiments.Config, error) {
 	if err := json.Unmarshal(data, &m); err != nil || len(m.Config) == 0 {
 		return nil, fmt.Errorf("%s is not a run's manifest (no config): %v", path, err)
 	}
-	cfg, err := experiments.DecodeConfig(m.Config)
+	cfg, err := document.DecodeConfig(m.Config)
 	if err != nil {
 		return nil, fmt.Errorf("the config in %s: %w", path, err)
 	}

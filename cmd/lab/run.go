@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/presets"
+	"github.com/ratelab/ratelab/experiments/sweep"
 	"github.com/ratelab/ratelab/experiments/workload"
 	"github.com/ratelab/ratelab/web/format"
 )
@@ -77,7 +79,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			for _, n := range notes {
 				fmt.Fprintf(stderr, "lab run: %s: %s\n", *configPath, n)
 			}
-		} else if cfg, err = experiments.DecodeConfig(data); err != nil {
+		} else if cfg, err = document.DecodeConfig(data); err != nil {
 			return usagef("config %s: %w", *configPath, err)
 		}
 	}
@@ -106,7 +108,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 	start := time.Now()
 	last := start
-	opt := experiments.Options{Workers: *workers, Traces: traces}
+	opt := sweep.Options{Workers: *workers, Traces: traces}
 	total := len(cfg.Points())
 	if shard != nil {
 		opt.Points = shardPoints(*shard, total)
@@ -127,7 +129,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			}
 		}
 	}
-	res, err := experiments.Run(ctx, cfg, opt)
+	res, err := sweep.Run(ctx, cfg, opt)
 	// Interrupted (SIGINT, SIGTERM) after some points finished: write
 	// those, marked partial in manifest.json, and still fail.
 	stopped := err
@@ -208,7 +210,7 @@ func traceWorkload(cfg *experiments.Config, path string) (*experiments.Config, e
 	if err != nil {
 		return nil, fmt.Errorf("--trace: %w", err)
 	}
-	out, err := experiments.DecodeConfig(doc)
+	out, err := document.DecodeConfig(doc)
 	if err != nil {
 		return nil, fmt.Errorf("--trace: %w", err)
 	}

@@ -29,6 +29,7 @@ import (
 	"strings"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/output"
 )
 
@@ -194,7 +195,7 @@ func mergeShards(dirs []string) (*experiments.Result, error) {
 	if first.m.EngineVersion != experiments.EngineVersion {
 		return nil, fmt.Errorf("shard %s: engine version %s, this lab is %s: merge with the lab that ran the shards", first.dir, first.m.EngineVersion, experiments.EngineVersion)
 	}
-	cfg, err := experiments.DecodeConfig(first.m.Config)
+	cfg, err := document.DecodeConfig(first.m.Config)
 	if err != nil {
 		return nil, fmt.Errorf("shard %s: config: %w", first.dir, err)
 	}

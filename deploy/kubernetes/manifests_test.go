@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 )
 
 // decodeStrict reads one manifest into the API type its apiVersion and
@@ -58,7 +58,7 @@ func TestManifests(t *testing.T) {
 	decodeStrict(t, "shards-job.yaml", &shards, "batch/v1", "Job")
 	decodeStrict(t, "merge-job.yaml", &merge, "batch/v1", "Job")
 
-	if _, err := experiments.DecodeConfig([]byte(cm.Data["sweep.json"])); err != nil {
+	if _, err := document.DecodeConfig([]byte(cm.Data["sweep.json"])); err != nil {
 		t.Errorf("configmap.yaml: sweep.json: %v", err)
 	}
 	if !slices.Contains(pvc.Spec.AccessModes, corev1.ReadWriteMany) {

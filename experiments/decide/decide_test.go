@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/limiter"
 )
 
@@ -113,7 +114,7 @@ func TestNoObjectivesNoAnswer(t *testing.T) {
 
 func TestObjectivesDecodeAndValidate(t *testing.T) {
 	base := `{"version":1,"seed":1,"workload":{"duration_ms":1000,"parts":[{"type":"constant","rate_rps":10}]},"limiters":[{"type":"none"}],`
-	cfg, err := experiments.DecodeConfig([]byte(base + `"objectives":[{"metric":"sojourn_p99_ms","op":"<=","value":200}]}`))
+	cfg, err := document.DecodeConfig([]byte(base + `"objectives":[{"metric":"sojourn_p99_ms","op":"<=","value":200}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +128,7 @@ func TestObjectivesDecodeAndValidate(t *testing.T) {
 		`"objectives":[{"metric":"reject_pct","op":"<","value":"a"}]}`:                                          "objectives[0].value: must be a number",
 		`"objectives":[{"metric":"reject_pct","op":"<","value":1},{"metric":"reject_pct","op":"<","value":1}]}`: "objectives[1]: objectives[0] is the same",
 	} {
-		_, err := experiments.DecodeConfig([]byte(base + doc))
+		_, err := document.DecodeConfig([]byte(base + doc))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: got %v, want %q", doc, err, want)
 		}

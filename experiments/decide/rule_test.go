@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/limiter"
 )
 
@@ -444,7 +445,7 @@ func TestGuaranteeOverScenarios(t *testing.T) {
 // field paths; -0 is 0; a metric that is not one gets "did you mean".
 func TestDecisionConfig(t *testing.T) {
 	base := `{"version":1,"seed":1,"workload":{"duration_ms":1000,"parts":[{"type":"constant","rate_rps":10}]},"limiters":[{"type":"none"}]`
-	cfg, err := experiments.DecodeConfig([]byte(base + `,"objectives":[{"metric":"reject_pct","op":"<=","value":-0}]}`))
+	cfg, err := document.DecodeConfig([]byte(base + `,"objectives":[{"metric":"reject_pct","op":"<=","value":-0}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -463,18 +464,18 @@ func TestDecisionConfig(t *testing.T) {
   }`) {
 		t.Errorf("canonical document:\n%s", cfg.JSON())
 	}
-	if again, err := experiments.DecodeConfig(cfg.JSON()); err != nil || string(again.JSON()) != string(cfg.JSON()) {
+	if again, err := document.DecodeConfig(cfg.JSON()); err != nil || string(again.JSON()) != string(cfg.JSON()) {
 		t.Errorf("the canonical document does not read back to itself: %v", err)
 	}
-	cfg, err = experiments.DecodeConfig([]byte(base + `,"objectives":[{"metric":"reject_pct","op":"<=","value":1}],"decision":{"scenarios":["policies","loads"],"goodput_tolerance_pct":0}}`))
+	cfg, err = document.DecodeConfig([]byte(base + `,"objectives":[{"metric":"reject_pct","op":"<=","value":1}],"decision":{"scenarios":["policies","loads"],"goodput_tolerance_pct":0}}`))
 	if err != nil || strings.Join(cfg.Decision.Scenarios, ",") != "loads,policies" || cfg.GoodputTolerancePct() != 0 || cfg.Scenario("fields") {
 		t.Fatalf("given decision: %+v %v", cfg, err)
 	}
-	cfg, err = experiments.DecodeConfig([]byte(base + `,"objectives":[{"metric":"reject_pct","op":"<=","value":1}],"decision":{"scenarios":[]}}`))
+	cfg, err = document.DecodeConfig([]byte(base + `,"objectives":[{"metric":"reject_pct","op":"<=","value":1}],"decision":{"scenarios":[]}}`))
 	if err != nil || len(cfg.Decision.Scenarios) != 0 || cfg.Scenario("loads") {
 		t.Fatalf("no scenario axes: %+v %v", cfg.Decision, err)
 	}
-	if plain, err := experiments.DecodeConfig([]byte(base + `}`)); err != nil || plain.Decision != nil || strings.Contains(string(plain.JSON()), "decision") {
+	if plain, err := document.DecodeConfig([]byte(base + `}`)); err != nil || plain.Decision != nil || strings.Contains(string(plain.JSON()), "decision") {
 		t.Errorf("a config without objectives got a decision: %v", err)
 	}
 	for doc, want := range map[string]string{
@@ -486,7 +487,7 @@ func TestDecisionConfig(t *testing.T) {
 		`,"objectives":[{"metric":"p99_ms","op":"<=","value":1}]}`:                                      `did you mean`,
 		`,"objectives":[{"metric":"late","op":"<=","value":0},{"metric":"late","op":"<=","value":-0}]}`: `objectives[1]: objectives[0] is the same objective`,
 	} {
-		_, err := experiments.DecodeConfig([]byte(base + doc))
+		_, err := document.DecodeConfig([]byte(base + doc))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: got %v, want %q", doc, err, want)
 		}

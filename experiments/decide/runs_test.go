@@ -8,17 +8,19 @@ import (
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/decide"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/output"
+	"github.com/ratelab/ratelab/experiments/sweep"
 )
 
 // run decodes and runs a config document.
 func run(t *testing.T, doc string) *experiments.Result {
 	t.Helper()
-	cfg, err := experiments.DecodeConfig([]byte(doc))
+	cfg, err := document.DecodeConfig([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := experiments.Run(context.Background(), cfg, experiments.Options{Workers: 2})
+	res, err := sweep.Run(context.Background(), cfg, sweep.Options{Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

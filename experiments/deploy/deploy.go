@@ -27,6 +27,7 @@ import (
 	"strings"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/limiter"
 )
 
@@ -265,7 +266,7 @@ func RerunConfig(cfg *experiments.Config, e *Export) (*experiments.Config, error
 	if err != nil {
 		return nil, err
 	}
-	return experiments.DecodeConfig(data)
+	return document.DecodeConfig(data)
 }
 
 // uniqueName is name, or name (2), (3)... when a limiter already has it.

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/deploy"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/limiter"
 )
 
@@ -435,7 +435,7 @@ func TestEveryRerunIsAValidGate(t *testing.T) {
 }
 
 func TestPointOfAndRerunConfig(t *testing.T) {
-	cfg, err := experiments.DecodeConfig([]byte(`{"version": 1, "seed": 1,
+	cfg, err := document.DecodeConfig([]byte(`{"version": 1, "seed": 1,
 		"workload": {"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 50}]},
 		"server": {"workers": 1, "service_ms": 1},
 		"limiters": [{"type": "token-bucket", "rate_rps": 100, "burst": [5, 20]},

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/presets"
+	"github.com/ratelab/ratelab/experiments/sweep"
 )
 
 // BenchmarkSeedModelOutputs is the whole-run case: the seed lab's Post 3 model
@@ -27,7 +27,7 @@ func BenchmarkSeedModelOutputs(b *testing.B) {
 	bytes := 0
 	for b.Loop() {
 		t0 := time.Now()
-		res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
+		res, err := sweep.Run(context.Background(), cfg, sweep.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -6,8 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/output"
+	"github.com/ratelab/ratelab/experiments/sweep"
 )
 
 // TestCSVFormulaInjection: names that a spreadsheet would run as a formula
@@ -31,11 +32,11 @@ func TestCSVFormulaInjection(t *testing.T) {
   "reports": [{"type": "points", "file": "extra.csv", "columns": [
     {"header": "=HEADER()", "value": "limiter"}, {"header": "goodput", "value": "goodput_rps"}]}]
 }`
-	cfg, err := experiments.DecodeConfig([]byte(doc))
+	cfg, err := document.DecodeConfig([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
+	res, err := sweep.Run(context.Background(), cfg, sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

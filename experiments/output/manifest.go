@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 )
 
 // A manifest.json read back as a config: `lab run --config manifest.json`
@@ -61,7 +62,7 @@ func ConfigFromManifest(data []byte) (cfg *experiments.Config, notes []string, e
 	if len(m.Config) == 0 || string(m.Config) == "null" {
 		return nil, nil, errors.New("manifest: config: missing")
 	}
-	cfg, err = experiments.DecodeConfig(m.Config)
+	cfg, err = document.DecodeConfig(m.Config)
 	if err != nil {
 		return nil, nil, fmt.Errorf("manifest: config: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/output"
 )
 
@@ -87,7 +88,7 @@ func FuzzConfigFromManifest(f *testing.F) {
 		if err != nil {
 			return
 		}
-		again, err := experiments.DecodeConfig(cfg.JSON())
+		again, err := document.DecodeConfig(cfg.JSON())
 		if err != nil {
 			t.Fatalf("the canonical document does not decode: %v", err)
 		}

@@ -7,7 +7,9 @@ import (
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/output"
+	"github.com/ratelab/ratelab/experiments/sweep"
 )
 
 // objectivesDoc: 50 req/s, constant, through a token bucket of burst 2 at
@@ -20,11 +22,11 @@ const objectivesDoc = `{"version":1,"seed":1,
  "objectives":[{"metric":"reject_pct","op":"<=","value":30},{"metric":"admitted_rps","op":"<=","value":45}]}`
 
 func TestResultsObjectiveColumns(t *testing.T) {
-	cfg, err := experiments.DecodeConfig([]byte(objectivesDoc))
+	cfg, err := document.DecodeConfig([]byte(objectivesDoc))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
+	res, err := sweep.Run(context.Background(), cfg, sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,14 +44,14 @@ func TestResultsObjectiveColumns(t *testing.T) {
 // TestSweptOfNoneIsEmpty: a limiter without parameters sweeps nothing, so
 // a points report's swept cell is empty for it, not 0.0.
 func TestSweptOfNoneIsEmpty(t *testing.T) {
-	cfg, err := experiments.DecodeConfig([]byte(`{"version":1,"seed":1,
+	cfg, err := document.DecodeConfig([]byte(`{"version":1,"seed":1,
 	 "workload":{"duration_ms":1000,"parts":[{"type":"constant","rate_rps":50}]},
 	 "limiters":[{"type":"token-bucket","rate_rps":40,"burst":[2,4]},{"type":"none"}],
 	 "reports":[{"type":"points","file":"p.csv","columns":[{"header":"limiter","value":"limiter"},{"header":"x","value":"swept"}]}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
+	res, err := sweep.Run(context.Background(), cfg, sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,11 +68,11 @@ func TestSweptOfNoneIsEmpty(t *testing.T) {
 // named as results.csv names them, margin, binding objective and
 // scenario, recommended and best overall; none without objectives.
 func TestSettingsCSV(t *testing.T) {
-	cfg, err := experiments.DecodeConfig([]byte(objectivesDoc))
+	cfg, err := document.DecodeConfig([]byte(objectivesDoc))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
+	res, err := sweep.Run(context.Background(), cfg, sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +101,7 @@ token-bucket,token-bucket,60.0,2,,,,0.0,true,50.0,false,false,50.0,-0.1111,admit
 // the binding load, and a worst column per objective named apart when
 // two share a metric or the metric is goodput_rps.
 func TestSettingsCSVAxes(t *testing.T) {
-	cfg, err := experiments.DecodeConfig([]byte(`{"version":1,"seed":1,
+	cfg, err := document.DecodeConfig([]byte(`{"version":1,"seed":1,
  "workload":{"duration_ms":5000,"parts":[{"type":"constant","rate_rps":50}]},
  "server":{"workers":1,"service_ms":10},
  "limiters":[{"type":"token-bucket","rate_rps":[40,60],"burst":2}],
@@ -109,7 +111,7 @@ func TestSettingsCSVAxes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
+	res, err := sweep.Run(context.Background(), cfg, sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,9 @@ import (
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/output"
+	"github.com/ratelab/ratelab/experiments/sweep"
 )
 
 func TestAppendValue(t *testing.T) {
@@ -52,11 +54,11 @@ const doc = `{
 
 func files(t *testing.T) (*experiments.Result, map[string][]byte, []output.File) {
 	t.Helper()
-	cfg, err := experiments.DecodeConfig([]byte(doc))
+	cfg, err := document.DecodeConfig([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
+	res, err := sweep.Run(context.Background(), cfg, sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +163,7 @@ func TestClientsCSVAndManifest(t *testing.T) {
 	}
 	// The manifest's config is the normalized document: it decodes to the
 	// run's config.
-	cfg, err := experiments.DecodeConfig(man["config"])
+	cfg, err := document.DecodeConfig(man["config"])
 	if err != nil {
 		t.Fatalf("manifest config does not decode: %v", err)
 	}

@@ -6,8 +6,9 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/output"
+	"github.com/ratelab/ratelab/experiments/sweep"
 )
 
 // TestSeriesCSVHasTheClientSeries: a client-model run's series.csv gives
@@ -18,7 +19,7 @@ import (
 // (first attempts) with nothing to explain it. A point without the client
 // model (a policy without behaviour) leaves the cells empty.
 func TestSeriesCSVHasTheClientSeries(t *testing.T) {
-	cfg, err := experiments.DecodeConfig([]byte(`{"version":1,"seed":4,
+	cfg, err := document.DecodeConfig([]byte(`{"version":1,"seed":4,
 		"workload":{"duration_ms":3000,"parts":[{"type":"poisson","client":"api","rate_rps":150}]},
 		"server":{"workers":1,"service_ms":10,"deadline_ms":200},
 		"limiters":[{"type":"token-bucket","rate_rps":90,"burst":10}],
@@ -26,7 +27,7 @@ func TestSeriesCSVHasTheClientSeries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
+	res, err := sweep.Run(context.Background(), cfg, sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +80,7 @@ func TestSeriesCSVHasTheClientSeries(t *testing.T) {
 // admitted is at most its attempts, which sum to the point's attempts;
 // a point without client behaviour gives its arrivals as its attempts.
 func TestClientsCSVHasTheAttempts(t *testing.T) {
-	cfg, err := experiments.DecodeConfig([]byte(`{"version":1,"seed":4,
+	cfg, err := document.DecodeConfig([]byte(`{"version":1,"seed":4,
 		"workload":{"duration_ms":3000,"parts":[{"type":"clients","group":"c","clients":3,"rate_rps":60,"arrival":"poisson"}]},
 		"server":{"workers":1,"service_ms":10,"deadline_ms":200},
 		"limiters":[{"type":"token-bucket","rate_rps":90,"burst":10}],
@@ -87,7 +88,7 @@ func TestClientsCSVHasTheAttempts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
+	res, err := sweep.Run(context.Background(), cfg, sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

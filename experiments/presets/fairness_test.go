@@ -9,6 +9,7 @@ import (
 	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/experiments/metrics"
 	"github.com/ratelab/ratelab/experiments/presets"
+	"github.com/ratelab/ratelab/experiments/sweep"
 )
 
 // The fairness presets reproduce the published numbers of
@@ -22,7 +23,7 @@ func runPreset(t *testing.T, name string) *experiments.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
+	res, err := sweep.Run(context.Background(), cfg, sweep.Options{})
 	if err != nil {
 		t.Fatalf("run %s: %v", name, err)
 	}

@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
-	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/presets"
+	"github.com/ratelab/ratelab/experiments/sweep"
 )
 
 // The seed lab's published sha256 (../shared/seeds/token-vs-leaky-bucket.txt):
@@ -22,7 +22,7 @@ func TestTokenVsLeakyMatchesSeedLab(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
+	res, err := sweep.Run(context.Background(), cfg, sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestEveryPresetDecodesAndRuns(t *testing.T) {
 			if testing.Short() {
 				return
 			}
-			if _, err := experiments.Run(context.Background(), cfg, experiments.Options{}); err != nil {
+			if _, err := sweep.Run(context.Background(), cfg, sweep.Options{}); err != nil {
 				t.Fatal(err)
 			}
 		})

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/presets"
+	"github.com/ratelab/ratelab/experiments/sweep"
 )
 
 // post1File and post1Sum are the seed lab's Series 2 Post 1 sweep and its
@@ -113,7 +113,7 @@ func TestCollapseInvariants(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, workers := range []int{1, 3} {
-		res, err := experiments.Run(context.Background(), cfg, experiments.Options{Workers: workers})
+		res, err := sweep.Run(context.Background(), cfg, sweep.Options{Workers: workers})
 		if err != nil {
 			t.Fatal(err)
 		}

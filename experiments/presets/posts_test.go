@@ -11,6 +11,7 @@ import (
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/presets"
+	"github.com/ratelab/ratelab/experiments/sweep"
 )
 
 // postFiles are the seed lab's files by preset; postSums their sha256 at
@@ -90,7 +91,7 @@ func runPostPreset(t *testing.T, name string, durationMS float64) (*experiments.
 			t.Fatal(err)
 		}
 	}
-	res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
+	res, err := sweep.Run(context.Background(), cfg, sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 )
 
 //go:embed *.json
@@ -55,7 +56,7 @@ func Get(name string) (Preset, error) {
 	if err != nil {
 		return Preset{}, fmt.Errorf("no preset %q (presets: %s)", name, strings.Join(names(), ", "))
 	}
-	cfg, err := experiments.DecodeConfig(data)
+	cfg, err := document.DecodeConfig(data)
 	if err != nil {
 		return Preset{}, fmt.Errorf("preset %s: %w", name, err)
 	}
@@ -69,7 +70,7 @@ func Config(name string) (*experiments.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	return experiments.DecodeConfig(p.JSON)
+	return document.DecodeConfig(p.JSON)
 }
 
 func names() []string {

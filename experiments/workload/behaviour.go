@@ -236,10 +236,10 @@ func (b *Behaviour) Validate(path string) field.List {
 	if b.Retries < 0 || b.Retries > MaxRetries {
 		errs.Add(field.Join(path, "retries"), "must be between 0 and %d", MaxRetries)
 	}
-	errs = append(errs, checkChoice(field.Join(path, "backoff"), &backoffField, b.Backoff)...)
-	errs = append(errs, checkChoice(field.Join(path, "jitter"), &jitterField, b.Jitter)...)
-	errs = append(errs, checkChoice(field.Join(path, "retry_after"), &retryAfterField, b.RetryAfter)...)
-	errs = append(errs, checkChoice(field.Join(path, "budget"), &budgetField, b.Budget)...)
+	errs = append(errs, checkChoice(field.Join(path, "backoff"), backoffField.Choices, b.Backoff)...)
+	errs = append(errs, checkChoice(field.Join(path, "jitter"), jitterField.Choices, b.Jitter)...)
+	errs = append(errs, checkChoice(field.Join(path, "retry_after"), retryAfterField.Choices, b.RetryAfter)...)
+	errs = append(errs, checkChoice(field.Join(path, "budget"), budgetField.Choices, b.Budget)...)
 	if !finite(b.BudgetRatio) || b.BudgetRatio < 0 || b.BudgetRatio > 1 {
 		errs.Add(field.Join(path, "budget_ratio"), "must be between 0 and 1 (retries per first attempt)")
 	}

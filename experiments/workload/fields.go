@@ -41,18 +41,18 @@ var (
 
 // checkChoice refuses a value of a choice field that is not one of its
 // choices; "" (left out) is allowed.
-func checkChoice(path string, f *Field, v string) field.List {
+func checkChoice(path string, choices []string, v string) field.List {
 	var errs field.List
 	if v == "" {
 		return errs
 	}
-	for _, c := range f.Choices {
+	for _, c := range choices {
 		if v == c {
 			return errs
 		}
 	}
-	quoted := make([]string, len(f.Choices))
-	for i, c := range f.Choices {
+	quoted := make([]string, len(choices))
+	for i, c := range choices {
 		quoted[i] = fmt.Sprintf("%q", c)
 	}
 	list := quoted[len(quoted)-1]
@@ -65,5 +65,5 @@ func checkChoice(path string, f *Field, v string) field.List {
 
 // checkArrival refuses an arrival process that is not one of the choices.
 func checkArrival(path string, a Arrival) field.List {
-	return checkChoice(path, &arrivalField, string(a))
+	return checkChoice(path, arrivalField.Choices, string(a))
 }

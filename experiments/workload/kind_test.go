@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/workload"
 )
@@ -85,7 +85,7 @@ func TestRegisteredKindNeedsNoOtherEdit(t *testing.T) {
 	if got := workload.TypesWith("start_ms"); !slices.Contains(got, "pulse") {
 		t.Errorf("TypesWith(start_ms) = %v, want pulse among them", got)
 	}
-	cfg, err := experiments.DecodeConfig([]byte(config))
+	cfg, err := document.DecodeConfig([]byte(config))
 	if err != nil {
 		t.Fatalf("DecodeConfig refuses a pulse part: %v", err)
 	}
@@ -102,7 +102,7 @@ func TestRegisteredKindNeedsNoOtherEdit(t *testing.T) {
 
 	unregister()
 	unknown("after unregister")
-	if _, err := experiments.DecodeConfig([]byte(config)); err == nil {
+	if _, err := document.DecodeConfig([]byte(config)); err == nil {
 		t.Error("DecodeConfig still takes a pulse part after unregister")
 	}
 }

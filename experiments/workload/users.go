@@ -92,7 +92,7 @@ func validateUsers(p *Part, path string, _ float64) field.List {
 	if !finite(p.ThinkMS) || p.ThinkMS < 1 || p.ThinkMS > MaxDurationMS {
 		errs.Add(field.Join(path, "think_ms"), "must be between 1 and %d ms (a user refused at once would otherwise send again at the same instant)", MaxDurationMS)
 	}
-	errs = append(errs, checkChoice(field.Join(path, "think"), &thinkField, p.Think)...)
+	errs = append(errs, checkChoice(field.Join(path, "think"), thinkField.Choices, p.Think)...)
 	return errs
 }
 

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/simulate"
 )
 
 // The compare page's charts: several runs' measures overlaid against
@@ -94,7 +95,7 @@ func Compare(runs []CompareRun) []*Group {
 
 // DiffTimeline is the decision diff's timeline: how many requests two
 // points decide differently per window of arrival time, as bars.
-func DiffTimeline(sum *experiments.DiffSummary) Chart {
+func DiffTimeline(sum *simulate.DiffSummary) Chart {
 	o := newLine("Disagreements over time", fmt.Sprintf("per %g ms of arrival time", sum.WindowMS), "arrival time (ms)", "requests decided differently", "value")
 	data := make([]Item, len(sum.PerWindow))
 	for i, k := range sum.PerWindow {

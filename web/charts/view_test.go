@@ -5,13 +5,15 @@ import (
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/presets"
+	"github.com/ratelab/ratelab/experiments/sweep"
 )
 
 // runDoc runs a config document.
 func runDoc(t *testing.T, doc string) *experiments.Result {
 	t.Helper()
-	cfg, err := experiments.DecodeConfig([]byte(doc))
+	cfg, err := document.DecodeConfig([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +32,7 @@ func runPreset(t *testing.T, name string) *experiments.Result {
 
 func run(t *testing.T, cfg *experiments.Config) *experiments.Result {
 	t.Helper()
-	res, err := experiments.Run(context.Background(), cfg, experiments.Options{Workers: 2})
+	res, err := sweep.Run(context.Background(), cfg, sweep.Options{Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

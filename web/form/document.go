@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/lists"
 	"github.com/ratelab/ratelab/experiments/server"
@@ -81,7 +82,7 @@ func (f *Sweep) Document() ([]byte, *experiments.Config) {
 		f.AddError("", "", fmt.Sprintf("encode the config: %v", err))
 		return nil, nil
 	}
-	decoded, err := experiments.DecodeConfig(doc)
+	decoded, err := document.DecodeConfig(doc)
 	if err != nil {
 		for _, e := range field.Errors(err) {
 			if key := Key(e.Path); !unparsed[key] {

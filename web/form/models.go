@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/server"
 )
 
@@ -127,7 +128,7 @@ func (f *Sweep) applyModels(cfg *experiments.Config) {
 		// The engine's reader: its errors have the paths a config
 		// document's have (policies[0].jitter), all on this input.
 		var m experiments.Config
-		if errs := experiments.DecodeModels(&m, []byte(s)); len(errs) > 0 {
+		if errs := document.DecodeModels(&m, []byte(s)); len(errs) > 0 {
 			for _, e := range errs {
 				if e.Path == "" || Key(e.Path) != ModelsKey {
 					f.AddError(ModelsKey, ModelsKey, "must be a JSON object of "+strings.Join(modelSections, ", ")+": "+strings.TrimSpace(e.Path+" "+e.Msg))

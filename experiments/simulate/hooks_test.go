@@ -1,0 +1,392 @@
+package simulate_test
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
+	"github.com/ratelab/ratelab/experiments/limiter"
+	"github.com/ratelab/ratelab/experiments/metrics"
+	"github.com/ratelab/ratelab/experiments/simulate"
+	"github.com/ratelab/ratelab/experiments/sweep"
+	"github.com/ratelab/ratelab/experiments/workload"
+)
+
+// hookLog is what a toy gate heard from the loop, in order: each Offer's
+// time and each completion.
+type hookLog struct {
+	offers      []float64 // time of each Offer, in order
+	heard       []limiter.Completion
+	heardAfter  []int // offers made before each completion was heard
+	admittedAt  []float64
+	releasedAt  []float64
+	admittedFor []int32
+}
+
+func (h *hookLog) offer(t float64) { h.offers = append(h.offers, t) }
+
+func (h *hookLog) complete(c limiter.Completion) {
+	h.heard = append(h.heard, c)
+	h.heardAfter = append(h.heardAfter, len(h.offers))
+}
+
+func (h *hookLog) admitted(t, release float64, c int32) {
+	h.admittedAt = append(h.admittedAt, t)
+	h.releasedAt = append(h.releasedAt, release)
+	h.admittedFor = append(h.admittedFor, c)
+}
+
+// inTimeOrder checks that the completions came in time order, each after
+// every Offer before its time and before every Offer after it.
+func (h *hookLog) inTimeOrder(t *testing.T) {
+	t.Helper()
+	for i, c := range h.heard {
+		if i > 0 && c.DoneMS < h.heard[i-1].DoneMS {
+			t.Fatalf("completion %d at %g heard after one at %g", i, c.DoneMS, h.heard[i-1].DoneMS)
+		}
+		k := h.heardAfter[i]
+		if k > 0 && h.offers[k-1] > c.DoneMS {
+			t.Fatalf("completion %d at %g heard after an offer at %g", i, c.DoneMS, h.offers[k-1])
+		}
+		if k < len(h.offers) && h.offers[k] < c.DoneMS {
+			t.Fatalf("completion %d at %g heard after the offer at %g", i, c.DoneMS, h.offers[k])
+		}
+	}
+}
+
+// watchingGate observes the completions of the gate it wraps and changes
+// nothing: a point run with it measures what it measures without.
+type watchingGate struct {
+	g limiter.Gate
+	hookLog
+}
+
+func (w *watchingGate) Offer(t float64, c int32) (float64, bool) {
+	w.offer(t)
+	release, ok := w.g.Offer(t, c)
+	if ok {
+		w.admitted(t, release, c)
+	}
+	return release, ok
+}
+
+func (w *watchingGate) Complete(c limiter.Completion) { w.complete(c) }
+
+// learningGate is a toy adaptive concurrency limit: it admits while fewer
+// than limit of its requests are in the system, and lowers the limit by
+// one (to 1 at least) after every completion that was not on time.
+type learningGate struct {
+	limit, inFlight, lowest int
+	hookLog
+}
+
+func (g *learningGate) Offer(t float64, c int32) (float64, bool) {
+	g.offer(t)
+	if g.inFlight >= g.limit {
+		return 0, false
+	}
+	g.inFlight++
+	g.admitted(t, t, c)
+	return t, true
+}
+
+func (g *learningGate) Complete(c limiter.Completion) {
+	g.complete(c)
+	g.inFlight--
+	if c.Outcome != limiter.OnTime {
+		g.limit = max(1, g.limit-1)
+	}
+	g.lowest = min(g.lowest, g.limit)
+}
+
+// TestObserverLearnsFromCompletions: a toy concurrency gate that learns
+// from completions, in front of one FIFO worker of fixed service (the
+// forward pass's model, run by the loop because the gate observes), hears
+// exactly the completions of the requests it admitted, at the finish a
+// FIFO worker gives them, with their outcome, in time order between its
+// offers; and what it learns shows in the measures.
+func TestObserverLearnsFromCompletions(t *testing.T) {
+	t.Parallel()
+	cfg, err := document.DecodeConfig([]byte(`{"version": 1, "seed": 3,
+  "workload": {"duration_ms": 4000, "parts": [{"type": "poisson", "rate_rps": 400}]},
+  "server": {"workers": 1, "service_ms": 4, "deadline_ms": 30},
+  "limiters": [{"type": "none"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gates []*learningGate
+	opt := sweep.Options{Workers: 1}
+	opt.Simulate.Gate = func(limiter.Gate, limiter.Occupancy) limiter.Gate {
+		g := &learningGate{limit: 40, lowest: 40}
+		gates = append(gates, g)
+		return g
+	}
+	res, err := sweep.Run(context.Background(), cfg, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Streamed in batches of 97 arrivals (as the sweep feeds a load too
+	// large to hold), the completions wait for theirs.
+	streamed := cfg.Points()[0]
+	arrivals, err := workload.Generate(&cfg.Workload, cfg.Seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := simulate.NewForwardPass(context.Background(), cfg, &streamed, arrivals.Clients, len(arrivals.Groups), &opt.Simulate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < arrivals.Len(); i += 97 {
+		e := min(i+97, arrivals.Len())
+		if err := f.Feed(arrivals.T[i:e], arrivals.Client[i:e]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := jsonOf(t, res.Points[0].Metrics), jsonOf(t, streamed.Metrics); !bytes.Equal(a, b) || !slices.Equal(gates[0].heard, gates[1].heard) {
+		t.Fatalf("streamed, the point measures\n%s\nin memory\n%s", b, a)
+	}
+	g, m := gates[0], res.Points[0].Metrics
+	if len(g.heard) != m.Admitted || len(g.admittedAt) != m.Admitted {
+		t.Fatalf("heard %d completions of %d admitted (%d by the gate)", len(g.heard), m.Admitted, len(g.admittedAt))
+	}
+	g.inTimeOrder(t)
+	// The completions a FIFO worker of 4 ms gives the admitted requests.
+	want := make([]limiter.Completion, len(g.admittedAt))
+	free := 0.0
+	onTime := 0
+	for i, a := range g.admittedAt {
+		finish := max(g.releasedAt[i], free) + 4
+		free = finish
+		out := limiter.Late
+		if max(4, metrics.RoundMS(finish-a)) <= 30 {
+			out = limiter.OnTime
+			onTime++
+		}
+		want[i] = limiter.Completion{Client: g.admittedFor[i], ArrivalMS: a, DoneMS: finish, Outcome: out}
+	}
+	if !slices.Equal(g.heard, want) {
+		for i := range want {
+			if g.heard[i] != want[i] {
+				t.Fatalf("completion %d: heard %+v, want %+v", i, g.heard[i], want[i])
+			}
+		}
+	}
+	if onTime != m.OnTime || len(want)-onTime != m.Late {
+		t.Errorf("%d on time, %d late heard; the point measured %d and %d", onTime, len(want)-onTime, m.OnTime, m.Late)
+	}
+	if g.lowest >= 40 || m.Rejected == 0 {
+		t.Errorf("the gate learned nothing: lowest limit %d, %d rejected", g.lowest, m.Rejected)
+	}
+}
+
+// TestObservingChangesNothing: a gate that observes completions and
+// changes nothing measures, on every model of the loop (the forward
+// pass's, the queue model, the client model on the plain server, on a
+// queue at admission and by events), what the gate measures without the
+// hook, and hears one completion per admitted request, in time order,
+// with outcomes that add up to the point's measures.
+func TestObservingChangesNothing(t *testing.T) {
+	t.Parallel()
+	docs := map[string]string{
+		"forward": `{"version": 1, "seed": 5,
+  "workload": {"duration_ms": 3000, "parts": [{"type": "poisson", "rate_rps": 300}, {"type": "poisson", "client": "b", "rate_rps": 100}]},
+  "server": {"workers": 2, "service_ms": 8, "deadline_ms": 40},
+  "limiters": [{"type": "token-bucket", "rate_rps": 220, "burst": [1, 20]}]}`,
+		"queue": `{"version": 1, "seed": 5,
+  "workload": {"duration_ms": 3000, "parts": [{"type": "poisson", "rate_rps": 400}]},
+  "server": {"workers": 2, "service_ms": 8, "deadline_ms": 40, "discipline": "lifo", "door": "tail-drop", "bound": 20, "expire": "at-dequeue", "end": "cut"},
+  "limiters": [{"type": "token-bucket", "rate_rps": 300, "burst": [1, 20]}]}`,
+		"clients": `{"version": 1, "seed": 5,
+  "workload": {"duration_ms": 3000, "parts": [{"type": "poisson", "rate_rps": 300, "timeout_ms": 30, "retries": 2, "backoff_ms": 20, "jitter": "full"}]},
+  "server": {"workers": 2, "service_ms": 8, "deadline_ms": 40, "cancel_on_timeout": "drop-unstarted"},
+  "limiters": [{"type": "token-bucket", "rate_rps": 260, "burst": [1, 20]}]}`,
+		"clients-queue": `{"version": 1, "seed": 5,
+  "workload": {"duration_ms": 3000, "parts": [{"type": "poisson", "rate_rps": 300, "timeout_ms": 30, "retries": 2, "backoff_ms": 20}]},
+  "server": {"workers": 2, "service_ms": 8, "deadline_ms": 40, "door": "tail-drop", "bound": 10, "expire": "at-dequeue"},
+  "limiters": [{"type": "token-bucket", "rate_rps": 260, "burst": [1, 20]}]}`,
+		"clients-events": `{"version": 1, "seed": 5,
+  "workload": {"duration_ms": 3000, "parts": [{"type": "poisson", "rate_rps": 300, "timeout_ms": 30, "retries": 2, "backoff_ms": 20}]},
+  "server": {"workers": 2, "service_ms": 8, "deadline_ms": 40, "discipline": "lifo", "door": "tail-drop", "bound": 10, "cancel_on_timeout": "drop-unstarted", "end": "cut"},
+  "limiters": [{"type": "token-bucket", "rate_rps": 260, "burst": [1, 20]}]}`,
+	}
+	for name, doc := range docs {
+		t.Run(name, func(t *testing.T) {
+			cfg, err := document.DecodeConfig([]byte(doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := sweep.Run(context.Background(), cfg, sweep.Options{Workers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var gates []*watchingGate
+			opt := sweep.Options{Workers: 1}
+			opt.Simulate.Gate = func(g limiter.Gate, _ limiter.Occupancy) limiter.Gate {
+				w := &watchingGate{g: g}
+				gates = append(gates, w)
+				return w
+			}
+			got, err := sweep.Run(context.Background(), cfg, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a, b := jsonOf(t, want), jsonOf(t, got); !bytes.Equal(a, b) {
+				t.Fatalf("observed, the sweep measures\n%s\nwant\n%s", clipJSON(b), clipJSON(a))
+			}
+			for i, g := range gates {
+				m := got.Points[i].Metrics
+				if len(g.heard) != m.Admitted || m.Admitted == 0 {
+					t.Fatalf("point %d: heard %d completions of %d admitted", i, len(g.heard), m.Admitted)
+				}
+				g.inTimeOrder(t)
+				var n [4]int
+				for _, c := range g.heard {
+					n[c.Outcome]++
+					if !(c.LatencyMS() >= 0) {
+						t.Fatalf("point %d: %+v", i, c)
+					}
+				}
+				if n[limiter.OnTime] != m.OnTime {
+					t.Errorf("point %d: %d on time heard, %d measured", i, n[limiter.OnTime], m.OnTime)
+				}
+				if c := m.Client; c != nil && n[limiter.TimedOut] < c.Dropped {
+					t.Errorf("point %d: %d timed out heard, %d dropped", i, n[limiter.TimedOut], c.Dropped)
+				}
+				if m.Shed > 0 && n[limiter.Dropped] == 0 {
+					t.Errorf("point %d: %d shed, none heard dropped", i, m.Shed)
+				}
+				if m.Client == nil && m.ShedWait == nil && n[limiter.Late] != m.Late {
+					t.Errorf("point %d: %d late heard, %d measured", i, n[limiter.Late], m.Late)
+				}
+			}
+		})
+	}
+}
+
+func clipJSON(b []byte) []byte { return b[:min(len(b), 2000)] }
+
+// shardedGate is a toy replicated gate: instances each admit while their
+// own count of the current second, plus what the others had counted at
+// the last sync (every syncMS: the model of a shared store that lags),
+// stays under limit; the balancer sends client c's requests to instance
+// c % n. It logs its offers and syncs.
+type shardedGate struct {
+	limit        int
+	syncMS       float64
+	nextSync     float64
+	counts, seen []int // per instance: its count this second, and the others' at the last sync
+	second       int64
+	syncs        []float64
+	offers       []float64
+	syncedBefore []int // offers made before each sync
+}
+
+func newShardedGate(n, limit int, syncMS float64) *shardedGate {
+	return &shardedGate{limit: limit, syncMS: syncMS, nextSync: syncMS, counts: make([]int, n), seen: make([]int, n)}
+}
+
+func (g *shardedGate) Instances() int                    { return len(g.counts) }
+func (g *shardedGate) Route(_ float64, client int32) int { return int(client) % len(g.counts) }
+func (g *shardedGate) State(i int) float64               { return float64(g.counts[i]) }
+
+func (g *shardedGate) Offer(t float64, client int32) (float64, bool) {
+	return g.OfferTo(g.Route(t, client), t, client)
+}
+
+func (g *shardedGate) OfferTo(i int, t float64, _ int32) (float64, bool) {
+	g.offers = append(g.offers, t)
+	if s := int64(math.Floor(t / 1000)); s != g.second {
+		g.second = s
+		clear(g.counts)
+		clear(g.seen)
+	}
+	if g.counts[i]+g.seen[i] >= g.limit {
+		return 0, false
+	}
+	g.counts[i]++
+	return t, true
+}
+
+func (g *shardedGate) NextSyncMS() float64 { return g.nextSync }
+
+func (g *shardedGate) Sync(t float64) {
+	g.syncs = append(g.syncs, t)
+	g.syncedBefore = append(g.syncedBefore, len(g.offers))
+	total := 0
+	for _, c := range g.counts {
+		total += c
+	}
+	for i, c := range g.counts {
+		g.seen[i] = total - c
+	}
+	g.nextSync = t + g.syncMS
+}
+
+// TestReplicatedGateBehindABalancer: the loop hosts a toy gate of three
+// instances behind a balancer, sharing their counts at a sync every 250
+// ms, on the forward pass's model and the client model: each instance's
+// decisions and state are filed (Metrics.Instances) and add up to the
+// point's, every sync runs at its time between the offers before and
+// after it, and the shared state changes the decisions (without syncs the
+// instances admit more).
+func TestReplicatedGateBehindABalancer(t *testing.T) {
+	t.Parallel()
+	for _, behaviour := range []string{"", `, "timeout_ms": 50, "retries": 1, "backoff_ms": 10`} {
+		cfg, err := document.DecodeConfig([]byte(`{"version": 1, "seed": 9,
+  "workload": {"duration_ms": 3000, "parts": [{"type": "clients", "group": "c", "clients": 6, "rate_rps": 50, "arrival": "poisson"` + behaviour + `}]},
+  "server": {"workers": 4, "service_ms": 2, "deadline_ms": 100},
+  "limiters": [{"type": "none"}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := func(syncMS float64) (*shardedGate, experiments.Metrics) {
+			var gates []*shardedGate
+			opt := sweep.Options{Workers: 1}
+			opt.Simulate.Gate = func(limiter.Gate, limiter.Occupancy) limiter.Gate {
+				g := newShardedGate(3, 60, syncMS)
+				gates = append(gates, g)
+				return g
+			}
+			res, err := sweep.Run(context.Background(), cfg, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return gates[0], res.Points[0].Metrics
+		}
+		g, m := run(250)
+		if len(m.Instances) != 3 {
+			t.Fatalf("%d instances filed, want 3", len(m.Instances))
+		}
+		offered, admitted := 0, 0
+		for i, in := range m.Instances {
+			offered += in.Offered
+			admitted += in.Admitted
+			if in.State != float64(g.counts[i]) || in.Offered == 0 {
+				t.Errorf("instance %d: %+v, its count %d", i, in, g.counts[i])
+			}
+		}
+		if offered != len(g.offers) || admitted != m.Admitted {
+			t.Errorf("instances offered %d admitted %d; the gate saw %d offers, the point admitted %d", offered, admitted, len(g.offers), m.Admitted)
+		}
+		if want := []float64{250, 500, 750, 1000, 1250, 1500, 1750, 2000, 2250, 2500, 2750}; !slices.Equal(g.syncs, want) {
+			t.Fatalf("synced at %v, want %v", g.syncs, want)
+		}
+		for k, s := range g.syncs {
+			j := g.syncedBefore[k]
+			if j > 0 && g.offers[j-1] > s || j < len(g.offers) && g.offers[j] < s {
+				t.Fatalf("the sync at %g ran between offers %d and %d", s, j-1, j)
+			}
+		}
+		_, alone := run(math.Inf(1))
+		if !(alone.Admitted > m.Admitted) {
+			t.Errorf("unsynced instances admitted %d, synced %d: the shared state changed nothing", alone.Admitted, m.Admitted)
+		}
+	}
+}

@@ -1,0 +1,813 @@
+package simulate
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+
+	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/limiter"
+	"github.com/ratelab/ratelab/experiments/metrics"
+	"github.com/ratelab/ratelab/experiments/server"
+	"github.com/ratelab/ratelab/experiments/workload"
+)
+
+// The event loop: every point but the forward pass's (gate → FIFO server
+// with no client behaviour and a gate without hooks, simulate.go, its fast
+// path) runs here, one event at a time. An event is (time, sequence, kind,
+// id):
+//
+//   - eventAttempt: an attempt reaches the gate. The arrival list's first
+//     attempts are peeked from the list (sequence = their index), never
+//     scheduled; a retry or a closed-loop user's request is scheduled when
+//     the attempt it follows is processed (id: its slot in the heap's slab).
+//   - eventRelease: an admitted attempt is released to the queue (id: its
+//     record, queueClients' admitted), when its fate is decided by events.
+//   - eventTimeout: an admitted attempt's client gives up on it (id: its
+//     record), when its fate is decided by events.
+//   - eventComplete, eventSync: the gate's hooks (hooks.go): an
+//     admitted request's completion told to a gate that observes them, a
+//     replicated gate's sync of its instances.
+//
+// Sequence numbers count every event in the order it is made, the list's
+// arrivals first (0 … n-1): the list's arrival at a time runs before any
+// scheduled event at it (the forward pass's model, fed in batches, numbers
+// its events from 0, and its arrivals still come first at their time).
+//
+// The rule, the one tie rule of a point: events run in (time, sequence)
+// order; where the loop makes the queue's picks (fates decided by events,
+// or a queue model whose gate has hooks) the next pick
+// (server.Queue.NextPickMS) is taken before that event when it is earlier,
+// or at the same time when the event is a timeout, and the end of a cut
+// window (end "cut") sheds what still waits before the first event at or
+// after it (picks earlier than that event first).
+//
+// Under that rule each model adds its steps: modelPlain, the forward
+// pass's own step one arrival at a time (for a gate with hooks); modelQueue,
+// the queue model without clients (queue.go); the client model
+// (clients.go) on the plain server (plainServer) or on a queue,
+// its fates decided at admission or by events (clients_queue.go).
+// The gate, its chain's stages and the trigger sit inside limiter.Gate;
+// classes and priority doors inside server.Queue. The heap and the records
+// are a worker's, kept across points: the loop allocates nothing per event
+// in steady state.
+
+// eventKind is what an event does.
+type eventKind uint8
+
+const (
+	eventAttempt eventKind = iota
+	eventRelease
+	eventTimeout
+	eventComplete // an admitted request's completion, told to a gate that observes (hooks.go)
+	eventSync     // a replicated gate's sync of its instances (hooks.go)
+)
+
+// A pending event's key: sequence<<eventSeqShift | kind<<eventIDBits | id.
+// Sequence numbers are unique, so the kind and id never decide an order.
+const (
+	eventIDBits   = 24 // at most 2^24 attempts wait, and 2^24 records are held, at once
+	eventKindBits = 3
+	eventSeqShift = eventIDBits + eventKindBits
+)
+
+// pending is a scheduled event in the heap: the bits of its time (a time
+// is never negative, so its bits order as it does) and its key. Entries of
+// 16 bytes compared as one 128-bit number (without a branch) keep the
+// heap's sifting cheap: its comparisons of random times are what it costs.
+type pending struct {
+	key uint64 // low word
+	tb  uint64 // high word: math.Float64bits(t)
+}
+
+// less is 1 when p orders before q by (t, sequence), else 0.
+func (p pending) less(q pending) int {
+	_, borrow := bits.Sub64(p.key, q.key, 0)
+	_, borrow = bits.Sub64(p.tb, q.tb, borrow)
+	return int(borrow)
+}
+
+func (p pending) kind() eventKind { return eventKind(p.key >> eventIDBits & (1<<eventKindBits - 1)) }
+func (p pending) id() int32       { return int32(p.key & (1<<eventIDBits - 1)) }
+func (p pending) seq() int64      { return int64(p.key >> eventSeqShift) }
+
+// eventHeap is a binary min-heap of pending events by (t, sequence), the
+// attempts of eventAttempt events in a slab of slots with a free list. It
+// numbers the events (seq). Its slices are kept across points: pushes
+// allocate only while they grow.
+//
+// An attempt is written in its slot in place (reserve, then push), not
+// passed by value: a copy of fields just stored one by one reads them back
+// in wider loads, which the processor cannot forward from its stores, and
+// stalls (it cost the client loop about a tenth of its time).
+type eventHeap struct {
+	h        []pending
+	slab     []attempt
+	free     []int32
+	reserved int32 // the slot reserve gave out, which push schedules
+	seq      int64 // the next event's sequence number
+	err      error // the first scheduling failure (too many events)
+}
+
+// reset empties the heap; the first event scheduled is numbered first.
+func (q *eventHeap) reset(first int64) {
+	q.h, q.slab, q.free = q.h[:0], q.slab[:0], q.free[:0]
+	q.seq, q.err = first, nil
+}
+
+func (q *eventHeap) len() int { return len(q.h) }
+
+// top is the earliest pending event (the heap is not empty).
+func (q *eventHeap) top() pending { return q.h[0] }
+
+// topT is the time of the earliest pending event (the heap is not empty).
+func (q *eventHeap) topT() float64 { return math.Float64frombits(q.h[0].tb) }
+
+// reserve is the slot of the next attempt to push, zeroed: the caller
+// fills it, then calls push.
+func (q *eventHeap) reserve() *attempt {
+	if n := len(q.free); n > 0 {
+		q.reserved = q.free[n-1]
+		q.free = q.free[:n-1]
+		q.slab[q.reserved] = attempt{}
+	} else {
+		q.reserved = int32(len(q.slab))
+		q.slab = append(q.slab, attempt{})
+	}
+	return &q.slab[q.reserved]
+}
+
+// push schedules the reserved attempt at its t (not negative), numbering
+// it; on an error its slot is freed and the error kept (q.err).
+func (q *eventHeap) push() {
+	slot := q.reserved
+	a := &q.slab[slot]
+	a.seq = q.seq
+	if !q.schedule(a.t, eventAttempt, slot) {
+		q.free = append(q.free, slot)
+	}
+}
+
+// pushEvent schedules an event of kind on record id at t.
+func (q *eventHeap) pushEvent(t float64, kind eventKind, id int32) {
+	q.schedule(t, kind, id)
+}
+
+// schedule numbers and pushes an event; false (the error kept) when it
+// cannot be.
+func (q *eventHeap) schedule(t float64, kind eventKind, id int32) bool {
+	var err error
+	switch {
+	case id >= 1<<eventIDBits:
+		err = fmt.Errorf("more than %d attempts wait at once", 1<<eventIDBits)
+	case uint64(q.seq) >= 1<<(64-eventSeqShift):
+		err = fmt.Errorf("more than %d attempts in one point", uint64(1)<<(64-eventSeqShift))
+	case !(t >= 0):
+		err = fmt.Errorf("an attempt scheduled at %g ms", t)
+	}
+	if err != nil {
+		if q.err == nil {
+			q.err = err
+		}
+		return false
+	}
+	e := pending{key: uint64(q.seq)<<eventSeqShift | uint64(kind)<<eventIDBits | uint64(id), tb: math.Float64bits(t)}
+	q.seq++
+	q.h = append(q.h, e)
+	q.up(len(q.h)-1, e)
+	return true
+}
+
+// up moves e from hole i up to its place.
+func (q *eventHeap) up(i int, e pending) {
+	s := q.h
+	for i > 0 {
+		p := (i - 1) / 2
+		if e.less(s[p]) == 0 {
+			break
+		}
+		s[i] = s[p]
+		i = p
+	}
+	s[i] = e
+}
+
+// pop removes the earliest pending event and returns it. It moves the hole
+// at the top down to a leaf along the earlier children (one comparison a
+// level, without a branch), then the last entry up from there (Floyd).
+func (q *eventHeap) pop() pending {
+	s := q.h
+	top := s[0]
+	last := len(s) - 1
+	x := s[last]
+	s = s[:last]
+	q.h = s
+	if n := len(s); n > 0 {
+		i := 0
+		for {
+			c := 2*i + 1
+			if c+1 < n {
+				c += s[c+1].less(s[c])
+			} else if c >= n {
+				break
+			}
+			s[i] = s[c]
+			i = c
+		}
+		q.up(i, x)
+	}
+	return top
+}
+
+// popAttempt removes the earliest pending event, an attempt, into *a.
+func (q *eventHeap) popAttempt(a *attempt) {
+	slot := q.pop().id()
+	*a = q.slab[slot]
+	q.free = append(q.free, slot)
+}
+
+// loopModel is what a point's events do.
+type loopModel uint8
+
+const (
+	modelPlain         loopModel = iota // the forward pass's model, for a gate with hooks (hooks.go)
+	modelQueue                          // the queue model: arrivals through the gate into server.Queue
+	modelClients                        // the client model on the plain server
+	modelClientsQueue                   // the client model on a queue, fates decided at admission
+	modelClientsEvents                  // the client model on a queue, fates decided by events
+)
+
+// pointLoop is one point's event loop: the sources (the arrival list,
+// peeked, and the heap) and the model that takes their events.
+type pointLoop struct {
+	model     loopModel
+	a         *workload.Arrivals
+	classes   []uint8 // each arrival's class (nil without classes)
+	serviceMS float64
+	heap      *eventHeap
+
+	forwardPass *ForwardPass  // modelPlain
+	queue       *queueRun     // modelQueue
+	r           *clientRun    // the client models
+	plain       *plainServer  // modelClients
+	x           *queueClients // modelClientsQueue, modelClientsEvents
+	users       *userClasses  // closed-loop requests' classes (nil without)
+	q           *server.Queue // modelClientsEvents (and modelQueue with drivePicks): its picks and its end cut
+	endMS       float64       // the end of a cut window (+Inf without), with q
+	rel         *releaseTally
+	windows     metrics.WindowCursor // the series window of the attempts, which come in order
+	cut         bool                 // the end of a cut window has shed what waited
+
+	// The gate's hooks (hooks.go).
+	done       *completions // nil: the gate does not observe
+	drivePicks bool         // modelQueue observed: the loop makes the queue's picks
+	syncer     limiter.Syncer
+	syncEndMS  float64
+	batch      workload.Arrivals // modelPlain: the batch being fed
+	hooks      gateHooks
+	sw         *Switches
+}
+
+// startHooks finds the hooks of the point's gate (made by pointGateWith)
+// once the heap is ready: the completions it observes, its syncs before
+// endMS.
+func (l *pointLoop) startHooks(gate limiter.Gate, endMS float64) {
+	l.hooks = hooksOf(gate)
+	l.done = newCompletions(&l.hooks, l.heap)
+	l.startSyncs(&l.hooks, endMS)
+}
+
+// run runs the point's events in the rule's order until none is left (or
+// ctx is done, checked once per 2^20 events); with batch, until the list
+// is done (the forward pass's model, fed a batch at a time: the events
+// after it wait for the next batch, or for drain).
+func (l *pointLoop) run(ctx context.Context, batch bool) error {
+	a, h := l.a, l.heap
+	if l.model == modelQueue && !l.drivePicks && h.len() == 0 {
+		// One source, the list, and nothing ever scheduled: its arrivals
+		// in order.
+		for i := range a.T {
+			if i&(1<<20-1) == 0 && i > 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			if err := l.queue.arrive(i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	byEvents := l.model == modelClientsEvents
+	next := 0 // the list's next arrival
+	last := math.Inf(-1)
+	for steps := 0; ; steps++ {
+		if steps&(1<<20-1) == 0 && steps > 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		// The earliest event: the list's (older than every scheduled one
+		// at its time) or the heap's.
+		list := next < len(a.T) && (h.len() == 0 || a.T[next] <= h.topT())
+		t, kind := math.Inf(1), eventAttempt
+		switch {
+		case list:
+			t = a.T[next]
+		case batch && next == len(a.T):
+			return nil
+		case h.len() > 0:
+			t, kind = h.topT(), h.top().kind()
+		}
+		if byEvents || l.drivePicks {
+			// The queue's picks before it (at its time, before a timeout).
+			if p := l.q.NextPickMS(); p < t || p == t && kind == eventTimeout {
+				if l.x != nil {
+					l.x.now = p
+				}
+				l.q.Pick()
+				continue
+			}
+		}
+		if (byEvents || l.drivePicks) && !l.cut && t >= l.endMS && !math.IsInf(l.endMS, 1) {
+			// The window ends: what still waits is shed at its end,
+			// before any event at or after it.
+			if l.x != nil {
+				l.x.now = l.endMS
+			}
+			l.cut = true
+			l.q.CutEnd()
+			continue
+		}
+		if math.IsInf(t, 1) {
+			return nil
+		}
+		if !(t >= last) {
+			return fmt.Errorf("an event at %g ms after one at %g ms", t, last) // cannot happen: the sources are in order
+		}
+		last = t
+		if l.x != nil {
+			l.x.now = t
+		}
+		if !list && kind >= eventComplete {
+			// The gate's hooks (hooks.go).
+			e := h.pop()
+			if kind == eventComplete {
+				l.done.deliver(e.id())
+			} else if err := l.sync(t); err != nil {
+				return err
+			}
+			continue
+		}
+		switch l.model {
+		case modelPlain:
+			// The forward pass's own step, one arrival at a time.
+			if err := l.forwardPass.forward(a.T[next:next+1], a.Client[next:next+1]); err != nil {
+				return err
+			}
+			next++
+			continue
+		case modelQueue:
+			// No client behaviour: no attempt is ever scheduled.
+			if err := l.queue.arrive(next); err != nil {
+				return err
+			}
+			next++
+			continue
+		}
+		if kind != eventAttempt {
+			e := h.pop()
+			if kind == eventTimeout {
+				l.x.timeout(e.id(), t)
+			} else {
+				l.x.offer(e.id(), t, l.rel)
+			}
+			continue
+		}
+		var at attempt
+		if list {
+			at.arrival(a, next, l.serviceMS)
+			if l.classes != nil {
+				at.class = l.classes[next]
+			}
+			next++
+		} else {
+			h.popAttempt(&at)
+			if l.users != nil && at.user && at.n == 0 {
+				at.class = l.users.next()
+			}
+		}
+		wi := int(l.windows.Index(t))
+		if l.classes != nil && at.n == 0 {
+			l.r.s.Classes[at.class].Offered[wi]++
+		}
+		release, abandonAt, ok, err := l.r.atGate(&at, wi)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		switch l.model {
+		case modelClients:
+			l.plain.serve(l.r, &at, release, abandonAt)
+		case modelClientsQueue:
+			l.x.admit(&at, release, abandonAt, l.rel)
+		default:
+			l.x.admitByEvents(&at, release, abandonAt, l.rel)
+		}
+	}
+}
+
+// drain tells the gate's hooks the events left after the last arrival
+// (the forward pass's model fed in batches) or after the queue finished
+// (completions of the requests it served at its end), in order; attempts
+// scheduled as the queue finished are not run (nor are they without hooks).
+func (l *pointLoop) drain() error {
+	h := l.heap
+	for h.len() > 0 {
+		t := h.topT()
+		switch e := h.pop(); e.kind() {
+		case eventComplete:
+			l.done.deliver(e.id())
+		case eventSync:
+			if err := l.sync(t); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// feed runs the forward pass's model over the next batch of arrivals
+// (times ts from clients cs), with the events before them.
+func (l *pointLoop) feed(ctx context.Context, ts []float64, cs []int32) error {
+	l.batch.T, l.batch.Client = ts, cs
+	return l.run(ctx, true)
+}
+
+// simulateLoop runs one point of cfg (the point's config) through the
+// event loop by model and measures it: the queue model as the forward pass
+// does, with what only a queue has (requests shed and how long they
+// waited, the served p99 per finish window, the classes); the client model
+// with the client columns (ClientMetrics), and on a queue with the queue
+// model's measures beside.
+func simulateLoop(ctx context.Context, cfg *experiments.Config, a *workload.Arrivals, classes []uint8, spec *limiter.Spec, params limiter.Params, in *Instruments, pt *experiments.Point, model loopModel, sw *Switches) error {
+	l := &pointLoop{model: model, a: a, serviceMS: cfg.Server.ServiceMS, sw: sw}
+	var finish func() error
+	var err error
+	switch model {
+	case modelQueue:
+		finish, err = l.startQueue(cfg, classes, spec, params, in, pt)
+	case modelClients:
+		finish, err = l.startClients(cfg, spec, params, in, pt)
+	default:
+		finish, err = l.startClientsQueue(cfg, classes, spec, params, in, pt)
+	}
+	if err != nil {
+		return err
+	}
+	if err := l.run(ctx, false); err != nil {
+		return err
+	}
+	if l.heap.err != nil {
+		return l.heap.err
+	}
+	if err := finish(); err != nil {
+		return err
+	}
+	return l.drain()
+}
+
+// startQueue readies the queue model's point; finish measures it.
+func (l *pointLoop) startQueue(cfg *experiments.Config, classes []uint8, spec *limiter.Spec, params limiter.Params, in *Instruments, pt *experiments.Point) (finish func() error, err error) {
+	a := l.a
+	durationMS := cfg.Workload.DurationMS
+	serviceMS, deadlineMS := cfg.Server.ServiceMS, cfg.Server.DeadlineMS
+	windowMS := cfg.SeriesWindow()
+	windows := int(metrics.WindowCount(durationMS, windowMS))
+	s := &experiments.Series{
+		Offered:     make([]int32, windows),
+		Rejected:    make([]int32, windows),
+		Released:    make([]int32, windows),
+		InSystemMax: make([]int32, windows),
+	}
+	m := new(experiments.Metrics)
+	r := &queueRun{
+		a: a, classes: classes, in: in, s: s, m: m,
+		scoreEnd:   cfg.ScoreEndMS(deadlineMS),
+		serviceMS:  serviceMS,
+		deadlineMS: deadlineMS,
+		durationMS: durationMS,
+		variable:   a.ServiceMS != nil,
+		windowMS:   windowMS,
+	}
+	nclass := len(cfg.Classes)
+	r.classOK = r.startBufs(in, classes != nil, nclass, windows)
+	srv := server.NewQueue(cfg.Server, durationMS, nclass, r)
+	gate, err := pointGateWith(spec, params, a.Clients, srv, l.sw)
+	if err != nil {
+		return nil, err
+	}
+	in.startPoint(cfg)
+	horizonMS := releaseHorizonMS(cfg, spec, params)
+	r.maxFinishWindows = int(math.Ceil(horizonMS / windowMS))
+
+	nc := len(a.Clients)
+	r.clients = make([]experiments.ClientResult, nc)
+	r.fair = new(fairWindows)
+	r.fair.start(in, nc, cfg.Metrics.FairnessWindowMS, durationMS)
+	r.gate, r.spec, r.srv, r.horizonMS = gate, spec, srv, horizonMS
+	r.lastRelease = math.Inf(-1)
+	rel := newReleaseTally(in, windowMS, len(a.T) <= experiments.MaxCurveArrivals, len(a.T))
+	r.rel = &rel
+	r.arrivalWindow = metrics.NewWindowCursor(windowMS)
+	l.queue, l.rel, l.heap = r, &rel, new(eventHeap) // no attempt is scheduled: arrivals only
+	l.heap.reset(int64(len(a.T)))
+	l.startHooks(gate, durationMS)
+	r.done = l.done
+	if l.done != nil || l.syncer != nil {
+		// The queue's picks by the loop: each completion is known at its
+		// pick, before the events after it.
+		l.drivePicks, l.q, l.endMS = true, srv, math.Inf(1)
+		if cfg.Server.Option(server.OptEnd) == server.EndCut {
+			l.endMS = durationMS
+		}
+	}
+	return func() error {
+		srv.Finish()
+		r.flushFinishes()
+		if r.variable {
+			r.sortFinishes()
+		}
+		if r.finishOrderViolated {
+			return fmt.Errorf("the queue server finished requests out of order") // cannot happen: fixed service, FIFO picks
+		}
+		seconds := cfg.ScoreSeconds(deadlineMS)
+		m.Arrivals = r.arrivals
+		m.Admitted = in.gate.Count()
+		m.Rejected = m.Arrivals - m.Admitted
+		m.Served = r.served
+		m.Shed = r.shed
+		measureCommon(m, in, seconds, &rel, r.serverSojournMax)
+		if m.Arrivals > 0 {
+			m.RejectPct = 100.0 * float64(m.Rejected) / float64(m.Arrivals)
+			m.ServedLatePct = 100.0 * float64(m.Late) / float64(m.Arrivals)
+			m.ShedPct = 100.0 * float64(m.Shed) / float64(m.Arrivals)
+		}
+		if r.served > 0 {
+			m.WastedPct = 100.0 * float64(m.Late) / float64(r.served)
+		}
+		sw := delays(&r.bufs.shedWait)
+		m.ShedWait = &sw
+		m.UtilizationPct = math.Min(100, 100*float64(r.served)*serviceMS/(durationMS*float64(cfg.Server.Workers)))
+		if classes != nil {
+			classMetrics(cfg, m, s, r.classOK, r.bufs.classSojourn, seconds)
+		}
+		m.Recovery = recovery(cfg, s, windowMS)
+		l.hooks.file(m)
+		finishPoint(cfg, pt, spec, params, in, m, s, r.clients, r.fair, len(a.Groups), a.GroupOf, r.gateMax, r.endToEndMax,
+			cfg.Server.Option(server.OptDiscipline) == server.FIFO, rel.keep)
+		return nil
+	}, nil
+}
+
+// startClients readies the client model's point on the plain server;
+// finish measures it.
+func (l *pointLoop) startClients(cfg *experiments.Config, spec *limiter.Spec, params limiter.Params, in *Instruments, pt *experiments.Point) (finish func() error, err error) {
+	a := l.a
+	srv := server.New(cfg.Server)
+	gate, err := pointGateWith(spec, params, a.Clients, srv, l.sw)
+	if err != nil {
+		return nil, err
+	}
+	in.startPoint(cfg)
+
+	durationMS := cfg.Workload.DurationMS
+	nc := len(a.Clients)
+	r, totalUsers, err := newClientRun(cfg, a, pt, in)
+	if err != nil {
+		return nil, err
+	}
+	windowMS := cfg.SeriesWindow()
+	s := clientSeries(durationMS, windowMS)
+	clients := make([]experiments.ClientResult, nc)
+	fair := new(fairWindows)
+	fair.start(in, nc, cfg.Metrics.FairnessWindowMS, durationMS)
+	m, cm := new(experiments.Metrics), new(experiments.ClientMetrics)
+	r.startGate(gate, srv, spec, releaseHorizonMS(cfg, spec, params), in, m, cm, &s, clients, fair)
+
+	rel := newReleaseTally(in, windowMS, len(a.T) <= experiments.MaxCurveArrivals, len(a.T))
+	p := &plainServer{
+		srv:          srv,
+		cancel:       cfg.Server.Option(server.OptCancel) == server.CancelDrop,
+		deadlineMS:   cfg.Server.DeadlineMS,
+		in:           in,
+		rel:          &rel,
+		finishWindow: metrics.NewWindowCursor(windowMS),
+	}
+	l.r, l.plain, l.heap, l.rel = r, p, r.heap, &rel
+	l.windows = metrics.NewWindowCursor(windowMS)
+	l.startHooks(gate, durationMS)
+	p.done = l.done
+	return func() error {
+		clientTotals(cfg, r, m, cm, in, clientTally{busyMS: p.busyMS, serverSojournMaxMS: p.serverSojournMax, rel: &rel, users: totalUsers})
+		m.Recovery = measureGoodputRecovery(cfg, &s, windowMS)
+		l.hooks.file(m)
+		finishPoint(cfg, pt, spec, params, in, m, &s, clients, fair, len(a.Groups), a.GroupOf, r.gateMax, p.endToEndMax, true, rel.keep)
+		return nil
+	}, nil
+}
+
+// startClientsQueue readies the client model's point on its queue server,
+// deciding fates at admission or by events (l.model); finish measures it.
+func (l *pointLoop) startClientsQueue(cfg *experiments.Config, classes []uint8, spec *limiter.Spec, params limiter.Params, in *Instruments, pt *experiments.Point) (finish func() error, err error) {
+	a := l.a
+	durationMS := cfg.Workload.DurationMS
+	deadlineMS := cfg.Server.DeadlineMS
+	lazy := l.model == modelClientsEvents
+	endMS := math.Inf(1)
+	if cfg.Server.Option(server.OptEnd) == server.EndCut {
+		endMS = durationMS
+	}
+	nclass := len(cfg.Classes)
+	windowMS := cfg.SeriesWindow()
+	windows := int(metrics.WindowCount(durationMS, windowMS))
+	s := clientSeries(durationMS, windowMS)
+	m, cm := new(experiments.Metrics), new(experiments.ClientMetrics)
+	if in.admitted == nil {
+		in.admitted = new(admittedBufs)
+	}
+	qr := &queueRun{in: in, s: &s, m: m, variable: !cfg.Server.FixedService(), windowMS: windowMS}
+	classOK := qr.startBufs(in, classes != nil, nclass, windows)
+	x := &queueClients{
+		qr: qr, bufs: in.admitted, in: in, m: m, cm: cm, s: &s,
+		lazy:       lazy,
+		cancel:     cfg.Server.Option(server.OptCancel) == server.CancelDrop,
+		expire:     cfg.Server.Option(server.OptExpire) == server.ExpireAtDequeue,
+		endMS:      endMS,
+		classes:    classes != nil,
+		deadlineMS: deadlineMS,
+		windowMS:   windowMS,
+		offering:   -1,
+	}
+	x.bufs.recs, x.bufs.free = x.bufs.recs[:0], x.bufs.free[:0]
+	x.classOK = classOK
+	var users *userClasses
+	if classes != nil {
+		users = &userClasses{rng: rand.New(rand.NewPCG(uint64(cfg.ClassDraw.Seed), 0x7573657273))} // "users"
+		sum := 0.0
+		for k := range nclass - 1 {
+			sum += cfg.Classes[k].Share
+			users.cum = append(users.cum, sum)
+		}
+	}
+	q := server.NewQueue(cfg.Server, durationMS, nclass, x)
+	x.q = q
+	// Decided at admission: a FIFO copy of the workers says when each
+	// attempt starts (and, under occupancy busy-ceil, what the gate reads).
+	var occ limiter.Occupancy = q
+	if !lazy {
+		x.shadow = server.New(cfg.Server)
+		if cfg.Server.Option(server.OptOccupancy) == server.OccupancyBusyCeil {
+			occ = x.shadow
+		}
+	}
+	gate, err := pointGateWith(spec, params, a.Clients, occ, l.sw)
+	if err != nil {
+		return nil, err
+	}
+	in.startPoint(cfg)
+	nc := len(a.Clients)
+	r, totalUsers, err := newClientRun(cfg, a, pt, in)
+	if err != nil {
+		return nil, err
+	}
+	x.r = r
+
+	horizonMS := releaseHorizonMS(cfg, spec, params)
+	qr.maxFinishWindows = int(math.Ceil(horizonMS / windowMS))
+	clients := make([]experiments.ClientResult, nc)
+	fair := new(fairWindows)
+	fair.start(in, nc, cfg.Metrics.FairnessWindowMS, durationMS)
+	r.startGate(gate, occ, spec, horizonMS, in, m, cm, &s, clients, fair)
+	rel := newReleaseTally(in, windowMS, len(a.T) <= experiments.MaxCurveArrivals, len(a.T))
+	l.r, l.x, l.heap, l.rel, l.users, l.classes = r, x, r.heap, &rel, users, classes
+	l.q, l.endMS = q, endMS
+	l.windows = metrics.NewWindowCursor(windowMS)
+	l.startHooks(gate, durationMS)
+	x.done = l.done
+	return func() error {
+		q.Finish()
+		if err := r.heap.err; err != nil {
+			return err
+		}
+		qr.flushFinishes()
+		if qr.variable {
+			qr.sortFinishes()
+		}
+		if qr.finishOrderViolated {
+			return fmt.Errorf("the queue server finished requests out of order") // cannot happen: fixed service
+		}
+		if x.mismatch != "" {
+			return fmt.Errorf("the queue and the client model disagree: %s", x.mismatch) // cannot happen
+		}
+
+		clientTotals(cfg, r, m, cm, in, clientTally{busyMS: x.busyMS, serverSojournMaxMS: x.serverSojournMax, rel: &rel, users: totalUsers})
+		seconds := durationMS / 1000
+		if cm.Attempts > 0 {
+			m.ShedPct = 100.0 * float64(m.Shed) / float64(cm.Attempts)
+		}
+		if m.Served > 0 {
+			m.WastedPct = 100.0 * float64(m.Late) / float64(m.Served)
+		}
+		sw := delays(&qr.bufs.shedWait)
+		m.ShedWait = &sw
+		if classes != nil {
+			classMetrics(cfg, m, &s, x.classOK, qr.bufs.classSojourn, seconds)
+		}
+		m.Recovery = measureGoodputRecovery(cfg, &s, windowMS)
+		l.hooks.file(m)
+		finishPoint(cfg, pt, spec, params, in, m, &s, clients, fair, len(a.Groups), a.GroupOf, r.gateMax, x.endToEndMax,
+			cfg.Server.Option(server.OptDiscipline) == server.FIFO, rel.keep)
+		return nil
+	}, nil
+}
+
+// plainServer is the client model's plain server (server.Server): an
+// admitted attempt's fate is known at its admission.
+type plainServer struct {
+	srv          *server.Server
+	cancel       bool // cancel_on_timeout "drop-unstarted"
+	deadlineMS   float64
+	in           *Instruments
+	rel          *releaseTally
+	finishWindow metrics.WindowCursor // the series window of the finishes
+	done         *completions         // nil: the gate does not observe
+
+	busyMS, serverSojournMax, endToEndMax float64
+}
+
+// serve takes admitted attempt at, released at release, its client giving
+// up at abandonAt (+Inf: never), to the server (step 4 of the client
+// model), and reacts as its client does.
+func (p *plainServer) serve(r *clientRun, at *attempt, release, abandonAt float64) {
+	t := at.t
+	b, fl := &r.behs[at.part], r.flags[at.part]
+	m, cm, s, in := r.m, r.cm, r.s, p.in
+	r.lastQuery = max(r.lastQuery, release)
+	if p.cancel && fl.timeout && p.srv.StartAt(release) > abandonAt {
+		cm.Abandoned++
+		cm.Dropped++
+		if p.done != nil {
+			p.done.add(at.c, t, abandonAt, limiter.TimedOut)
+		}
+		r.retry(at, abandonAt, abandonAt)
+		return
+	}
+	start, finish := p.srv.ServeFor(release, at.svc)
+	cm.Served++
+	p.busyMS += at.svc
+	if at.n > 0 {
+		cm.RetriesServed++
+	}
+	p.rel.add(s, in, release, p.srv.Len())
+	in.wait.Record(start - release)
+	sojourn := max(at.svc, metrics.RoundHalfUp(finish-t))
+	in.sojourn.Record(sojourn)
+	p.serverSojournMax = max(p.serverSojournMax, finish-release)
+	p.endToEndMax = max(p.endToEndMax, finish-t)
+	if p.done != nil {
+		out := outcome(sojourn <= p.deadlineMS)
+		if fl.timeout && sojourn > b.TimeoutMS {
+			out = limiter.TimedOut
+		}
+		p.done.add(at.c, t, finish, out)
+	}
+	switch {
+	case fl.timeout && sojourn > b.TimeoutMS:
+		m.Late++
+		cm.Abandoned++
+		cm.WastedWorkMS += at.svc
+		r.retry(at, abandonAt, abandonAt)
+	case sojourn <= p.deadlineMS:
+		if fl.throttles {
+			r.thrAcc[r.throttleSlot(at.c)]++
+		}
+		m.OnTime++
+		fw := int(p.finishWindow.Index(finish))
+		for fw >= len(s.Goodput) {
+			s.Goodput = append(s.Goodput, 0)
+		}
+		s.Goodput[fw]++
+		r.end(at, finish)
+	default:
+		if fl.throttles {
+			r.thrAcc[r.throttleSlot(at.c)]++
+		}
+		m.Late++
+		r.end(at, finish)
+	}
+}

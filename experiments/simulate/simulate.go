@@ -1,0 +1,521 @@
+// Package simulate runs one point of a sweep: its gate in front of its
+// server under its clients' behaviour, over its load's arrivals, measured
+// into the point's Metrics, Series, Bounds and Recovery. The forward pass
+// (ForwardPass) is the fast path of a plain FIFO server without client
+// behaviour, fed the arrivals a batch at a time; every other point runs in
+// one event loop (loop.go). It also draws the requests' classes and
+// service times of a load, and replays two points' decisions side by side
+// (DiffDecisions).
+package simulate
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/calculus"
+	"github.com/ratelab/ratelab/experiments/limiter"
+	"github.com/ratelab/ratelab/experiments/metrics"
+	"github.com/ratelab/ratelab/experiments/server"
+	"github.com/ratelab/ratelab/experiments/workload"
+)
+
+// Switches are a test's settings of a point's simulation: none changes
+// what it measures (the tests that set them check it), each makes another
+// path run it. The zero value runs as the engine does.
+type Switches struct {
+	// Model runs points by another model than their own (Point).
+	Model ModelSwitch
+	// Gate, when set, stands for each point's gate made for occ (a toy
+	// gate of a test, hooks_test.go).
+	Gate func(g limiter.Gate, occ limiter.Occupancy) limiter.Gate
+}
+
+// ModelSwitch makes points run by another model that must measure the same.
+type ModelSwitch uint8
+
+// The models a test may run points by.
+const (
+	SwitchNone            ModelSwitch = iota
+	SwitchQueueForAll                 // points without client behaviour: the queue model (the forward pass's measures with the plain server)
+	SwitchClientsOnQueue              // client-model points: on a queue (the plain client model's measures with the plain server)
+	SwitchClientsByEvents             // as SwitchClientsOnQueue, every fate decided by events
+	SwitchForwardInLoop               // forward-pass points: in the event loop, one arrival at a time (modelPlain)
+)
+
+// Point runs one point on its server, client policy and workload
+// (the config's servers, policies and loads): the forward pass (simulate.go) when its
+// server is the plain one and its clients have no behaviour, else the
+// event loop (loop.go) with the point's model: the client model
+// when its clients have behaviour, on the plain server or on a queue, else
+// the queue model. Then it reports the percentiles by the config's rule.
+// A test's switches (sw) run a point by another model that must measure
+// the same.
+func Point(ctx context.Context, cfg *experiments.Config, a *workload.Arrivals, classes []uint8, in *Instruments, pt *experiments.Point, sw *Switches) error {
+	pc := cfg.PointConfig(pt)
+	spec := &cfg.Limiters[pt.LimiterIndex]
+	var err error
+	switch {
+	case cfg.UsesClients(pt.Policy, pt.Load):
+		model := modelClients
+		if sw.Model == SwitchClientsOnQueue || sw.Model == SwitchClientsByEvents || cfg.UsesQueue(pt.Server) {
+			model = modelClientsQueue
+			if pc.Server.Option(server.OptDiscipline) != server.FIFO || pc.Server.Option(server.OptDoor) == server.DoorPriority || sw.Model == SwitchClientsByEvents {
+				model = modelClientsEvents
+			}
+		}
+		err = simulateLoop(ctx, pc, a, classes, spec, pt.Params, in, pt, model, sw)
+	case sw.Model == SwitchQueueForAll || cfg.UsesQueue(pt.Server):
+		err = simulateLoop(ctx, pc, a, classes, spec, pt.Params, in, pt, modelQueue, sw)
+	default:
+		var f *ForwardPass
+		if f, err = newFwd(ctx, pc, a.Clients, len(a.Groups), spec, pt.Params, in, pt, a.Len() <= experiments.MaxCurveArrivals, a.Len(), sw); err == nil {
+			f.svc = a.ServiceMS
+			if err = f.Feed(a.T, a.Client); err == nil {
+				err = f.finish()
+			}
+		}
+	}
+	if err != nil {
+		return err
+	}
+	applyPercentiles(pc, pt)
+	return nil
+}
+
+// HoldsArrivals reports whether point pt needs its load held in memory:
+// the queue and client models look requests up by index, and a service
+// distribution draws a time per request of the load; only the forward
+// pass at a fixed service time can be fed a stream a batch at a time.
+func HoldsArrivals(cfg *experiments.Config, pt *experiments.Point, sw *Switches) bool {
+	return sw.Model == SwitchQueueForAll || cfg.UsesQueue(pt.Server) || cfg.UsesClients(pt.Policy, pt.Load) || !cfg.PointConfig(pt).Server.FixedService()
+}
+
+// NewForwardPass starts point pt's forward pass over a stream from
+// clients (in ngroup groups): it is fed the stream's batches in order
+// (Feed) and measured when the stream ends (Finish). It measures
+// what the point run over the whole list does, but for the output curve
+// (a stream keeps no releases).
+func NewForwardPass(ctx context.Context, cfg *experiments.Config, pt *experiments.Point, clients []workload.Client, ngroup int, sw *Switches) (*ForwardPass, error) {
+	return newFwd(ctx, cfg.PointConfig(pt), clients, ngroup, &cfg.Limiters[pt.LimiterIndex], pt.Params, new(Instruments), pt, false, 0, sw)
+}
+
+// Finish measures a streamed point (NewForwardPass) once its
+// stream has ended, its percentiles by the config's rule.
+func (f *ForwardPass) Finish() error {
+	if err := f.finish(); err != nil {
+		return err
+	}
+	applyPercentiles(f.cfg, f.pt)
+	return nil
+}
+
+// applyPercentiles reports every percentile of the point by the config's
+// rule: the nearest-rank value, or the top of its bucket in an HdrHistogram
+// of 3 significant digits (the maxima too, as HdrHistogram reports them).
+func applyPercentiles(c *experiments.Config, pt *experiments.Point) {
+	if c.Rule("metrics.percentiles") == metrics.PercentilesExact {
+		return
+	}
+	m := &pt.Metrics
+	ds := []*experiments.Delays{&m.GateDelay, &m.ServerWait, &m.Sojourn, m.ShedWait}
+	for k := range m.Classes {
+		ds = append(ds, &m.Classes[k].Sojourn)
+	}
+	for _, d := range ds {
+		if d != nil {
+			d.P50, d.P99, d.Max = metrics.HdrTop(d.P50), metrics.HdrTop(d.P99), metrics.HdrTop(d.Max)
+		}
+	}
+	for w, v := range pt.Series.SojournP99 {
+		pt.Series.SojournP99[w] = int32(metrics.HdrTop(int(v)))
+	}
+}
+
+// Instruments are one worker's reusable measuring state; the histograms are
+// large (60001 counters each), so a worker keeps them across points: a
+// sweep's worker makes one, new(Instruments), and passes it to Point for
+// each point it runs.
+type Instruments struct {
+	gate, wait, sojourn metrics.Histogram
+	rolling             *metrics.Rolling
+	fairCounts          []float64
+	releases            []float64     // release times, for the empirical arrival curve
+	queue               *queueBufs    // the queue model's (queue.go)
+	clients             *clientBufs   // the event loop's heap (loop.go), the client model's
+	admitted            *admittedBufs // the client model on a queue (clients_queue.go)
+}
+
+// ForwardPass is one point's forward pass, fed the arrivals in time order in
+// batches (feed) and measured at the end (finish): the whole list at once
+// for a workload held in memory, or batch after batch of a stream that the
+// sweep's points share. Its memory grows with the windows and the clients,
+// never with the arrivals (but for the releases kept for the output curve,
+// up to MaxCurveArrivals).
+type ForwardPass struct {
+	ctx    context.Context
+	cfg    *experiments.Config
+	spec   *limiter.Spec
+	params limiter.Params
+	in     *Instruments
+	pt     *experiments.Point
+	srv    *server.Server
+	gate   limiter.Gate
+	groups []int // each client's group index, -1 without one
+	ngroup int
+
+	durationMS, serviceMS, deadlineMS float64
+	windowMS, horizonMS               float64
+	arrivalWindow                     metrics.WindowCursor // the series window of the arrivals, which come in order
+	// svc is the service time of every arrival of the load (indexed from
+	// the first fed); nil: each takes serviceMS. Only a load held in
+	// memory has one (a server with a service distribution holds it).
+	svc []float64
+
+	s       experiments.Series
+	clients []experiments.ClientResult
+	fair    fairWindows
+
+	m                                      experiments.Metrics
+	n                                      int // arrivals fed
+	lastRelease                            float64
+	serverSojournMax, gateMax, endToEndMax float64
+	rel                                    releaseTally
+
+	hooks gateHooks    // the gate's (hooks.go)
+	loop  *pointLoop   // a gate with hooks: the arrivals run in the event loop (modelPlain)
+	done  *completions // nil: the gate does not observe
+}
+
+// releaseError is the error of a gate that released at release, after
+// lastRelease or past the run's series limit (the run ends at durationMS):
+// a gate must release in order, and a release too late would grow the
+// series past MaxSeriesRows (Config.releaseHorizonMS).
+func releaseError(spec *limiter.Spec, release, lastRelease, durationMS float64) error {
+	if release < lastRelease {
+		return fmt.Errorf("%s released at %g after %g: a gate must release in order", spec.Label(), release, lastRelease)
+	}
+	return fmt.Errorf("%s released a request at %g ms, %g ms after the run ends: its series would pass the limit of %d rows (a rate or a stage too slow for the run)",
+		spec.Label(), release, release-durationMS, experiments.MaxSeriesRows)
+}
+
+// releaseTally counts a point's releases to the server, as every
+// simulation does: per series window the releases and the most requests in
+// the system, the most in the system overall, the rolling count, the
+// busiest 100 ms, and the release times for the output curve when kept.
+type releaseTally struct {
+	window      metrics.WindowCursor // the series' windows
+	keep        bool
+	inSystemMax int
+	peak        peak100
+}
+
+// newReleaseTally readies a point's release counts; keep keeps the release
+// times (at most sizeHint of them, when known) in in.releases.
+func newReleaseTally(in *Instruments, windowMS float64, keep bool, sizeHint int) releaseTally {
+	in.releases = in.releases[:0]
+	if keep && cap(in.releases) < sizeHint {
+		in.releases = make([]float64, 0, sizeHint) // never copied while it grows
+	}
+	return releaseTally{window: metrics.NewWindowCursor(windowMS), keep: keep, peak: peak100{cur: metrics.NewWindowCursor(experiments.SeriesWindowMS)}}
+}
+
+// add counts a release at release, after which n requests are in the system.
+func (rt *releaseTally) add(s *experiments.Series, in *Instruments, release float64, n int) {
+	rw := int(rt.window.Index(release))
+	for rw >= len(s.Released) {
+		s.Released = append(s.Released, 0)
+		s.InSystemMax = append(s.InSystemMax, 0)
+	}
+	s.Released[rw]++
+	if int32(n) > s.InSystemMax[rw] {
+		s.InSystemMax[rw] = int32(n)
+	}
+	rt.inSystemMax = max(rt.inSystemMax, n)
+	in.rolling.Add(release)
+	rt.peak.add(release)
+	if rt.keep {
+		in.releases = append(in.releases, release)
+	}
+}
+
+// peak100 counts releases per aligned 100 ms window as they come (in
+// order) and keeps the largest count: downstream_peak_rps, whatever the
+// series' width.
+type peak100 struct {
+	cur    metrics.WindowCursor // over SeriesWindowMS
+	window float64
+	count  int32
+	max    int32
+}
+
+func (p *peak100) add(release float64) {
+	if w := p.cur.Index(release); w != p.window || p.count == 0 {
+		p.window, p.count = w, 0
+	}
+	p.count++
+	p.max = max(p.max, p.count)
+}
+
+// pointGate is a point's gate in front of occ, each client with its
+// weight, behind routedGate when it is replicated (hooks.go).
+func pointGate(spec *limiter.Spec, params limiter.Params, clients []workload.Client, occ limiter.Occupancy) (limiter.Gate, error) {
+	return pointGateWith(spec, params, clients, occ, nil)
+}
+
+// pointGateWith is pointGate under a test's switches (nil: none).
+func pointGateWith(spec *limiter.Spec, params limiter.Params, clients []workload.Client, occ limiter.Occupancy, sw *Switches) (limiter.Gate, error) {
+	weights := make([]float64, len(clients))
+	for i, c := range clients {
+		weights[i] = c.Weight
+	}
+	gate, err := limiter.New(spec, params, weights, occ)
+	if err != nil {
+		return nil, err
+	}
+	if sw != nil && sw.Gate != nil {
+		gate = sw.Gate(gate, occ)
+	}
+	if r, ok := gate.(limiter.Replicated); ok {
+		gate = &routedGate{r: r, instances: make([]experiments.InstanceMetrics, r.Instances())}
+	}
+	return gate, nil
+}
+
+// startPoint readies a worker's delay histograms and rolling count for a
+// point of cfg.
+func (in *Instruments) startPoint(cfg *experiments.Config) {
+	in.gate.Reset()
+	in.wait.Reset()
+	in.sojourn.Reset()
+	if in.rolling == nil {
+		in.rolling = metrics.NewRolling(cfg.Metrics.RollingWindowMS)
+	}
+	in.rolling.Reset(cfg.Metrics.RollingWindowMS)
+}
+
+// releaseHorizonMS bounds the releases of a point of the gate (spec,
+// params): releases after the run extend the series, so that a rate too
+// small to ever release or a chain's slow stage is an error, not a runaway
+// allocation: past the gate's known lag, a point may add its share of
+// MaxSeriesRows.
+func releaseHorizonMS(c *experiments.Config, spec *limiter.Spec, params limiter.Params) float64 {
+	npoints := 0
+	for i := range c.Limiters {
+		npoints += c.Limiters[i].Count()
+	}
+	return c.Workload.DurationMS + spec.LagMS([]limiter.Params{params}) + float64(experiments.MaxSeriesRows/max(npoints, 1))*c.SeriesWindow()
+}
+
+// newFwd starts the forward pass of one point over a workload of clients
+// (their weights and groups). keepReleases keeps every release for the
+// point's empirical output curve (a workload of at most MaxCurveArrivals);
+// sizeHint, when known, sizes that list.
+func newFwd(ctx context.Context, cfg *experiments.Config, clients []workload.Client, ngroup int, spec *limiter.Spec, params limiter.Params, in *Instruments, pt *experiments.Point, keepReleases bool, sizeHint int, sw *Switches) (*ForwardPass, error) {
+	f := &ForwardPass{ctx: ctx, cfg: cfg, spec: spec, params: params, in: in, pt: pt, ngroup: ngroup}
+	f.srv = server.New(cfg.Server)
+	f.groups = make([]int, len(clients))
+	for i, c := range clients {
+		f.groups[i] = c.GroupIndex()
+	}
+	gate, err := pointGateWith(spec, params, clients, f.srv, sw)
+	if err != nil {
+		return nil, err
+	}
+	f.gate = gate
+	in.startPoint(cfg)
+	if f.hooks = hooksOf(gate); f.hooks.loop() || sw != nil && sw.Model == SwitchForwardInLoop {
+		l := &pointLoop{model: modelPlain, forwardPass: f, heap: new(eventHeap)}
+		l.a = &l.batch
+		l.done = newCompletions(&f.hooks, l.heap)
+		l.startSyncs(&f.hooks, cfg.Workload.DurationMS)
+		f.loop, f.done = l, l.done
+	}
+
+	f.durationMS = cfg.Workload.DurationMS
+	f.serviceMS, f.deadlineMS = cfg.Server.ServiceMS, cfg.Server.DeadlineMS
+	f.windowMS = cfg.SeriesWindow()
+	windows := int(metrics.WindowCount(f.durationMS, f.windowMS))
+	f.horizonMS = releaseHorizonMS(cfg, spec, params)
+	f.s = experiments.Series{
+		Offered:     make([]int32, windows),
+		Rejected:    make([]int32, windows),
+		Released:    make([]int32, windows),
+		InSystemMax: make([]int32, windows),
+	}
+	nc := len(clients)
+	f.clients = make([]experiments.ClientResult, nc)
+	f.fair.start(in, nc, cfg.Metrics.FairnessWindowMS, f.durationMS)
+	f.lastRelease = math.Inf(-1)
+	f.rel = newReleaseTally(in, f.windowMS, keepReleases, sizeHint)
+	f.arrivalWindow = metrics.NewWindowCursor(f.windowMS)
+	return f, nil
+}
+
+// Feed replays the next arrivals (times ts from clients cs) through the
+// gate into the server: forward, or in the event loop for a gate with
+// hooks.
+func (f *ForwardPass) Feed(ts []float64, cs []int32) error {
+	if f.loop != nil {
+		return f.loop.feed(f.ctx, ts, cs)
+	}
+	return f.forward(ts, cs)
+}
+
+// forward is the forward pass's step over arrivals ts from clients cs. It
+// allocates nothing besides growing the series past the run and the kept
+// releases, and checks ctx once per 2^20 arrivals.
+func (f *ForwardPass) forward(ts []float64, cs []int32) error {
+	in, s, done := f.in, &f.s, f.done
+	cs = cs[:len(ts)]
+	for i, t := range ts {
+		if (f.n+i)&(1<<20-1) == 0 && f.n+i > 0 {
+			if err := f.ctx.Err(); err != nil {
+				return err
+			}
+		}
+		c := cs[i]
+		w := int(f.arrivalWindow.Index(t))
+		s.Offered[w]++
+		f.clients[c].Offered++
+		release, ok := f.gate.Offer(t, c)
+		if !ok {
+			s.Rejected[w]++
+			continue
+		}
+		if release < f.lastRelease || !(release < f.horizonMS) {
+			return releaseError(f.spec, release, f.lastRelease, f.durationMS)
+		}
+		f.lastRelease = release
+		f.clients[c].Admitted++
+		if f.fair.on {
+			f.fair.admit(t, int(c))
+		}
+		svc := f.serviceMS
+		if f.svc != nil {
+			svc = f.svc[f.n+i]
+		}
+		start, finish := f.srv.ServeFor(release, svc)
+		f.rel.add(s, in, release, f.srv.Len())
+		in.gate.Record(release - t)
+		in.wait.Record(start - release)
+		sojourn := max(svc, metrics.RoundMS(finish-t))
+		in.sojourn.Record(sojourn)
+		onTime := sojourn <= f.deadlineMS
+		if onTime {
+			f.m.OnTime++
+		} else {
+			f.m.Late++
+		}
+		if done != nil {
+			done.add(c, t, finish, outcome(onTime))
+		}
+		if d := finish - release; d > f.serverSojournMax {
+			f.serverSojournMax = d
+		}
+		f.gateMax, f.endToEndMax = max(f.gateMax, release-t), max(f.endToEndMax, finish-t)
+	}
+	f.n += len(ts)
+	return nil
+}
+
+// finish measures the point from what the arrivals fed left.
+func (f *ForwardPass) finish() error {
+	if f.loop != nil {
+		if err := f.loop.drain(); err != nil {
+			return err
+		}
+		if f.loop.heap.err != nil {
+			return f.loop.heap.err
+		}
+	}
+	in, s, m, cfg := f.in, &f.s, &f.m, f.cfg
+	seconds := f.durationMS / 1000
+	m.Arrivals = f.n
+	m.Admitted = in.gate.Count()
+	m.Rejected = m.Arrivals - m.Admitted
+	measureCommon(m, in, seconds, &f.rel, f.serverSojournMax)
+	if m.Arrivals > 0 {
+		m.RejectPct = 100.0 * float64(m.Rejected) / float64(m.Arrivals)
+		m.ServedLatePct = 100.0 * float64(m.Late) / float64(m.Arrivals)
+	}
+	m.UtilizationPct = math.Min(100, 100*float64(m.Admitted)*f.serviceMS/(f.durationMS*float64(cfg.Server.Workers))) // service_ms: the mean
+
+	m.Recovery = recovery(cfg, s, f.windowMS)
+	f.hooks.file(m)
+	finishPoint(cfg, f.pt, f.spec, f.params, in, m, s, f.clients, &f.fair, f.ngroup, func(i int) int { return f.groups[i] }, f.gateMax, f.endToEndMax, true, f.rel.keep)
+	return nil
+}
+
+// finishPoint files a point's measures, the end every simulation shares:
+// each client's share and Jain's index over them (group(i) is client i's
+// group), the network-calculus bounds where the point has them (bounds: a
+// FIFO server), the output curve of the releases kept (curve), the series,
+// and the clients and Jain's index over time when fairness windows are on.
+// m.Recovery is the caller's (each simulation measures its own).
+func finishPoint(cfg *experiments.Config, pt *experiments.Point, spec *limiter.Spec, params limiter.Params, in *Instruments, m *experiments.Metrics, s *experiments.Series,
+	clients []experiments.ClientResult, fair *fairWindows, ngroup int, group func(i int) int, gateMax, endToEndMax float64, bounds, curve bool) {
+	durationMS := cfg.Workload.DurationMS
+	clientShares(m, clients, ngroup, group, durationMS/1000)
+	pt.Metrics = *m
+	if bounds {
+		pt.Bounds = pointBounds(cfg, spec, params, len(clients), m, gateMax, endToEndMax)
+	}
+	if curve {
+		pt.OutputCurve = calculus.Empirical(in.releases, calculus.Grid(durationMS))
+	}
+	pt.Series = *s
+	if fair.on {
+		pt.Clients = clients
+		pt.JainSeries = fair.finish()
+	}
+}
+
+// measureCommon fills the measures every simulation takes alike from its
+// counts and instruments: the rates over seconds of arrivals, the delay
+// percentiles, the downstream peak, the rolling maximum, the most requests
+// in the system and the longest time at the server.
+func measureCommon(m *experiments.Metrics, in *Instruments, seconds float64, rel *releaseTally, serverSojournMaxMS float64) {
+	m.OfferedRPS = float64(m.Arrivals) / seconds
+	m.AdmittedRPS = float64(m.Admitted) / seconds
+	m.GoodputRPS = float64(m.OnTime) / seconds
+	m.GateDelay = delays(&in.gate)
+	m.ServerWait = delays(&in.wait)
+	m.Sojourn = delays(&in.sojourn)
+	m.DownstreamPeakRPS = float64(rel.peak.max) * 1000 / experiments.SeriesWindowMS
+	m.RollingMax = in.rolling.Max()
+	m.InSystemMax = rel.inSystemMax
+	m.ServerSojournMaxMS = serverSojournMaxMS
+}
+
+func delays(h *metrics.Histogram) experiments.Delays {
+	return experiments.Delays{P50: h.Quantile(50), P99: h.Quantile(99), Max: h.Max()}
+}
+
+// clientShares sets each client's admitted rate, Jain's index over them
+// and each group's share of the admitted requests (group(i) is client i's
+// group, -1 for none): the same for the forward pass, the queue model and
+// the client model.
+func clientShares(m *experiments.Metrics, clients []experiments.ClientResult, ngroup int, group func(i int) int, seconds float64) {
+	rates := make([]float64, len(clients))
+	for i := range clients {
+		clients[i].AdmittedRPS = float64(clients[i].Admitted) / seconds
+		rates[i] = clients[i].AdmittedRPS
+	}
+	m.Jain = metrics.Jain(rates)
+	if ngroup == 0 {
+		return
+	}
+	m.GroupSharePct = make([]float64, ngroup)
+	for i := range clients {
+		if g := group(i); g >= 0 {
+			m.GroupSharePct[g] += float64(clients[i].Admitted)
+		}
+	}
+	for g := range m.GroupSharePct {
+		if m.Admitted > 0 {
+			m.GroupSharePct[g] = 100 * m.GroupSharePct[g] / float64(m.Admitted)
+		}
+	}
+}
