@@ -84,3 +84,33 @@ func TestConfigDiff(t *testing.T) {
 		t.Errorf("row 1: %+v", rows[1])
 	}
 }
+
+// TestConfigDiffLimitersByNameAndType: the same limiters in another order
+// show no difference (they were matched by position: every parameter
+// differed); a changed parameter shows under the limiter's name and type;
+// an objective's operator prints as written, `<=`, not `\u003c=`.
+func TestConfigDiffLimitersByNameAndType(t *testing.T) {
+	tb := `{"type":"token-bucket","rate_rps":[100,200],"burst":5}`
+	named := `{"type":"token-bucket","name":"small","rate_rps":100,"burst":1}`
+	none := `{"type":"none"}`
+	rows, _, _ := configDiff([][]byte{
+		[]byte(`{"limiters":[` + tb + `,` + named + `,` + none + `,` + none + `]}`),
+		[]byte(`{"limiters":[` + none + `,` + named + `,` + none + `,` + tb + `]}`),
+	})
+	if len(rows) != 0 {
+		t.Errorf("the same limiters in another order differ: %+v", rows)
+	}
+	rows, _, _ = configDiff([][]byte{
+		[]byte(`{"limiters":[` + tb + `,` + named + `],"objectives":[{"metric":"sojourn_p99_ms","op":"<=","value":150}]}`),
+		[]byte(`{"limiters":[` + strings.Replace(named, `"burst":1`, `"burst":2`, 1) + `,` + tb + `],"objectives":[{"metric":"sojourn_p99_ms","op":">=","value":150}]}`),
+	})
+	if len(rows) != 2 {
+		t.Fatalf("rows: %+v", rows)
+	}
+	if rows[0].Path != "limiters[small: token-bucket].burst" || rows[0].Values[0] != "1" || rows[0].Values[1] != "2" {
+		t.Errorf("row 0: %+v", rows[0])
+	}
+	if rows[1].Path != "objectives[0].op" || rows[1].Values[0] != `"<="` || rows[1].Values[1] != `">="` {
+		t.Errorf("row 1: %+v", rows[1])
+	}
+}

@@ -23,8 +23,18 @@ type CompareRun struct {
 // a chart (the column key names the unit).
 var CompareMetrics = []string{"goodput_rps", "reject_pct", "sojourn_p99_ms", "gate_delay_p99_ms", "downstream_peak_rps", "rolling_max"}
 
-// compareLineTypes tell the limiters of one run apart.
-var compareLineTypes = []seriesOpt{solid, dashed, dotted}
+// compareDashes tell the limiters apart: a limiter (by name and type)
+// keeps its dash in every run, whatever its position in the run's config.
+var compareDashes = []seriesOpt{solid, dashed, dotted, dash(12, 4, 3, 4), dash(16, 6), dash(3, 8)}
+
+// dash draws a line in the dash pattern of its lengths in px.
+func dash(lengths ...int) seriesOpt {
+	return func(s *Series) { s.LineStyle = &LineStyle{Dash: lengths, Width: 2} }
+}
+
+// limiterKey is a point's limiter by name and type: how the compare page
+// matches the limiters of two runs.
+func limiterKey(p *experiments.Point) string { return p.Limiter + "\x00" + string(p.Type) }
 
 // Compare groups the runs' charts by swept parameter ("" for points that
 // sweep nothing: drawn at x = 0), in the order the runs first sweep them.
@@ -37,6 +47,15 @@ func Compare(runs []CompareRun) []*Group {
 			}
 		}
 	}
+	// Each limiter's dash, in the order the runs first name them.
+	dashOf := map[string]seriesOpt{}
+	for _, r := range runs {
+		for i := range r.Res.Points {
+			if k := limiterKey(&r.Res.Points[i]); dashOf[k] == nil {
+				dashOf[k] = compareDashes[len(dashOf)%len(compareDashes)]
+			}
+		}
+	}
 	var groups []*Group
 	for gi, param := range params {
 		title, xName := "Swept "+param, param
@@ -44,7 +63,7 @@ func Compare(runs []CompareRun) []*Group {
 			title, xName = "Points that sweep nothing", "(one setting: x = 0)"
 		}
 		g := &Group{ID: fmt.Sprintf("compare-%d", gi+1), Title: title,
-			Intro: "Each run in its own color; each of its limiters in its own line type (solid, dashed, dotted)."}
+			Intro: "Each run in its own color; each limiter (by name and type) in its own line type, the same in every run."}
 		for mi, key := range CompareMetrics {
 			col := experiments.ColumnByKey(key)
 			if col == nil {
@@ -67,7 +86,8 @@ func Compare(runs []CompareRun) []*Group {
 					}
 					byLimiter[p.LimiterIndex] = append(byLimiter[p.LimiterIndex], p)
 				}
-				for k, li := range order {
+				for _, li := range order {
+					lineType := dashOf[limiterKey(byLimiter[li][0])]
 					for _, l := range linesOf(byLimiter[li], r.Res.Config.Axes()) {
 						var data []Item
 						for _, p := range l.Points {
@@ -76,7 +96,7 @@ func Compare(runs []CompareRun) []*Group {
 							}
 						}
 						if len(data) > 0 {
-							o.addLine(r.Label+" · "+l.Name, data, dots, compareLineTypes[k%len(compareLineTypes)], colored(color))
+							o.addLine(r.Label+" · "+l.Name, data, dots, lineType, colored(color))
 						}
 					}
 				}

@@ -246,11 +246,13 @@ type ItemStyle struct {
 }
 
 // LineStyle is a line's color, width in pixels and type ("solid",
-// "dashed" or "dotted").
+// "dashed" or "dotted"; Dash, when set, is the dash pattern instead: the
+// lengths in px of dash, gap, dash, ..., echarts' `type` as a list).
 type LineStyle struct {
 	Color string  `json:"color,omitempty"`
 	Width float32 `json:"width,omitempty"`
 	Type  string  `json:"type,omitempty"`
+	Dash  []int   `json:"-"`
 	// Opacity hides a line at 0 (an interval band's edges).
 	Opacity *float64 `json:"opacity,omitempty"`
 }
@@ -276,6 +278,18 @@ type Label struct {
 	Color     string  `json:"color,omitempty"`
 	Position  string  `json:"position,omitempty"`
 	Opacity   float64 `json:"opacity,omitempty"`
+}
+
+// MarshalJSON writes a dash pattern as echarts' `type` list.
+func (l LineStyle) MarshalJSON() ([]byte, error) {
+	type plain LineStyle
+	if len(l.Dash) == 0 {
+		return json.Marshal(plain(l))
+	}
+	return json.Marshal(struct {
+		plain
+		Type []int `json:"type"`
+	}{plain(l), l.Dash})
 }
 
 // JSON is the option as JSON, with <, > and & escaped.
