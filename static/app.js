@@ -350,9 +350,15 @@
           only.form.submit(); // the server left the other rows out
           return;
         }
+        var shown = 0;
         Array.prototype.forEach.call(tbody.rows, function (r) {
           r.hidden = only.checked && r.getAttribute('data-meets') !== 'true';
+          shown += r.hidden ? 0 : 1;
         });
+        var count = document.getElementById('results-count');
+        if (count) {
+          count.textContent = shown + ' of ' + count.getAttribute('data-points') + ' points';
+        }
         setParam('feasible', only.checked ? '1' : '');
       });
     }

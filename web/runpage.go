@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/storage"
@@ -126,12 +127,13 @@ func (s *Server) runPageData(r *http.Request, run *storage.Run, chosen int) (*Ru
 }
 
 // pageQuery reads what a run page's address asks (charts.Query): point,
-// sort and dir (asc, desc) of the results table, feasible=1, and the
+// sort and dir (asc, desc) of the results table, feasible=1, its columns
+// cols (comma-separated, or repeated: the chooser's checkboxes), and the
 // Pareto chart's columns px and py. What the page cannot use is dropped.
 func pageQuery(r *http.Request) charts.Query {
 	v := r.URL.Query()
 	q := charts.Query{Point: -1, Sort: v.Get("sort"), Desc: v.Get("dir") == "desc", Feasible: v.Get("feasible") == "1",
-		ParetoX: v.Get("px"), ParetoY: v.Get("py")}
+		ParetoX: v.Get("px"), ParetoY: v.Get("py"), Cols: strings.Join(v["cols"], ",")}
 	if p, err := strconv.Atoi(v.Get("point")); err == nil && p >= 0 {
 		q.Point = p
 	}
@@ -160,6 +162,9 @@ func (d *RunPageData) pageURL(q charts.Query, anchor string) string {
 	if q.ParetoY != "" {
 		v.Set("py", q.ParetoY)
 	}
+	if q.Cols != "" {
+		v.Set("cols", q.Cols)
+	}
 	if d.Format != "" {
 		v.Set("format", d.Format)
 	}
@@ -176,7 +181,7 @@ func (d *RunPageData) hiddenQuery(except ...string) [][2]string {
 	u, _ := url.Parse(d.pageURL(d.Query, "")) // pageURL builds a valid URL
 	var out [][2]string
 	v := u.Query()
-	for _, name := range []string{"point", "sort", "dir", "feasible", "px", "py", "format"} {
+	for _, name := range []string{"point", "sort", "dir", "feasible", "px", "py", "cols", "format"} {
 		if val := v.Get(name); val != "" && !slices.Contains(except, name) {
 			out = append(out, [2]string{name, val})
 		}
@@ -191,6 +196,14 @@ func (d *RunPageData) sortURL(key string) string {
 	q.Desc = q.Sort == key && !q.Desc
 	q.Sort = key
 	return d.pageURL(q, "#results")
+}
+
+// defaultColumnsURL is the page's address with the results table's
+// default columns.
+func (d *RunPageData) defaultColumnsURL() string {
+	q := d.Query
+	q.Cols = ""
+	return d.pageURL(q.Clean(), "#results")
 }
 
 // pointURL is the address showing point i's time series, the rest kept.

@@ -7,6 +7,7 @@ package charts
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/ratelab/ratelab/experiments"
 )
@@ -45,12 +46,17 @@ type Query struct {
 	// ParetoX and ParetoY are the Pareto chart's columns (ParetoKeys; "":
 	// the default).
 	ParetoX, ParetoY string
+	// Cols are the results table's columns, results.csv keys joined by
+	// commas in cleanColumns' form ("": the default columns).
+	Cols string
 }
 
 // Clean drops what the page would not use: an unknown sort or Pareto
-// column, a direction without a sort.
+// column, a direction without a sort; it writes the table's columns in
+// one form.
 func (q Query) Clean() Query {
-	if !slices.Contains(TableKeys(), q.Sort) {
+	q.Cols = cleanColumns(q.Cols)
+	if q.Sort == "" || !slices.Contains(TableKeys(), q.Sort) && !slices.Contains(strings.Split(q.Cols, ","), q.Sort) {
 		q.Sort, q.Desc = "", false
 	}
 	if !slices.Contains(ParetoKeys(), q.ParetoX) {

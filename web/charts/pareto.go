@@ -76,9 +76,9 @@ func paretoSection(v *View) *Group {
 		}
 		return "higher is better"
 	}
-	sub := fmt.Sprintf("%s: %s; %s: %s", columnLabel(xKey), better(xLower), columnLabel(paretoY), better(yLower))
-	o := newChart("Pareto front: "+columnLabel(paretoY)+" against "+columnLabel(xKey), sub, columnLabel(paretoY), Grid{Left: "70", Top: "70", Right: "30", Bottom: "95"})
-	o.XAxis = []XAxis{{Type: "value", Name: columnLabel(xKey), NameLocation: "middle", NameGap: 28, Scale: true}}
+	sub := fmt.Sprintf("%s: %s; %s: %s", ColumnLabel(xKey), better(xLower), ColumnLabel(paretoY), better(yLower))
+	o := newChart("Pareto front: "+ColumnLabel(paretoY)+" against "+ColumnLabel(xKey), sub, ColumnLabel(paretoY), Grid{Left: "70", Top: "70", Right: "30", Bottom: "95"})
+	o.XAxis = []XAxis{{Type: "value", Name: ColumnLabel(xKey), NameLocation: "middle", NameGap: 28, Scale: true}}
 	o.Tooltip = Tooltip{Show: boolPtr(true), Trigger: "item"}
 	o.measureX(xKey)
 	o.measure(paretoY)
@@ -122,18 +122,8 @@ func paretoSection(v *View) *Group {
 		if k == "jain_index" && len(res.Clients) <= 1 && xKey != k && yKey != k {
 			continue
 		}
-		g.Axes.Options = append(g.Axes.Options, AxisOption{Key: k, Label: columnLabel(k)})
+		g.Axes.Options = append(g.Axes.Options, AxisOption{Key: k, Label: ColumnLabel(k)})
 	}
 	g.Charts = []Chart{chart("chart-pareto", o.Title.Text, o)}
 	return g
-}
-
-// columnLabel is a results column's label in the results table, else its key.
-func columnLabel(key string) string {
-	for _, c := range tableColumns {
-		if c.key == key {
-			return c.label
-		}
-	}
-	return key
 }
