@@ -189,6 +189,35 @@
     });
   }
 
+  // "+ Add objective" appends the picked metric, op and target to the
+  // objectives' text in place; without JavaScript it posts the form and
+  // the server appends the line.
+  function objectivePicker() {
+    var b = document.getElementById('add-objective');
+    if (!b || !b.form) {
+      return;
+    }
+    var text = document.getElementById(b.getAttribute('data-objective-target'));
+    var metric = b.form.elements['objective_metric'];
+    var op = b.form.elements['objective_op'];
+    var value = b.form.elements['objective_value'];
+    if (!text || !metric || !op || !value) {
+      return;
+    }
+    b.addEventListener('click', function (e) {
+      e.preventDefault();
+      if (!metric.value) {
+        metric.focus();
+        return;
+      }
+      var body = text.value.replace(/[\r\n]+$/, '');
+      text.value = (body ? body + '\n' : '') + metric.value + ' ' + op.value + ' ' + value.value.trim() + '\n';
+      value.value = '';
+      metric.value = '';
+      text.focus();
+    });
+  }
+
   // The error summary's links focus their fields (opening a closed
   // <details> around one).
   function errorLinks() {
@@ -383,6 +412,7 @@
     copyButtons();
     resultsTable();
     addRows();
+    objectivePicker();
     errorLinks();
   }
   if (document.readyState === 'loading') {
