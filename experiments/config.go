@@ -68,6 +68,10 @@ type Config struct {
 	// Objectives are the targets a point must meet (see Objective and
 	// experiments/decide); none by default.
 	Objectives []Objective `json:"objectives,omitempty"`
+	// Decision says which axes are scenarios and the goodput tolerance
+	// when the objectives are answered (objectives.go); filled when the
+	// config has objectives.
+	Decision *Decision `json:"decision,omitempty"`
 
 	// The seed lab's models and rules (all optional): the servers and the
 	// workloads every point runs on (variants.go), request classes and an
@@ -168,6 +172,7 @@ func (c *Config) Normalize() {
 		c.Limiters[i].Normalize()
 	}
 	c.normalizeSeedModels()
+	c.normalizeObjectives()
 }
 
 // Standard output file names.
@@ -178,6 +183,9 @@ const (
 	FileManifest = "manifest.json"
 	// FileReplications is the row of every run of a replicated sweep.
 	FileReplications = "replications.csv"
+	// FileSettings is a row per setting with its answer to the objectives
+	// (experiments/decide), with objectives only.
+	FileSettings = "settings.csv"
 )
 
 // MarshalJSON writes the config, a swept seed as its list.

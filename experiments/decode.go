@@ -89,6 +89,7 @@ func ReadConfig(r io.Reader, lim Limits) (*Config, error) {
 		Limiters     json.RawMessage `json:"limiters"`
 		Reports      json.RawMessage `json:"reports"`
 		Objectives   json.RawMessage `json:"objectives"`
+		Decision     json.RawMessage `json:"decision"`
 		Servers      json.RawMessage `json:"servers"`
 		Loads        json.RawMessage `json:"loads"`
 		Classes      json.RawMessage `json:"classes"`
@@ -166,6 +167,10 @@ func ReadConfig(r io.Reader, lim Limits) (*Config, error) {
 			}
 			cfg.Objectives = append(cfg.Objectives, o)
 		}
+	}
+	if len(shell.Decision) > 0 && string(shell.Decision) != "null" {
+		cfg.Decision = &Decision{}
+		errs = append(errs, strict(shell.Decision, cfg.Decision, "decision")...)
 	}
 	errs = append(errs, decodeSeedModels(cfg, shell.Servers, shell.Loads, shell.Classes, shell.ClassDraw, shell.SLO, shell.Output)...)
 	errs = append(errs, decodePolicies(cfg, shell.Policies, shell.Trigger)...)

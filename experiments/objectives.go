@@ -21,6 +21,121 @@ type Objective struct {
 // MaxObjectives bounds a config's objectives.
 const MaxObjectives = 20
 
+// Decision says how experiments/decide reads the sweep when it answers the
+// objectives: which of the sweep's axes are scenarios (what the engineer
+// does not choose, so a setting must meet every objective under each) and
+// how close to the best goodput a setting must come to be weighed on its
+// margin. Normalize fills it when the config has objectives.
+type Decision struct {
+	// Scenarios are the axes that are scenarios, among ScenarioAxes:
+	// DefaultScenarios when left out, none when given as []. Seeds and
+	// replications are always scenarios; the axes not listed (of servers,
+	// policies, fields) are part of the setting.
+	Scenarios []string `json:"scenarios"`
+	// GoodputTolerancePct: settings whose worst-scenario goodput is at
+	// least (1 - tol/100)·G*, G* the best, are weighed on their margin
+	// (DefaultGoodputTolerancePct when left out; 0 to 100).
+	GoodputTolerancePct *float64 `json:"goodput_tolerance_pct"`
+}
+
+// The axes decision.scenarios names.
+const (
+	ScenarioLoads    = "loads"    // the config's loads
+	ScenarioServers  = "servers"  // the config's servers
+	ScenarioPolicies = "policies" // the config's client policies
+	ScenarioFields   = "fields"   // every swept workload and server field
+)
+
+// ScenarioAxes are the axes decision.scenarios may list, in this order.
+var ScenarioAxes = []string{ScenarioLoads, ScenarioServers, ScenarioPolicies, ScenarioFields}
+
+// DefaultScenarios are the scenario axes when decision.scenarios is left
+// out: loads and swept fields are what the engineer does not choose;
+// servers and client policies are alternatives to pick among.
+var DefaultScenarios = []string{ScenarioLoads, ScenarioFields}
+
+// DefaultGoodputTolerancePct is decision.goodput_tolerance_pct left out.
+const DefaultGoodputTolerancePct = 1
+
+// Scenario reports whether axis (one of ScenarioAxes) is a scenario under
+// the config: decision.scenarios, else DefaultScenarios.
+func (c *Config) Scenario(axis string) bool {
+	if c.Decision == nil || c.Decision.Scenarios == nil {
+		return slices.Contains(DefaultScenarios, axis)
+	}
+	return slices.Contains(c.Decision.Scenarios, axis)
+}
+
+// GoodputTolerancePct is decision.goodput_tolerance_pct, else its default.
+func (c *Config) GoodputTolerancePct() float64 {
+	if c.Decision == nil || c.Decision.GoodputTolerancePct == nil {
+		return DefaultGoodputTolerancePct
+	}
+	return *c.Decision.GoodputTolerancePct
+}
+
+// normalizeObjectives writes -0 targets as 0 (one target, one results.csv
+// column) and, for a config with objectives or a decision section, fills
+// the decision's defaults, in ScenarioAxes order.
+func (c *Config) normalizeObjectives() {
+	for i := range c.Objectives {
+		if c.Objectives[i].Value == 0 {
+			c.Objectives[i].Value = 0 // -0 is 0
+		}
+	}
+	if c.Decision == nil && len(c.Objectives) == 0 {
+		return
+	}
+	if c.Decision == nil {
+		c.Decision = &Decision{}
+	}
+	d := c.Decision
+	if d.Scenarios == nil {
+		d.Scenarios = slices.Clone(DefaultScenarios)
+	}
+	if d.GoodputTolerancePct == nil {
+		tol := float64(DefaultGoodputTolerancePct)
+		d.GoodputTolerancePct = &tol
+	}
+	// Known axes in their order, once; unknown ones stay for Validate.
+	var axes []string
+	for _, a := range ScenarioAxes {
+		if slices.Contains(d.Scenarios, a) {
+			axes = append(axes, a)
+		}
+	}
+	for _, a := range d.Scenarios {
+		if !slices.Contains(ScenarioAxes, a) {
+			axes = append(axes, a)
+		}
+	}
+	d.Scenarios = axes
+}
+
+// validateDecision checks decision.scenarios and goodput_tolerance_pct.
+func (c *Config) validateDecision() field.List {
+	var errs field.List
+	d := c.Decision
+	if d == nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	for i, a := range d.Scenarios {
+		path := field.Index("decision.scenarios", i)
+		switch {
+		case !slices.Contains(ScenarioAxes, a):
+			errs.Add(path, "unknown axis %q (one of %s; seeds and replications are always scenarios)", a, strings.Join(ScenarioAxes, ", "))
+		case seen[a]:
+			errs.Add(path, "%q is listed twice", a)
+		}
+		seen[a] = true
+	}
+	if t := d.GoodputTolerancePct; t != nil && !(*t >= 0 && *t <= 100) {
+		errs.Add("decision.goodput_tolerance_pct", "must be from 0 to 100 (%% of the best worst-scenario goodput)")
+	}
+	return errs
+}
+
 // Ops are the comparisons an objective takes, each with its name in a
 // results.csv column (pass_<metric>_<name>_<value>).
 var Ops = []struct{ Op, Name string }{{"<=", "le"}, {">=", "ge"}, {"<", "lt"}, {">", "gt"}}
@@ -64,6 +179,40 @@ func ObjectiveMetrics() []string {
 	return keys
 }
 
+// NearestMetric is the objective metric (ObjectiveMetrics) nearest to name
+// by edit distance (ties: the first in column order): what "did you mean"
+// offers for a name that is not a metric.
+func NearestMetric(name string) string {
+	best, bestD := "", math.MaxInt
+	for _, m := range ObjectiveMetrics() {
+		if d := editDistance(name, m); d < bestD {
+			best, bestD = m, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, by bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
 // validateObjectives checks each objective's metric, op and value, and
 // refuses two objectives of one column.
 func (c *Config) validateObjectives() field.List {
@@ -78,7 +227,7 @@ func (c *Config) validateObjectives() field.List {
 		path := field.Index("objectives", i)
 		bad := false
 		if !slices.Contains(metrics, o.Metric) {
-			errs.Add(field.Join(path, "metric"), "unknown metric %q (one of %s)", o.Metric, strings.Join(metrics, ", "))
+			errs.Add(field.Join(path, "metric"), "unknown metric %q: did you mean %s? (one of %s)", o.Metric, NearestMetric(o.Metric), strings.Join(metrics, ", "))
 			bad = true
 		}
 		if OpName(o.Op) == "" {

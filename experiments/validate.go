@@ -62,6 +62,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	errs = append(errs, c.validateObjectives()...)
+	errs = append(errs, c.validateDecision()...)
 	errs = append(errs, c.validateRules()...)
 	errs = append(errs, c.validateVariants()...)
 	errs = append(errs, c.validateClasses()...)

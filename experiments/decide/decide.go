@@ -1,37 +1,72 @@
 // Package decide turns a sweep's results and its config's objectives into
-// the answer: which points meet every objective, the setting to deploy per
-// limiter, the objective that binds it and by how much, and, when no point
-// of a limiter meets every objective, the point that comes closest and what
-// it misses. It is pure: a stored Result in, an Answer out.
+// the answer: the settings that meet every objective under every
+// scenario, the setting to deploy per limiter and overall, the objective
+// and the scenario that bind it and by how much, and, when no setting
+// meets every objective, the setting that comes closest, what it misses
+// and which objectives conflict. It is pure: a stored Result in, an Answer
+// out.
 //
-// The rule, per limiter:
-//   - a point is feasible when it passes every objective (values compared
-//     unrounded; a metric the point has no value of fails);
-//   - the recommendation is the feasible point with the highest
-//     goodput_rps; ties go to the smallest value of the limiter's size
-//     parameter (limiter.Kind.Size), then of its other parameters in their
-//     order, then to the earlier point;
-//   - the binding objective is the one with the smallest relative slack,
-//     (target - measured)/|target| for <= and <, (measured - target)/|target|
-//     for >= and > (divided by 1 when the target is 0);
-//   - with no feasible point, the closest point is the one with the fewest
-//     objectives it has no value for, then the smallest total relative
-//     violation (the sum of the negative slacks), then the rule's ties;
-//   - with replications (a point's Stats), an objective is judged on the
-//     pessimistic end of the metric's 95% confidence interval: the upper
-//     end for <= and <, the lower end for >= and > (the mean when the
-//     point has fewer than two values); goodput is its mean.
+// The rule (docs/web.md gives it in the same words):
+//
+//   - A setting is what the engineer chooses: one limiter entry with one
+//     value for each of its swept parameters, together with the server and
+//     the client policy it runs with when the sweep lists several (servers,
+//     policies: alternatives to pick among). A scenario is what the
+//     engineer does not choose: loads, swept workload or server fields,
+//     seeds. Replications of one scenario count as one scenario, judged on
+//     the pessimistic end of their 95% interval (the upper end for <= and
+//     <, the lower end for >= and >). The config's decision.scenarios
+//     overrides the default (Config.Scenario): the axes that are scenarios
+//     among loads, servers, policies and fields; seeds and replications
+//     always are.
+//   - A setting meets an objective when it passes in every scenario. Its
+//     worst value for a metric is the worst over scenarios in the
+//     objective's direction.
+//   - Its margin on an objective with target v ≠ 0 is the smallest over
+//     scenarios of (v − measured)/|v| for <= and <, (measured − v)/|v| for
+//     >= and >. An objective with target 0 has no relative margin: it
+//     decides feasibility and breaks the last ties by its absolute slack.
+//     The setting's margin is its smallest margin over objectives; the
+//     binding objective and scenario are where it is reached (never a
+//     zero-target objective). A setting with no value in some scenario (a
+//     cancelled run's missing points) is never recommended.
+//   - Recommended setting per limiter: among the settings meeting every
+//     objective, G* is the highest worst-scenario goodput (a replicated
+//     scenario's goodput is its mean); among those whose worst-scenario
+//     goodput is at least (1 − tol/100)·G* (tol: the config's
+//     decision.goodput_tolerance_pct, default 1), the one with the largest
+//     margin; then the largest absolute slack on the zero-target
+//     objectives (in the objectives' order); then the less permissive
+//     setting, parameter by parameter in the registry row's order, each
+//     parameter's row saying which way admits more (limiter.Param.Admits;
+//     parameters admitting more neither way are skipped); then the earlier
+//     point.
+//   - Best overall: the same rule over every limiter's settings at once;
+//     permissiveness compares settings of one limiter only, across limiters
+//     the config's order decides.
+//   - With no setting meeting every objective: the closest setting (the
+//     fewest objectives missed in any one scenario, then the smallest sum
+//     of relative violations at its worst values, then the higher
+//     worst-scenario goodput, the less permissive setting and the earlier
+//     point), how many settings meet each objective alone, and, when each
+//     objective alone is met by some setting, the first pair of objectives
+//     that no setting meets together.
+//   - Guarantee: the network-calculus bound (the largest over the setting's
+//     scenarios) beside the worst measured end-to-end time over its
+//     scenarios and replications.
 package decide
 
 import (
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/limiter"
 )
 
-// Check is one objective at one point.
+// Check is one objective at one point (one scenario of a setting).
 type Check struct {
 	Objective experiments.Objective
 	// Measured is the point's value (HasValue false: the point has none):
@@ -43,10 +78,16 @@ type Check struct {
 	Mean, HalfWidth float64
 	Interval        bool
 	Pass            bool
-	// Slack is the relative margin: positive inside the target, negative
-	// outside it (see the package doc); 0 without a value.
+	// Slack is the margin: relative, (target - measured)/|target| for <=
+	// and <, (measured - target)/|target| for >= and >, positive inside the
+	// target; absolute (target - measured, or measured - target) for a
+	// target of 0 (Zero). 0 without a value.
 	Slack float64
 }
+
+// Zero reports whether the check's objective has target 0: its slack is
+// absolute, it never binds and never counts in a margin.
+func (c *Check) Zero() bool { return c.Objective.Value == 0 }
 
 // Verdict is every objective at one point.
 type Verdict struct {
@@ -91,32 +132,6 @@ func slack(o experiments.Objective, measured float64) float64 {
 	return d
 }
 
-// Violation is the total relative violation of a verdict and the number of
-// objectives the point has no value for.
-func (v *Verdict) Violation() (total float64, missing int) {
-	for _, c := range v.Checks {
-		switch {
-		case !c.HasValue:
-			missing++
-		case !c.Pass:
-			total += max(-c.Slack, 0)
-		}
-	}
-	return total, missing
-}
-
-// Binding is the passing check with the smallest slack (nil without checks).
-func (v *Verdict) Binding() *Check {
-	var b *Check
-	for i := range v.Checks {
-		c := &v.Checks[i]
-		if c.Pass && (b == nil || c.Slack < b.Slack) {
-			b = c
-		}
-	}
-	return b
-}
-
 // Misses are the checks a point fails.
 func (v *Verdict) Misses() []Check {
 	var out []Check
@@ -128,104 +143,610 @@ func (v *Verdict) Misses() []Check {
 	return out
 }
 
+// ScenarioPart is one axis of a scenario or of a setting beyond the
+// limiter's parameters: Axis is "load", "server", "policy", a swept
+// field's config path ("workload.parts[0].rate_rps") or "seed"; Value is
+// the name or the number.
+type ScenarioPart struct {
+	Axis  string `json:"axis"`
+	Value string `json:"value"`
+}
+
+// String prints the part as "load bursty" or "server.workers 4".
+func (p ScenarioPart) String() string { return p.Axis + " " + p.Value }
+
+// Scenario is one combination of the scenario axes.
+type Scenario struct {
+	Index int            `json:"index"`
+	Parts []ScenarioPart `json:"parts,omitempty"`
+}
+
+// Name is the scenario in words, "load bursty, seed 3"; "" for the only
+// scenario of a sweep without scenario axes.
+func (s *Scenario) Name() string { return joinParts(s.Parts) }
+
+func joinParts(parts []ScenarioPart) string {
+	var b strings.Builder
+	for i, p := range parts {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(p.String())
+	}
+	return b.String()
+}
+
+// Outcome is one objective over a setting's scenarios.
+type Outcome struct {
+	// Check is the objective in the setting's worst scenario for it:
+	// Measured is the worst value, Slack the smallest over the scenarios
+	// (the margin on it), Pass whether it passes in every scenario.
+	Check
+	// Scenario is the worst scenario (an index into Answer.Scenarios; -1
+	// when the setting has no point at all).
+	Scenario int
+	// Met counts the scenarios it passes in.
+	Met int
+}
+
+// Setting is one choice: a limiter entry at one value of each swept
+// parameter, with the server, client policy and swept fields that are not
+// scenarios. Its numbers are over its scenarios.
+type Setting struct {
+	Index        int // in Answer.Settings
+	LimiterIndex int
+	Limiter      string
+	Type         limiter.Type
+	Params       limiter.Params
+	// Parts are the setting's axes beyond the limiter (a server, a policy,
+	// a swept field chosen rather than suffered), in sweep order.
+	Parts []ScenarioPart
+	// Points are the setting's point in each scenario: an index into
+	// Result.Points per Answer.Scenarios, -1 where it has none.
+	Points []int
+	// Complete: a point in every scenario (else it is never recommended).
+	Complete bool
+	// Outcomes are per objective, in the config's order.
+	Outcomes []Outcome
+	// MeetsAll: complete and meeting every objective in every scenario.
+	MeetsAll bool
+	// WorstGoodputRPS is the lowest goodput over its scenarios (a
+	// replicated scenario's mean).
+	WorstGoodputRPS float64
+	// Margin is the smallest margin over the objectives with a target
+	// other than 0 (HasMargin false when there is none); Binding (an index
+	// into Objectives) and BindingScenario (into Answer.Scenarios) are
+	// where it is reached, -1 without a margin.
+	Margin          float64
+	HasMargin       bool
+	Binding         int
+	BindingScenario int
+	// Missed is the most objectives the setting misses in one scenario;
+	// Violation the sum of the relative violations at its worst values.
+	Missed    int
+	Violation float64
+	// Recommended: the limiter's recommended (or, with nothing feasible
+	// in the limiter, closest) setting; BestOverall: the sweep's.
+	Recommended bool
+	BestOverall bool
+	Guarantee   Guarantee
+}
+
+// Name is the setting in words: "rate_rps=200 burst=10, server fifo".
+func (s *Setting) Name() string {
+	name := limiter.FormatParams(s.Type, s.Params)
+	if len(s.Parts) > 0 {
+		if name != "" {
+			name += ", "
+		}
+		name += joinParts(s.Parts)
+	}
+	return name
+}
+
+// Point is the setting's point in scenario i (-1 without one), or in its
+// binding scenario (else its first) for i < 0.
+func (s *Setting) Point(i int) int {
+	if i < 0 {
+		i = max(s.BindingScenario, 0)
+	}
+	if i < len(s.Points) {
+		return s.Points[i]
+	}
+	return -1
+}
+
 // Choice is the answer for one limiter.
 type Choice struct {
 	LimiterIndex int
 	Limiter      string
 	Type         limiter.Type
-	// Feasible counts the limiter's points that meet every objective.
+	// Settings counts the limiter's settings, Feasible those meeting every
+	// objective; Points counts its points.
+	Settings int
 	Feasible int
 	Points   int
-	// Point is the recommended point (Feasible > 0) or the closest one.
+	// Setting is the recommended setting (Feasible > 0) or the closest one
+	// (an index into Answer.Settings; -1 when no setting of the limiter is
+	// complete).
+	Setting int
+	// Point is the setting's point in its binding scenario (the worst for
+	// a closest setting), Verdict that point's verdict.
 	Point   int
 	Verdict Verdict
-	// Binding is the recommendation's binding objective (nil when nothing
-	// is feasible or there are no objectives).
+	// Binding is the recommendation's binding objective over its
+	// scenarios (Outcome.Check: worst value and margin; nil when nothing is
+	// feasible or no objective has a target other than 0).
 	Binding *Check
-	// Misses are what the closest point fails (empty for a recommendation).
+	// Misses are what the closest setting fails, at its worst values
+	// (empty for a recommendation).
 	Misses []Check
+	// MeetAlone counts, per objective, the limiter's settings meeting it.
+	MeetAlone []int
+	// Conflict is the first pair of objectives none of the limiter's
+	// settings meets together though each alone is met (nil otherwise).
+	Conflict *Conflict
 }
 
-// Answer is every limiter's choice and every point's verdict.
+// Conflict is two objectives (indexes into Objectives) that never hold
+// together although each alone does.
+type Conflict struct{ A, B int }
+
+// Answer is the sweep's answer to its objectives.
 type Answer struct {
 	Objectives []experiments.Objective
-	Verdicts   []Verdict // per point, in point order
-	Choices    []Choice  // per limiter, in the config's order
+	// TolerancePct is decision.goodput_tolerance_pct; ScenarioAxes the
+	// axes read as scenarios (decision.scenarios).
+	TolerancePct float64
+	ScenarioAxes []string
+	Verdicts     []Verdict // per point, in point order
+	Scenarios    []Scenario
+	Settings     []Setting // in sweep order
+	Choices      []Choice  // per limiter, in the config's order
+	// Best is the best overall setting (an index into Settings, -1 when no
+	// setting is complete); Feasible counts the settings meeting every
+	// objective (Best is the closest when 0).
+	Best     int
+	Feasible int
+	// MeetAlone and Conflict are Choice's over every setting.
+	MeetAlone []int
+	Conflict  *Conflict
 }
 
 // Decide answers res's config's objectives; nil when it has none.
 func Decide(res *experiments.Result) *Answer {
-	objs := res.Config.Objectives
-	if len(objs) == 0 {
+	if res == nil || res.Config == nil || len(res.Config.Objectives) == 0 {
 		return nil
 	}
-	a := &Answer{Objectives: objs, Verdicts: make([]Verdict, len(res.Points))}
+	cfg := res.Config
+	objs := cfg.Objectives
+	a := &Answer{Objectives: objs, TolerancePct: cfg.GoodputTolerancePct(), Verdicts: make([]Verdict, len(res.Points)), Best: -1}
+	for _, axis := range experiments.ScenarioAxes {
+		if cfg.Scenario(axis) {
+			a.ScenarioAxes = append(a.ScenarioAxes, axis)
+		}
+	}
 	for i := range res.Points {
 		a.Verdicts[i] = Evaluate(objs, &res.Points[i])
 	}
-	for li := range res.Config.Limiters {
-		spec := &res.Config.Limiters[li]
-		var idx []int
+	a.group(res)
+	for i := range a.Settings {
+		a.settle(res, &a.Settings[i])
+	}
+	for li := range cfg.Limiters {
+		var pool []int
+		points := 0
+		for i := range a.Settings {
+			if a.Settings[i].LimiterIndex == li {
+				pool = append(pool, i)
+			}
+		}
 		for i := range res.Points {
 			if res.Points[i].LimiterIndex == li {
-				idx = append(idx, i)
+				points++
 			}
 		}
-		if len(idx) == 0 {
+		if len(pool) == 0 {
 			continue
 		}
-		ch := Choice{LimiterIndex: li, Limiter: spec.Label(), Type: spec.Type, Points: len(idx)}
-		order := paramOrder(spec)
-		best := -1
-		for _, i := range idx {
-			if a.Verdicts[i].MeetsAll {
-				ch.Feasible++
+		s0 := &a.Settings[pool[0]]
+		ch := Choice{LimiterIndex: li, Limiter: s0.Limiter, Type: s0.Type, Settings: len(pool), Points: points, Point: -1}
+		ch.Setting, ch.Feasible = a.choose(cfg, pool)
+		ch.MeetAlone, ch.Conflict = a.alone(pool)
+		if ch.Setting >= 0 {
+			s := &a.Settings[ch.Setting]
+			s.Recommended = true
+			ch.Point = a.pointOf(s)
+			ch.Verdict = a.Verdicts[ch.Point]
+			if ch.Feasible > 0 {
+				if s.Binding >= 0 {
+					ch.Binding = &s.Outcomes[s.Binding].Check
+				}
+			} else {
+				for _, o := range s.Outcomes {
+					if !o.Pass {
+						ch.Misses = append(ch.Misses, o.Check)
+					}
+				}
 			}
-		}
-		for _, i := range idx {
-			v := &a.Verdicts[i]
-			if ch.Feasible > 0 && !v.MeetsAll {
-				continue
-			}
-			if best < 0 || better(res, a, ch.Feasible > 0, order, i, best) {
-				best = i
-			}
-		}
-		ch.Point = best
-		ch.Verdict = a.Verdicts[best]
-		if ch.Feasible > 0 {
-			ch.Binding = ch.Verdict.Binding()
-		} else {
-			ch.Misses = ch.Verdict.Misses()
 		}
 		a.Choices = append(a.Choices, ch)
 	}
+	all := make([]int, len(a.Settings))
+	for i := range all {
+		all[i] = i
+	}
+	a.Best, a.Feasible = a.choose(cfg, all)
+	if a.Best >= 0 {
+		a.Settings[a.Best].BestOverall = true
+	}
+	a.MeetAlone, a.Conflict = a.alone(all)
 	return a
 }
 
-// better reports whether point i beats point j: among feasible points by
-// goodput, else by closeness, then by the parameter ties.
-func better(res *experiments.Result, a *Answer, feasible bool, order []string, i, j int) bool {
-	pi, pj := &res.Points[i], &res.Points[j]
-	if !feasible {
-		ti, mi := a.Verdicts[i].Violation()
-		tj, mj := a.Verdicts[j].Violation()
-		if mi != mj {
-			return mi < mj
-		}
-		if ti != tj {
-			return ti < tj
-		}
+// pointOf is the point a choice shows: its binding scenario's, else the
+// scenario where it misses the most (its first on a tie), else its first.
+func (a *Answer) pointOf(s *Setting) int {
+	if s.MeetsAll && s.BindingScenario >= 0 {
+		return s.Points[s.BindingScenario]
 	}
-	if gi, gj := goodput(pi), goodput(pj); gi != gj {
-		return gi > gj
-	}
-	for _, name := range order {
-		if vi, vj := pi.Params[name], pj.Params[name]; vi != vj {
-			return vi < vj
+	best, worst := -1, -1
+	for _, p := range s.Points {
+		if p < 0 {
+			continue
+		}
+		miss := len(a.Verdicts[p].Misses())
+		if miss > worst {
+			best, worst = p, miss
 		}
 	}
-	return i < j
+	return best
+}
+
+// group sorts the points into settings and scenarios.
+func (a *Answer) group(res *experiments.Result) {
+	cfg := res.Config
+	axes := cfg.Axes()
+	settingOf := map[string]int{}
+	scenarioOf := map[string]int{}
+	type cell struct{ setting, scenario, point int }
+	var cells []cell
+	for i := range res.Points {
+		p := &res.Points[i]
+		setParts, scenParts := splitParts(cfg, axes, p)
+		sk := settingKey(p, setParts)
+		si, ok := settingOf[sk]
+		if !ok {
+			si = len(a.Settings)
+			settingOf[sk] = si
+			a.Settings = append(a.Settings, Setting{Index: si, LimiterIndex: p.LimiterIndex, Limiter: p.Limiter, Type: p.Type,
+				Params: p.Params, Parts: setParts, Binding: -1, BindingScenario: -1})
+		}
+		ck := partsKey(scenParts)
+		ci, ok := scenarioOf[ck]
+		if !ok {
+			ci = len(a.Scenarios)
+			scenarioOf[ck] = ci
+			a.Scenarios = append(a.Scenarios, Scenario{Index: ci, Parts: scenParts})
+		}
+		cells = append(cells, cell{si, ci, i})
+	}
+	// A cancelled sweep's missing points: its settings and scenarios exist
+	// all the same (Config.Points lists them), without points.
+	if res.Partial != nil {
+		for _, q := range cfg.Points() {
+			setParts, scenParts := splitParts(cfg, axes, &q)
+			sk := settingKey(&q, setParts)
+			if !has(settingOf, sk) {
+				si := len(a.Settings)
+				settingOf[sk] = si
+				a.Settings = append(a.Settings, Setting{Index: si, LimiterIndex: q.LimiterIndex, Limiter: q.Limiter, Type: q.Type,
+					Params: q.Params, Parts: setParts, Binding: -1, BindingScenario: -1})
+			}
+			if ck := partsKey(scenParts); !has(scenarioOf, ck) {
+				scenarioOf[ck] = len(a.Scenarios)
+				a.Scenarios = append(a.Scenarios, Scenario{Index: len(a.Scenarios), Parts: scenParts})
+			}
+		}
+	}
+	for i := range a.Settings {
+		s := &a.Settings[i]
+		s.Points = make([]int, len(a.Scenarios))
+		for k := range s.Points {
+			s.Points[k] = -1
+		}
+	}
+	for _, c := range cells {
+		if s := &a.Settings[c.setting]; s.Points[c.scenario] < 0 {
+			s.Points[c.scenario] = c.point
+		}
+	}
+}
+
+// splitParts sorts a point's axes beyond its limiter into the setting's
+// and the scenario's, in sweep order: server, swept server fields, policy,
+// load, swept workload fields, seed.
+func splitParts(cfg *experiments.Config, axes []experiments.Axis, p *experiments.Point) (setting, scenario []ScenarioPart) {
+	add := func(isScenario bool, part ScenarioPart) {
+		if isScenario {
+			scenario = append(scenario, part)
+		} else {
+			setting = append(setting, part)
+		}
+	}
+	fields := cfg.Scenario(experiments.ScenarioFields)
+	if len(cfg.Servers) > 1 || p.ServerName != "" {
+		add(cfg.Scenario(experiments.ScenarioServers), ScenarioPart{"server", nameOr(p.ServerName, p.Server)})
+	}
+	field := func(server bool) {
+		for i, ax := range axes {
+			if ax.Part == experiments.AxisSeed || (ax.Part == experiments.AxisServer) != server {
+				continue
+			}
+			if v, ok := p.AxisValue(i); ok {
+				add(fields, ScenarioPart{ax.Path, strconv.FormatFloat(v, 'g', -1, 64)})
+			}
+		}
+	}
+	field(true)
+	if len(cfg.Policies) > 1 || p.PolicyName != "" {
+		add(cfg.Scenario(experiments.ScenarioPolicies), ScenarioPart{"policy", nameOr(p.PolicyName, p.Policy)})
+	}
+	if len(cfg.Loads) > 1 || p.LoadName != "" {
+		add(cfg.Scenario(experiments.ScenarioLoads), ScenarioPart{"load", nameOr(p.LoadName, p.Load)})
+	}
+	field(false)
+	if p.Seed != "" {
+		add(true, ScenarioPart{"seed", p.Seed})
+	}
+	return setting, scenario
+}
+
+func has(m map[string]int, k string) bool {
+	_, ok := m[k]
+	return ok
+}
+
+func nameOr(name string, i int) string {
+	if name != "" {
+		return name
+	}
+	return strconv.Itoa(i)
+}
+
+func partsKey(parts []ScenarioPart) string {
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Axis)
+		b.WriteByte(0)
+		b.WriteString(p.Value)
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+func settingKey(p *experiments.Point, parts []ScenarioPart) string {
+	names := make([]string, 0, len(p.Params))
+	for n := range p.Params {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	b := []byte(strconv.Itoa(p.LimiterIndex))
+	for _, n := range names {
+		b = append(b, 0)
+		b = append(b, n...)
+		b = append(b, '=')
+		b = strconv.AppendFloat(b, p.Params[n], 'g', -1, 64)
+	}
+	return string(b) + "\x01" + partsKey(parts)
+}
+
+// settle computes a setting's outcomes, margin, binding, goodput,
+// closeness and guarantee over its scenarios.
+func (a *Answer) settle(res *experiments.Result, s *Setting) {
+	s.Complete = !slices.Contains(s.Points, -1)
+	s.MeetsAll = s.Complete
+	s.WorstGoodputRPS = math.Inf(1)
+	s.Outcomes = make([]Outcome, len(a.Objectives))
+	for j := range s.Outcomes {
+		s.Outcomes[j] = Outcome{Check: Check{Objective: a.Objectives[j]}, Scenario: -1}
+	}
+	for k, pi := range s.Points {
+		if pi < 0 {
+			continue
+		}
+		s.WorstGoodputRPS = min(s.WorstGoodputRPS, goodput(&res.Points[pi]))
+		v := &a.Verdicts[pi]
+		missed := 0
+		for j, c := range v.Checks {
+			o := &s.Outcomes[j]
+			if c.Pass {
+				o.Met++
+			} else {
+				missed++
+			}
+			if o.Scenario < 0 || worse(&c, &o.Check) {
+				o.Check, o.Scenario = c, k
+			}
+		}
+		s.Missed = max(s.Missed, missed)
+	}
+	if math.IsInf(s.WorstGoodputRPS, 1) {
+		s.WorstGoodputRPS = 0
+	}
+	for j := range s.Outcomes {
+		o := &s.Outcomes[j]
+		s.MeetsAll = s.MeetsAll && o.Pass
+		if o.HasValue && !o.Pass {
+			s.Violation += max(-o.Slack, 0)
+		}
+		if o.Scenario >= 0 && !o.Zero() && o.HasValue && (!s.HasMargin || o.Slack < s.Margin) {
+			s.Margin, s.HasMargin, s.Binding, s.BindingScenario = o.Slack, true, j, o.Scenario
+		}
+	}
+	s.Guarantee = guaranteeOf(res, s)
+}
+
+// worse reports whether check c is worse than w: no value is the worst,
+// then the smaller slack.
+func worse(c, w *Check) bool {
+	if c.HasValue != w.HasValue {
+		return !c.HasValue
+	}
+	return c.HasValue && c.Slack < w.Slack
+}
+
+// choose picks among the settings pool (indexes into Settings) the
+// recommended one, or with none feasible the closest; -1 when no setting
+// of the pool is complete. feasible counts the pool's feasible settings.
+func (a *Answer) choose(cfg *experiments.Config, pool []int) (pick, feasible int) {
+	var cands []int
+	for _, i := range pool {
+		if a.Settings[i].MeetsAll {
+			cands = append(cands, i)
+		}
+	}
+	feasible = len(cands)
+	if feasible > 0 {
+		g := math.Inf(-1)
+		for _, i := range cands {
+			g = max(g, a.Settings[i].WorstGoodputRPS)
+		}
+		floor := (1 - a.TolerancePct/100) * g
+		pick = -1
+		for _, i := range cands {
+			s := &a.Settings[i]
+			if s.WorstGoodputRPS < floor {
+				continue
+			}
+			if pick < 0 || a.before(cfg, s, &a.Settings[pick]) {
+				pick = i
+			}
+		}
+		return pick, feasible
+	}
+	pick = -1
+	for _, i := range pool {
+		s := &a.Settings[i]
+		if !s.Complete {
+			continue
+		}
+		if pick < 0 || a.closer(cfg, s, &a.Settings[pick]) {
+			pick = i
+		}
+	}
+	return pick, 0
+}
+
+// before reports whether feasible setting x ranks before y (both within
+// the goodput tolerance): the larger margin, the larger zero-target
+// slacks, then the config's limiter order, the less permissive setting and
+// the earlier point.
+func (a *Answer) before(cfg *experiments.Config, x, y *Setting) bool {
+	if x.HasMargin && y.HasMargin && x.Margin != y.Margin {
+		return x.Margin > y.Margin
+	}
+	for j := range x.Outcomes {
+		ox, oy := &x.Outcomes[j], &y.Outcomes[j]
+		if ox.Zero() && ox.Slack != oy.Slack {
+			return ox.Slack > oy.Slack
+		}
+	}
+	return tieBreak(cfg, x, y)
+}
+
+// closer reports whether setting x, meeting not every objective, is closer
+// than y: fewer objectives missed in one scenario, the smaller violation,
+// the higher worst goodput, then the tie break.
+func (a *Answer) closer(cfg *experiments.Config, x, y *Setting) bool {
+	if x.Missed != y.Missed {
+		return x.Missed < y.Missed
+	}
+	if x.Violation != y.Violation {
+		return x.Violation < y.Violation
+	}
+	if x.WorstGoodputRPS != y.WorstGoodputRPS {
+		return x.WorstGoodputRPS > y.WorstGoodputRPS
+	}
+	return tieBreak(cfg, x, y)
+}
+
+// tieBreak: across limiters the config's order; within one, the less
+// permissive setting parameter by parameter in the registry row's order;
+// then the earlier setting (its first point comes first).
+func tieBreak(cfg *experiments.Config, x, y *Setting) bool {
+	if x.LimiterIndex != y.LimiterIndex {
+		return x.LimiterIndex < y.LimiterIndex
+	}
+	if x.LimiterIndex < len(cfg.Limiters) {
+		if c := Permissive(&cfg.Limiters[x.LimiterIndex], x.Params, y.Params); c != 0 {
+			return c < 0
+		}
+	}
+	return x.Index < y.Index
+}
+
+// Permissive compares two points' values of a limiter spec's parameters
+// in its registry row's order (a chain: its swept stage's): +1 when the
+// first parameter that differs, of those with a direction
+// (limiter.Param.Admits), admits more at x than at y, -1 when less, 0 when
+// none differs.
+func Permissive(s *limiter.Spec, x, y limiter.Params) int {
+	for _, q := range paramRows(s) {
+		if c := q.Permissive(x[q.Name], y[q.Name]); c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+// paramRows are the parameter rows of a spec's points (a chain: its swept
+// stage's kind's).
+func paramRows(s *limiter.Spec) []limiter.Param {
+	k := s.Kind()
+	if k == nil {
+		return nil
+	}
+	if k.Compound() {
+		if j := s.SweptStage(); j >= 0 {
+			return paramRows(&s.Stages[j].Spec)
+		}
+		return nil
+	}
+	return k.Params
+}
+
+// alone counts per objective the pool's complete settings meeting it and
+// finds the first pair none meets together, each alone being met.
+func (a *Answer) alone(pool []int) ([]int, *Conflict) {
+	n := len(a.Objectives)
+	counts := make([]int, n)
+	for _, i := range pool {
+		s := &a.Settings[i]
+		if !s.Complete {
+			continue
+		}
+		for j := range s.Outcomes {
+			if s.Outcomes[j].Pass {
+				counts[j]++
+			}
+		}
+	}
+	if slices.Contains(counts, 0) {
+		return counts, nil
+	}
+	for x := 0; x < n; x++ {
+		for y := x + 1; y < n; y++ {
+			together := slices.ContainsFunc(pool, func(i int) bool {
+				s := &a.Settings[i]
+				return s.Complete && s.Outcomes[x].Pass && s.Outcomes[y].Pass
+			})
+			if !together {
+				return counts, &Conflict{A: x, B: y}
+			}
+		}
+	}
+	return counts, nil
 }
 
 // goodput is a point's goodput: its mean over replications.
@@ -236,50 +757,93 @@ func goodput(p *experiments.Point) float64 {
 	return p.Metrics.GoodputRPS
 }
 
-// paramOrder is the tie order: the size parameter, then the others in the
-// kind's order (a chain: its stages' parameters as its points name them).
-func paramOrder(s *limiter.Spec) []string {
-	k := s.Kind()
-	if k != nil && k.Compound() {
-		if j := s.SweptStage(); j >= 0 {
-			return paramOrder(&s.Stages[j].Spec)
-		}
-		return nil
-	}
-	if k == nil {
-		return nil
-	}
-	var names []string
-	if k.Size != "" {
-		names = append(names, k.Size)
-	}
-	for _, q := range k.Params {
-		if !slices.Contains(names, q.Name) {
-			names = append(names, q.Name)
-		}
-	}
-	return names
-}
-
-// Guarantee is the network-calculus bound beside the measurement at a
-// point: arrival to finish (end to end), or Note when the point has none.
+// Guarantee is the network-calculus bound beside the measurement: arrival
+// to finish (end to end), or Note when there is none. For a setting, the
+// bound is the largest over its scenarios and the measurement the worst
+// over its scenarios and replications (Runs of them, the worst in
+// Scenario).
 type Guarantee struct {
 	Bounded    bool
 	BoundMS    float64
 	MeasuredMS float64
 	Note       string
+	// Scenarios and Runs count what the measurement is the worst of: the
+	// setting's scenarios and their runs (scenarios × replications).
+	Scenarios, Runs int
+	// Scenario is where the worst measurement is (into Answer.Scenarios;
+	// -1 for GuaranteeOf).
+	Scenario int
+}
+
+// Label says what the measurement is: "measured", or "worst measured over
+// 3 scenarios and 15 runs".
+func (g *Guarantee) Label() string {
+	switch {
+	case g.Runs <= 1:
+		return "measured"
+	case g.Scenarios == g.Runs:
+		return "worst measured over " + strconv.Itoa(g.Scenarios) + " scenarios"
+	case g.Scenarios <= 1:
+		return "worst measured over " + strconv.Itoa(g.Runs) + " replications"
+	}
+	return "worst measured over " + strconv.Itoa(g.Scenarios) + " scenarios and " + strconv.Itoa(g.Runs) + " runs"
 }
 
 // GuaranteeOf reads a point's end-to-end bound and its measured maximum.
 func GuaranteeOf(p *experiments.Point) Guarantee {
 	b := p.Bounds
 	if b == nil {
-		return Guarantee{Note: "no bound"}
+		return Guarantee{Note: "no bound", Scenarios: 1, Runs: 1, Scenario: -1}
 	}
 	if !b.Bounded {
-		return Guarantee{Note: b.Note, MeasuredMS: b.EndToEndMaxMS}
+		return Guarantee{Note: b.Note, MeasuredMS: b.EndToEndMaxMS, Scenarios: 1, Runs: 1, Scenario: -1}
 	}
-	return Guarantee{Bounded: true, BoundMS: b.EndToEndBoundMS, MeasuredMS: b.EndToEndMaxMS}
+	return Guarantee{Bounded: true, BoundMS: b.EndToEndBoundMS, MeasuredMS: b.EndToEndMaxMS, Scenarios: 1, Runs: 1, Scenario: -1}
+}
+
+// guaranteeOf is a setting's guarantee over its scenarios and, with
+// replications, every run of each (Result.Replicas).
+func guaranteeOf(res *experiments.Result, s *Setting) Guarantee {
+	g := Guarantee{Bounded: true, Scenario: -1}
+	measured := func(p *experiments.Point, k int) {
+		if p.Bounds != nil && (g.Runs == 0 || p.Bounds.EndToEndMaxMS > g.MeasuredMS) {
+			g.MeasuredMS, g.Scenario = p.Bounds.EndToEndMaxMS, k
+		}
+		g.Runs++
+	}
+	byIndex := map[int][]int{}
+	for i := range res.Replicas {
+		byIndex[res.Replicas[i].Index] = append(byIndex[res.Replicas[i].Index], i)
+	}
+	for k, pi := range s.Points {
+		if pi < 0 {
+			continue
+		}
+		p := &res.Points[pi]
+		g.Scenarios++
+		switch b := p.Bounds; {
+		case b == nil:
+			g.Bounded, g.Note = false, "no bound"
+		case !b.Bounded:
+			if g.Bounded {
+				g.Note = b.Note
+			}
+			g.Bounded = false
+		case g.Bounded:
+			g.BoundMS = max(g.BoundMS, b.EndToEndBoundMS)
+		}
+		if reps := byIndex[p.Index]; len(reps) > 0 {
+			for _, r := range reps {
+				measured(&res.Replicas[r], k)
+			}
+		} else {
+			measured(p, k)
+		}
+	}
+	if !g.Bounded {
+		g.BoundMS = 0
+	}
+	return g
 }
 
 // Front is the Pareto front of points over two columns: the indexes of

@@ -72,9 +72,9 @@ func TestTiesGoToTheSmallestSizeThenRate(t *testing.T) {
 func TestNothingFeasibleGivesTheClosestAndItsMisses(t *testing.T) {
 	objs := []experiments.Objective{{Metric: "sojourn_p99_ms", Op: "<", Value: 100}, {Metric: "reject_pct", Op: "<=", Value: 5}}
 	res := result(objs, []limiter.Spec{tb}, []point{
-		{rate: 100, burst: 10, goodput: 90, p99: 150, reject: 4},  // violation 0.5
-		{rate: 100, burst: 20, goodput: 95, p99: 100, reject: 6},  // strict: 100 fails; violation 0 + 0.2
-		{rate: 100, burst: 30, goodput: 99, p99: 300, reject: 10}, // 2 + 1
+		{rate: 100, burst: 10, goodput: 90, p99: 150, reject: 7},  // misses 2, violation 0.5 + 0.4
+		{rate: 100, burst: 20, goodput: 95, p99: 100, reject: 6},  // strict: 100 fails; misses 2, violation 0 + 0.2
+		{rate: 100, burst: 30, goodput: 99, p99: 300, reject: 10}, // misses 2, 2 + 1
 	})
 	ch := Decide(res).Choices[0]
 	if ch.Feasible != 0 || ch.Point != 1 || ch.Binding != nil {
@@ -121,7 +121,7 @@ func TestObjectivesDecodeAndValidate(t *testing.T) {
 		t.Fatalf("column %q", got)
 	}
 	for doc, want := range map[string]string{
-		`"objectives":[{"metric":"nope","op":"<=","value":1}]}`:                                                 "objectives[0].metric: unknown metric \"nope\" (one of ",
+		`"objectives":[{"metric":"nope","op":"<=","value":1}]}`:                                                 "objectives[0].metric: unknown metric \"nope\": did you mean late? (one of ",
 		`"objectives":[{"metric":"reject_pct","op":"==","value":1}]}`:                                           "objectives[0].op: unknown op",
 		`"objectives":[{"metric":"reject_pct","op":"<","value":1,"x":2}]}`:                                      "objectives[0].x: is not a known field",
 		`"objectives":[{"metric":"reject_pct","op":"<","value":"a"}]}`:                                          "objectives[0].value: must be a number",

@@ -75,9 +75,9 @@ func dualTokenBucketKind() *Kind {
 		Model:      "dual token bucket: sustained (rate_rps, burst) and peak (peak_rps, peak_burst) buckets, both full at the start, a request takes a token from each; policer",
 		Params: []Param{
 			rateParam, burstParam,
-			{Name: ParamPeakRate, Label: "Peak rate", Unit: "req/s", Units: "requests/s", Min: MinRateRPS, Max: MaxRateRPS,
+			{Name: ParamPeakRate, Admits: AdmitsLarger, Label: "Peak rate", Unit: "req/s", Units: "requests/s", Min: MinRateRPS, Max: MaxRateRPS,
 				Doc: "the peak bucket's refill rate: releases at least 1000/peak_rps ms apart once its burst is spent"},
-			{Name: ParamPeakBurst, Label: "Peak burst", Unit: "requests", Integer: true, Min: 1, Max: MaxSize, Default: 1,
+			{Name: ParamPeakBurst, Admits: AdmitsLarger, Label: "Peak burst", Unit: "requests", Integer: true, Min: 1, Max: MaxSize, Default: 1,
 				Doc: "the peak bucket's size (1: no two requests closer than 1000/peak_rps ms)"},
 		},
 		Size:    ParamBurst,

@@ -70,7 +70,7 @@ func gcraKind() *Kind {
 	return &Kind{
 		Type:  TypeGCRA,
 		Model: "generic cell rate algorithm GCRA(T = 1000/rate_rps ms, tau = (burst-1)*T), virtual scheduling; policer",
-		Params: []Param{rateParam, {Name: ParamBurst, Label: "Burst", Unit: "requests", Integer: true,
+		Params: []Param{rateParam, {Name: ParamBurst, Admits: AdmitsLarger, Label: "Burst", Unit: "requests", Integer: true,
 			Min: 1, Max: MaxSize, Doc: "requests admitted back to back: tolerance tau = (burst-1) emission intervals"}},
 		Size:    ParamBurst,
 		Stage:   true,

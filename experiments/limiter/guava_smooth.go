@@ -146,10 +146,10 @@ const (
 )
 
 var (
-	guavaRateParam = Param{Name: ParamRate, Label: "Rate", Unit: "req/s", Units: "requests/s",
+	guavaRateParam = Param{Name: ParamRate, Admits: AdmitsLarger, Label: "Rate", Unit: "req/s", Units: "requests/s",
 		Min: MinRateRPS, Max: GuavaMaxRateRPS,
 		Doc: "permitsPerSecond (Guava takes any rate > 0; the lab stops at 200000/s, a 5 µs interval, as Guava counts whole µs)"}
-	guavaTimeoutParam = Param{Name: ParamTimeoutMS, Label: "Timeout", Unit: "ms", Min: 0, Max: MaxWindowMS,
+	guavaTimeoutParam = Param{Name: ParamTimeoutMS, Admits: AdmitsLarger, Label: "Timeout", Unit: "ms", Min: 0, Max: MaxWindowMS,
 		Doc: "tryAcquire's timeout, in whole µs: the longest a caller waits for its permit (0: tryAcquire())"}
 )
 

@@ -38,7 +38,7 @@ func guavaSmoothBurstyKind() *Kind {
 		Model:      "Guava SmoothBursty (rate_rps, max_burst_ms, timeout_ms): stored permits cost nothing, none at the start; tryAcquire with a timeout, µs clock; delays and rejects",
 		Params: []Param{
 			guavaRateParam,
-			{Name: ParamMaxBurstMS, Label: "Max burst", Unit: "ms", Min: 0, Max: MaxWindowMS, Default: 1000,
+			{Name: ParamMaxBurstMS, Admits: AdmitsLarger, Label: "Max burst", Unit: "ms", Min: 0, Max: MaxWindowMS, Default: 1000,
 				Doc: "maxBurstSeconds in ms: how long an idle limiter saves permits for (RateLimiter.create: 1 s)"},
 			guavaTimeoutParam,
 		},

@@ -40,7 +40,7 @@ func guavaSmoothWarmingUpKind() *Kind {
 		Model:      "Guava SmoothWarmingUp (rate_rps, warmup_ms, timeout_ms): starts cold, cold factor 3, ramps to the rate over the warm-up; tryAcquire with a timeout, µs clock; delays and rejects",
 		Params: []Param{
 			guavaRateParam,
-			{Name: ParamWarmupMS, Label: "Warm-up", Unit: "ms",
+			{Name: ParamWarmupMS, Admits: AdmitsSmaller, Label: "Warm-up", Unit: "ms",
 				RangeNote: "Guava takes a warm-up of 0, but its stored permits then turn NaN and it admits everything",
 				Min:       0.001, Max: MaxWindowMS,
 				Doc: "warmupPeriod in whole µs: the time from cold to the stable rate under saturation"},

@@ -251,7 +251,7 @@ func TestBuiltinRowsAgree(t *testing.T) {
 		t.Fatal(err)
 	}
 	bad := &limiter.Kind{Type: "bad-burst", New: func(*limiter.Spec, limiter.Params, limiter.Env) (limiter.Gate, error) { return limiter.None{}, nil },
-		Params: []limiter.Param{{Name: limiter.ParamBurst, Unit: "ms", Min: 1, Max: 10}}}
+		Params: []limiter.Param{{Name: limiter.ParamBurst, Admits: limiter.AdmitsLarger, Unit: "ms", Min: 1, Max: 10}}}
 	defer func() {
 		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "parameter burst is requests") {
 			t.Errorf("a burst in ms was registered (%v)", r)

@@ -216,13 +216,13 @@ func nginxLimitReqKind() *Kind {
 		RetryAfter: "when the key's excess has drained to let one more within the burst (nginx itself sends no Retry-After)",
 		Model:      "nginx limit_req (rate_rps, burst, delay; nodelay, key): whole-ms clock, excess in thousandths, a new key starts empty; delays, and answers 503 past the burst",
 		Params: []Param{
-			{Name: ParamRate, Label: "Rate", Unit: "req/s",
+			{Name: ParamRate, Admits: AdmitsLarger, Label: "Rate", Unit: "req/s",
 				Units: "requests/s", RangeNote: `nginx takes whole r/s or r/m: at least rate=1r/m; rate=0r/s is an "invalid rate"`,
 				Min: 1.0 / 60, Max: MaxRateRPS,
 				Doc: "limit_req_zone rate=, held in thousandths of a request/s and truncated (1r/m is 0.016/s)"},
-			{Name: ParamBurst, Label: "Burst", Unit: "requests", Integer: true, Min: 0, Max: MaxSize, Optional: true,
+			{Name: ParamBurst, Admits: AdmitsLarger, Label: "Burst", Unit: "requests", Integer: true, Min: 0, Max: MaxSize, Optional: true,
 				Doc: "limit_req burst=: requests a key may have in excess (0 when not set); one more passes when the key is empty"},
-			{Name: ParamNginxDelay, Label: "Delay", Unit: "requests", Integer: true, Min: 0, Max: MaxSize, Optional: true,
+			{Name: ParamNginxDelay, Admits: AdmitsLarger, Label: "Delay", Unit: "requests", Integer: true, Min: 0, Max: MaxSize, Optional: true,
 				Doc: "limit_req delay=: excess requests passed at once before the rest wait (0: nginx's default, every excess request waits); ignored with nodelay"},
 		},
 		Options: []Option{

@@ -34,10 +34,46 @@ type Param struct {
 	// RangeNote says where the range comes from when a library sets it
 	// ("redis_rate divides the period by the rate"); range errors end with it.
 	RangeNote string
+	// Admits says which way of the parameter's values admits more requests
+	// (AdmitsLarger for a burst, rate, limit or queue; AdmitsSmaller for a
+	// window or refresh period; AdmitsNone when neither does): the
+	// recommendation's last ties prefer the less permissive setting
+	// (experiments/decide). Every row states it (checkRow).
+	Admits Admits
 	// Column: results.csv has a column for the parameter in every run (the
 	// parameters of the textbook gates); another parameter gets its column
 	// only in the runs whose limiters take it.
 	Column bool
+}
+
+// Admits is which way of a parameter's values admits more requests.
+type Admits string
+
+// The directions a parameter admits more in.
+const (
+	AdmitsLarger  Admits = "larger"  // a larger value admits more (burst, rate, limit, queue)
+	AdmitsSmaller Admits = "smaller" // a smaller value admits more (a window or refresh period)
+	AdmitsNone    Admits = "none"    // no direction admits more
+)
+
+// Permissive compares a and b as values of the parameter: +1 when a
+// admits more than b, -1 when less, 0 when equal or without a direction.
+func (p *Param) Permissive(a, b float64) int {
+	if a == b {
+		return 0
+	}
+	more := a > b
+	switch p.Admits {
+	case AdmitsLarger:
+	case AdmitsSmaller:
+		more = !more
+	default:
+		return 0
+	}
+	if more {
+		return 1
+	}
+	return -1
 }
 
 func (p *Param) optional() bool { return p.Optional || p.Default != 0 }
@@ -275,12 +311,20 @@ func checkRow(k *Kind, before []*Kind) error {
 		}
 	}
 	for _, p := range k.Params {
+		switch p.Admits {
+		case AdmitsLarger, AdmitsSmaller, AdmitsNone:
+		default:
+			return fmt.Errorf("parameter %s: Admits must be %q, %q or %q, not %q", p.Name, AdmitsLarger, AdmitsSmaller, AdmitsNone, p.Admits)
+		}
 		if p.Default != 0 && p.Check(p.Default) != "" {
 			return fmt.Errorf("parameter %s: default %g %s", p.Name, p.Default, p.Check(p.Default))
 		}
 		for _, b := range before {
 			if q, ok := b.Param(p.Name); ok && (q.Unit != p.Unit || q.Integer != p.Integer) {
 				return fmt.Errorf("parameter %s is %s (whole %v) in %s but %s (whole %v) here", p.Name, q.Unit, q.Integer, b.Type, p.Unit, p.Integer)
+			}
+			if q, ok := b.Param(p.Name); ok && q.Admits != p.Admits {
+				return fmt.Errorf("parameter %s admits more when %s in %s but when %s here", p.Name, q.Admits, b.Type, p.Admits)
 			}
 		}
 	}

@@ -39,15 +39,15 @@ const (
 
 // The parameters the built-in gates share.
 var (
-	rateParam = Param{Name: ParamRate, Column: true, Label: "Rate", Unit: "req/s", Units: "requests/s",
+	rateParam = Param{Name: ParamRate, Admits: AdmitsLarger, Column: true, Label: "Rate", Unit: "req/s", Units: "requests/s",
 		Min: MinRateRPS, Max: MaxRateRPS, Doc: "tokens (or releases) per second"}
-	burstParam = Param{Name: ParamBurst, Column: true, Label: "Burst", Unit: "requests", Integer: true,
+	burstParam = Param{Name: ParamBurst, Admits: AdmitsLarger, Column: true, Label: "Burst", Unit: "requests", Integer: true,
 		Min: 1, Max: MaxSize, Doc: "bucket size: requests admitted back to back"}
-	queueParam = Param{Name: ParamQueue, Column: true, Label: "Queue", Unit: "requests", Integer: true,
+	queueParam = Param{Name: ParamQueue, Admits: AdmitsLarger, Column: true, Label: "Queue", Unit: "requests", Integer: true,
 		Min: 1, Max: MaxSize, Doc: "requests waiting for their release, at most"}
-	limitParam = Param{Name: ParamLimit, Column: true, Label: "Limit", Unit: "requests", Integer: true,
+	limitParam = Param{Name: ParamLimit, Admits: AdmitsLarger, Column: true, Label: "Limit", Unit: "requests", Integer: true,
 		Min: 1, Max: MaxSize, Doc: "requests per window (or in the system)"}
-	windowParam = Param{Name: ParamWindow, Column: true, Label: "Window", Unit: "ms",
+	windowParam = Param{Name: ParamWindow, Admits: AdmitsSmaller, Column: true, Label: "Window", Unit: "ms",
 		Min: MinWindowMS, Max: MaxWindowMS, Default: DefaultWindow, Doc: "window length"}
 )
 

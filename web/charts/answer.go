@@ -47,6 +47,9 @@ func newAnswer(res *experiments.Result, runID string) *Answer {
 		out.Objectives = append(out.Objectives, o.String())
 	}
 	for _, ch := range a.Choices {
+		if ch.Setting < 0 {
+			continue // no setting of the limiter has a point in every scenario (a cancelled run)
+		}
 		p := &res.Points[ch.Point]
 		row := AnswerRow{
 			Limiter:  ch.Limiter,
@@ -54,7 +57,7 @@ func newAnswer(res *experiments.Result, runID string) *Answer {
 			Link:     fmt.Sprintf("/runs/%s?point=%d#timeline", runID, ch.Point),
 			Goodput:  metricText("goodput_rps", goodputOf(p)) + " req/s",
 			Feasible: ch.Feasible > 0,
-			Count:    fmt.Sprintf("%d of %d points meet every objective", ch.Feasible, ch.Points),
+			Count:    fmt.Sprintf("%d of %d settings meet every objective in every scenario", ch.Feasible, ch.Settings),
 		}
 		if len(p.Params) > 0 {
 			row.Setting = limiter.FormatParams(p.Type, p.Params)
@@ -69,9 +72,9 @@ func newAnswer(res *experiments.Result, runID string) *Answer {
 			}
 			row.Misses = append(row.Misses, fmt.Sprintf("%s: measured %s%s, %s past the target", m.Objective, metricText(m.Objective.Metric, m.Measured), intervalText(&m), percent(-m.Slack)))
 		}
-		g := decide.GuaranteeOf(p)
+		g := a.Settings[ch.Setting].Guarantee
 		if g.Bounded {
-			row.Guarantee = fmt.Sprintf("bound %s ms, measured %s ms (arrival to finish)", metricText("end_to_end_bound_ms", g.BoundMS), metricText("end_to_end_max_ms", g.MeasuredMS))
+			row.Guarantee = fmt.Sprintf("bound %s ms, %s %s ms (arrival to finish)", metricText("end_to_end_bound_ms", g.BoundMS), g.Label(), metricText("end_to_end_max_ms", g.MeasuredMS))
 		} else {
 			row.Guarantee = "no network-calculus bound: " + strings.TrimSpace(g.Note)
 		}

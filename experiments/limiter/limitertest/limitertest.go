@@ -38,7 +38,7 @@ func Kind() *limiter.Kind {
 	return &limiter.Kind{
 		Type:  Type,
 		Model: "test spacer: at most one admission per gap_ms",
-		Params: []limiter.Param{{Name: GapParam, Label: "Gap", Unit: "ms", Min: 0.5, Max: 60_000,
+		Params: []limiter.Param{{Name: GapParam, Admits: limiter.AdmitsSmaller, Label: "Gap", Unit: "ms", Min: 0.5, Max: 60_000,
 			Doc: "least time between two admissions"}},
 		Options: []limiter.Option{{Name: "edge", Label: "Edge", Choices: []string{"closed", "open"},
 			Doc: "whether an arrival exactly gap_ms after the last admission passes"}},
