@@ -59,7 +59,7 @@ func TestObjectivePicker(t *testing.T) {
 	body = html.UnescapeString(w.Body.String())
 	box := body[strings.Index(body, `id="f-objectives"`):]
 	box = box[:strings.Index(box, "</div>")]
-	if !strings.Contains(box, "goodput_rp >= 150</textarea>") || !strings.Contains(box, `unknown metric "goodput_rp"`) {
+	if !strings.Contains(box, "goodput_rp >= 150</textarea>") || !strings.Contains(box, `unknown metric "goodput_rp": did you mean goodput_rps?`) {
 		t.Errorf("the error is not beside the objectives with the text kept:\n%s", box)
 	}
 }

@@ -66,10 +66,7 @@ func paretoSection(v *View) *Group {
 		return nil
 	}
 	front := decide.Front(res.Points, xKey, xLower, paretoY, yLower)
-	var answer *decide.Answer
-	if len(objs) > 0 {
-		answer = decide.Decide(res)
-	}
+	answer := v.Answer
 	better := func(lower bool) string {
 		if lower {
 			return "lower is better"

@@ -159,10 +159,7 @@ func newTable(v *View, runID string) Table {
 	res := v.Res
 	t := Table{Header: []TableHeader{{Key: "limiter", Label: "limiter"}, {Key: "swept", Label: "swept value"}},
 		Points: len(res.Points), Objectives: len(res.Config.Objectives) > 0, Intervals: res.Config.Replicated()}
-	var ans *decide.Answer
-	if t.Objectives {
-		ans = decide.Decide(res)
-	}
+	ans := v.Answer
 	chosen := map[string]bool{}
 	if v.Query.Cols != "" {
 		for _, k := range strings.Split(v.Query.Cols, ",") {
