@@ -47,6 +47,45 @@
       }
     });
   }
+  // A point's tooltip (items with a "tip": the Pareto dots, the
+  // settings' lines): its series, its lines (point, setting, scenario) as
+  // text, then each axis' name with the item's value there.
+  function pointTips(option) {
+    (option.series || []).forEach(function (s) {
+      if (!(s.data || []).some(function (d) { return d && d.tip; })) {
+        return;
+      }
+      s.tooltip = s.tooltip || {};
+      s.tooltip.formatter = function (p) {
+        var enc = echarts.format.encodeHTML;
+        var lines = [p.marker + enc(p.seriesName)];
+        ((p.data && p.data.tip) || []).forEach(function (t) { lines.push(enc(t)); });
+        var axes = option.parallelAxis || [].concat(option.xAxis || [], option.yAxis || []).slice(0, 2);
+        var vals = Array.isArray(p.value) ? p.value : [];
+        axes.forEach(function (ax, i) {
+          var d = ax.dim !== undefined ? ax.dim : i;
+          if (ax.name && typeof vals[d] === 'number') {
+            lines.push(enc(ax.name) + ': ' + echarts.format.addCommas(vals[d]));
+          }
+        });
+        return lines.join('<br/>');
+      };
+    });
+  }
+  // Clicking an item that is a sweep point (a Pareto dot, a setting's
+  // line) shows it in Deploy and Over time: the page's address with
+  // ?point=N, as the results table's links.
+  function selectOnClick(chart) {
+    chart.on('click', function (p) {
+      if (!p.data || typeof p.data.point !== 'number') {
+        return;
+      }
+      var u = new URL(window.location.href);
+      u.searchParams.set('point', String(p.data.point));
+      u.hash = 'deploy';
+      window.location.assign(u.toString());
+    });
+  }
   function drawCharts() {
     if (typeof echarts === 'undefined') {
       return;
@@ -60,8 +99,10 @@
         return;
       }
       exactAxisValues(option);
+      pointTips(option);
       var chart = echarts.init(el, null, { renderer: 'canvas' });
       chart.setOption(option);
+      selectOnClick(chart);
       el.setAttribute('data-drawn', 'true');
       charts.push(chart);
     });

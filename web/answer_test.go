@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -90,8 +91,14 @@ func TestAnswerHoldsUnderEveryLoad(t *testing.T) {
 	if !strings.Contains(body, `<option value="5" selected>`) {
 		t.Errorf("Deploy does not open on the recommended setting's point 5")
 	}
-	if !strings.Contains(body, `<span class="muted" title="its time series are shown">5 shown</span>`) {
+	if !strings.Contains(body, `<span class="muted" title="Deploy and Over time show it">5 shown</span>`) {
 		t.Errorf("the results table does not show point 5 as the one over time")
+	}
+	// The results table flags the recommended setting's rows, under
+	// both loads.
+	flagged := regexp.MustCompile(`<tr class="[^"]*recommended[^"]*" data-point="(\d+)"`).FindAllStringSubmatch(body, -1)
+	if len(flagged) != 2 || flagged[0][1] != "4" || flagged[1][1] != "5" || strings.Count(body, `<span class="badge rec" title="a point of the best overall setting">best</span>`) != 2 {
+		t.Errorf("flagged rows %v, want 4 and 5 marked best", flagged)
 	}
 	// Selecting another point moves both.
 	other := l.get("/runs/" + id + "?point=2").Body.String()

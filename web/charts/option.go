@@ -20,8 +20,12 @@ type Option struct {
 	Toolbox   *Toolbox   `json:"toolbox,omitempty"`
 	Tooltip   Tooltip    `json:"tooltip"`
 	VisualMap *VisualMap `json:"visualMap,omitempty"`
-	XAxis     []XAxis    `json:"xAxis"`
-	YAxis     []YAxis    `json:"yAxis"`
+	XAxis     []XAxis    `json:"xAxis,omitempty"`
+	YAxis     []YAxis    `json:"yAxis,omitempty"`
+	// ParallelAxis and Parallel are a parallel-coordinates chart's axes
+	// (one per dimension of its "parallel" series' items) and its grid.
+	ParallelAxis []ParallelAxis `json:"parallelAxis,omitempty"`
+	Parallel     *Parallel      `json:"parallel,omitempty"`
 	// round says how the series' values round when the chart is built
 	// (round.go); nil: defaultRounding.
 	round *rounding
@@ -124,6 +128,33 @@ type AxisLabel struct {
 	Rotate       float64 `json:"rotate,omitempty"`
 	ShowMinLabel *bool   `json:"showMinLabel"`
 	ShowMaxLabel *bool   `json:"showMaxLabel"`
+}
+
+// ParallelAxis is one axis of a parallel-coordinates chart: Dim is the
+// item value's index it plots; Inverse draws lower values higher.
+type ParallelAxis struct {
+	Dim     int    `json:"dim"`
+	Name    string `json:"name"`
+	Type    string `json:"type,omitempty"`
+	Inverse bool   `json:"inverse,omitempty"`
+	Scale   bool   `json:"scale,omitempty"`
+}
+
+// Parallel is a parallel-coordinates chart's grid (margins in px, as
+// strings) and what every axis shares.
+type Parallel struct {
+	Left   string `json:"left,omitempty"`
+	Right  string `json:"right,omitempty"`
+	Top    string `json:"top,omitempty"`
+	Bottom string `json:"bottom,omitempty"`
+	// AxisDefault styles every parallel axis (echarts' parallelAxisDefault).
+	AxisDefault *ParallelAxisDefault `json:"parallelAxisDefault,omitempty"`
+}
+
+// ParallelAxisDefault places the parallel axes' names.
+type ParallelAxisDefault struct {
+	NameLocation string `json:"nameLocation,omitempty"`
+	NameGap      int    `json:"nameGap,omitempty"`
 }
 
 // SplitArea shades the bands between an axis' ticks.
@@ -235,6 +266,13 @@ type Item struct {
 	Value     any        `json:"value,omitempty"`
 	ItemStyle *ItemStyle `json:"itemStyle,omitempty"`
 	Label     *Label     `json:"label,omitempty"`
+	// Point is the sweep point the item is (echarts ignores it): a click
+	// on it selects the point (static/app.js: ?point=N); nil for none.
+	Point *int `json:"point,omitempty"`
+	// Tip are the item's tooltip lines before its values (static/app.js
+	// writes them as text, then each axis' name and value); nil: echarts'
+	// default tooltip.
+	Tip []string `json:"tip,omitempty"`
 }
 
 // ItemStyle colors a series' symbols and bars, or outlines an item.

@@ -79,12 +79,15 @@ func paretoSection(v *View) *Group {
 	o.Tooltip = Tooltip{Show: boolPtr(true), Trigger: "item"}
 	o.measureX(xKey)
 	o.measure(paretoY)
+	names := pointNames(v)
 	item := func(i int) (Item, bool) {
 		x, okx := xc.Value(&res.Points[i])
 		y, oky := yc.Value(&res.Points[i])
-		return xy(x, y), okx && oky
+		it := xy(x, y)
+		it.Point, it.Tip = &i, names[i].tip(v, i)
+		return it, okx && oky
 	}
-	var all, feasible, line []Item
+	var all, feasible, line, recommended, shown []Item
 	for i := range res.Points {
 		it, ok := item(i)
 		if !ok {
@@ -93,6 +96,12 @@ func paretoSection(v *View) *Group {
 		all = append(all, it)
 		if answer != nil && answer.Verdicts[i].MeetsAll {
 			feasible = append(feasible, it)
+		}
+		if names[i].recommended {
+			recommended = append(recommended, it)
+		}
+		if i == v.Chosen {
+			shown = append(shown, it)
 		}
 	}
 	for _, i := range front {
@@ -104,11 +113,16 @@ func paretoSection(v *View) *Group {
 		o.add("meets every objective", "scatter", feasible, colored("#16a34a"), func(s *Series) { s.Symbol, s.SymbolSize = "diamond", 12 })
 	}
 	o.addLine("Pareto front", line, solid, colored("#2563eb"), dots)
+	if len(recommended) > 0 {
+		o.add("recommended", "scatter", recommended, colored(recommendedColor), func(s *Series) { s.Symbol, s.SymbolSize = "pin", 26 })
+	}
+	o.add("shown below", "scatter", shown, colored("#111827"), func(s *Series) { s.Symbol, s.SymbolSize = "emptyCircle", 16 })
 	intro := "Every point of the sweep on two results columns; the line joins the points no other point beats on both"
 	if answer != nil {
-		intro += "; the diamonds meet every objective"
+		intro += "; the diamonds meet every objective, the pins are the recommended settings (in their binding scenario)"
 	}
-	g := &Group{ID: "pareto", Title: "Pareto front", Intro: intro + ".", Axes: &AxisChoice{X: xKey, Y: yKey}}
+	intro += "; the ring is the point Deploy and Over time show. Click a point to show it there"
+	g := &Group{ID: "pareto", Title: "Pareto front", Intro: intro, Axes: &AxisChoice{X: xKey, Y: yKey}}
 	keys := ParetoKeys()
 	for _, k := range []string{yKey, xKey} {
 		if !slices.Contains(keys, k) {
@@ -122,5 +136,79 @@ func paretoSection(v *View) *Group {
 		g.Axes.Options = append(g.Axes.Options, AxisOption{Key: k, Label: ColumnLabel(k)})
 	}
 	g.Charts = []Chart{chart("chart-pareto", o.Title.Text, o)}
+	if pc := parallelChart(v); pc != nil {
+		g.Charts = append(g.Charts, *pc)
+		g.Intro += "; the lines below are the settings over every objective's worst value"
+	}
+	g.Intro += "."
 	return g
+}
+
+// recommendedColor marks the recommended settings.
+const recommendedColor = "#ea580c"
+
+// pointName is what a chart says a point is: its setting and scenario
+// (with objectives, as experiments/decide groups the points), else its
+// limiter, parameters and what else tells it apart (PointExtras).
+type pointName struct {
+	setting, scenario string
+	recommended, best bool
+}
+
+// pointNames names every point of the view's run.
+func pointNames(v *View) []pointName {
+	res, a := v.Res, v.Answer
+	out := make([]pointName, len(res.Points))
+	if a == nil {
+		extras := PointExtras(res.Config, res.Points)
+		for i := range res.Points {
+			p := &res.Points[i]
+			name := p.Limiter
+			if len(p.Params) > 0 {
+				name += " " + formatParams(p)
+			}
+			out[i].setting = name
+			out[i].scenario = extras[i]
+		}
+		return out
+	}
+	recommended := map[int]bool{}
+	for _, ch := range a.Choices {
+		if ch.Feasible > 0 && ch.Point >= 0 {
+			recommended[ch.Point] = true
+		}
+	}
+	best := RecommendedPoint(a)
+	for si := range a.Settings {
+		s := &a.Settings[si]
+		name := s.Limiter
+		if n := s.Name(); n != "" {
+			name += " " + n
+		}
+		for k, pi := range s.Points {
+			if pi < 0 || pi >= len(out) {
+				continue
+			}
+			out[pi] = pointName{setting: name, scenario: a.Scenarios[k].Name(), recommended: recommended[pi], best: pi == best && a.Feasible > 0}
+		}
+	}
+	return out
+}
+
+// tip is a point's tooltip lines before its values.
+func (n pointName) tip(v *View, i int) []string {
+	lines := []string{fmt.Sprintf("point %d", i), "setting: " + n.setting}
+	if n.scenario != "" {
+		lines = append(lines, "scenario: "+n.scenario)
+	}
+	switch {
+	case n.best:
+		lines = append(lines, "best overall (recommended)")
+	case n.recommended:
+		lines = append(lines, "recommended for its limiter")
+	}
+	if v.Answer != nil && i < len(v.Answer.Verdicts) && v.Answer.Verdicts[i].MeetsAll {
+		lines = append(lines, "meets every objective here")
+	}
+	return lines
 }

@@ -59,6 +59,9 @@ type TableRow struct {
 	Chosen bool
 	// MeetsAll: the point meets every objective (false without objectives).
 	MeetsAll bool
+	// Recommended: the point is of a limiter's recommended setting (in any
+	// of its scenarios); Best: of the best overall setting.
+	Recommended, Best bool
 	// Sort holds each cell's sort key: the unrounded number of a numeric
 	// cell ("" when it has none), the text of a text cell.
 	Sort []string
@@ -180,6 +183,7 @@ func newTable(v *View, runID string) Table {
 			t.Header = append(t.Header, TableHeader{Key: key, Label: ColumnLabel(key), Num: c.objective < 0 && c.col.Format != experiments.Text})
 		}
 	}
+	recommended, best := recommendedPoints(ans)
 	swept := experiments.SweptColumn()
 	for i := range res.Points {
 		p := &res.Points[i]
@@ -195,6 +199,7 @@ func newTable(v *View, runID string) Table {
 			Sort: []string{name, numKey(sv)}, nums: []float64{math.NaN(), sv}}
 		if ans != nil {
 			row.MeetsAll = ans.Verdicts[i].MeetsAll
+			row.Recommended, row.Best = recommended[i], best[i]
 		}
 		for _, c := range cols {
 			cell, sortKey, num := tableCell(&c, i, p, ans)
@@ -210,6 +215,28 @@ func newTable(v *View, runID string) Table {
 	t.Feasible = v.Query.Feasible && t.Objectives
 	t.sortBy(v.Query.Sort, v.Query.Desc)
 	return t
+}
+
+// recommendedPoints are the points of the recommended settings meeting
+// every objective, and of the best overall one, in every scenario.
+func recommendedPoints(a *decide.Answer) (recommended, best map[int]bool) {
+	recommended, best = map[int]bool{}, map[int]bool{}
+	if a == nil {
+		return
+	}
+	for i := range a.Settings {
+		s := &a.Settings[i]
+		if !s.MeetsAll || !s.Recommended && !s.BestOverall {
+			continue
+		}
+		for _, p := range s.Points {
+			if p >= 0 {
+				recommended[p] = true
+				best[p] = s.BestOverall
+			}
+		}
+	}
+	return
 }
 
 // tableCell is a column's cell at a point: its text, its sort key and its
