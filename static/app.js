@@ -329,16 +329,22 @@
     });
   }
 
-  // Results table: its header links sort by a column and its checkbox
-  // shows only the points meeting every objective, in place; the address
-  // follows (history.replaceState), so it stays the permalink the server
-  // would render the same way.
-  function resultsTable() {
-    var table = document.querySelector('table[data-sortable]');
-    if (!table) {
-      return;
-    }
+  // Results and settings tables (table[data-sortable]): their header
+  // links sort by a column and their checkbox (data-filter) shows only
+  // the rows meeting every objective, in place; the address follows
+  // (history.replaceState, under the table's own parameters: sort, dir,
+  // feasible or ssort, sdir, sfeasible), so it stays the permalink the
+  // server would render the same way, and the count (data-count) says
+  // how many rows show.
+  function sortableTables() {
+    document.querySelectorAll('table[data-sortable]').forEach(sortableTable);
+  }
+  function sortableTable(table) {
     var tbody = table.tBodies[0];
+    var sortParam = table.getAttribute('data-sort-param') || 'sort';
+    var dirParam = table.getAttribute('data-dir-param') || 'dir';
+    var filterParam = table.getAttribute('data-filter-param') || 'feasible';
+    var stateNames = ['sort', 'dir', 'feasible', 'ssort', 'sdir', 'sfeasible'];
     function setParam(name, value) {
       var u = new URL(window.location.href);
       if (value) {
@@ -352,14 +358,17 @@
     // The points' links and the page's other forms keep the new order and
     // filter.
     function syncLinks(u) {
-      table.querySelectorAll('tbody tr[data-point] a').forEach(function (a) {
+      document.querySelectorAll('table[data-sortable] tbody tr[data-point] a').forEach(function (a) {
         var l = new URL(u.toString());
         l.searchParams.set('point', a.closest('tr').getAttribute('data-point'));
         l.hash = 'timeline';
         a.href = l.toString();
       });
-      document.querySelectorAll('form.axes-form').forEach(function (f) {
-        ['sort', 'dir', 'feasible'].forEach(function (name) {
+      document.querySelectorAll('form.axes-form, form.table-filter').forEach(function (f) {
+        stateNames.forEach(function (name) {
+          if (f.querySelector('input[type=checkbox][name=' + name + ']')) {
+            return; // the form's own input
+          }
           var input = f.querySelector('input[type=hidden][name=' + name + ']');
           var value = u.searchParams.get(name);
           if (value && !input) {
@@ -380,6 +389,10 @@
       var cell = row.cells[col];
       return cell ? cell.getAttribute('data-sort') || '' : '';
     }
+    function order(row) {
+      var o = row.getAttribute('data-order');
+      return Number(o !== null ? o : row.getAttribute('data-point'));
+    }
     function sortRows(col, desc) {
       var rows = Array.prototype.slice.call(tbody.rows);
       rows.sort(function (a, b) {
@@ -393,7 +406,7 @@
             c = -c;
           }
         }
-        return c || Number(a.getAttribute('data-point')) - Number(b.getAttribute('data-point'));
+        return c || order(a) - order(b);
       });
       rows.forEach(function (r) { tbody.appendChild(r); });
     }
@@ -409,11 +422,11 @@
         sortRows(col, desc);
         table.querySelectorAll('thead th[aria-sort]').forEach(function (o) { o.setAttribute('aria-sort', 'none'); });
         th.setAttribute('aria-sort', desc ? 'descending' : 'ascending');
-        setParam('sort', th.getAttribute('data-key'));
-        setParam('dir', desc ? 'desc' : '');
+        setParam(sortParam, th.getAttribute('data-key'));
+        setParam(dirParam, desc ? 'desc' : '');
       });
     });
-    var only = document.getElementById('feasible-only');
+    var only = document.getElementById(table.getAttribute('data-filter') || '');
     if (only) {
       only.addEventListener('change', function () {
         if (!only.checked && tbody.rows.length < Number(table.getAttribute('data-points'))) {
@@ -425,11 +438,11 @@
           r.hidden = only.checked && r.getAttribute('data-meets') !== 'true';
           shown += r.hidden ? 0 : 1;
         });
-        var count = document.getElementById('results-count');
+        var count = document.getElementById(table.getAttribute('data-count') || '');
         if (count) {
-          count.textContent = shown + ' of ' + count.getAttribute('data-points') + ' points';
+          count.textContent = shown + ' of ' + count.getAttribute('data-points') + ' ' + (table.getAttribute('data-noun') || 'points');
         }
-        setParam('feasible', only.checked ? '1' : '');
+        setParam(filterParam, only.checked ? '1' : '');
       });
     }
   }
@@ -451,7 +464,7 @@
     autoSubmit();
     busyButtons();
     copyButtons();
-    resultsTable();
+    sortableTables();
     addRows();
     objectivePicker();
     errorLinks();

@@ -129,11 +129,13 @@ func (s *Server) runPageData(r *http.Request, run *storage.Run, chosen int) (*Ru
 // pageQuery reads what a run page's address asks (charts.Query): point,
 // sort and dir (asc, desc) of the results table, feasible=1, its columns
 // cols (comma-separated, or repeated: the chooser's checkboxes), and the
-// Pareto chart's columns px and py. What the page cannot use is dropped.
+// Pareto chart's columns px and py, the settings table's ssort, sdir and
+// sfeasible. What the page cannot use is dropped.
 func pageQuery(r *http.Request) charts.Query {
 	v := r.URL.Query()
 	q := charts.Query{Point: -1, Sort: v.Get("sort"), Desc: v.Get("dir") == "desc", Feasible: v.Get("feasible") == "1",
-		ParetoX: v.Get("px"), ParetoY: v.Get("py"), Cols: strings.Join(v["cols"], ",")}
+		ParetoX: v.Get("px"), ParetoY: v.Get("py"), Cols: strings.Join(v["cols"], ","),
+		SettingsSort: v.Get("ssort"), SettingsDesc: v.Get("sdir") == "desc", SettingsFeasible: v.Get("sfeasible") == "1"}
 	if p, err := strconv.Atoi(v.Get("point")); err == nil && p >= 0 {
 		q.Point = p
 	}
@@ -165,6 +167,15 @@ func (d *RunPageData) pageURL(q charts.Query, anchor string) string {
 	if q.Cols != "" {
 		v.Set("cols", q.Cols)
 	}
+	if q.SettingsSort != "" {
+		v.Set("ssort", q.SettingsSort)
+		if q.SettingsDesc {
+			v.Set("sdir", "desc")
+		}
+	}
+	if q.SettingsFeasible {
+		v.Set("sfeasible", "1")
+	}
 	if d.Format != "" {
 		v.Set("format", d.Format)
 	}
@@ -181,7 +192,7 @@ func (d *RunPageData) hiddenQuery(except ...string) [][2]string {
 	u, _ := url.Parse(d.pageURL(d.Query, "")) // pageURL builds a valid URL
 	var out [][2]string
 	v := u.Query()
-	for _, name := range []string{"point", "sort", "dir", "feasible", "px", "py", "cols", "format"} {
+	for _, name := range []string{"point", "sort", "dir", "feasible", "px", "py", "cols", "ssort", "sdir", "sfeasible", "format"} {
 		if val := v.Get(name); val != "" && !slices.Contains(except, name) {
 			out = append(out, [2]string{name, val})
 		}
@@ -204,6 +215,26 @@ func (d *RunPageData) defaultColumnsURL() string {
 	q := d.Query
 	q.Cols = ""
 	return d.pageURL(q.Clean(), "#results")
+}
+
+// settingsSortURL is the address sorting the settings table by key:
+// ascending first, then the other way.
+func (d *RunPageData) settingsSortURL(key string) string {
+	q := d.Query
+	q.SettingsDesc = q.SettingsSort == key && !q.SettingsDesc
+	q.SettingsSort = key
+	return d.pageURL(q, "#settings")
+}
+
+// settingsAriaSort is a settings column's aria-sort.
+func (d *RunPageData) settingsAriaSort(key string) string {
+	switch {
+	case d.Query.SettingsSort != key:
+		return "none"
+	case d.Query.SettingsDesc:
+		return "descending"
+	}
+	return "ascending"
 }
 
 // pointURL is the address showing point i's time series, the rest kept.

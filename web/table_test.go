@@ -202,3 +202,66 @@ func TestResultsTableIntervals(t *testing.T) {
 		t.Errorf("the chooser does not say what ± is")
 	}
 }
+
+// settingsRows lists the settings table's rows by their data-order.
+func settingsRows(t *testing.T, body string) []string {
+	t.Helper()
+	i := strings.Index(body, `id="settings-table"`)
+	if i < 0 {
+		t.Fatalf("no settings table")
+	}
+	table := body[i : i+strings.Index(body[i:], "</table>")]
+	var out []string
+	for _, m := range regexp.MustCompile(`<tr[^>]* data-order="(\d+)"`).FindAllStringSubmatch(table, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// TestSettingsTable: a run with objectives has a settings table, a row
+// per setting with its worst values over the scenarios; it sorts and
+// filters like the results table, without JavaScript, and each row
+// selects its setting's binding point.
+func TestSettingsTable(t *testing.T) {
+	l := newLab(t, true, 4)
+	id := doneRun(t, l, twoLoadsDoc)
+	page := "/runs/" + id
+	body := l.get(page).Body.String()
+	if got := strings.Join(settingsRows(t, body), ","); got != "0,1,2" {
+		t.Errorf("settings order %s", got)
+	}
+	table := body[strings.Index(body, `id="settings"`):]
+	table = table[:strings.Index(table, "</section>")]
+	for _, want := range []string{"3 of 3 settings", "rate_rps=80 burst=2", "best overall", "load heavy", "reject_pct &lt;= 30",
+		`data-key="worst_reject_pct"`, `data-key="margin"`, `<span class="muted" title="Deploy and Over time show it">5 shown</span>`, " (misses)"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("the settings table lacks %q", want)
+		}
+	}
+	// Worst reject_pct, descending: 40 (rejects most of the heavy load), 60, 80.
+	sorted := l.get(page + "?ssort=worst_reject_pct&sdir=desc").Body.String()
+	if got := strings.Join(settingsRows(t, sorted), ","); got != "0,1,2" {
+		t.Errorf("by worst reject_pct, descending: %s", got)
+	}
+	if got := strings.Join(settingsRows(t, l.get(page+"?ssort=worst_reject_pct").Body.String()), ","); got != "2,1,0" {
+		t.Errorf("by worst reject_pct: %s", got)
+	}
+	if !strings.Contains(sorted, `aria-sort="descending" data-key="worst_reject_pct"`) {
+		t.Error("the sorted column is not marked")
+	}
+	feasible := l.get(page + "?sfeasible=1&ssort=margin").Body.String()
+	if got := strings.Join(settingsRows(t, feasible), ","); got != "2" {
+		t.Errorf("feasible settings %s", got)
+	}
+	if !strings.Contains(feasible, `data-points="3">1 of 3 settings</span>`) || !strings.Contains(feasible, `id="settings-feasible-only" checked`) {
+		t.Error("the filter is not shown as on")
+	}
+	// The results table's links keep the settings table's state.
+	if !strings.Contains(feasible, `?point=0&amp;sfeasible=1&amp;ssort=margin#timeline`) {
+		t.Error("the point links lose the settings table's state")
+	}
+	// A run without objectives has none.
+	if plain := l.get("/runs/" + doneRun(t, l, exportSweep)).Body.String(); strings.Contains(plain, `id="settings"`) {
+		t.Error("a settings table without objectives")
+	}
+}

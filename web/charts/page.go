@@ -18,6 +18,8 @@ type Page struct {
 	// Groups are the chart sections above the results table, in page order.
 	Groups []*Group
 	Table  Table
+	// Settings is the settings table, nil without objectives.
+	Settings *Table
 	// Bounds is the network-calculus section, nil for a run stored
 	// without bounds.
 	Bounds *Bounds
@@ -49,6 +51,13 @@ type Query struct {
 	// Cols are the results table's columns, results.csv keys joined by
 	// commas in cleanColumns' form ("": the default columns).
 	Cols string
+	// SettingsSort, SettingsDesc and SettingsFeasible are the settings
+	// table's sort column (a header key, "": the settings' order), its
+	// direction and its filter (only the settings meeting every
+	// objective).
+	SettingsSort     string
+	SettingsDesc     bool
+	SettingsFeasible bool
 }
 
 // Clean drops what the page would not use: an unknown sort or Pareto
@@ -58,6 +67,9 @@ func (q Query) Clean() Query {
 	q.Cols = cleanColumns(q.Cols)
 	if q.Sort == "" || !slices.Contains(TableKeys(), q.Sort) && !slices.Contains(strings.Split(q.Cols, ","), q.Sort) {
 		q.Sort, q.Desc = "", false
+	}
+	if k := q.SettingsSort; k == "" || k == "point" || cleanColumns(k) != k {
+		q.SettingsSort, q.SettingsDesc = "", false
 	}
 	if !slices.Contains(ParetoKeys(), q.ParetoX) {
 		q.ParetoX = ""
@@ -73,7 +85,7 @@ func NewPageQuery(res *experiments.Result, q Query, runID string) *Page {
 	q = q.Clean()
 	v := NewView(res, q.Point)
 	v.Query = q
-	return &Page{View: v, Groups: v.Groups(), Table: newTable(v, runID), Bounds: newBounds(v, runID), Answer: newAnswer(v, runID)}
+	return &Page{View: v, Groups: v.Groups(), Table: newTable(v, runID), Settings: newSettingsTable(v), Bounds: newBounds(v, runID), Answer: newAnswer(v, runID)}
 }
 
 // sections are the chart sections above the results table, in page order;

@@ -53,6 +53,9 @@ type TableHeader struct {
 
 // TableRow is one point.
 type TableRow struct {
+	// Order is the row's place before sorting (sweep order; a setting's
+	// index): ties keep it.
+	Order  int
 	Point  int
 	Cells  []string
 	Link   string // the run page showing this point's time series
@@ -195,7 +198,7 @@ func newTable(v *View, runID string) Table {
 		if li := v.lineOf(p); li >= 0 {
 			name = v.Lines[li].Name
 		}
-		row := TableRow{Point: i, Cells: []string{name, cell}, Link: fmt.Sprintf("/runs/%s?point=%d#timeline", runID, i), Chosen: i == v.Chosen,
+		row := TableRow{Order: i, Point: i, Cells: []string{name, cell}, Link: fmt.Sprintf("/runs/%s?point=%d#timeline", runID, i), Chosen: i == v.Chosen,
 			Sort: []string{name, numKey(sv)}, nums: []float64{math.NaN(), sv}}
 		if ans != nil {
 			row.MeetsAll = ans.Verdicts[i].MeetsAll
