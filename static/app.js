@@ -68,7 +68,7 @@
             lines.push(enc(ax.name) + ': ' + echarts.format.addCommas(vals[d]));
           }
         });
-        return lines.join('<br/>');
+        return lines.map(function (l) { return '<div>' + l + '</div>'; }).join('');
       };
     });
   }
