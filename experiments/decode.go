@@ -168,10 +168,7 @@ func ReadConfig(r io.Reader, lim Limits) (*Config, error) {
 			cfg.Objectives = append(cfg.Objectives, o)
 		}
 	}
-	if len(shell.Decision) > 0 && string(shell.Decision) != "null" {
-		cfg.Decision = &Decision{}
-		errs = append(errs, strict(shell.Decision, cfg.Decision, "decision")...)
-	}
+	errs = append(errs, decodeDecision(cfg, shell.Decision)...)
 	errs = append(errs, decodeSeedModels(cfg, shell.Servers, shell.Loads, shell.Classes, shell.ClassDraw, shell.SLO, shell.Output)...)
 	errs = append(errs, decodePolicies(cfg, shell.Policies, shell.Trigger)...)
 	if len(errs) > 0 {
@@ -187,7 +184,7 @@ func ReadConfig(r io.Reader, lim Limits) (*Config, error) {
 // DecodeModels decodes into cfg the sections of a config document beside
 // its workload, server and limiters that one JSON object gives (the web
 // form's "models" input): servers, loads, classes, class_draw, slo,
-// policies and trigger, strictly and with the field paths a config
+// policies, trigger and decision, strictly and with the field paths a config
 // document's errors have (policies[0].jitter). An unknown key is an error
 // at its own path. cfg is not normalized or validated.
 func DecodeModels(cfg *Config, data []byte) field.List {
@@ -199,12 +196,23 @@ func DecodeModels(cfg *Config, data []byte) field.List {
 		SLO       json.RawMessage `json:"slo"`
 		Policies  json.RawMessage `json:"policies"`
 		Trigger   json.RawMessage `json:"trigger"`
+		Decision  json.RawMessage `json:"decision"`
 	}
 	if errs := strict(data, &shell, ""); errs != nil {
 		return errs
 	}
 	errs := decodeSeedModels(cfg, shell.Servers, shell.Loads, shell.Classes, shell.ClassDraw, shell.SLO, nil)
+	errs = append(errs, decodeDecision(cfg, shell.Decision)...)
 	return append(errs, decodePolicies(cfg, shell.Policies, shell.Trigger)...)
+}
+
+// decodeDecision decodes the decision section (objectives.go), if given.
+func decodeDecision(cfg *Config, raw json.RawMessage) field.List {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	cfg.Decision = &Decision{}
+	return strict(raw, cfg.Decision, "decision")
 }
 
 // decodeOne decodes one typed object (a workload part, a limiter) at path:

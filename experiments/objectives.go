@@ -97,19 +97,17 @@ func (c *Config) normalizeObjectives() {
 		tol := float64(DefaultGoodputTolerancePct)
 		d.GoodputTolerancePct = &tol
 	}
-	// Known axes in their order, once; unknown ones stay for Validate.
-	var axes []string
+	// Known axes, each once, in ScenarioAxes order; a list with an
+	// unknown or repeated axis stays as given for Validate to name.
+	axes := []string{}
 	for _, a := range ScenarioAxes {
 		if slices.Contains(d.Scenarios, a) {
 			axes = append(axes, a)
 		}
 	}
-	for _, a := range d.Scenarios {
-		if !slices.Contains(ScenarioAxes, a) {
-			axes = append(axes, a)
-		}
+	if len(axes) == len(d.Scenarios) {
+		d.Scenarios = axes
 	}
-	d.Scenarios = axes
 }
 
 // validateDecision checks decision.scenarios and goodput_tolerance_pct.
@@ -182,9 +180,12 @@ func ObjectiveMetrics() []string {
 // NearestMetric is the objective metric (ObjectiveMetrics) nearest to name
 // by edit distance (ties: the first in column order): what "did you mean"
 // offers for a name that is not a metric.
-func NearestMetric(name string) string {
+func NearestMetric(name string) string { return nearest(name, ObjectiveMetrics()) }
+
+// nearest is the name among names nearest to name by edit distance.
+func nearest(name string, names []string) string {
 	best, bestD := "", math.MaxInt
-	for _, m := range ObjectiveMetrics() {
+	for _, m := range names {
 		if d := editDistance(name, m); d < bestD {
 			best, bestD = m, d
 		}
@@ -213,6 +214,35 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
+// ObjectiveColumn is the column an objective of the config names: a
+// numeric column of Columns (ObjectiveMetrics), else a numeric column of
+// the config's results.csv (ResultColumns: the per-class values such as
+// critical_success_pct, the queue and client models' outcomes); nil when
+// none is.
+func (c *Config) ObjectiveColumn(metric string) *Column {
+	if col := ColumnByKey(metric); col != nil && col.Format != Text && col.Key != "point" {
+		return col
+	}
+	for _, col := range ResultColumns(c) {
+		if col.Key == metric && col.Format != Text && col.Value != nil && col.Key != "point" {
+			return &col
+		}
+	}
+	return nil
+}
+
+// ObjectiveMetricsOf are the metrics an objective of the config may name:
+// ObjectiveMetrics, then the config's own results.csv columns beyond them.
+func (c *Config) ObjectiveMetricsOf() []string {
+	keys := ObjectiveMetrics()
+	for _, col := range ResultColumns(c) {
+		if col.Format != Text && col.Value != nil && col.Key != "point" && !slices.Contains(keys, col.Key) {
+			keys = append(keys, col.Key)
+		}
+	}
+	return keys
+}
+
 // validateObjectives checks each objective's metric, op and value, and
 // refuses two objectives of one column.
 func (c *Config) validateObjectives() field.List {
@@ -222,12 +252,18 @@ func (c *Config) validateObjectives() field.List {
 		return errs
 	}
 	metrics := ObjectiveMetrics()
+	for _, o := range c.Objectives {
+		if !slices.Contains(metrics, o.Metric) {
+			metrics = c.ObjectiveMetricsOf() // the config's own columns (classes, queue, clients)
+			break
+		}
+	}
 	seen := map[string]int{}
 	for i, o := range c.Objectives {
 		path := field.Index("objectives", i)
 		bad := false
 		if !slices.Contains(metrics, o.Metric) {
-			errs.Add(field.Join(path, "metric"), "unknown metric %q: did you mean %s? (one of %s)", o.Metric, NearestMetric(o.Metric), strings.Join(metrics, ", "))
+			errs.Add(field.Join(path, "metric"), "unknown metric %q: did you mean %s? (one of %s)", o.Metric, nearest(o.Metric, metrics), strings.Join(metrics, ", "))
 			bad = true
 		}
 		if OpName(o.Op) == "" {

@@ -113,7 +113,7 @@ func (c *Config) validateReports() field.List {
 	if len(c.Reports) > MaxReports {
 		errs.Add("reports", "at most %d reports", MaxReports)
 	}
-	files := map[string]bool{FileResults: true, FileSeries: true, FileClients: true, FileManifest: true}
+	files := map[string]bool{FileResults: true, FileSeries: true, FileClients: true, FileManifest: true, FileReplications: true, FileSettings: true}
 	for i, r := range c.Reports {
 		path := field.Index("reports", i)
 		if !reportFile.MatchString(r.File) {

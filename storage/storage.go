@@ -637,14 +637,25 @@ func (s *Store) complete(ctx context.Context, id string, res *experiments.Result
 // own fields), its Config decoded from the stored document. A run without
 // results (not done) is ErrNotFound.
 func (s *Store) Result(ctx context.Context, id string) (*experiments.Result, error) {
-	res, err := s.result(ctx, id)
+	res, err := s.result(ctx, id, true)
 	if err != nil {
 		return nil, fmt.Errorf("result of run %s: %w", id, err)
 	}
 	return res, nil
 }
 
-func (s *Store) result(ctx context.Context, id string) (*experiments.Result, error) {
+// Measures is Result without the points' series and bands (their blobs
+// are not read): what a run's numbers and its answer to its objectives
+// need (the API's run JSON).
+func (s *Store) Measures(ctx context.Context, id string) (*experiments.Result, error) {
+	res, err := s.result(ctx, id, false)
+	if err != nil {
+		return nil, fmt.Errorf("measures of run %s: %w", id, err)
+	}
+	return res, nil
+}
+
+func (s *Store) result(ctx context.Context, id string, withSeries bool) (*experiments.Result, error) {
 	// One read transaction, so the run row and its points are one snapshot.
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
@@ -673,18 +684,22 @@ func (s *Store) result(ctx context.Context, id string) (*experiments.Result, err
 	if res.Config, err = experiments.DecodeConfig(config); err != nil {
 		return nil, fmt.Errorf("stored config: %w", err)
 	}
-	rows, err := tx.QueryContext(ctx, "SELECT idx, point, series FROM points WHERE run_id = ? ORDER BY idx", id)
+	query := "SELECT idx, point, series FROM points WHERE run_id = ? ORDER BY idx"
+	if !withSeries {
+		query = "SELECT idx, point, NULL FROM points WHERE run_id = ? ORDER BY idx"
+	}
+	rows, err := tx.QueryContext(ctx, query, id)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var (
-			idx    int
-			point  string
-			series []byte
+			idx   int
+			point string
+			blob  []byte
 		)
-		if err := rows.Scan(&idx, &point, &series); err != nil {
+		if err := rows.Scan(&idx, &point, &blob); err != nil {
 			return nil, err
 		}
 		if idx != len(res.Points) {
@@ -695,7 +710,10 @@ func (s *Store) result(ctx context.Context, id string) (*experiments.Result, err
 		if err := json.Unmarshal([]byte(point), p); err != nil {
 			return nil, fmt.Errorf("point %d: %w", idx, err)
 		}
-		if p.Series, p.Band, err = decodeSeriesBand(series); err != nil {
+		if !withSeries {
+			continue
+		}
+		if p.Series, p.Band, err = decodeSeriesBand(blob); err != nil {
 			return nil, fmt.Errorf("point %d: %w", idx, err)
 		}
 	}

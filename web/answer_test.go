@@ -55,6 +55,11 @@ func TestAnswerPanel(t *testing.T) {
 	if !strings.Contains(strings.SplitN(csv, "\n", 2)[0], ",pass_reject_pct_le_30,pass_admitted_rps_le_45,meets_all") {
 		t.Errorf("results.csv header: %s", strings.SplitN(csv, "\n", 2)[0])
 	}
+	// The web lab stores settings.csv beside results.csv, as lab run writes it.
+	settings := l.get("/runs/" + id + "/files/settings.csv")
+	if settings.Code != http.StatusOK || !strings.Contains(settings.Body.String(), "\ntoken-bucket,token-bucket,40.0,2,,,,19.8,true,40.1,true,true,40.1,0.1089,admitted_rps <= 45,,true,true\n") {
+		t.Errorf("settings.csv %d:\n%s", settings.Code, settings.Body)
+	}
 }
 
 // twoLoadsDoc: the bucket at 40 req/s meets reject_pct <= 30 under the

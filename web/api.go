@@ -12,6 +12,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/decide"
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/runner"
 	"github.com/ratelab/ratelab/storage"
@@ -37,6 +38,174 @@ type APIRun struct {
 	URL           string          `json:"url"` // the run's page
 	Files         []APIFile       `json:"files,omitempty"`
 	Manifest      json.RawMessage `json:"manifest,omitempty"`
+	// Answer is the run's answer to its config's objectives
+	// (experiments/decide), once it has results; absent without objectives.
+	Answer *APIAnswer `json:"answer,omitempty"`
+}
+
+// APIAnswer is the engine's answer to a run's objectives as data (the
+// rule: experiments/decide, docs/web.md): every setting over its
+// scenarios, the recommended setting per limiter and the best overall.
+// Objectives and scenarios are named as the results' columns and
+// settings.csv name them; settings, choices and the best point into
+// Settings.
+type APIAnswer struct {
+	Objectives          []string `json:"objectives"` // "sojourn_p99_ms <= 150"
+	GoodputTolerancePct float64  `json:"goodput_tolerance_pct"`
+	// ScenarioAxes are the axes read as scenarios (decision.scenarios;
+	// seeds and replications always are); Scenarios name each scenario
+	// ("load bursty, seed 3"; "" for a sweep's only one).
+	ScenarioAxes []string `json:"scenario_axes"`
+	Scenarios    []string `json:"scenarios"`
+	// Feasible counts the settings meeting every objective in every
+	// scenario; BestOverall is the best of them (the closest when none
+	// does), null when no setting has a point in every scenario.
+	Feasible    int         `json:"feasible"`
+	BestOverall *int        `json:"best_overall"`
+	Recommended []APIChoice `json:"recommended"` // per limiter, in the config's order
+	// MeetAlone counts per objective the settings meeting it; Conflict
+	// names two objectives no setting meets together though each alone is
+	// met (when none meets every objective).
+	MeetAlone []int        `json:"meet_alone"`
+	Conflict  []string     `json:"conflict,omitempty"`
+	Settings  []APISetting `json:"settings"`
+}
+
+// APIChoice is one limiter's answer.
+type APIChoice struct {
+	Limiter  string `json:"limiter"`
+	Type     string `json:"type"`
+	Settings int    `json:"settings"`
+	Feasible int    `json:"feasible"`
+	// Setting is the recommended setting (the closest when Feasible is 0),
+	// null when none has a point in every scenario; Point its point in its
+	// binding scenario (the page's Deploy and Over time open on it).
+	Setting  *int     `json:"setting"`
+	Point    *int     `json:"point"`
+	Conflict []string `json:"conflict,omitempty"`
+}
+
+// APISetting is one setting over its scenarios.
+type APISetting struct {
+	Limiter string             `json:"limiter"`
+	Type    string             `json:"type"`
+	Params  map[string]float64 `json:"params"`
+	// Parts are its axes beyond the limiter: a server or policy chosen.
+	Parts []APIPart `json:"parts,omitempty"`
+	// Points are its point per scenario (null where it has none: a
+	// cancelled run's missing points; such a setting is never recommended).
+	Points          []*int       `json:"points"`
+	Complete        bool         `json:"complete"`
+	MeetsAll        bool         `json:"meets_all"`
+	WorstGoodputRPS float64      `json:"worst_goodput_rps"`
+	Margin          *float64     `json:"margin"` // null: no objective with a target other than 0
+	Binding         string       `json:"binding_objective,omitempty"`
+	BindingScenario *int         `json:"binding_scenario"`
+	Recommended     bool         `json:"recommended"`
+	BestOverall     bool         `json:"best_overall"`
+	Outcomes        []APIOutcome `json:"objectives"`
+	Guarantee       APIGuarantee `json:"guarantee"`
+}
+
+// APIPart is one axis of a setting beyond its limiter.
+type APIPart struct {
+	Axis  string `json:"axis"`
+	Value string `json:"value"`
+}
+
+// APIOutcome is one objective over a setting's scenarios: its worst value
+// (null without one) in Scenario, its margin there (relative; absolute for
+// a target of 0) and whether it passes in every scenario.
+type APIOutcome struct {
+	Objective string   `json:"objective"`
+	Worst     *float64 `json:"worst"`
+	Margin    float64  `json:"margin"`
+	Pass      bool     `json:"pass"`
+	Scenario  *int     `json:"scenario"`
+	Met       int      `json:"scenarios_met"`
+}
+
+// APIGuarantee is a setting's network-calculus bound beside its worst
+// measured end-to-end time (over its scenarios and replications).
+type APIGuarantee struct {
+	Bounded    bool    `json:"bounded"`
+	BoundMS    float64 `json:"bound_ms,omitempty"`
+	MeasuredMS float64 `json:"measured_ms"`
+	Label      string  `json:"label"` // "worst measured over 8 scenarios"
+	Note       string  `json:"note,omitempty"`
+}
+
+// apiAnswer shapes the engine's answer for the API (nil without one).
+func apiAnswer(a *decide.Answer) *APIAnswer {
+	if a == nil {
+		return nil
+	}
+	idx := func(i int) *int {
+		if i < 0 {
+			return nil
+		}
+		return &i
+	}
+	conflict := func(c *decide.Conflict) []string {
+		if c == nil {
+			return nil
+		}
+		return []string{a.Objectives[c.A].String(), a.Objectives[c.B].String()}
+	}
+	out := &APIAnswer{GoodputTolerancePct: a.TolerancePct, ScenarioAxes: a.ScenarioAxes, Feasible: a.Feasible,
+		BestOverall: idx(a.Best), MeetAlone: a.MeetAlone, Conflict: conflict(a.Conflict),
+		Objectives: []string{}, Scenarios: []string{}, Recommended: []APIChoice{}, Settings: []APISetting{}}
+	if out.ScenarioAxes == nil {
+		out.ScenarioAxes = []string{}
+	}
+	for _, o := range a.Objectives {
+		out.Objectives = append(out.Objectives, o.String())
+	}
+	for i := range a.Scenarios {
+		out.Scenarios = append(out.Scenarios, a.Scenarios[i].Name())
+	}
+	for _, ch := range a.Choices {
+		c := APIChoice{Limiter: ch.Limiter, Type: string(ch.Type), Settings: ch.Settings, Feasible: ch.Feasible,
+			Setting: idx(ch.Setting), Conflict: conflict(ch.Conflict)}
+		if ch.Setting >= 0 {
+			c.Point = idx(ch.Point)
+		}
+		out.Recommended = append(out.Recommended, c)
+	}
+	for i := range a.Settings {
+		s := &a.Settings[i]
+		as := APISetting{Limiter: s.Limiter, Type: string(s.Type), Params: s.Params, Complete: s.Complete, MeetsAll: s.MeetsAll,
+			WorstGoodputRPS: s.WorstGoodputRPS, Recommended: s.Recommended, BestOverall: s.BestOverall,
+			BindingScenario: idx(s.BindingScenario),
+			Guarantee: APIGuarantee{Bounded: s.Guarantee.Bounded, BoundMS: s.Guarantee.BoundMS, MeasuredMS: s.Guarantee.MeasuredMS,
+				Label: s.Guarantee.Label(), Note: s.Guarantee.Note}}
+		if as.Params == nil {
+			as.Params = map[string]float64{}
+		}
+		for _, p := range s.Parts {
+			as.Parts = append(as.Parts, APIPart{Axis: p.Axis, Value: p.Value})
+		}
+		for _, p := range s.Points {
+			as.Points = append(as.Points, idx(p))
+		}
+		if s.HasMargin {
+			m := s.Margin
+			as.Margin = &m
+		}
+		if s.Binding >= 0 {
+			as.Binding = a.Objectives[s.Binding].String()
+		}
+		for _, o := range s.Outcomes {
+			ao := APIOutcome{Objective: o.Objective.String(), Margin: o.Slack, Pass: s.Complete && o.Pass, Scenario: idx(o.Scenario), Met: o.Met}
+			if o.HasValue {
+				v := o.Measured
+				ao.Worst = &v
+			}
+			as.Outcomes = append(as.Outcomes, ao)
+		}
+		out.Settings = append(out.Settings, as)
+	}
+	return out
 }
 
 // APIFile is one output file of a done run.
@@ -180,6 +349,23 @@ func (s *Server) apiGetRun(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		out.Manifest = m.Data
+		if len(run.Config) > 0 && hasObjectives(run.Config) {
+			res, err := s.store.Measures(r.Context(), run.ID)
+			if err != nil {
+				problem(w, r, http.StatusInternalServerError, "read the run's results: "+err.Error(), nil)
+				return
+			}
+			out.Answer = apiAnswer(decide.Decide(res))
+		}
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// hasObjectives reports whether a stored config document lists objectives
+// (its answer is then worth reading the run's measures for).
+func hasObjectives(config []byte) bool {
+	var doc struct {
+		Objectives []json.RawMessage `json:"objectives"`
+	}
+	return json.Unmarshal(config, &doc) == nil && len(doc.Objectives) > 0
 }

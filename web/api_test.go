@@ -68,3 +68,60 @@ func TestAPITraceLimit(t *testing.T) {
 		t.Errorf("stored %d runs (%v)", total, err)
 	}
 }
+
+// TestAPIAnswer: GET /api/runs/{id} carries the answer to the objectives
+// as data: the settings over their scenarios, the recommended one per
+// limiter and overall, its binding objective, scenario and margin.
+func TestAPIAnswer(t *testing.T) {
+	l := newLab(t, true, 4)
+	w := l.postJSON("/api/runs", []byte(`{"version":1,"name":"answer","seed":1,
+		"workload":{"duration_ms":5000,"parts":[{"type":"poisson","rate_rps":90}]},
+		"server":{"workers":1,"service_ms":10,"deadline_ms":200},
+		"limiters":[{"type":"admission","limit":[1,4,10,20]}],
+		"loads":[{"name":"poisson"},{"name":"bursty","parts":[{"type":"demand-curve","segments":[{"rate_rps":50,"duration_ms":200},{"rate_rps":300,"duration_ms":100}]}]}],
+		"objectives":[{"metric":"sojourn_p99_ms","op":"<=","value":150},{"metric":"reject_pct","op":"<=","value":45}]}`))
+	if w.Code != http.StatusAccepted {
+		t.Fatalf("post: %d %s", w.Code, w.Body)
+	}
+	loc := w.Header().Get("Location")
+	id, _ := strings.CutPrefix(loc, "/api/runs/")
+	l.wait(id)
+	var got APIRun
+	if err := json.Unmarshal(l.get(loc).Body.Bytes(), &got); err != nil || got.Status != "done" {
+		t.Fatalf("GET %s: %+v %v", loc, got, err)
+	}
+	a := got.Answer
+	if a == nil {
+		t.Fatal("no answer in the run's JSON")
+	}
+	if len(a.Settings) != 4 || len(a.Scenarios) != 2 || a.Scenarios[1] != "load bursty" || a.GoodputTolerancePct != 1 {
+		t.Fatalf("answer %+v", a)
+	}
+	if len(a.Recommended) != 1 || a.Recommended[0].Setting == nil || a.BestOverall == nil || *a.BestOverall != *a.Recommended[0].Setting {
+		t.Fatalf("recommended %+v best %v", a.Recommended, a.BestOverall)
+	}
+	s := a.Settings[*a.BestOverall]
+	if !s.MeetsAll || !s.Recommended || !s.BestOverall || s.Margin == nil || *s.Margin <= 0 || s.Binding == "" || s.BindingScenario == nil {
+		t.Fatalf("best setting %+v", s)
+	}
+	for _, o := range s.Outcomes {
+		if !o.Pass || o.Worst == nil {
+			t.Errorf("outcome %+v", o)
+		}
+	}
+	if len(s.Points) != 2 || s.Points[0] == nil || s.Points[1] == nil || a.Recommended[0].Point == nil || *a.Recommended[0].Point != *s.Points[*s.BindingScenario] {
+		t.Errorf("points %v, the choice's point %v", s.Points, a.Recommended[0].Point)
+	}
+	// A run without objectives has no answer.
+	w = l.postJSON("/api/runs", []byte(`{"version":1,"workload":{"duration_ms":1000,"parts":[{"type":"constant","rate_rps":50}]},"limiters":[{"type":"none"}]}`))
+	loc = w.Header().Get("Location")
+	id, _ = strings.CutPrefix(loc, "/api/runs/")
+	l.wait(id)
+	var plain map[string]json.RawMessage
+	if err := json.Unmarshal(l.get(loc).Body.Bytes(), &plain); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := plain["answer"]; ok {
+		t.Errorf("an answer without objectives: %s", plain["answer"])
+	}
+}

@@ -38,7 +38,11 @@ type APIParam struct {
 	Min     float64 `json:"min"`
 	Max     float64 `json:"max"`
 	Default float64 `json:"default,omitempty"`
-	Doc     string  `json:"doc"`
+	// Admits says which way of the values admits more requests: "larger",
+	// "smaller" or "none" (the recommendation prefers the less permissive
+	// setting on a tie; limiter.Param.Admits).
+	Admits string `json:"admits"`
+	Doc    string `json:"doc"`
 }
 
 // APIOption is one word-valued setting of a gate type; the first choice is
@@ -77,7 +81,7 @@ func typesDoc() APITypes {
 	for _, k := range limiter.Kinds() {
 		t := APILimiterType{Type: string(k.Type), Model: k.Model, Params: []APIParam{}, Stages: k.Compound(), Stage: k.Stage, RetryAfter: k.RetryAfter}
 		for _, p := range k.Params {
-			t.Params = append(t.Params, APIParam{Name: p.Name, Unit: p.Unit, Integer: p.Integer, Min: p.Min, Max: p.Max, Default: p.Default, Doc: p.Doc})
+			t.Params = append(t.Params, APIParam{Name: p.Name, Unit: p.Unit, Integer: p.Integer, Min: p.Min, Max: p.Max, Default: p.Default, Admits: string(p.Admits), Doc: p.Doc})
 		}
 		for _, o := range k.Options {
 			t.Options = append(t.Options, APIOption{Name: o.Name, Choices: o.Choices, Doc: o.Doc})

@@ -66,7 +66,7 @@ func TestRegisteredGateInFormAndAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	last := types.Limiters[len(types.Limiters)-1]
-	if last.Type != "test-spacer" || len(last.Params) != 1 || last.Params[0].Name != "gap_ms" || last.Params[0].Min != 0.5 || last.Options[0].Choices[1] != "open" {
+	if last.Type != "test-spacer" || len(last.Params) != 1 || last.Params[0].Name != "gap_ms" || last.Params[0].Min != 0.5 || last.Params[0].Admits != "smaller" || last.Options[0].Choices[1] != "open" {
 		t.Errorf("/api/types lists %+v last", last)
 	}
 }

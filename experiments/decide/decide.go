@@ -96,12 +96,37 @@ type Verdict struct {
 	MeetsAll bool
 }
 
-// Evaluate checks every objective at a point.
+// Evaluate checks every objective at a point, the metrics among
+// experiments.Columns (EvaluateIn reads a config's own columns too).
 func Evaluate(objs []experiments.Objective, p *experiments.Point) Verdict {
+	return EvaluateIn(nil, objs, p)
+}
+
+// EvaluateIn checks every objective at a point of a sweep of cfg, whose
+// objectives may name its own results.csv columns (Config.ObjectiveColumn:
+// a class's success_pct, the queue and client models' outcomes).
+func EvaluateIn(cfg *experiments.Config, objs []experiments.Objective, p *experiments.Point) Verdict {
+	return evaluate(objs, columnsOf(cfg, objs), p)
+}
+
+// columnsOf are the objectives' columns (nil for a metric that is none).
+func columnsOf(cfg *experiments.Config, objs []experiments.Objective) []*experiments.Column {
+	cols := make([]*experiments.Column, len(objs))
+	for j, o := range objs {
+		if cfg != nil {
+			cols[j] = cfg.ObjectiveColumn(o.Metric)
+		} else {
+			cols[j] = experiments.ColumnByKey(o.Metric)
+		}
+	}
+	return cols
+}
+
+func evaluate(objs []experiments.Objective, cols []*experiments.Column, p *experiments.Point) Verdict {
 	v := Verdict{Point: p.Index, MeetsAll: true}
-	for _, o := range objs {
+	for j, o := range objs {
 		c := Check{Objective: o}
-		if col := experiments.ColumnByKey(o.Metric); col != nil && col.Value != nil {
+		if col := cols[j]; col != nil && col.Value != nil {
 			c.Measured, c.HasValue = col.Value(p)
 		}
 		if st, ok := p.Stat(o.Metric); ok && st.N > 1 {
@@ -326,8 +351,9 @@ func Decide(res *experiments.Result) *Answer {
 			a.ScenarioAxes = append(a.ScenarioAxes, axis)
 		}
 	}
+	cols := columnsOf(cfg, objs)
 	for i := range res.Points {
-		a.Verdicts[i] = Evaluate(objs, &res.Points[i])
+		a.Verdicts[i] = evaluate(objs, cols, &res.Points[i])
 	}
 	a.group(res)
 	for i := range a.Settings {

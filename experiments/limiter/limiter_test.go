@@ -259,3 +259,46 @@ func TestBuiltinRowsAgree(t *testing.T) {
 	}()
 	limiter.Register(bad)
 }
+
+// Every parameter says which way admits more: a larger burst, rate,
+// limit or queue; a longer window or refresh period admits less; a row
+// without the direction is refused, and a shared name keeps one.
+func TestParamsAdmit(t *testing.T) {
+	want := map[string]limiter.Admits{
+		limiter.ParamRate: limiter.AdmitsLarger, limiter.ParamBurst: limiter.AdmitsLarger, limiter.ParamQueue: limiter.AdmitsLarger,
+		limiter.ParamLimit: limiter.AdmitsLarger, limiter.ParamWindow: limiter.AdmitsSmaller,
+		limiter.ParamLimitRefreshPeriodMS: limiter.AdmitsSmaller, limiter.ParamFillIntervalMS: limiter.AdmitsSmaller,
+		limiter.ParamPeriod: limiter.AdmitsSmaller, limiter.ParamLimitForPeriod: limiter.AdmitsLarger,
+	}
+	for _, p := range limiter.AllParams() {
+		if w, ok := want[p.Name]; ok && p.Admits != w {
+			t.Errorf("%s admits more when %s, want %s", p.Name, p.Admits, w)
+		}
+	}
+	window, _ := limiter.ParamByName(limiter.ParamWindow)
+	burst, _ := limiter.ParamByName(limiter.ParamBurst)
+	if window.Permissive(500, 1000) != 1 || burst.Permissive(5, 10) != -1 || burst.Permissive(5, 5) != 0 {
+		t.Error("Permissive")
+	}
+	none := limiter.Param{Name: "x", Admits: limiter.AdmitsNone}
+	if none.Permissive(1, 2) != 0 {
+		t.Error("a parameter without a direction compares")
+	}
+	for _, c := range []struct {
+		p    limiter.Param
+		want string
+	}{
+		{limiter.Param{Name: "undirected", Unit: "ms", Min: 1, Max: 10}, `parameter undirected: Admits must be`},
+		{limiter.Param{Name: limiter.ParamWindow, Unit: "ms", Min: 1, Max: 10, Admits: limiter.AdmitsLarger}, "parameter window_ms admits more when smaller"},
+	} {
+		func() {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), c.want) {
+					t.Errorf("%s: registered (%v)", c.p.Name, r)
+				}
+			}()
+			limiter.Register(&limiter.Kind{Type: "bad-admits", Params: []limiter.Param{c.p},
+				New: func(*limiter.Spec, limiter.Params, limiter.Env) (limiter.Gate, error) { return limiter.None{}, nil }})
+		}()
+	}
+}

@@ -2,6 +2,7 @@ package output_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -58,5 +59,70 @@ func TestSweptOfNoneIsEmpty(t *testing.T) {
 	}
 	if got, want := string(data), "limiter,x\ntoken-bucket,2\ntoken-bucket,4\nnone,\n"; got != want {
 		t.Fatalf("report\n%s\nwant\n%s", got, want)
+	}
+}
+
+// settings.csv: a row per setting with its worst values, pass columns
+// named as results.csv names them, margin, binding objective and
+// scenario, recommended and best overall; none without objectives.
+func TestSettingsCSV(t *testing.T) {
+	cfg, err := experiments.DecodeConfig([]byte(objectivesDoc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `limiter,type,rate_rps,burst,queue,limit,window_ms,worst_reject_pct,pass_reject_pct_le_30,worst_admitted_rps,pass_admitted_rps_le_45,meets_all,worst_goodput_rps,margin,binding_objective,binding_scenario,recommended,best_overall
+token-bucket,token-bucket,20.0,2,,,,59.8,false,20.1,true,false,20.1,-0.9933,reject_pct <= 30,,false,false
+token-bucket,token-bucket,40.0,2,,,,19.8,true,40.1,true,true,40.1,0.1089,admitted_rps <= 45,,true,true
+token-bucket,token-bucket,60.0,2,,,,0.0,true,50.0,false,false,50.0,-0.1111,admitted_rps <= 45,,false,false
+`
+	if got := string(output.SettingsCSV(res)); got != want {
+		t.Errorf("settings.csv\n%s\nwant\n%s", got, want)
+	}
+	files, err := output.Files(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(files, func(f output.File) bool { return f.Name == experiments.FileSettings }) {
+		t.Error("Files leaves settings.csv out")
+	}
+	res.Config.Objectives = nil
+	if files, _ := output.Files(res); slices.ContainsFunc(files, func(f output.File) bool { return f.Name == experiments.FileSettings }) {
+		t.Error("settings.csv without objectives")
+	}
+}
+
+// With servers (a setting axis) and loads (scenarios): a server column,
+// the binding load, and a worst column per objective named apart when
+// two share a metric or the metric is goodput_rps.
+func TestSettingsCSVAxes(t *testing.T) {
+	cfg, err := experiments.DecodeConfig([]byte(`{"version":1,"seed":1,
+ "workload":{"duration_ms":5000,"parts":[{"type":"constant","rate_rps":50}]},
+ "server":{"workers":1,"service_ms":10},
+ "limiters":[{"type":"token-bucket","rate_rps":[40,60],"burst":2}],
+ "servers":[{"name":"one"},{"name":"two","workers":2}],
+ "loads":[{"name":"light"},{"name":"heavy","parts":[{"type":"constant","rate_rps":150}]}],
+ "objectives":[{"metric":"goodput_rps","op":">=","value":30},{"metric":"reject_pct","op":"<=","value":80},{"metric":"reject_pct","op":">=","value":0}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := experiments.Run(context.Background(), cfg, experiments.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(output.SettingsCSV(res))), "\n")
+	if lines[0] != "limiter,type,rate_rps,burst,queue,limit,window_ms,server,worst_goodput_rps_ge_30,pass_goodput_rps_ge_30,worst_reject_pct_le_80,pass_reject_pct_le_80,worst_reject_pct_ge_0,pass_reject_pct_ge_0,meets_all,worst_goodput_rps,margin,binding_objective,binding_scenario,recommended,best_overall" {
+		t.Fatalf("header %s", lines[0])
+	}
+	if len(lines) != 5 {
+		t.Fatalf("%d rows, want 4 settings (2 rates × 2 servers)", len(lines)-1)
+	}
+	for _, l := range lines[1:] {
+		if !strings.Contains(l, ",load heavy,") {
+			t.Errorf("row %s: the heavy load should bind (its reject_pct)", l)
+		}
 	}
 }

@@ -118,6 +118,9 @@ func Files(res *experiments.Result) ([]File, error) {
 		{experiments.FileResults, Results(res)},
 		{experiments.FileSeries, SeriesCSV(res)},
 	}
+	if settings := SettingsCSV(res); settings != nil {
+		files = append(files, File{experiments.FileSettings, settings})
+	}
 	if len(res.Clients) > 1 {
 		files = append(files, File{experiments.FileClients, ClientsCSV(res)})
 	}

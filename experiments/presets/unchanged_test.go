@@ -15,7 +15,9 @@ import (
 // bump EngineVersion and update the table. The five fairness presets'
 // results.csv and series.csv changed by their configs (issue 11): their
 // server has 200 workers of 10 ms, not one, so it never queues (the paper
-// models no backend); their clients.csv (admission) did not.
+// models no backend); their clients.csv (admission) did not. The presets
+// that carry objectives (issue 22) have results.csv's pass and meets_all
+// columns after these: their numbers are pinned without them.
 var presetOutputs = map[string]string{
 	"boundary/results.csv":                    "e5b1c43eaef30c840111cdf654d0ef635f954affd8acac365d11767978e1253e",
 	"boundary/series.csv":                     "9ae9f428427affafbef826c087a3ed29e0dd98c024524867f42f23eb71220977",
@@ -67,7 +69,13 @@ func TestPresetOutputsUnchanged(t *testing.T) {
 	}
 	found := 0
 	for _, p := range presets.All() {
-		_, out := runSeedPreset(t, p.Name, 0)
+		res, out := runSeedPreset(t, p.Name, 0)
+		if len(res.Config.Objectives) > 0 {
+			plain, cfg := *res, *res.Config
+			cfg.Objectives, cfg.Decision = nil, nil
+			plain.Config = &cfg
+			out["results.csv"] = output.Results(&plain)
+		}
 		for name, data := range out {
 			want, ok := presetOutputs[p.Name+"/"+name]
 			if !ok {

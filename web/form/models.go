@@ -27,10 +27,11 @@ type models struct {
 	SLO       *experiments.SLO            `json:"slo,omitempty"`
 	Policies  []experiments.ClientPolicy  `json:"policies,omitempty"`
 	Trigger   *experiments.TriggerSpec    `json:"trigger,omitempty"`
+	Decision  *experiments.Decision       `json:"decision,omitempty"`
 }
 
 // modelSections are the config keys the "models" input holds.
-var modelSections = []string{"servers", "loads", "classes", "class_draw", "slo", "policies", "trigger"}
+var modelSections = []string{"servers", "loads", "classes", "class_draw", "slo", "policies", "trigger", "decision"}
 
 // ServerOptionKey is the input key of a server setting: "server.door".
 func ServerOptionKey(name string) string { return "server." + name }
@@ -99,7 +100,7 @@ func (f *Sweep) fillModels(cfg *experiments.Config) {
 			f.Settings[r.Path] = v
 		}
 	}
-	m := models{Servers: cfg.Servers, Loads: cfg.Loads, Classes: cfg.Classes, ClassDraw: cfg.ClassDraw, SLO: cfg.SLO, Policies: cfg.Policies, Trigger: cfg.Trigger}
+	m := models{Servers: cfg.Servers, Loads: cfg.Loads, Classes: cfg.Classes, ClassDraw: cfg.ClassDraw, SLO: cfg.SLO, Policies: cfg.Policies, Trigger: cfg.Trigger, Decision: cfg.Decision}
 	if b, err := json.MarshalIndent(m, "", "  "); err == nil && string(b) != "{}" {
 		f.Models = string(b)
 	}
@@ -137,6 +138,6 @@ func (f *Sweep) applyModels(cfg *experiments.Config) {
 			return
 		}
 		cfg.Servers, cfg.Loads, cfg.Classes, cfg.ClassDraw, cfg.SLO = m.Servers, m.Loads, m.Classes, m.ClassDraw, m.SLO
-		cfg.Policies, cfg.Trigger = m.Policies, m.Trigger
+		cfg.Policies, cfg.Trigger, cfg.Decision = m.Policies, m.Trigger, m.Decision
 	}
 }

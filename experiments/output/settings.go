@@ -1,0 +1,132 @@
+package output
+
+import (
+	"slices"
+	"strconv"
+
+	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/decide"
+	"github.com/ratelab/ratelab/experiments/limiter"
+)
+
+// SettingsCSV is settings.csv, for a config with objectives (nil without):
+// a row per setting (experiments/decide: a limiter at one value of each
+// swept parameter, with the server, policy and swept fields that are not
+// scenarios), in sweep order. Columns: limiter, type, the parameter
+// columns as results.csv names them, a column per setting axis beyond the
+// limiter (server, policy, or a swept field's config path, when the
+// config's decision makes it part of the setting), then per objective its
+// worst value over the scenarios, worst_<metric> (worst_<metric>_<op>_<value>
+// when another column has that name: two objectives on one metric, or an
+// objective on goodput_rps), and its results.csv pass column (it passes
+// in every scenario); then meets_all, worst_goodput_rps (the lowest
+// goodput over the scenarios; a replicated scenario's mean), margin (the
+// smallest relative margin over the objectives with a target other than
+// 0, as a fraction; empty without one), binding_objective and
+// binding_scenario (where the margin is reached; the scenario empty when
+// the sweep has one), recommended (the limiter's recommended setting, or
+// its closest when none meets every objective) and best_overall.
+func SettingsCSV(res *experiments.Result) []byte {
+	a := decide.Decide(res)
+	if a == nil {
+		return nil
+	}
+	w := newWriter(res)
+	var params []experiments.Column
+	for _, c := range experiments.ResultColumns(res.Config) {
+		if _, ok := limiter.ParamByName(c.Key); ok {
+			params = append(params, c)
+		}
+	}
+	var axes []string
+	for i := range a.Settings {
+		for _, p := range a.Settings[i].Parts {
+			if !slices.Contains(axes, p.Axis) {
+				axes = append(axes, p.Axis)
+			}
+		}
+	}
+	names := []string{"limiter", "type"}
+	for _, c := range params {
+		names = append(names, c.Key)
+	}
+	names = append(names, axes...)
+	worst := WorstColumns(a.Objectives)
+	for j, o := range a.Objectives {
+		names = append(names, worst[j], o.Column())
+	}
+	names = append(names, "meets_all", "worst_goodput_rps", "margin", "binding_objective", "binding_scenario", "recommended", "best_overall")
+	w.header(names...)
+	ci := res.Config.Replicated()
+	for i := range a.Settings {
+		s := &a.Settings[i]
+		w.text(s.Limiter)
+		w.text(string(s.Type))
+		p := experiments.Point{LimiterIndex: s.LimiterIndex, Limiter: s.Limiter, Type: s.Type, Params: s.Params}
+		for c := range params {
+			w.cell(&params[c], &p)
+		}
+		for _, ax := range axes {
+			k := slices.IndexFunc(s.Parts, func(p decide.ScenarioPart) bool { return p.Axis == ax })
+			if k < 0 {
+				w.empty()
+				continue
+			}
+			w.text(s.Parts[k].Value)
+		}
+		for _, o := range s.Outcomes {
+			if !o.HasValue {
+				w.empty()
+			} else {
+				f := experiments.Fixed1
+				if col := experiments.ColumnByKey(o.Objective.Metric); col != nil {
+					f = col.Format
+					if ci && col.Measured {
+						f = col.MeanFormat()
+					}
+				}
+				w.num(f, o.Measured)
+			}
+			w.text(strconv.FormatBool(s.Complete && o.Pass))
+		}
+		w.text(strconv.FormatBool(s.MeetsAll))
+		w.num(experiments.Fixed1, s.WorstGoodputRPS)
+		if s.HasMargin {
+			w.num(experiments.Fixed4, s.Margin)
+		} else {
+			w.empty()
+		}
+		if s.Binding >= 0 {
+			w.text(a.Objectives[s.Binding].String())
+			w.text(a.Scenarios[s.BindingScenario].Name())
+		} else {
+			w.empty()
+			w.empty()
+		}
+		w.text(strconv.FormatBool(s.Recommended))
+		w.text(strconv.FormatBool(s.BestOverall))
+		w.end()
+	}
+	return w.b
+}
+
+// WorstColumns are settings.csv's worst-value column names, one per
+// objective: worst_<metric>, or worst_<metric>_<op>_<value> (the tail of
+// the objective's pass column) when the metric is goodput_rps (whose
+// worst_goodput_rps is the mean's) or has another objective.
+func WorstColumns(objs []experiments.Objective) []string {
+	out := make([]string, len(objs))
+	for j, o := range objs {
+		n := 0
+		for _, q := range objs {
+			if q.Metric == o.Metric {
+				n++
+			}
+		}
+		out[j] = "worst_" + o.Metric
+		if n > 1 || o.Metric == "goodput_rps" {
+			out[j] = "worst_" + o.Column()[len("pass_"):]
+		}
+	}
+	return out
+}
