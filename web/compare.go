@@ -41,6 +41,9 @@ type CompareData struct {
 	Clipped   bool // more than maxDiffRows rows differ
 	Groups    []*charts.Group
 	NoResults []string // runs without results (not done): config only
+	// Answers are the runs' answers side by side (nil when no run has
+	// objectives).
+	Answers *charts.AnswerCompare
 }
 
 // DiffRow is one config path and each run's value there (compact JSON;
@@ -139,6 +142,7 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 		cr = append(cr, charts.CompareRun{Label: run.ID, Res: res})
 	}
 	d.Groups = charts.Compare(cr)
+	d.Answers = charts.CompareAnswers(cr)
 	s.render(w, r, http.StatusOK, ComparePage(d))
 }
 

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"html"
 	"net/http"
 	"strings"
 	"testing"
@@ -112,5 +113,36 @@ func TestConfigDiffLimitersByNameAndType(t *testing.T) {
 	}
 	if rows[1].Path != "objectives[0].op" || rows[1].Values[0] != `"<="` || rows[1].Values[1] != `">="` {
 		t.Errorf("row 1: %+v", rows[1])
+	}
+}
+
+// TestCompareAnswers: two runs with objectives show their answers side by
+// side, a row per setting matched across the runs, each run's verdict and
+// worst values, and each run's best overall setting.
+func TestCompareAnswers(t *testing.T) {
+	l := newLab(t, true, 8)
+	a := doneRun(t, l, twoLoadsDoc)
+	b := doneRun(t, l, strings.Replace(strings.Replace(twoLoadsDoc, `"value":30`, `"value":10`, 1), `"rate_rps":[40,60,80]`, `"rate_rps":[80,60]`, 1))
+	body := html.UnescapeString(l.get("/compare?runs=" + a + "," + b).Body.String())
+	i := strings.Index(body, `id="compare-answers"`)
+	if i < 0 {
+		t.Fatal("no answers side by side")
+	}
+	sec := body[i : i+strings.Index(body[i:], "</section>")]
+	for _, want := range []string{"<strong>token-bucket rate_rps=80 burst=2</strong>", "nothing meets every objective; closest: token-bucket rate_rps=80 burst=2",
+		"reject_pct <= 30: worst 19.8", "reject_pct <= 10: worst 19.8 (misses)", "margin 34.2% under load heavy"} {
+		if !strings.Contains(sec, want) {
+			t.Errorf("the answers lack %q:\n%s", want, sec)
+		}
+	}
+	// Three settings in all: 40 (first run only), 60 and 80 (both, matched
+	// whatever their order).
+	if n := strings.Count(sec, "<td>token-bucket <code>"); n != 3 {
+		t.Errorf("%d setting rows, want 3", n)
+	}
+	row := sec[strings.Index(sec, "<td>token-bucket <code>rate_rps=40 burst=2</code></td>"):]
+	row = row[:strings.Index(row, "</tr>")]
+	if strings.Count(row, "<strong>") != 1 {
+		t.Errorf("the setting only the first run has: %s", row)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/decide"
 )
 
 // The compare page's charts: several runs' measures overlaid against
@@ -122,4 +123,115 @@ func DiffTimeline(sum *experiments.DiffSummary) Chart {
 	}
 	o.addLine("disagreements", data, colored(palette[2]), asBar)
 	return chart("diff-timeline", "Disagreements per window of arrival time", o)
+}
+
+// AnswerCompare is the compare page's answers side by side: each run's
+// best overall setting, and a row per setting (matched by limiter name
+// and type and the setting's values, as the config diff matches
+// limiters) with each run's numbers for it. Nil when no run has
+// objectives.
+type AnswerCompare struct {
+	Runs []string
+	// Best is each run's best overall setting ("" without objectives),
+	// BestFeasible whether it meets every objective.
+	Best         []string
+	BestFeasible []bool
+	Rows         []AnswerCompareRow
+}
+
+// AnswerCompareRow is one setting and each run's cell.
+type AnswerCompareRow struct {
+	Limiter, Setting string
+	Cells            []AnswerCompareCell
+}
+
+// AnswerCompareCell is a setting in one run: absent, or its verdict
+// ("best overall", "recommended", "meets every objective", "misses"),
+// its worst goodput and margin, and each objective's worst value.
+type AnswerCompareCell struct {
+	Present  bool
+	Verdict  string
+	MeetsAll bool
+	Lines    []string
+}
+
+// CompareAnswers puts the runs' answers side by side.
+func CompareAnswers(runs []CompareRun) *AnswerCompare {
+	out := &AnswerCompare{}
+	index := map[string]int{}
+	found := false
+	for ri, r := range runs {
+		out.Runs = append(out.Runs, r.Label)
+		out.Best = append(out.Best, "")
+		out.BestFeasible = append(out.BestFeasible, false)
+		a := decide.Decide(r.Res)
+		if a == nil {
+			continue
+		}
+		found = true
+		for si := range a.Settings {
+			s := &a.Settings[si]
+			key := s.Limiter + "\x00" + string(s.Type) + "\x00" + s.Name()
+			row, ok := index[key]
+			if !ok {
+				row = len(out.Rows)
+				index[key] = row
+				out.Rows = append(out.Rows, AnswerCompareRow{Limiter: s.Limiter, Setting: s.Name()})
+			}
+			cells := out.Rows[row].Cells
+			for len(cells) < len(runs) {
+				cells = append(cells, AnswerCompareCell{})
+			}
+			out.Rows[row].Cells = cells
+			cells[ri] = compareCell(a, s)
+			if s.BestOverall {
+				name := s.Limiter
+				if n := s.Name(); n != "" {
+					name += " " + n
+				}
+				out.Best[ri], out.BestFeasible[ri] = name, s.MeetsAll
+			}
+		}
+	}
+	if !found {
+		return nil
+	}
+	for i := range out.Rows {
+		for len(out.Rows[i].Cells) < len(runs) {
+			out.Rows[i].Cells = append(out.Rows[i].Cells, AnswerCompareCell{})
+		}
+	}
+	return out
+}
+
+// compareCell prints one setting of one run's answer.
+func compareCell(a *decide.Answer, s *decide.Setting) AnswerCompareCell {
+	c := AnswerCompareCell{Present: true, MeetsAll: s.MeetsAll}
+	switch {
+	case s.BestOverall && s.MeetsAll:
+		c.Verdict = "best overall"
+	case s.Recommended && s.MeetsAll:
+		c.Verdict = "recommended"
+	case s.MeetsAll:
+		c.Verdict = "meets every objective"
+	case !s.Complete:
+		c.Verdict = "missing points"
+	default:
+		c.Verdict = "misses"
+	}
+	c.Lines = append(c.Lines, "worst goodput "+metricText("goodput_rps", s.WorstGoodputRPS)+" req/s")
+	if s.HasMargin {
+		c.Lines = append(c.Lines, "margin "+percent(s.Margin)+underText(a, s.BindingScenario))
+	}
+	for _, o := range s.Outcomes {
+		if !o.HasValue {
+			continue
+		}
+		mark := ""
+		if !o.Pass {
+			mark = " (misses)"
+		}
+		c.Lines = append(c.Lines, fmt.Sprintf("%s: worst %s%s", o.Objective, metricText(o.Objective.Metric, o.Measured), mark))
+	}
+	return c
 }
