@@ -135,3 +135,27 @@ func TestAnswerNothingFeasible(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswerReplicated: on a replicated run the binding objective's worst
+// is the pessimistic end of its interval, said so, and the guarantee is
+// labelled as the worst measured over the replications (it was
+// replication 1's measurement, unlabelled).
+func TestAnswerReplicated(t *testing.T) {
+	l := newLab(t, true, 4)
+	id := doneRun(t, l, `{"version":1,"seed":1,"replications":3,
+	 "workload":{"duration_ms":2000,"parts":[{"type":"poisson","rate_rps":50}]},
+	 "server":{"workers":1,"service_ms":10},
+	 "limiters":[{"type":"token-bucket","rate_rps":[40,80],"burst":2}],
+	 "objectives":[{"metric":"reject_pct","op":"<=","value":40}]}`)
+	body := l.get("/runs/" + id).Body.String()
+	i := strings.Index(body, `id="answer"`)
+	if i < 0 {
+		t.Fatal("no answer")
+	}
+	answer := body[i : strings.Index(body[i:], "</section>")+i]
+	for _, want := range []string{"(end of the 95% interval; mean ", "worst measured over 3 replications: "} {
+		if !strings.Contains(answer, want) {
+			t.Errorf("answer lacks %q:\n%s", want, answer)
+		}
+	}
+}

@@ -61,3 +61,33 @@ func TestBrowserParetoSelects(t *testing.T) {
 		t.Errorf("feasible settings in place: %s", v)
 	}
 }
+
+// TestBrowserParallelSettings: with three objectives the settings'
+// parallel-coordinates chart draws (echarts' parallel series, no console
+// error) and a line's tooltip names its setting and its worst values.
+func TestBrowserParallelSettings(t *testing.T) {
+	b := newBrowserLab(t, 120*time.Second)
+	doc := strings.Replace(twoLoadsDoc, `{"metric":"reject_pct","op":"<=","value":30}`,
+		`{"metric":"reject_pct","op":"<=","value":30},{"metric":"sojourn_p99_ms","op":"<=","value":500},{"metric":"admitted_rps","op":">=","value":30}`, 1)
+	id := doneRun(t, b.l, doc)
+	b.step("open the run", chromedp.EmulateViewport(1440, 1000), chromedp.Navigate(b.url+"/runs/"+id))
+	b.poll("the parallel chart drawn", `document.readyState === 'complete' && !!document.querySelector('#chart-parallel[data-drawn]')`, 20*time.Second)
+	// Hover the recommended line midway between its first two axes.
+	xy := b.eval(`(() => { const el = document.getElementById('chart-parallel'); const c = echarts.getInstanceByDom(el);
+		el.scrollIntoView({block: 'center'}); const o = c.getOption(); const s = o.series.findIndex(s => s.name === 'recommended');
+		const cs = c.getModel().getComponent('parallel').coordinateSystem; const v = o.series[s].data[0].value;
+		const a = cs.dataToPoint(v[0], 'dim0'), b = cs.dataToPoint(v[1], 'dim1'); const r = el.getBoundingClientRect();
+		return (r.left + (a[0] + b[0]) / 2) + ',' + (r.top + (a[1] + b[1]) / 2); })()`)
+	parts := strings.Split(xy, ",")
+	x, _ := strconv.ParseFloat(parts[0], 64)
+	y, _ := strconv.ParseFloat(parts[1], 64)
+	b.step("hover the line", chromedp.MouseEvent(chromedp.MouseMoved, x-1, y), chromedp.MouseEvent(chromedp.MouseMoved, x, y))
+	b.poll("the tooltip", `(() => { const el = document.getElementById('chart-parallel'); const tip = Array.from(el.children).find(c => c.tagName === 'DIV' && !c.querySelector('canvas'));
+		return !!tip && tip.innerText.includes('setting:'); })()`, 5*time.Second)
+	tip := b.eval(`Array.from(document.getElementById('chart-parallel').children).find(c => c.tagName === 'DIV' && !c.querySelector('canvas')).innerText`)
+	for _, want := range []string{"recommended", "setting: token-bucket rate_rps=80 burst=2", "best overall (recommended)", "reject_pct <= 30: 19.8", "worst goodput_rps: "} {
+		if !strings.Contains(tip, want) {
+			t.Errorf("the line's tooltip %q lacks %q", tip, want)
+		}
+	}
+}

@@ -187,12 +187,17 @@ func TestBrowserFormErrorLinks(t *testing.T) {
 }
 
 // TestBrowserNarrow: no page scrolls sideways at 420 px: the form, the
-// run list, a run page (with objectives, heatmaps and tables), the
-// calculator and the config editor.
+// run list, run pages (with objectives, heatmaps and tables; with three
+// objectives over two loads: the answer, the settings table, the parallel
+// chart), the compare page, the calculator and the config editor.
 func TestBrowserNarrow(t *testing.T) {
 	b := newBrowserLab(t, 120*time.Second)
 	id := heatmapRun(t, b.l, 20)
-	for _, path := range []string{"/", "/runs", "/runs/" + id, "/calculus", "/calculus?mode=chain", "/calculus/edit/" + id} {
+	// Three objectives over two loads: the answer, the settings table and
+	// the parallel chart; compared with the heatmap run.
+	three := doneRun(t, b.l, strings.Replace(twoLoadsDoc, `{"metric":"reject_pct","op":"<=","value":30}`,
+		`{"metric":"reject_pct","op":"<=","value":30},{"metric":"sojourn_p99_ms","op":"<=","value":500},{"metric":"admitted_rps","op":">=","value":30}`, 1))
+	for _, path := range []string{"/", "/runs", "/runs/" + id, "/runs/" + three, "/compare?runs=" + id + "," + three, "/calculus", "/calculus?mode=chain", "/calculus/edit/" + id} {
 		b.step("open "+path, chromedp.EmulateViewport(420, 900), chromedp.Navigate(b.url+path), chromedp.WaitReady(chromedp.CSS("body")))
 		b.poll("the page", `document.readyState === 'complete'`, 10*time.Second)
 		time.Sleep(300 * time.Millisecond) // charts draw after load
