@@ -210,7 +210,7 @@ func RunPage(d *RunPageData) templ.Component {
 			}
 			if res := d.Result; res != nil {
 				if res.Answer != nil {
-					templ_7745c5c3_Err = answerSection(res.Answer).Render(ctx, templ_7745c5c3_Buffer)
+					templ_7745c5c3_Err = answerSection(d, res.Answer).Render(ctx, templ_7745c5c3_Buffer)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}

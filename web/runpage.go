@@ -237,6 +237,14 @@ func (d *RunPageData) settingsAriaSort(key string) string {
 	return "ascending"
 }
 
+// selectURL is the address showing point i in Deploy (and Over time),
+// the rest kept.
+func (d *RunPageData) selectURL(i int) string {
+	q := d.Query
+	q.Point = i
+	return d.pageURL(q, "#deploy")
+}
+
 // pointURL is the address showing point i's time series, the rest kept.
 func (d *RunPageData) pointURL(i int) string {
 	q := d.Query

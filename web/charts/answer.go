@@ -42,10 +42,8 @@ type AnswerRow struct {
 	// without parameters.
 	Setting string
 	// Point is the setting's point in its binding scenario (the one Deploy
-	// and "Over time" show), Link its run page, Selected whether the page
-	// shows it.
+	// and "Over time" show), Selected whether the page shows it.
 	Point    int
-	Link     string
 	Selected bool
 	// Goodput is the worst-scenario goodput ("178.8 req/s").
 	Goodput  string
@@ -70,7 +68,7 @@ type AnswerRow struct {
 }
 
 // newAnswer prints the view's answer; nil without objectives.
-func newAnswer(v *View, runID string) *Answer {
+func newAnswer(v *View) *Answer {
 	a := v.Answer
 	if a == nil {
 		return nil
@@ -84,7 +82,7 @@ func newAnswer(v *View, runID string) *Answer {
 		out.Objectives = append(out.Objectives, o.String())
 	}
 	if a.Best >= 0 {
-		row := answerRow(v, a, &a.Settings[a.Best], RecommendedPoint(a), a.Feasible > 0, runID)
+		row := answerRow(v, a, &a.Settings[a.Best], RecommendedPoint(a), a.Feasible > 0)
 		out.Best = &row
 	}
 	if a.Feasible == 0 {
@@ -94,7 +92,7 @@ func newAnswer(v *View, runID string) *Answer {
 		if ch.Setting < 0 {
 			continue // no setting of the limiter has a point in every scenario (a cancelled run)
 		}
-		row := answerRow(v, a, &a.Settings[ch.Setting], ch.Point, ch.Feasible > 0, runID)
+		row := answerRow(v, a, &a.Settings[ch.Setting], ch.Point, ch.Feasible > 0)
 		row.Count = fmt.Sprintf("%d of %d settings meet every objective in every scenario", ch.Feasible, ch.Settings)
 		if ch.Feasible == 0 {
 			row.Alone, row.Conflict = aloneText(a, ch.MeetAlone, ch.Conflict, ch.Settings)
@@ -105,12 +103,11 @@ func newAnswer(v *View, runID string) *Answer {
 }
 
 // answerRow prints one setting: recommended (feasible) or closest.
-func answerRow(v *View, a *decide.Answer, s *decide.Setting, point int, feasible bool, runID string) AnswerRow {
+func answerRow(v *View, a *decide.Answer, s *decide.Setting, point int, feasible bool) AnswerRow {
 	row := AnswerRow{
 		Limiter:  s.Limiter,
 		Setting:  s.Name(),
 		Point:    point,
-		Link:     fmt.Sprintf("/runs/%s?point=%d#deploy", runID, point),
 		Selected: point == v.Chosen,
 		Goodput:  metricText("goodput_rps", s.WorstGoodputRPS) + " req/s",
 		Feasible: feasible,

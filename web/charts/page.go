@@ -85,7 +85,7 @@ func NewPageQuery(res *experiments.Result, q Query, runID string) *Page {
 	q = q.Clean()
 	v := NewView(res, q.Point)
 	v.Query = q
-	return &Page{View: v, Groups: v.Groups(), Table: newTable(v, runID), Settings: newSettingsTable(v), Bounds: newBounds(v, runID), Answer: newAnswer(v, runID)}
+	return &Page{View: v, Groups: v.Groups(), Table: newTable(v, runID), Settings: newSettingsTable(v), Bounds: newBounds(v, runID), Answer: newAnswer(v)}
 }
 
 // sections are the chart sections above the results table, in page order;

@@ -98,8 +98,12 @@ func TableKeys() []string {
 	return keys
 }
 
-// MaxTableColumns bounds the columns a Query chooses.
-const MaxTableColumns = 200
+// MaxTableColumns bounds the columns a Query chooses, maxColumnKey the
+// length of one's key (a swept field's config path is the longest kind).
+const (
+	MaxTableColumns = 200
+	maxColumnKey    = 120
+)
 
 // cleanColumns is a Query's column list in its one form: the keys that
 // can name a results.csv column (letters, digits, _ . [ ] -), once each,
@@ -108,7 +112,7 @@ func cleanColumns(cols string) string {
 	var keys []string
 	for _, k := range strings.Split(cols, ",") {
 		k = strings.TrimSpace(k)
-		if k == "" || len(k) > 200 || strings.IndexFunc(k, func(r rune) bool {
+		if k == "" || len(k) > maxColumnKey || strings.IndexFunc(k, func(r rune) bool {
 			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_.[]-", r))
 		}) >= 0 || slices.Contains(keys, k) {
 			continue
