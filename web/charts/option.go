@@ -131,13 +131,17 @@ type AxisLabel struct {
 }
 
 // ParallelAxis is one axis of a parallel-coordinates chart: Dim is the
-// item value's index it plots; Inverse draws lower values higher.
+// item value's index it plots; Inverse draws lower values higher; Min
+// and Max its extent (echarts sizes a parallel axis by its first series
+// alone).
 type ParallelAxis struct {
-	Dim     int    `json:"dim"`
-	Name    string `json:"name"`
-	Type    string `json:"type,omitempty"`
-	Inverse bool   `json:"inverse,omitempty"`
-	Scale   bool   `json:"scale,omitempty"`
+	Dim     int      `json:"dim"`
+	Name    string   `json:"name"`
+	Type    string   `json:"type,omitempty"`
+	Inverse bool     `json:"inverse,omitempty"`
+	Scale   bool     `json:"scale,omitempty"`
+	Min     *float64 `json:"min,omitempty"`
+	Max     *float64 `json:"max,omitempty"`
 }
 
 // Parallel is a parallel-coordinates chart's grid (margins in px, as

@@ -2,6 +2,7 @@ package charts
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/ratelab/ratelab/experiments"
@@ -105,6 +106,28 @@ func parallelChart(v *View) *Chart {
 	if len(o.Series) == 0 {
 		return nil
 	}
+	// Each axis spans every series' values, out to round numbers.
+	for d := range o.ParallelAxis {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, s := range o.Series {
+			for _, it := range s.Data {
+				v := it.Value.([]float64)[d]
+				lo, hi = math.Min(lo, v), math.Max(hi, v)
+			}
+		}
+		lo, hi = roundExtent(lo, hi)
+		o.ParallelAxis[d].Min, o.ParallelAxis[d].Max = &lo, &hi
+	}
 	c := chart("chart-parallel", o.Title.Text, o)
 	return &c
+}
+
+// roundExtent widens [lo, hi] to multiples of the power of ten below its
+// span (a span of 0: the value ± 1).
+func roundExtent(lo, hi float64) (float64, float64) {
+	if hi-lo <= 0 {
+		return lo - 1, hi + 1
+	}
+	step := math.Pow(10, math.Floor(math.Log10(hi-lo)))
+	return math.Floor(lo/step) * step, math.Ceil(hi/step) * step
 }
