@@ -102,9 +102,10 @@ func TestParallelSettings(t *testing.T) {
 	v := NewView(res, -1)
 	var o struct {
 		ParallelAxis []struct {
-			Dim     int
-			Name    string
-			Inverse bool
+			Dim      int
+			Name     string
+			Inverse  bool
+			Min, Max *float64
 		}
 		Series []struct {
 			Name, Type string
@@ -126,6 +127,17 @@ func TestParallelSettings(t *testing.T) {
 	}
 	if !o.ParallelAxis[0].Inverse || o.ParallelAxis[2].Inverse {
 		t.Errorf("an upper bound is not drawn lower-is-up, or a lower bound is")
+	}
+	// Every line within every axis (echarts sized an axis by the first
+	// series alone: the feasible lines ran off the chart).
+	for _, s := range o.Series {
+		for _, d := range s.Data {
+			for k, ax := range o.ParallelAxis {
+				if ax.Min == nil || ax.Max == nil || d.Value[k] < *ax.Min || d.Value[k] > *ax.Max {
+					t.Errorf("%s: %s = %g outside its axis", d.Name, ax.Name, d.Value[k])
+				}
+			}
+		}
 	}
 	a := v.Answer
 	lines := map[string]int{}
