@@ -325,9 +325,13 @@ type Answer struct {
 	TolerancePct float64
 	ScenarioAxes []string
 	Verdicts     []Verdict // per point, in point order
-	Scenarios    []Scenario
-	Settings     []Setting // in sweep order
-	Choices      []Choice  // per limiter, in the config's order
+	// SettingOf and ScenarioOf are each point's setting and scenario
+	// (indexes into Settings and Scenarios), in point order.
+	SettingOf  []int
+	ScenarioOf []int
+	Scenarios  []Scenario
+	Settings   []Setting // in sweep order
+	Choices    []Choice  // per limiter, in the config's order
 	// Best is the best overall setting (an index into Settings, -1 when no
 	// setting is complete); Feasible counts the settings meeting every
 	// objective (Best is the closest when 0).
@@ -356,8 +360,12 @@ func Decide(res *experiments.Result) *Answer {
 		a.Verdicts[i] = evaluate(objs, cols, &res.Points[i])
 	}
 	a.group(res)
+	replicas := map[int][]int{} // a point's runs in Result.Replicas, by its index
+	for i := range res.Replicas {
+		replicas[res.Replicas[i].Index] = append(replicas[res.Replicas[i].Index], i)
+	}
 	for i := range a.Settings {
-		a.settle(res, &a.Settings[i])
+		a.settle(res, &a.Settings[i], replicas)
 	}
 	for li := range cfg.Limiters {
 		var pool []int
@@ -436,7 +444,7 @@ func (a *Answer) group(res *experiments.Result) {
 	settingOf := map[string]int{}
 	scenarioOf := map[string]int{}
 	type cell struct{ setting, scenario, point int }
-	var cells []cell
+	cells := make([]cell, 0, len(res.Points))
 	for i := range res.Points {
 		p := &res.Points[i]
 		setParts, scenParts := splitParts(cfg, axes, p)
@@ -482,10 +490,12 @@ func (a *Answer) group(res *experiments.Result) {
 			s.Points[k] = -1
 		}
 	}
+	a.SettingOf, a.ScenarioOf = make([]int, len(res.Points)), make([]int, len(res.Points))
 	for _, c := range cells {
 		if s := &a.Settings[c.setting]; s.Points[c.scenario] < 0 {
 			s.Points[c.scenario] = c.point
 		}
+		a.SettingOf[c.point], a.ScenarioOf[c.point] = c.setting, c.scenario
 	}
 }
 
@@ -569,7 +579,7 @@ func settingKey(p *experiments.Point, parts []ScenarioPart) string {
 
 // settle computes a setting's outcomes, margin, binding, goodput,
 // closeness and guarantee over its scenarios.
-func (a *Answer) settle(res *experiments.Result, s *Setting) {
+func (a *Answer) settle(res *experiments.Result, s *Setting, replicas map[int][]int) {
 	s.Complete = !slices.Contains(s.Points, -1)
 	s.MeetsAll = s.Complete
 	s.WorstGoodputRPS = math.Inf(1)
@@ -610,7 +620,7 @@ func (a *Answer) settle(res *experiments.Result, s *Setting) {
 			s.Margin, s.HasMargin, s.Binding, s.BindingScenario = o.Slack, true, j, o.Scenario
 		}
 	}
-	s.Guarantee = guaranteeOf(res, s)
+	s.Guarantee = guaranteeOf(res, s, replicas)
 }
 
 // worse reports whether check c is worse than w: no value is the worst,
@@ -829,17 +839,13 @@ func GuaranteeOf(p *experiments.Point) Guarantee {
 
 // guaranteeOf is a setting's guarantee over its scenarios and, with
 // replications, every run of each (Result.Replicas).
-func guaranteeOf(res *experiments.Result, s *Setting) Guarantee {
+func guaranteeOf(res *experiments.Result, s *Setting, replicas map[int][]int) Guarantee {
 	g := Guarantee{Bounded: true, Scenario: -1}
 	measured := func(p *experiments.Point, k int) {
 		if p.Bounds != nil && (g.Runs == 0 || p.Bounds.EndToEndMaxMS > g.MeasuredMS) {
 			g.MeasuredMS, g.Scenario = p.Bounds.EndToEndMaxMS, k
 		}
 		g.Runs++
-	}
-	byIndex := map[int][]int{}
-	for i := range res.Replicas {
-		byIndex[res.Replicas[i].Index] = append(byIndex[res.Replicas[i].Index], i)
 	}
 	for k, pi := range s.Points {
 		if pi < 0 {
@@ -858,7 +864,7 @@ func guaranteeOf(res *experiments.Result, s *Setting) Guarantee {
 		case g.Bounded:
 			g.BoundMS = max(g.BoundMS, b.EndToEndBoundMS)
 		}
-		if reps := byIndex[p.Index]; len(reps) > 0 {
+		if reps := replicas[p.Index]; len(reps) > 0 {
 			for _, r := range reps {
 				measured(&res.Replicas[r], k)
 			}

@@ -103,6 +103,11 @@ func TestSettingsAndScenarios(t *testing.T) {
 	if got := a.Settings[2].Points; len(got) != 4 || got[0] != 8 || got[3] != 11 {
 		t.Errorf("setting 2's points %v, want [8 9 10 11]", got)
 	}
+	for i := range cells {
+		if s, k := a.SettingOf[i], a.ScenarioOf[i]; a.Settings[s].Points[k] != i {
+			t.Errorf("point %d: setting %d scenario %d, whose point is %d", i, s, k, a.Settings[s].Points[k])
+		}
+	}
 	// Servers as scenarios: 2 settings of 8 scenarios.
 	cfg := &experiments.Config{Limiters: []limiter.Spec{tb}, Objectives: objs,
 		Decision: &experiments.Decision{Scenarios: []string{experiments.ScenarioLoads, experiments.ScenarioServers}}}
@@ -488,5 +493,25 @@ func TestDecisionConfig(t *testing.T) {
 	}
 	if got := experiments.NearestMetric("sojourn_p99"); got != "sojourn_p99_ms" {
 		t.Errorf("nearest to sojourn_p99: %q", got)
+	}
+}
+
+// BenchmarkDecide: the answer of a sweep of 10,000 points (a token bucket
+// of 50 × 50 settings under 4 loads) with 3 objectives.
+func BenchmarkDecide(b *testing.B) {
+	cfg := &experiments.Config{Limiters: []limiter.Spec{tb}, Objectives: objectives("sojourn_p99_ms <= 100\nreject_pct <= 10\nlate <= 0")}
+	var cells []cell
+	for i := range 50 {
+		for j := range 50 {
+			for k, load := range []string{"a", "b", "c", "d"} {
+				cells = append(cells, cell{params: tbp(float64(100+i), float64(1+j)), load: load,
+					goodput: float64(90 + (i*7+j*3+k)%11), p99: (i*13 + j*5 + k*17) % 140, reject: float64((i + j + k) % 15)})
+			}
+		}
+	}
+	res := sweep(cfg, cells)
+	b.ReportAllocs()
+	for b.Loop() {
+		Decide(res)
 	}
 }

@@ -179,18 +179,16 @@ func pointNames(v *View) []pointName {
 		}
 	}
 	best := RecommendedPoint(a)
-	for si := range a.Settings {
-		s := &a.Settings[si]
+	for i := range out {
+		if i >= len(a.SettingOf) {
+			break
+		}
+		s := &a.Settings[a.SettingOf[i]]
 		name := s.Limiter
 		if n := s.Name(); n != "" {
 			name += " " + n
 		}
-		for k, pi := range s.Points {
-			if pi < 0 || pi >= len(out) {
-				continue
-			}
-			out[pi] = pointName{setting: name, scenario: a.Scenarios[k].Name(), recommended: recommended[pi], best: pi == best && a.Feasible > 0}
-		}
+		out[i] = pointName{setting: name, scenario: a.Scenarios[a.ScenarioOf[i]].Name(), recommended: recommended[i], best: i == best && a.Feasible > 0}
 	}
 	return out
 }
