@@ -106,8 +106,14 @@ func TestAnswerHoldsUnderEveryLoad(t *testing.T) {
 	if len(flagged) != 2 || flagged[0][1] != "4" || flagged[1][1] != "5" || strings.Count(results, `<span class="badge rec" title="a point of the best overall setting">best</span>`) != 2 {
 		t.Errorf("flagged rows %v, want 4 and 5 marked best", flagged)
 	}
-	// Selecting another point moves both.
+	if !strings.Contains(body, `<p class="deploy-verdict" id="deploy-verdict" role="status">This is the best overall setting: it meets every objective in every scenario (shown under load heavy).</p>`) {
+		t.Errorf("Deploy does not say it shows the best overall setting")
+	}
+	// Selecting another point moves both; Deploy warns of what it misses.
 	other := l.get("/runs/" + id + "?point=2").Body.String()
+	if !strings.Contains(other, `role="alert">This setting misses reject_pct &lt;= 30 (worst 39.`) || !strings.Contains(other, `under load heavy); the recommended setting is point 5.</p>`) {
+		t.Errorf("Deploy does not warn that point 2's setting misses the objective")
+	}
 	if !strings.Contains(other, `<option value="2" selected>`) || !strings.Contains(other, `href="/runs/`+id+`?point=5#deploy" class="select-point"`) {
 		t.Errorf("?point=2 does not select point 2, or the answer does not link back to 5")
 	}

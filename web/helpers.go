@@ -93,3 +93,11 @@ func resultsCount(res *charts.Page) string {
 	}
 	return itoa(res.Table.Points) + " points"
 }
+
+// verdictRole is a Deploy verdict's ARIA role: an alert when it warns.
+func verdictRole(warn bool) string {
+	if warn {
+		return "alert"
+	}
+	return "status"
+}

@@ -111,6 +111,9 @@ func (s *Server) runPageData(r *http.Request, run *storage.Run, chosen int) (*Ru
 	d.Result = charts.NewPageQuery(res, d.Query, run.ID)
 	if cfg, err := experiments.DecodeConfig(run.Config); err == nil && len(res.Points) > 0 {
 		d.Deploy = newDeployView(run.ID, cfg, d.Result.View.Chosen, r.URL.Query().Get("format"))
+		if d.Deploy != nil {
+			d.Deploy.Note, d.Deploy.Warn = charts.DeployNote(d.Result.View, d.Result.View.Chosen)
+		}
 	}
 	if _, most := res.ArrivalsSpan(); most == 0 {
 		d.Notice = fmt.Sprintf("The workload produced no arrivals in its %s ms arrival window, so every measure below is 0: lengthen the window or raise the rates.",

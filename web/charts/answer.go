@@ -211,3 +211,46 @@ func intervalText(c *decide.Check) string {
 	}
 	return fmt.Sprintf(" (end of the 95%% interval; mean %s ± %s)", metricText(c.Objective.Metric, c.Mean), metricText(c.Objective.Metric, c.HalfWidth))
 }
+
+// DeployNote says what the answer makes of point i, for Deploy: the best
+// overall or a limiter's recommended setting, one that meets every
+// objective, or (warn) what its setting misses and which point is
+// recommended instead; "" without objectives.
+func DeployNote(v *View, i int) (note string, warn bool) {
+	a := v.Answer
+	if a == nil || i < 0 || i >= len(a.SettingOf) {
+		return "", false
+	}
+	s := &a.Settings[a.SettingOf[i]]
+	where := ""
+	if name := a.Scenarios[a.ScenarioOf[i]].Name(); name != "" && len(a.Scenarios) > 1 {
+		where = " (shown under " + name + ")"
+	}
+	switch {
+	case s.MeetsAll && s.BestOverall:
+		return "This is the best overall setting: it meets every objective in every scenario" + where + ".", false
+	case s.MeetsAll && s.Recommended:
+		return "This is " + s.Limiter + "'s recommended setting: it meets every objective in every scenario" + where + ".", false
+	case s.MeetsAll:
+		return "This setting meets every objective in every scenario" + where + "; the answer above recommends another.", false
+	}
+	var misses []string
+	for _, o := range s.Outcomes {
+		if o.Pass {
+			continue
+		}
+		if !o.HasValue {
+			misses = append(misses, o.Objective.String()+" (no value"+underText(a, o.Scenario)+")")
+			continue
+		}
+		misses = append(misses, fmt.Sprintf("%s (worst %s%s)", o.Objective, metricText(o.Objective.Metric, o.Measured), underText(a, o.Scenario)))
+	}
+	note = "This setting misses " + strings.Join(misses, ", ")
+	if !s.Complete {
+		note = "This setting has no point in some scenario (the run was cut short)"
+	}
+	if p := RecommendedPoint(a); p >= 0 && a.Feasible > 0 {
+		note += fmt.Sprintf("; the recommended setting is point %d", p)
+	}
+	return note + ".", true
+}
