@@ -93,7 +93,7 @@ func TestAnswerHoldsUnderEveryLoad(t *testing.T) {
 			t.Errorf("answer lacks %q:\n%s", want, answer)
 		}
 	}
-	if !strings.Contains(body, `<option value="5" selected>`) {
+	if !strings.Contains(body, `<option value="5" selected>5: token-bucket rate_rps=80 burst=2 (heavy) · best overall</option>`) {
 		t.Errorf("Deploy does not open on the recommended setting's point 5")
 	}
 	if !strings.Contains(body, `<span class="muted" title="Deploy and Over time show it">5 shown</span>`) {

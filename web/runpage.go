@@ -113,6 +113,15 @@ func (s *Server) runPageData(r *http.Request, run *storage.Run, chosen int) (*Ru
 		d.Deploy = newDeployView(run.ID, cfg, d.Result.View.Chosen, r.URL.Query().Get("format"))
 		if d.Deploy != nil {
 			d.Deploy.Note, d.Deploy.Warn = charts.DeployNote(d.Result.View, d.Result.View.Chosen)
+			rec, best := charts.RecommendedPoints(d.Result.View.Answer)
+			for i := range d.Deploy.Points {
+				switch p := &d.Deploy.Points[i]; {
+				case best[p.Index]:
+					p.Label += " · best overall"
+				case rec[p.Index]:
+					p.Label += " · recommended"
+				}
+			}
 		}
 	}
 	if _, most := res.ArrivalsSpan(); most == 0 {

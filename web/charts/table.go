@@ -190,7 +190,7 @@ func newTable(v *View, runID string) Table {
 			t.Header = append(t.Header, TableHeader{Key: key, Label: ColumnLabel(key), Num: c.objective < 0 && c.col.Format != experiments.Text})
 		}
 	}
-	recommended, best := recommendedPoints(ans)
+	recommended, best := RecommendedPoints(ans)
 	swept := experiments.SweptColumn()
 	for i := range res.Points {
 		p := &res.Points[i]
@@ -224,9 +224,9 @@ func newTable(v *View, runID string) Table {
 	return t
 }
 
-// recommendedPoints are the points of the recommended settings meeting
+// RecommendedPoints are the points of the recommended settings meeting
 // every objective, and of the best overall one, in every scenario.
-func recommendedPoints(a *decide.Answer) (recommended, best map[int]bool) {
+func RecommendedPoints(a *decide.Answer) (recommended, best map[int]bool) {
 	recommended, best = map[int]bool{}, map[int]bool{}
 	if a == nil {
 		return
