@@ -171,3 +171,21 @@ func TestParallelSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestSettingsTableKeys: the settings table's columns are settings.csv's,
+// each once: an objective on goodput_rps is worst_goodput_rps_ge_45, apart
+// from the worst goodput (it was a second worst_goodput_rps, and sorting
+// by either sorted by the last).
+func TestSettingsTableKeys(t *testing.T) {
+	v := NewView(runDoc(t, strings.Replace(paretoDoc, "%s", `,{"metric":"goodput_rps","op":">=","value":45}`, 1)), -1)
+	var keys []string
+	for _, h := range newSettingsTable(v).Header {
+		if slices.Contains(keys, h.Key) {
+			t.Errorf("column %s twice", h.Key)
+		}
+		keys = append(keys, h.Key)
+	}
+	if !slices.Contains(keys, "worst_goodput_rps_ge_45") || !slices.Contains(keys, "worst_reject_pct") || !slices.Contains(keys, "worst_goodput_rps") {
+		t.Errorf("keys %v", keys)
+	}
+}

@@ -3,10 +3,13 @@ package charts
 import (
 	"math"
 	"strings"
+
+	"github.com/ratelab/ratelab/experiments/output"
 )
 
 // newSettingsTable is the settings table of a run with objectives: a row
-// per setting (experiments/decide: what settings.csv holds), with the
+// per setting (experiments/decide: what settings.csv holds, its columns
+// keyed by settings.csv's names), with the
 // worst value of each objective over its scenarios, whether it meets them
 // all, its worst-scenario goodput, its margin, the objective and scenario
 // that bind it and whether it is recommended; sorted and filtered as the
@@ -20,8 +23,9 @@ func newSettingsTable(v *View) *Table {
 	}
 	t := &Table{Points: len(a.Settings), Objectives: true,
 		Header: []TableHeader{{Key: "limiter", Label: "limiter"}, {Key: "setting", Label: "setting"}}}
-	for _, ob := range a.Objectives {
-		t.Header = append(t.Header, TableHeader{Key: "worst_" + ob.Metric, Label: "worst " + ob.Metric + " (" + strings.TrimPrefix(ob.String(), ob.Metric+" ") + ")", Num: true})
+	worst := output.WorstColumns(a.Objectives) // settings.csv's names
+	for j, ob := range a.Objectives {
+		t.Header = append(t.Header, TableHeader{Key: worst[j], Label: "worst " + ob.Metric + " (" + strings.TrimPrefix(ob.String(), ob.Metric+" ") + ")", Num: true})
 	}
 	t.Header = append(t.Header,
 		TableHeader{Key: "worst_goodput_rps", Label: "worst goodput (req/s)", Num: true},
