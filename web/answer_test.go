@@ -165,3 +165,12 @@ func TestAnswerReplicated(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswerTolerance: the panel says the config's goodput tolerance.
+func TestAnswerTolerance(t *testing.T) {
+	l := newLab(t, true, 4)
+	id := doneRun(t, l, strings.Replace(answerDoc, `"objectives":`, `"decision":{"goodput_tolerance_pct":5},"objectives":`, 1))
+	if body := l.get("/runs/" + id).Body.String(); !strings.Contains(body, "within 5% of the best goodput") {
+		t.Error("the panel does not say the tolerance of 5%")
+	}
+}
