@@ -91,3 +91,19 @@ func TestBrowserParallelSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestBrowserObjectivePicker: "+ Add objective" appends the picked line to
+// the objectives in place (no post), then clears the pick.
+func TestBrowserObjectivePicker(t *testing.T) {
+	b := newBrowserLab(t, 60*time.Second)
+	b.step("open the form", chromedp.EmulateViewport(1440, 1000), chromedp.Navigate(b.url+"/"), chromedp.WaitVisible(chromedp.CSS("#sweep-form")))
+	b.eval(`window.__stay = 'yes'`)
+	b.step("pick", chromedp.SetValue(chromedp.CSS("#f-objectives"), "reject_pct <= 30"),
+		chromedp.SetValue(chromedp.CSS("#f-objective_metric"), "goodput_rps"),
+		chromedp.SetValue(chromedp.CSS("#f-objective_op"), ">="),
+		chromedp.SetValue(chromedp.CSS("#f-objective_value"), " 150 "),
+		chromedp.Click(chromedp.CSS("#add-objective")))
+	if v := b.eval(`window.__stay + '|' + document.getElementById('f-objectives').value + '|' + document.getElementById('f-objective_metric').value`); v != "yes|reject_pct <= 30\ngoodput_rps >= 150\n|" {
+		t.Errorf("after + Add objective: %q", v)
+	}
+}
