@@ -47,6 +47,45 @@
       }
     });
   }
+  // A point's tooltip (items with a "tip": the Pareto dots, the
+  // settings' lines): its series, its lines (point, setting, scenario) as
+  // text, then each axis' name with the item's value there.
+  function pointTips(option) {
+    (option.series || []).forEach(function (s) {
+      if (!(s.data || []).some(function (d) { return d && d.tip; })) {
+        return;
+      }
+      s.tooltip = s.tooltip || {};
+      s.tooltip.formatter = function (p) {
+        var enc = echarts.format.encodeHTML;
+        var lines = [p.marker + enc(p.seriesName)];
+        ((p.data && p.data.tip) || []).forEach(function (t) { lines.push(enc(t)); });
+        var axes = option.parallelAxis || [].concat(option.xAxis || [], option.yAxis || []).slice(0, 2);
+        var vals = Array.isArray(p.value) ? p.value : [];
+        axes.forEach(function (ax, i) {
+          var d = ax.dim !== undefined ? ax.dim : i;
+          if (ax.name && typeof vals[d] === 'number') {
+            lines.push(enc(ax.name) + ': ' + echarts.format.addCommas(vals[d]));
+          }
+        });
+        return lines.map(function (l) { return '<div>' + l + '</div>'; }).join('');
+      };
+    });
+  }
+  // Clicking an item that is a sweep point (a Pareto dot, a setting's
+  // line) shows it in Deploy and Over time: the page's address with
+  // ?point=N, as the results table's links.
+  function selectOnClick(chart) {
+    chart.on('click', function (p) {
+      if (!p.data || typeof p.data.point !== 'number') {
+        return;
+      }
+      var u = new URL(window.location.href);
+      u.searchParams.set('point', String(p.data.point));
+      u.hash = 'deploy';
+      window.location.assign(u.toString());
+    });
+  }
   function drawCharts() {
     if (typeof echarts === 'undefined') {
       return;
@@ -60,8 +99,10 @@
         return;
       }
       exactAxisValues(option);
+      pointTips(option);
       var chart = echarts.init(el, null, { renderer: 'canvas' });
       chart.setOption(option);
+      selectOnClick(chart);
       el.setAttribute('data-drawn', 'true');
       charts.push(chart);
     });
@@ -189,6 +230,35 @@
     });
   }
 
+  // "+ Add objective" appends the picked metric, op and target to the
+  // objectives' text in place; without JavaScript it posts the form and
+  // the server appends the line.
+  function objectivePicker() {
+    var b = document.getElementById('add-objective');
+    if (!b || !b.form) {
+      return;
+    }
+    var text = document.getElementById(b.getAttribute('data-objective-target'));
+    var metric = b.form.elements['objective_metric'];
+    var op = b.form.elements['objective_op'];
+    var value = b.form.elements['objective_value'];
+    if (!text || !metric || !op || !value) {
+      return;
+    }
+    b.addEventListener('click', function (e) {
+      e.preventDefault();
+      if (!metric.value) {
+        metric.focus();
+        return;
+      }
+      var body = text.value.replace(/[\r\n]+$/, '');
+      text.value = (body ? body + '\n' : '') + metric.value + ' ' + op.value + ' ' + value.value.trim() + '\n';
+      value.value = '';
+      metric.value = '';
+      text.focus();
+    });
+  }
+
   // The error summary's links focus their fields (opening a closed
   // <details> around one).
   function errorLinks() {
@@ -259,16 +329,22 @@
     });
   }
 
-  // Results table: its header links sort by a column and its checkbox
-  // shows only the points meeting every objective, in place; the address
-  // follows (history.replaceState), so it stays the permalink the server
-  // would render the same way.
-  function resultsTable() {
-    var table = document.querySelector('table[data-sortable]');
-    if (!table) {
-      return;
-    }
+  // Results and settings tables (table[data-sortable]): their header
+  // links sort by a column and their checkbox (data-filter) shows only
+  // the rows meeting every objective, in place; the address follows
+  // (history.replaceState, under the table's own parameters: sort, dir,
+  // feasible or ssort, sdir, sfeasible), so it stays the permalink the
+  // server would render the same way, and the count (data-count) says
+  // how many rows show.
+  function sortableTables() {
+    document.querySelectorAll('table[data-sortable]').forEach(sortableTable);
+  }
+  function sortableTable(table) {
     var tbody = table.tBodies[0];
+    var sortParam = table.getAttribute('data-sort-param') || 'sort';
+    var dirParam = table.getAttribute('data-dir-param') || 'dir';
+    var filterParam = table.getAttribute('data-filter-param') || 'feasible';
+    var stateNames = ['sort', 'dir', 'feasible', 'ssort', 'sdir', 'sfeasible'];
     function setParam(name, value) {
       var u = new URL(window.location.href);
       if (value) {
@@ -282,14 +358,17 @@
     // The points' links and the page's other forms keep the new order and
     // filter.
     function syncLinks(u) {
-      table.querySelectorAll('tbody tr[data-point] a').forEach(function (a) {
+      document.querySelectorAll('table[data-sortable] tbody tr[data-point] a').forEach(function (a) {
         var l = new URL(u.toString());
         l.searchParams.set('point', a.closest('tr').getAttribute('data-point'));
         l.hash = 'timeline';
         a.href = l.toString();
       });
-      document.querySelectorAll('form.axes-form').forEach(function (f) {
-        ['sort', 'dir', 'feasible'].forEach(function (name) {
+      document.querySelectorAll('form.axes-form, form.table-filter').forEach(function (f) {
+        stateNames.forEach(function (name) {
+          if (f.querySelector('input[type=checkbox][name=' + name + ']')) {
+            return; // the form's own input
+          }
           var input = f.querySelector('input[type=hidden][name=' + name + ']');
           var value = u.searchParams.get(name);
           if (value && !input) {
@@ -310,6 +389,10 @@
       var cell = row.cells[col];
       return cell ? cell.getAttribute('data-sort') || '' : '';
     }
+    function order(row) {
+      var o = row.getAttribute('data-order');
+      return Number(o !== null ? o : row.getAttribute('data-point'));
+    }
     function sortRows(col, desc) {
       var rows = Array.prototype.slice.call(tbody.rows);
       rows.sort(function (a, b) {
@@ -323,7 +406,7 @@
             c = -c;
           }
         }
-        return c || Number(a.getAttribute('data-point')) - Number(b.getAttribute('data-point'));
+        return c || order(a) - order(b);
       });
       rows.forEach(function (r) { tbody.appendChild(r); });
     }
@@ -339,21 +422,27 @@
         sortRows(col, desc);
         table.querySelectorAll('thead th[aria-sort]').forEach(function (o) { o.setAttribute('aria-sort', 'none'); });
         th.setAttribute('aria-sort', desc ? 'descending' : 'ascending');
-        setParam('sort', th.getAttribute('data-key'));
-        setParam('dir', desc ? 'desc' : '');
+        setParam(sortParam, th.getAttribute('data-key'));
+        setParam(dirParam, desc ? 'desc' : '');
       });
     });
-    var only = document.getElementById('feasible-only');
+    var only = document.getElementById(table.getAttribute('data-filter') || '');
     if (only) {
       only.addEventListener('change', function () {
         if (!only.checked && tbody.rows.length < Number(table.getAttribute('data-points'))) {
           only.form.submit(); // the server left the other rows out
           return;
         }
+        var shown = 0;
         Array.prototype.forEach.call(tbody.rows, function (r) {
           r.hidden = only.checked && r.getAttribute('data-meets') !== 'true';
+          shown += r.hidden ? 0 : 1;
         });
-        setParam('feasible', only.checked ? '1' : '');
+        var count = document.getElementById(table.getAttribute('data-count') || '');
+        if (count) {
+          count.textContent = shown + ' of ' + count.getAttribute('data-points') + ' ' + (table.getAttribute('data-noun') || 'points');
+        }
+        setParam(filterParam, only.checked ? '1' : '');
       });
     }
   }
@@ -375,8 +464,9 @@
     autoSubmit();
     busyButtons();
     copyButtons();
-    resultsTable();
+    sortableTables();
     addRows();
+    objectivePicker();
     errorLinks();
   }
   if (document.readyState === 'loading') {

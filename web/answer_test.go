@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -36,10 +37,12 @@ func TestAnswerPanel(t *testing.T) {
 	}
 	answer := body[i : strings.Index(body[i:], "</section>")+i]
 	for _, want := range []string{
-		`data-point="1"`, "recommended:", "rate_rps=40 burst=2", "admitted_rps &lt;= 45 binds",
+		`id="answer-best" data-point="1"`, "Best overall:", "within 1% of the best goodput",
+		`data-point="1"`, "recommended:", "rate_rps=40 burst=2", "admitted_rps &lt;= 45 binds, 10.9% to spare (worst 40.1)",
 		"1 of 3 settings meet every objective in every scenario",
-		`data-point="3"`, "closest (misses):", "admitted_rps &lt;= 45: measured 50.0, 11.1% past the target",
-		"bound ", "ms, measured ",
+		`data-point="3"`, "closest (misses):", "admitted_rps &lt;= 45: worst 50.0, 11.1% past the target",
+		`href="/runs/` + id + `?point=3#deploy"`,
+		"bound ", "ms; measured: ",
 	} {
 		if !strings.Contains(answer, want) {
 			t.Errorf("answer lacks %q:\n%s", want, answer)
@@ -56,5 +59,118 @@ func TestAnswerPanel(t *testing.T) {
 	settings := l.get("/runs/" + id + "/files/settings.csv")
 	if settings.Code != http.StatusOK || !strings.Contains(settings.Body.String(), "\ntoken-bucket,token-bucket,40.0,2,,,,19.8,true,40.1,true,true,40.1,0.1089,admitted_rps <= 45,,true,true\n") {
 		t.Errorf("settings.csv %d:\n%s", settings.Code, settings.Body)
+	}
+}
+
+// twoLoadsDoc: the bucket at 40 req/s meets reject_pct <= 30 under the
+// light load alone, at 60 neither, at 80 under both (it rejects about 20%
+// of the heavy load): the recommendation must hold under both loads.
+const twoLoadsDoc = `{"version":1,"seed":1,
+ "workload":{"duration_ms":4000,"parts":[{"type":"constant","rate_rps":50}]},
+ "server":{"workers":1,"service_ms":10},
+ "limiters":[{"type":"token-bucket","rate_rps":[40,60,80],"burst":2}],
+ "loads":[{"name":"light"},{"name":"heavy","parts":[{"type":"constant","rate_rps":100}]}],
+ "objectives":[{"metric":"reject_pct","op":"<=","value":30}]}`
+
+// TestAnswerHoldsUnderEveryLoad: the panel recommends the setting that
+// meets the objective under both loads, names the load that binds it,
+// and the page opens on that setting's point there: Deploy's menu and the
+// time-series charts show it; another setting's link selects it for both.
+func TestAnswerHoldsUnderEveryLoad(t *testing.T) {
+	l := newLab(t, true, 4)
+	id := doneRun(t, l, twoLoadsDoc)
+	body := l.get("/runs/" + id).Body.String()
+	i := strings.Index(body, `id="answer"`)
+	if i < 0 {
+		t.Fatal("no answer")
+	}
+	answer := body[i : strings.Index(body[i:], "</section>")+i]
+	// Points: rate 40 light, 40 heavy, 60 light, 60 heavy, 80 light, 80 heavy.
+	for _, want := range []string{`id="answer-best" data-point="5"`, "<code>rate_rps=80 burst=2</code>",
+		"reject_pct &lt;= 30 binds under load heavy, 34.2% to spare (worst 19.8)", "2 scenarios (what you don&#39;t choose: loads, fields; seeds and replications)",
+		"1 of 3 settings meet every objective in every scenario"} {
+		if !strings.Contains(answer, want) {
+			t.Errorf("answer lacks %q:\n%s", want, answer)
+		}
+	}
+	if !strings.Contains(body, `<option value="5" selected>5: token-bucket rate_rps=80 burst=2 (heavy) · best overall</option>`) {
+		t.Errorf("Deploy does not open on the recommended setting's point 5")
+	}
+	if !strings.Contains(body, `<span class="muted" title="Deploy and Over time show it">5 shown</span>`) {
+		t.Errorf("the results table does not show point 5 as the one over time")
+	}
+	// The results table flags the recommended setting's rows, under
+	// both loads.
+	results := body[strings.Index(body, `id="results-table"`):]
+	flagged := regexp.MustCompile(`<tr class="[^"]*recommended[^"]*" data-point="(\d+)"`).FindAllStringSubmatch(results, -1)
+	if len(flagged) != 2 || flagged[0][1] != "4" || flagged[1][1] != "5" || strings.Count(results, `<span class="badge rec" title="a point of the best overall setting">best</span>`) != 2 {
+		t.Errorf("flagged rows %v, want 4 and 5 marked best", flagged)
+	}
+	if !strings.Contains(body, `<p class="deploy-verdict" id="deploy-verdict" role="status">This is the best overall setting: it meets every objective in every scenario (shown under load heavy).</p>`) {
+		t.Errorf("Deploy does not say it shows the best overall setting")
+	}
+	// Selecting another point moves both; Deploy warns of what it misses.
+	other := l.get("/runs/" + id + "?point=2").Body.String()
+	if !strings.Contains(other, `role="alert">This setting misses reject_pct &lt;= 30 (worst 39.`) || !strings.Contains(other, `under load heavy); the recommended setting is point 5.</p>`) {
+		t.Errorf("Deploy does not warn that point 2's setting misses the objective")
+	}
+	if !strings.Contains(other, `<option value="2" selected>`) || !strings.Contains(other, `href="/runs/`+id+`?point=5#deploy" class="select-point"`) {
+		t.Errorf("?point=2 does not select point 2, or the answer does not link back to 5")
+	}
+}
+
+// TestAnswerNothingFeasible: with no setting meeting both objectives the
+// panel leads with the closest setting, counts the settings meeting each
+// objective alone and names the pair that never holds together.
+func TestAnswerNothingFeasible(t *testing.T) {
+	l := newLab(t, true, 4)
+	doc := strings.Replace(answerDoc, `"objectives":[{"metric":"reject_pct","op":"<=","value":30},{"metric":"admitted_rps","op":"<=","value":45}]`,
+		`"objectives":[{"metric":"reject_pct","op":"<=","value":10},{"metric":"admitted_rps","op":"<=","value":30}]`, 1)
+	id := doneRun(t, l, doc)
+	body := l.get("/runs/" + id).Body.String()
+	i := strings.Index(body, `id="answer"`)
+	if i < 0 {
+		t.Fatal("no answer")
+	}
+	answer := body[i : strings.Index(body[i:], "</section>")+i]
+	for _, want := range []string{"Nothing meets every objective; closest overall:", "0 of 4 settings meet every objective in every scenario",
+		"reject_pct &lt;= 10: met alone by 2 of 4 settings", "admitted_rps &lt;= 30: met alone by 1 of 4 settings",
+		"reject_pct &lt;= 10 and admitted_rps &lt;= 30 never hold together; each alone does", "past the target"} {
+		if !strings.Contains(answer, want) {
+			t.Errorf("answer lacks %q:\n%s", want, answer)
+		}
+	}
+}
+
+// TestAnswerReplicated: on a replicated run the binding objective's worst
+// is the pessimistic end of its interval, said so, and the guarantee is
+// labelled as the worst measured over the replications (it was
+// replication 1's measurement, unlabelled).
+func TestAnswerReplicated(t *testing.T) {
+	l := newLab(t, true, 4)
+	id := doneRun(t, l, `{"version":1,"seed":1,"replications":3,
+	 "workload":{"duration_ms":2000,"parts":[{"type":"poisson","rate_rps":50}]},
+	 "server":{"workers":1,"service_ms":10},
+	 "limiters":[{"type":"token-bucket","rate_rps":[40,80],"burst":2}],
+	 "objectives":[{"metric":"reject_pct","op":"<=","value":40}]}`)
+	body := l.get("/runs/" + id).Body.String()
+	i := strings.Index(body, `id="answer"`)
+	if i < 0 {
+		t.Fatal("no answer")
+	}
+	answer := body[i : strings.Index(body[i:], "</section>")+i]
+	for _, want := range []string{"(end of the 95% interval; mean ", "worst measured over 3 replications: "} {
+		if !strings.Contains(answer, want) {
+			t.Errorf("answer lacks %q:\n%s", want, answer)
+		}
+	}
+}
+
+// TestAnswerTolerance: the panel says the config's goodput tolerance.
+func TestAnswerTolerance(t *testing.T) {
+	l := newLab(t, true, 4)
+	id := doneRun(t, l, strings.Replace(answerDoc, `"objectives":`, `"decision":{"goodput_tolerance_pct":5},"objectives":`, 1))
+	if body := l.get("/runs/" + id).Body.String(); !strings.Contains(body, "within 5% of the best goodput") {
+		t.Error("the panel does not say the tolerance of 5%")
 	}
 }

@@ -41,6 +41,9 @@ type CompareData struct {
 	Clipped   bool // more than maxDiffRows rows differ
 	Groups    []*charts.Group
 	NoResults []string // runs without results (not done): config only
+	// Answers are the runs' answers side by side (nil when no run has
+	// objectives).
+	Answers *charts.AnswerCompare
 }
 
 // DiffRow is one config path and each run's value there (compact JSON;
@@ -139,6 +142,7 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 		cr = append(cr, charts.CompareRun{Label: run.ID, Res: res})
 	}
 	d.Groups = charts.Compare(cr)
+	d.Answers = charts.CompareAnswers(cr)
 	s.render(w, r, http.StatusOK, ComparePage(d))
 }
 
@@ -223,13 +227,55 @@ func flatten(path string, v any, leaf func(path, val string)) {
 		if !nested {
 			break
 		}
+		keys := elementKeys(path, x)
 		for i, e := range x {
-			flatten(path+"["+strconv.Itoa(i)+"]", e, leaf)
+			flatten(path+"["+keys[i]+"]", e, leaf)
 		}
 		return
 	}
-	b, _ := json.Marshal(v)
-	leaf(path, format.Clip(string(b), 200))
+	leaf(path, format.Clip(compactJSON(v), 200))
+}
+
+// elementKeys name the elements of a list in config paths: the limiters
+// by their name and type (`limiters[tb: token-bucket]`, or the type alone
+// for one without a name of its own; a second limiter of the same name
+// and type gets " #2"), so two runs with the same limiters in another
+// order show no difference; the elements of any other list by index.
+func elementKeys(path string, list []any) []string {
+	keys := make([]string, len(list))
+	seen := map[string]int{}
+	for i, e := range list {
+		keys[i] = strconv.Itoa(i)
+		m, ok := e.(map[string]any)
+		if path != "limiters" || !ok {
+			continue
+		}
+		typ, _ := m["type"].(string)
+		name, _ := m["name"].(string)
+		k := typ
+		if name != "" && name != typ {
+			k = name + ": " + typ
+		}
+		seen[k]++
+		if n := seen[k]; n > 1 {
+			k += " #" + strconv.Itoa(n)
+		}
+		keys[i] = k
+	}
+	return keys
+}
+
+// compactJSON is v as compact JSON, with <, > and & as they are (a
+// diff cell is HTML-escaped by the page, not by the encoder: `<=`, not
+// `\u003c=`).
+func compactJSON(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprintf("%v", v)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // compareIDs are the runs' ids.

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"html"
 	"net/http"
 	"strings"
 	"testing"
@@ -82,5 +83,66 @@ func TestConfigDiff(t *testing.T) {
 	}
 	if rows[1].Path != "only" || rows[1].Values[1] != "" {
 		t.Errorf("row 1: %+v", rows[1])
+	}
+}
+
+// TestConfigDiffLimitersByNameAndType: the same limiters in another order
+// show no difference (they were matched by position: every parameter
+// differed); a changed parameter shows under the limiter's name and type;
+// an objective's operator prints as written, `<=`, not `\u003c=`.
+func TestConfigDiffLimitersByNameAndType(t *testing.T) {
+	tb := `{"type":"token-bucket","rate_rps":[100,200],"burst":5}`
+	named := `{"type":"token-bucket","name":"small","rate_rps":100,"burst":1}`
+	none := `{"type":"none"}`
+	rows, _, _ := configDiff([][]byte{
+		[]byte(`{"limiters":[` + tb + `,` + named + `,` + none + `,` + none + `]}`),
+		[]byte(`{"limiters":[` + none + `,` + named + `,` + none + `,` + tb + `]}`),
+	})
+	if len(rows) != 0 {
+		t.Errorf("the same limiters in another order differ: %+v", rows)
+	}
+	rows, _, _ = configDiff([][]byte{
+		[]byte(`{"limiters":[` + tb + `,` + named + `],"objectives":[{"metric":"sojourn_p99_ms","op":"<=","value":150}]}`),
+		[]byte(`{"limiters":[` + strings.Replace(named, `"burst":1`, `"burst":2`, 1) + `,` + tb + `],"objectives":[{"metric":"sojourn_p99_ms","op":">=","value":150}]}`),
+	})
+	if len(rows) != 2 {
+		t.Fatalf("rows: %+v", rows)
+	}
+	if rows[0].Path != "limiters[small: token-bucket].burst" || rows[0].Values[0] != "1" || rows[0].Values[1] != "2" {
+		t.Errorf("row 0: %+v", rows[0])
+	}
+	if rows[1].Path != "objectives[0].op" || rows[1].Values[0] != `"<="` || rows[1].Values[1] != `">="` {
+		t.Errorf("row 1: %+v", rows[1])
+	}
+}
+
+// TestCompareAnswers: two runs with objectives show their answers side by
+// side, a row per setting matched across the runs, each run's verdict and
+// worst values, and each run's best overall setting.
+func TestCompareAnswers(t *testing.T) {
+	l := newLab(t, true, 8)
+	a := doneRun(t, l, twoLoadsDoc)
+	b := doneRun(t, l, strings.Replace(strings.Replace(twoLoadsDoc, `"value":30`, `"value":10`, 1), `"rate_rps":[40,60,80]`, `"rate_rps":[80,60]`, 1))
+	body := html.UnescapeString(l.get("/compare?runs=" + a + "," + b).Body.String())
+	i := strings.Index(body, `id="compare-answers"`)
+	if i < 0 {
+		t.Fatal("no answers side by side")
+	}
+	sec := body[i : i+strings.Index(body[i:], "</section>")]
+	for _, want := range []string{"<strong>token-bucket rate_rps=80 burst=2</strong>", "nothing meets every objective; closest: token-bucket rate_rps=80 burst=2",
+		"reject_pct <= 30: worst 19.8", "reject_pct <= 10: worst 19.8 (misses)", "margin 34.2% under load heavy"} {
+		if !strings.Contains(sec, want) {
+			t.Errorf("the answers lack %q:\n%s", want, sec)
+		}
+	}
+	// Three settings in all: 40 (first run only), 60 and 80 (both, matched
+	// whatever their order).
+	if n := strings.Count(sec, "<td>token-bucket <code>"); n != 3 {
+		t.Errorf("%d setting rows, want 3", n)
+	}
+	row := sec[strings.Index(sec, "<td>token-bucket <code>rate_rps=40 burst=2</code></td>"):]
+	row = row[:strings.Index(row, "</tr>")]
+	if strings.Count(row, "<strong>") != 1 {
+		t.Errorf("the setting only the first run has: %s", row)
 	}
 }

@@ -123,7 +123,7 @@ func TestBrowserObjectivesAnswer(t *testing.T) {
 		!!document.getElementById('answer')`, 60*time.Second)
 	runID := strings.TrimPrefix(b.eval(`location.pathname`), "/runs/")
 	got := b.eval(`Array.from(document.querySelectorAll('#answer tbody tr')).map(r => r.getAttribute('data-point') + ':' + r.querySelector('td:nth-child(2)').textContent.replace(/\s+/g, ' ').trim()).join(' | ')`)
-	if !strings.HasPrefix(got, "1:recommended: point 1 rate_rps=40 burst=2") || !strings.Contains(got, "3:closest (misses): point 3") {
+	if !strings.HasPrefix(got, "1:recommended: rate_rps=40 burst=2 point 1, shown below") || !strings.Contains(got, "3:closest (misses): select point 3") {
 		t.Errorf("answer panel: %q", got)
 	}
 
@@ -187,12 +187,17 @@ func TestBrowserFormErrorLinks(t *testing.T) {
 }
 
 // TestBrowserNarrow: no page scrolls sideways at 420 px: the form, the
-// run list, a run page (with objectives, heatmaps and tables), the
-// calculator and the config editor.
+// run list, run pages (with objectives, heatmaps and tables; with three
+// objectives over two loads: the answer, the settings table, the parallel
+// chart), the compare page, the calculator and the config editor.
 func TestBrowserNarrow(t *testing.T) {
 	b := newBrowserLab(t, 120*time.Second)
 	id := heatmapRun(t, b.l, 20)
-	for _, path := range []string{"/", "/runs", "/runs/" + id, "/calculus", "/calculus?mode=chain", "/calculus/edit/" + id} {
+	// Three objectives over two loads: the answer, the settings table and
+	// the parallel chart; compared with the heatmap run.
+	three := doneRun(t, b.l, strings.Replace(twoLoadsDoc, `{"metric":"reject_pct","op":"<=","value":30}`,
+		`{"metric":"reject_pct","op":"<=","value":30},{"metric":"sojourn_p99_ms","op":"<=","value":500},{"metric":"admitted_rps","op":">=","value":30}`, 1))
+	for _, path := range []string{"/", "/runs", "/runs/" + id, "/runs/" + three, "/compare?runs=" + id + "," + three, "/calculus", "/calculus?mode=chain", "/calculus/edit/" + id} {
 		b.step("open "+path, chromedp.EmulateViewport(420, 900), chromedp.Navigate(b.url+path), chromedp.WaitReady(chromedp.CSS("body")))
 		b.poll("the page", `document.readyState === 'complete'`, 10*time.Second)
 		time.Sleep(300 * time.Millisecond) // charts draw after load

@@ -42,6 +42,10 @@ type DeployView struct {
 	Format *deploy.Format
 	Export *deploy.Export
 	Reason string
+	// Note says what the answer makes of the point (charts.DeployNote):
+	// recommended, or, Warn, what it misses; "" without objectives.
+	Note string
+	Warn bool
 }
 
 // DeployPoint is an entry of the point menu.

@@ -85,12 +85,19 @@ func boolAttr(b bool) string {
 	return "false"
 }
 
-// resultsCount is the results table's count: "12 points, 3 meeting every
-// objective, 5000 arrivals" (or "125 to 1500 arrivals a point").
+// resultsCount is the results table's count of what its filter shows: "12
+// of 40 points" with objectives (the filter), else "40 points".
 func resultsCount(res *charts.Page) string {
-	s := itoa(res.Table.Points) + " points"
-	if res.Table.Feasible {
-		s += ", " + itoa(len(res.Table.Rows)) + " meeting every objective"
+	if res.Table.Objectives {
+		return itoa(len(res.Table.Rows)) + " of " + itoa(res.Table.Points) + " points"
 	}
-	return s + ", " + format.Arrivals(res.View.Res.ArrivalsSpan())
+	return itoa(res.Table.Points) + " points"
+}
+
+// verdictRole is a Deploy verdict's ARIA role: an alert when it warns.
+func verdictRole(warn bool) string {
+	if warn {
+		return "alert"
+	}
+	return "status"
 }

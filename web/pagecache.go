@@ -46,8 +46,9 @@ type pageKey struct {
 	id     string
 	point  int    // -1: the default point
 	format string // the deploy section's format (?format=), "" unless a known one
-	// view is the rest of what the address asks (results table order and
-	// filter, Pareto columns), cleaned; its Point is unused (0).
+	// view is the rest of what the address asks (results table order,
+	// filter and columns, settings table order and filter, Pareto
+	// columns), cleaned; its Point is unused (0).
 	view   charts.Query
 	engine string
 }
@@ -69,7 +70,9 @@ type pageEntry struct {
 }
 
 // cost is what an entry counts against the cache's bound.
-func (e *pageEntry) cost() int { return len(e.body) + len(e.etag) + len(e.key.id) + 256 }
+func (e *pageEntry) cost() int {
+	return len(e.body) + len(e.etag) + len(e.key.id) + len(e.key.view.Cols) + len(e.key.view.SettingsSort) + 256
+}
 
 // pageCache is a byte-bounded LRU of rendered pages, safe for concurrent
 // use.

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/storage"
@@ -110,6 +111,18 @@ func (s *Server) runPageData(r *http.Request, run *storage.Run, chosen int) (*Ru
 	d.Result = charts.NewPageQuery(res, d.Query, run.ID)
 	if cfg, err := document.DecodeConfig(run.Config); err == nil && len(res.Points) > 0 {
 		d.Deploy = newDeployView(run.ID, cfg, d.Result.View.Chosen, r.URL.Query().Get("format"))
+		if d.Deploy != nil {
+			d.Deploy.Note, d.Deploy.Warn = charts.DeployNote(d.Result.View, d.Result.View.Chosen)
+			rec, best := charts.RecommendedPoints(d.Result.View.Answer)
+			for i := range d.Deploy.Points {
+				switch p := &d.Deploy.Points[i]; {
+				case best[p.Index]:
+					p.Label += " · best overall"
+				case rec[p.Index]:
+					p.Label += " · recommended"
+				}
+			}
+		}
 	}
 	if _, most := res.ArrivalsSpan(); most == 0 {
 		d.Notice = fmt.Sprintf("The workload produced no arrivals in its %s ms arrival window, so every measure below is 0: lengthen the window or raise the rates.",
@@ -126,12 +139,15 @@ func (s *Server) runPageData(r *http.Request, run *storage.Run, chosen int) (*Ru
 }
 
 // pageQuery reads what a run page's address asks (charts.Query): point,
-// sort and dir (asc, desc) of the results table, feasible=1, and the
-// Pareto chart's columns px and py. What the page cannot use is dropped.
+// sort and dir (asc, desc) of the results table, feasible=1, its columns
+// cols (comma-separated, or repeated: the chooser's checkboxes), and the
+// Pareto chart's columns px and py, the settings table's ssort, sdir and
+// sfeasible. What the page cannot use is dropped.
 func pageQuery(r *http.Request) charts.Query {
 	v := r.URL.Query()
 	q := charts.Query{Point: -1, Sort: v.Get("sort"), Desc: v.Get("dir") == "desc", Feasible: v.Get("feasible") == "1",
-		ParetoX: v.Get("px"), ParetoY: v.Get("py")}
+		ParetoX: v.Get("px"), ParetoY: v.Get("py"), Cols: strings.Join(v["cols"], ","),
+		SettingsSort: v.Get("ssort"), SettingsDesc: v.Get("sdir") == "desc", SettingsFeasible: v.Get("sfeasible") == "1"}
 	if p, err := strconv.Atoi(v.Get("point")); err == nil && p >= 0 {
 		q.Point = p
 	}
@@ -160,6 +176,18 @@ func (d *RunPageData) pageURL(q charts.Query, anchor string) string {
 	if q.ParetoY != "" {
 		v.Set("py", q.ParetoY)
 	}
+	if q.Cols != "" {
+		v.Set("cols", q.Cols)
+	}
+	if q.SettingsSort != "" {
+		v.Set("ssort", q.SettingsSort)
+		if q.SettingsDesc {
+			v.Set("sdir", "desc")
+		}
+	}
+	if q.SettingsFeasible {
+		v.Set("sfeasible", "1")
+	}
 	if d.Format != "" {
 		v.Set("format", d.Format)
 	}
@@ -176,7 +204,7 @@ func (d *RunPageData) hiddenQuery(except ...string) [][2]string {
 	u, _ := url.Parse(d.pageURL(d.Query, "")) // pageURL builds a valid URL
 	var out [][2]string
 	v := u.Query()
-	for _, name := range []string{"point", "sort", "dir", "feasible", "px", "py", "format"} {
+	for _, name := range []string{"point", "sort", "dir", "feasible", "px", "py", "cols", "ssort", "sdir", "sfeasible", "format"} {
 		if val := v.Get(name); val != "" && !slices.Contains(except, name) {
 			out = append(out, [2]string{name, val})
 		}
@@ -191,6 +219,42 @@ func (d *RunPageData) sortURL(key string) string {
 	q.Desc = q.Sort == key && !q.Desc
 	q.Sort = key
 	return d.pageURL(q, "#results")
+}
+
+// defaultColumnsURL is the page's address with the results table's
+// default columns.
+func (d *RunPageData) defaultColumnsURL() string {
+	q := d.Query
+	q.Cols = ""
+	return d.pageURL(q.Clean(), "#results")
+}
+
+// settingsSortURL is the address sorting the settings table by key:
+// ascending first, then the other way.
+func (d *RunPageData) settingsSortURL(key string) string {
+	q := d.Query
+	q.SettingsDesc = q.SettingsSort == key && !q.SettingsDesc
+	q.SettingsSort = key
+	return d.pageURL(q, "#settings")
+}
+
+// settingsAriaSort is a settings column's aria-sort.
+func (d *RunPageData) settingsAriaSort(key string) string {
+	switch {
+	case d.Query.SettingsSort != key:
+		return "none"
+	case d.Query.SettingsDesc:
+		return "descending"
+	}
+	return "ascending"
+}
+
+// selectURL is the address showing point i in Deploy (and Over time),
+// the rest kept.
+func (d *RunPageData) selectURL(i int) string {
+	q := d.Query
+	q.Point = i
+	return d.pageURL(q, "#deploy")
 }
 
 // pointURL is the address showing point i's time series, the rest kept.

@@ -6,81 +6,186 @@ import (
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/decide"
-	"github.com/ratelab/ratelab/experiments/limiter"
+	"github.com/ratelab/ratelab/web/format"
 )
 
-// Answer is the top of the run page for a config with objectives: per
-// limiter, the setting the engine's rule (experiments/decide) recommends,
-// or the closest point when none meets every objective.
+// Answer is the top of the run page for a config with objectives: the
+// best overall setting, then one row per limiter, each the setting the
+// engine's rule (experiments/decide) recommends, or the closest one when
+// none meets every objective in every scenario. Every number is printed
+// here; the rule is the engine's.
 type Answer struct {
 	Objectives []string // "sojourn_p99_ms <= 200"
-	Rows       []AnswerRow
+	// Tolerance is "within 1% of the best goodput"; Scenarios says what
+	// the rule reads as scenarios ("loads and swept fields, seeds and
+	// replications: 4 scenarios").
+	Tolerance string
+	Scenarios string
+	// Best is the best overall setting (nil when no setting has a point in
+	// every scenario); Rows are per limiter.
+	Best *AnswerRow
+	Rows []AnswerRow
+	// Feasible is "3 of 12 settings meet every objective in every scenario".
+	Feasible string
+	// Alone and Conflict say, when no setting meets every objective, how
+	// many settings meet each objective alone ("reject_pct <= 25: 4 of 12
+	// settings") and the pair that never holds together.
+	Alone    []string
+	Conflict string
 }
 
-// AnswerRow is one limiter's answer, every number printed.
+// AnswerRow is one setting of the answer, every number printed.
 type AnswerRow struct {
-	Limiter  string
+	Limiter string
+	// Setting is the setting in words ("rate_rps=200 burst=10", with its
+	// server or client policy when those are chosen); empty for a gate
+	// without parameters.
+	Setting string
+	// Point is the setting's point in its binding scenario (the one Deploy
+	// and "Over time" show), Selected whether the page shows it.
 	Point    int
-	Link     string // the run page showing the point's time series
-	Setting  string // "rate_rps=100 burst=20", empty for a gate without parameters
-	Goodput  string // "95.0 req/s"
+	Selected bool
+	// Goodput is the worst-scenario goodput ("178.8 req/s").
+	Goodput  string
 	Feasible bool
-	// Count is "3 of 15 points meet every objective".
+	// Count is "3 of 15 settings meet every objective in every scenario".
 	Count string
-	// Binding is the binding objective and its margin, for a recommendation.
+	// Binding is the binding objective and scenario with the margin, for
+	// a recommendation: "sojourn_p99_ms <= 150 binds under load bursty,
+	// 12.0% to spare (worst 132.0)".
 	Binding string
-	// Misses are what the closest point fails, for no recommendation.
+	// Misses are what a closest setting fails, at its worst values.
 	Misses []string
-	// Guarantee is the network-calculus bound beside the measurement:
-	// "bound 210.0 ms, measured 200.0 ms (arrival to finish)".
+	// Alone and Conflict: the limiter's own counts and conflicting pair
+	// when none of its settings meets every objective.
+	Alone    []string
+	Conflict string
+	// Guarantee is the network-calculus bound beside the worst measured
+	// value over the setting's scenarios and replications, labelled so:
+	// "bound 210.0 ms; worst measured over 3 scenarios: 200.0 ms (arrival
+	// to finish)".
 	Guarantee string
 }
 
-// newAnswer prints the engine's answer; nil without objectives.
-func newAnswer(res *experiments.Result, runID string) *Answer {
-	a := decide.Decide(res)
+// newAnswer prints the view's answer; nil without objectives.
+func newAnswer(v *View) *Answer {
+	a := v.Answer
 	if a == nil {
 		return nil
 	}
-	out := &Answer{}
+	out := &Answer{
+		Tolerance: "within " + format.Num(a.TolerancePct) + "% of the best goodput",
+		Scenarios: scenarioText(a),
+		Feasible:  fmt.Sprintf("%d of %d settings meet every objective in every scenario", a.Feasible, len(a.Settings)),
+	}
 	for _, o := range a.Objectives {
 		out.Objectives = append(out.Objectives, o.String())
+	}
+	if a.Best >= 0 {
+		row := answerRow(v, a, &a.Settings[a.Best], RecommendedPoint(a), a.Feasible > 0)
+		out.Best = &row
+	}
+	if a.Feasible == 0 {
+		out.Alone, out.Conflict = aloneText(a, a.MeetAlone, a.Conflict, len(a.Settings))
 	}
 	for _, ch := range a.Choices {
 		if ch.Setting < 0 {
 			continue // no setting of the limiter has a point in every scenario (a cancelled run)
 		}
-		p := &res.Points[ch.Point]
-		row := AnswerRow{
-			Limiter:  ch.Limiter,
-			Point:    ch.Point,
-			Link:     fmt.Sprintf("/runs/%s?point=%d#timeline", runID, ch.Point),
-			Goodput:  metricText("goodput_rps", goodputOf(p)) + " req/s",
-			Feasible: ch.Feasible > 0,
-			Count:    fmt.Sprintf("%d of %d settings meet every objective in every scenario", ch.Feasible, ch.Settings),
-		}
-		if len(p.Params) > 0 {
-			row.Setting = limiter.FormatParams(p.Type, p.Params)
-		}
-		if b := ch.Binding; b != nil {
-			row.Binding = fmt.Sprintf("%s binds: measured %s%s, %s of the target to spare", b.Objective, metricText(b.Objective.Metric, b.Measured), intervalText(b), percent(b.Slack))
-		}
-		for _, m := range ch.Misses {
-			if !m.HasValue {
-				row.Misses = append(row.Misses, fmt.Sprintf("%s: no value at this point", m.Objective))
-				continue
-			}
-			row.Misses = append(row.Misses, fmt.Sprintf("%s: measured %s%s, %s past the target", m.Objective, metricText(m.Objective.Metric, m.Measured), intervalText(&m), percent(-m.Slack)))
-		}
-		g := a.Settings[ch.Setting].Guarantee
-		if g.Bounded {
-			row.Guarantee = fmt.Sprintf("bound %s ms, %s %s ms (arrival to finish)", metricText("end_to_end_bound_ms", g.BoundMS), g.Label(), metricText("end_to_end_max_ms", g.MeasuredMS))
-		} else {
-			row.Guarantee = "no network-calculus bound: " + strings.TrimSpace(g.Note)
+		row := answerRow(v, a, &a.Settings[ch.Setting], ch.Point, ch.Feasible > 0)
+		row.Count = fmt.Sprintf("%d of %d settings meet every objective in every scenario", ch.Feasible, ch.Settings)
+		if ch.Feasible == 0 {
+			row.Alone, row.Conflict = aloneText(a, ch.MeetAlone, ch.Conflict, ch.Settings)
 		}
 		out.Rows = append(out.Rows, row)
 	}
 	return out
+}
+
+// answerRow prints one setting: recommended (feasible) or closest.
+func answerRow(v *View, a *decide.Answer, s *decide.Setting, point int, feasible bool) AnswerRow {
+	row := AnswerRow{
+		Limiter:  s.Limiter,
+		Setting:  s.Name(),
+		Point:    point,
+		Selected: point == v.Chosen,
+		Goodput:  metricText("goodput_rps", s.WorstGoodputRPS) + " req/s",
+		Feasible: feasible,
+	}
+	if feasible {
+		if s.Binding >= 0 {
+			o := &s.Outcomes[s.Binding]
+			row.Binding = fmt.Sprintf("%s binds%s, %s to spare (worst %s%s)", o.Objective, underText(a, o.Scenario), percent(o.Slack),
+				metricText(o.Objective.Metric, o.Measured), intervalText(&o.Check))
+		} else {
+			row.Binding = "every objective has target 0: none binds by a relative margin"
+		}
+	} else {
+		for _, o := range s.Outcomes {
+			switch {
+			case o.Pass:
+			case !o.HasValue:
+				row.Misses = append(row.Misses, fmt.Sprintf("%s: no value%s", o.Objective, underText(a, o.Scenario)))
+			case o.Zero():
+				row.Misses = append(row.Misses, fmt.Sprintf("%s: worst %s%s%s", o.Objective, metricText(o.Objective.Metric, o.Measured), intervalText(&o.Check), underText(a, o.Scenario)))
+			default:
+				row.Misses = append(row.Misses, fmt.Sprintf("%s: worst %s%s%s, %s past the target", o.Objective, metricText(o.Objective.Metric, o.Measured), intervalText(&o.Check), underText(a, o.Scenario), percent(-o.Slack)))
+			}
+		}
+	}
+	g := &s.Guarantee
+	if g.Bounded {
+		row.Guarantee = fmt.Sprintf("bound %s ms; %s: %s ms (arrival to finish)", metricText("end_to_end_bound_ms", g.BoundMS), g.Label(), metricText("end_to_end_max_ms", g.MeasuredMS))
+	} else {
+		row.Guarantee = "no network-calculus bound: " + strings.TrimSpace(g.Note)
+		if g.Runs > 0 {
+			row.Guarantee += fmt.Sprintf("; %s: %s ms (arrival to finish)", g.Label(), metricText("end_to_end_max_ms", g.MeasuredMS))
+		}
+	}
+	return row
+}
+
+// underText names a scenario: " under load bursty, seed 3"; "" for a
+// sweep with one scenario.
+func underText(a *decide.Answer, scenario int) string {
+	if scenario < 0 || scenario >= len(a.Scenarios) || len(a.Scenarios) < 2 {
+		return ""
+	}
+	if name := a.Scenarios[scenario].Name(); name != "" {
+		return " under " + name
+	}
+	return ""
+}
+
+// scenarioText says what the rule reads as scenarios and how many there
+// are: "4 scenarios (loads, fields; seeds and replications always)".
+func scenarioText(a *decide.Answer) string {
+	n := len(a.Scenarios)
+	if n <= 1 {
+		return "one scenario (the sweep varies nothing you don't choose)"
+	}
+	what := "scenarios"
+	axes := "seeds and replications"
+	if len(a.ScenarioAxes) > 0 {
+		axes = strings.Join(a.ScenarioAxes, ", ") + "; " + axes
+	}
+	return fmt.Sprintf("%d %s (what you don't choose: %s)", n, what, axes)
+}
+
+// aloneText prints how many of n settings meet each objective alone and
+// the conflicting pair.
+func aloneText(a *decide.Answer, alone []int, c *decide.Conflict, n int) ([]string, string) {
+	var out []string
+	for j, k := range alone {
+		if j < len(a.Objectives) {
+			out = append(out, fmt.Sprintf("%s: met alone by %d of %d settings", a.Objectives[j], k, n))
+		}
+	}
+	conflict := ""
+	if c != nil {
+		conflict = fmt.Sprintf("%s and %s never hold together; each alone does", a.Objectives[c.A], a.Objectives[c.B])
+	}
+	return out, conflict
 }
 
 // metricText prints a value in its results.csv format.
@@ -98,7 +203,8 @@ func percent(x float64) string {
 }
 
 // intervalText says, for a replicated run, that a check's measurement is
-// the pessimistic end of its 95% interval: " (95% interval end; mean 180.0 ± 15.0)".
+// the pessimistic end of its 95% interval: " (end of the 95% interval;
+// mean 180.0 ± 15.0)".
 func intervalText(c *decide.Check) string {
 	if !c.Interval {
 		return ""
@@ -106,10 +212,45 @@ func intervalText(c *decide.Check) string {
 	return fmt.Sprintf(" (end of the 95%% interval; mean %s ± %s)", metricText(c.Objective.Metric, c.Mean), metricText(c.Objective.Metric, c.HalfWidth))
 }
 
-// goodputOf is a point's goodput: its mean over replications.
-func goodputOf(p *experiments.Point) float64 {
-	if v, ok := keyed("goodput_rps")(p); ok {
-		return v
+// DeployNote says what the answer makes of point i, for Deploy: the best
+// overall or a limiter's recommended setting, one that meets every
+// objective, or (warn) what its setting misses and which point is
+// recommended instead; "" without objectives.
+func DeployNote(v *View, i int) (note string, warn bool) {
+	a := v.Answer
+	if a == nil || i < 0 || i >= len(a.SettingOf) {
+		return "", false
 	}
-	return p.Metrics.GoodputRPS
+	s := &a.Settings[a.SettingOf[i]]
+	where := ""
+	if name := a.Scenarios[a.ScenarioOf[i]].Name(); name != "" && len(a.Scenarios) > 1 {
+		where = " (shown under " + name + ")"
+	}
+	switch {
+	case s.MeetsAll && s.BestOverall:
+		return "This is the best overall setting: it meets every objective in every scenario" + where + ".", false
+	case s.MeetsAll && s.Recommended:
+		return "This is " + s.Limiter + "'s recommended setting: it meets every objective in every scenario" + where + ".", false
+	case s.MeetsAll:
+		return "This setting meets every objective in every scenario" + where + "; the answer above recommends another.", false
+	}
+	var misses []string
+	for _, o := range s.Outcomes {
+		if o.Pass {
+			continue
+		}
+		if !o.HasValue {
+			misses = append(misses, o.Objective.String()+" (no value"+underText(a, o.Scenario)+")")
+			continue
+		}
+		misses = append(misses, fmt.Sprintf("%s (worst %s%s)", o.Objective, metricText(o.Objective.Metric, o.Measured), underText(a, o.Scenario)))
+	}
+	note = "This setting misses " + strings.Join(misses, ", ")
+	if !s.Complete {
+		note = "This setting has no point in some scenario (the run was cut short)"
+	}
+	if p := RecommendedPoint(a); p >= 0 && a.Feasible > 0 {
+		note += fmt.Sprintf("; the recommended setting is point %d", p)
+	}
+	return note + ".", true
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/simulate"
+	"github.com/ratelab/ratelab/experiments/decide"
 )
 
 // The compare page's charts: several runs' measures overlaid against
@@ -24,8 +25,18 @@ type CompareRun struct {
 // a chart (the column key names the unit).
 var CompareMetrics = []string{"goodput_rps", "reject_pct", "sojourn_p99_ms", "gate_delay_p99_ms", "downstream_peak_rps", "rolling_max"}
 
-// compareLineTypes tell the limiters of one run apart.
-var compareLineTypes = []seriesOption{solid, dashed, dotted}
+// compareDashes tell the limiters apart: a limiter (by name and type)
+// keeps its dash in every run, whatever its position in the run's config.
+var compareDashes = []seriesOption{solid, dashed, dotted, dash(12, 4, 3, 4), dash(16, 6), dash(3, 8)}
+
+// dash draws a line in the dash pattern of its lengths in px.
+func dash(lengths ...int) seriesOption {
+	return func(s *Series) { s.LineStyle = &LineStyle{Dash: lengths, Width: 2} }
+}
+
+// limiterKey is a point's limiter by name and type: how the compare page
+// matches the limiters of two runs.
+func limiterKey(p *experiments.Point) string { return p.Limiter + "\x00" + string(p.Type) }
 
 // Compare groups the runs' charts by swept parameter ("" for points that
 // sweep nothing: drawn at x = 0), in the order the runs first sweep them.
@@ -38,6 +49,15 @@ func Compare(runs []CompareRun) []*Group {
 			}
 		}
 	}
+	// Each limiter's dash, in the order the runs first name them.
+	dashOf := map[string]seriesOption{}
+	for _, r := range runs {
+		for i := range r.Res.Points {
+			if k := limiterKey(&r.Res.Points[i]); dashOf[k] == nil {
+				dashOf[k] = compareDashes[len(dashOf)%len(compareDashes)]
+			}
+		}
+	}
 	var groups []*Group
 	for gi, param := range params {
 		title, xName := "Swept "+param, param
@@ -45,7 +65,7 @@ func Compare(runs []CompareRun) []*Group {
 			title, xName = "Points that sweep nothing", "(one setting: x = 0)"
 		}
 		g := &Group{ID: fmt.Sprintf("compare-%d", gi+1), Title: title,
-			Intro: "Each run in its own color; each of its limiters in its own line type (solid, dashed, dotted)."}
+			Intro: "Each run in its own color; each limiter (by name and type) in its own line type, the same in every run."}
 		for mi, key := range CompareMetrics {
 			col := experiments.ColumnByKey(key)
 			if col == nil {
@@ -68,7 +88,8 @@ func Compare(runs []CompareRun) []*Group {
 					}
 					byLimiter[p.LimiterIndex] = append(byLimiter[p.LimiterIndex], p)
 				}
-				for k, li := range order {
+				for _, li := range order {
+					lineType := dashOf[limiterKey(byLimiter[li][0])]
 					for _, l := range linesOf(byLimiter[li], r.Res.Config.Axes()) {
 						var data []Item
 						for _, p := range l.Points {
@@ -77,7 +98,7 @@ func Compare(runs []CompareRun) []*Group {
 							}
 						}
 						if len(data) > 0 {
-							o.addLine(r.Label+" · "+l.Name, data, dots, compareLineTypes[k%len(compareLineTypes)], colored(color))
+							o.addLine(r.Label+" · "+l.Name, data, dots, lineType, colored(color))
 						}
 					}
 				}
@@ -103,4 +124,115 @@ func DiffTimeline(sum *simulate.DiffSummary) Chart {
 	}
 	o.addLine("disagreements", data, colored(palette[2]), asBar)
 	return chart("diff-timeline", "Disagreements per window of arrival time", o)
+}
+
+// AnswerCompare is the compare page's answers side by side: each run's
+// best overall setting, and a row per setting (matched by limiter name
+// and type and the setting's values, as the config diff matches
+// limiters) with each run's numbers for it. Nil when no run has
+// objectives.
+type AnswerCompare struct {
+	Runs []string
+	// Best is each run's best overall setting ("" without objectives),
+	// BestFeasible whether it meets every objective.
+	Best         []string
+	BestFeasible []bool
+	Rows         []AnswerCompareRow
+}
+
+// AnswerCompareRow is one setting and each run's cell.
+type AnswerCompareRow struct {
+	Limiter, Setting string
+	Cells            []AnswerCompareCell
+}
+
+// AnswerCompareCell is a setting in one run: absent, or its verdict
+// ("best overall", "recommended", "meets every objective", "misses"),
+// its worst goodput and margin, and each objective's worst value.
+type AnswerCompareCell struct {
+	Present  bool
+	Verdict  string
+	MeetsAll bool
+	Lines    []string
+}
+
+// CompareAnswers puts the runs' answers side by side.
+func CompareAnswers(runs []CompareRun) *AnswerCompare {
+	out := &AnswerCompare{}
+	index := map[string]int{}
+	found := false
+	for ri, r := range runs {
+		out.Runs = append(out.Runs, r.Label)
+		out.Best = append(out.Best, "")
+		out.BestFeasible = append(out.BestFeasible, false)
+		a := decide.Decide(r.Res)
+		if a == nil {
+			continue
+		}
+		found = true
+		for si := range a.Settings {
+			s := &a.Settings[si]
+			key := s.Limiter + "\x00" + string(s.Type) + "\x00" + s.Name()
+			row, ok := index[key]
+			if !ok {
+				row = len(out.Rows)
+				index[key] = row
+				out.Rows = append(out.Rows, AnswerCompareRow{Limiter: s.Limiter, Setting: s.Name()})
+			}
+			cells := out.Rows[row].Cells
+			for len(cells) < len(runs) {
+				cells = append(cells, AnswerCompareCell{})
+			}
+			out.Rows[row].Cells = cells
+			cells[ri] = compareCell(a, s)
+			if s.BestOverall {
+				name := s.Limiter
+				if n := s.Name(); n != "" {
+					name += " " + n
+				}
+				out.Best[ri], out.BestFeasible[ri] = name, s.MeetsAll
+			}
+		}
+	}
+	if !found {
+		return nil
+	}
+	for i := range out.Rows {
+		for len(out.Rows[i].Cells) < len(runs) {
+			out.Rows[i].Cells = append(out.Rows[i].Cells, AnswerCompareCell{})
+		}
+	}
+	return out
+}
+
+// compareCell prints one setting of one run's answer.
+func compareCell(a *decide.Answer, s *decide.Setting) AnswerCompareCell {
+	c := AnswerCompareCell{Present: true, MeetsAll: s.MeetsAll}
+	switch {
+	case s.BestOverall && s.MeetsAll:
+		c.Verdict = "best overall"
+	case s.Recommended && s.MeetsAll:
+		c.Verdict = "recommended"
+	case s.MeetsAll:
+		c.Verdict = "meets every objective"
+	case !s.Complete:
+		c.Verdict = "missing points"
+	default:
+		c.Verdict = "misses"
+	}
+	c.Lines = append(c.Lines, "worst goodput "+metricText("goodput_rps", s.WorstGoodputRPS)+" req/s")
+	if s.HasMargin {
+		c.Lines = append(c.Lines, "margin "+percent(s.Margin)+underText(a, s.BindingScenario))
+	}
+	for _, o := range s.Outcomes {
+		if !o.HasValue {
+			continue
+		}
+		mark := ""
+		if !o.Pass {
+			mark = " (misses)"
+		}
+		c.Lines = append(c.Lines, fmt.Sprintf("%s: worst %s%s", o.Objective, metricText(o.Objective.Metric, o.Measured), mark))
+	}
+	return c
 }

@@ -20,8 +20,12 @@ type Option struct {
 	Toolbox   *Toolbox   `json:"toolbox,omitempty"`
 	Tooltip   Tooltip    `json:"tooltip"`
 	VisualMap *VisualMap `json:"visualMap,omitempty"`
-	XAxis     []XAxis    `json:"xAxis"`
-	YAxis     []YAxis    `json:"yAxis"`
+	XAxis     []XAxis    `json:"xAxis,omitempty"`
+	YAxis     []YAxis    `json:"yAxis,omitempty"`
+	// ParallelAxis and Parallel are a parallel-coordinates chart's axes
+	// (one per dimension of its "parallel" series' items) and its grid.
+	ParallelAxis []ParallelAxis `json:"parallelAxis,omitempty"`
+	Parallel     *Parallel      `json:"parallel,omitempty"`
 	// round says how the series' values round when the chart is built
 	// (round.go); nil: defaultRounding.
 	round *rounding
@@ -124,6 +128,37 @@ type AxisLabel struct {
 	Rotate       float64 `json:"rotate,omitempty"`
 	ShowMinLabel *bool   `json:"showMinLabel"`
 	ShowMaxLabel *bool   `json:"showMaxLabel"`
+}
+
+// ParallelAxis is one axis of a parallel-coordinates chart: Dim is the
+// item value's index it plots; Inverse draws lower values higher; Min
+// and Max its extent (echarts sizes a parallel axis by its first series
+// alone).
+type ParallelAxis struct {
+	Dim     int      `json:"dim"`
+	Name    string   `json:"name"`
+	Type    string   `json:"type,omitempty"`
+	Inverse bool     `json:"inverse,omitempty"`
+	Scale   bool     `json:"scale,omitempty"`
+	Min     *float64 `json:"min,omitempty"`
+	Max     *float64 `json:"max,omitempty"`
+}
+
+// Parallel is a parallel-coordinates chart's grid (margins in px, as
+// strings) and what every axis shares.
+type Parallel struct {
+	Left   string `json:"left,omitempty"`
+	Right  string `json:"right,omitempty"`
+	Top    string `json:"top,omitempty"`
+	Bottom string `json:"bottom,omitempty"`
+	// AxisDefault styles every parallel axis (echarts' parallelAxisDefault).
+	AxisDefault *ParallelAxisDefault `json:"parallelAxisDefault,omitempty"`
+}
+
+// ParallelAxisDefault places the parallel axes' names.
+type ParallelAxisDefault struct {
+	NameLocation string `json:"nameLocation,omitempty"`
+	NameGap      int    `json:"nameGap,omitempty"`
 }
 
 // SplitArea shades the bands between an axis' ticks.
@@ -235,6 +270,13 @@ type Item struct {
 	Value     any        `json:"value,omitempty"`
 	ItemStyle *ItemStyle `json:"itemStyle,omitempty"`
 	Label     *Label     `json:"label,omitempty"`
+	// Point is the sweep point the item is (echarts ignores it): a click
+	// on it selects the point (static/app.js: ?point=N); nil for none.
+	Point *int `json:"point,omitempty"`
+	// Tip are the item's tooltip lines before its values (static/app.js
+	// writes them as text, then each axis' name and value); nil: echarts'
+	// default tooltip.
+	Tip []string `json:"tip,omitempty"`
 }
 
 // ItemStyle colors a series' symbols and bars, or outlines an item.
@@ -246,11 +288,13 @@ type ItemStyle struct {
 }
 
 // LineStyle is a line's color, width in pixels and type ("solid",
-// "dashed" or "dotted").
+// "dashed" or "dotted"; Dash, when set, is the dash pattern instead: the
+// lengths in px of dash, gap, dash, ..., echarts' `type` as a list).
 type LineStyle struct {
 	Color string  `json:"color,omitempty"`
 	Width float32 `json:"width,omitempty"`
 	Type  string  `json:"type,omitempty"`
+	Dash  []int   `json:"-"`
 	// Opacity hides a line at 0 (an interval band's edges).
 	Opacity *float64 `json:"opacity,omitempty"`
 }
@@ -276,6 +320,18 @@ type Label struct {
 	Color     string  `json:"color,omitempty"`
 	Position  string  `json:"position,omitempty"`
 	Opacity   float64 `json:"opacity,omitempty"`
+}
+
+// MarshalJSON writes a dash pattern as echarts' `type` list.
+func (l LineStyle) MarshalJSON() ([]byte, error) {
+	type plain LineStyle
+	if len(l.Dash) == 0 {
+		return json.Marshal(plain(l))
+	}
+	return json.Marshal(struct {
+		plain
+		Type []int `json:"type"`
+	}{plain(l), l.Dash})
 }
 
 // JSON is the option as JSON, with <, > and & escaped.

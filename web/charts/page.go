@@ -7,6 +7,7 @@ package charts
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/ratelab/ratelab/experiments"
 )
@@ -17,6 +18,8 @@ type Page struct {
 	// Groups are the chart sections above the results table, in page order.
 	Groups []*Group
 	Table  Table
+	// Settings is the settings table, nil without objectives.
+	Settings *Table
 	// Bounds is the network-calculus section, nil for a run stored
 	// without bounds.
 	Bounds *Bounds
@@ -45,13 +48,28 @@ type Query struct {
 	// ParetoX and ParetoY are the Pareto chart's columns (ParetoKeys; "":
 	// the default).
 	ParetoX, ParetoY string
+	// Cols are the results table's columns, results.csv keys joined by
+	// commas in cleanColumns' form ("": the default columns).
+	Cols string
+	// SettingsSort, SettingsDesc and SettingsFeasible are the settings
+	// table's sort column (a header key, "": the settings' order), its
+	// direction and its filter (only the settings meeting every
+	// objective).
+	SettingsSort     string
+	SettingsDesc     bool
+	SettingsFeasible bool
 }
 
 // Clean drops what the page would not use: an unknown sort or Pareto
-// column, a direction without a sort.
+// column, a direction without a sort; it writes the table's columns in
+// one form.
 func (q Query) Clean() Query {
-	if !slices.Contains(TableKeys(), q.Sort) {
+	q.Cols = cleanColumns(q.Cols)
+	if q.Sort == "" || !slices.Contains(TableKeys(), q.Sort) && !slices.Contains(strings.Split(q.Cols, ","), q.Sort) {
 		q.Sort, q.Desc = "", false
+	}
+	if k := q.SettingsSort; k == "" || k == "point" || cleanColumns(k) != k {
+		q.SettingsSort, q.SettingsDesc = "", false
 	}
 	if !slices.Contains(ParetoKeys(), q.ParetoX) {
 		q.ParetoX = ""
@@ -67,7 +85,7 @@ func NewPageQuery(res *experiments.Result, q Query, runID string) *Page {
 	q = q.Clean()
 	v := NewView(res, q.Point)
 	v.Query = q
-	return &Page{View: v, Groups: v.Groups(), Table: newTable(v, runID), Bounds: newBounds(v, runID), Answer: newAnswer(res, runID)}
+	return &Page{View: v, Groups: v.Groups(), Table: newTable(v, runID), Settings: newSettingsTable(v), Bounds: newBounds(v, runID), Answer: newAnswer(v)}
 }
 
 // sections are the chart sections above the results table, in page order;

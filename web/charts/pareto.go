@@ -66,28 +66,28 @@ func paretoSection(v *View) *Group {
 		return nil
 	}
 	front := decide.Front(res.Points, xKey, xLower, paretoY, yLower)
-	var answer *decide.Answer
-	if len(objs) > 0 {
-		answer = decide.Decide(res)
-	}
+	answer := v.Answer
 	better := func(lower bool) string {
 		if lower {
 			return "lower is better"
 		}
 		return "higher is better"
 	}
-	sub := fmt.Sprintf("%s: %s; %s: %s", columnLabel(xKey), better(xLower), columnLabel(paretoY), better(yLower))
-	o := newChart("Pareto front: "+columnLabel(paretoY)+" against "+columnLabel(xKey), sub, columnLabel(paretoY), Grid{Left: "70", Top: "70", Right: "30", Bottom: "95"})
-	o.XAxis = []XAxis{{Type: "value", Name: columnLabel(xKey), NameLocation: "middle", NameGap: 28, Scale: true}}
+	sub := fmt.Sprintf("%s: %s; %s: %s", ColumnLabel(xKey), better(xLower), ColumnLabel(paretoY), better(yLower))
+	o := newChart("Pareto front: "+ColumnLabel(paretoY)+" against "+ColumnLabel(xKey), sub, ColumnLabel(paretoY), Grid{Left: "70", Top: "70", Right: "30", Bottom: "95"})
+	o.XAxis = []XAxis{{Type: "value", Name: ColumnLabel(xKey), NameLocation: "middle", NameGap: 28, Scale: true}}
 	o.Tooltip = Tooltip{Show: boolPtr(true), Trigger: "item"}
 	o.measureX(xKey)
 	o.measure(paretoY)
+	names := pointNames(v)
 	item := func(i int) (Item, bool) {
 		x, okx := xc.Value(&res.Points[i])
 		y, oky := yc.Value(&res.Points[i])
-		return xy(x, y), okx && oky
+		it := xy(x, y)
+		it.Point, it.Tip = &i, names[i].tip(v, i)
+		return it, okx && oky
 	}
-	var all, feasible, line []Item
+	var all, feasible, line, recommended, shown []Item
 	for i := range res.Points {
 		it, ok := item(i)
 		if !ok {
@@ -96,6 +96,12 @@ func paretoSection(v *View) *Group {
 		all = append(all, it)
 		if answer != nil && answer.Verdicts[i].MeetsAll {
 			feasible = append(feasible, it)
+		}
+		if names[i].recommended {
+			recommended = append(recommended, it)
+		}
+		if i == v.Chosen {
+			shown = append(shown, it)
 		}
 	}
 	for _, i := range front {
@@ -107,11 +113,16 @@ func paretoSection(v *View) *Group {
 		o.add("meets every objective", "scatter", feasible, colored("#16a34a"), func(s *Series) { s.Symbol, s.SymbolSize = "diamond", 12 })
 	}
 	o.addLine("Pareto front", line, solid, colored("#2563eb"), dots)
+	if len(recommended) > 0 {
+		o.add("recommended", "scatter", recommended, colored(recommendedColor), func(s *Series) { s.Symbol, s.SymbolSize = "pin", 26 })
+	}
+	o.add("shown below", "scatter", shown, colored("#111827"), func(s *Series) { s.Symbol, s.SymbolSize = "emptyCircle", 16 })
 	intro := "Every point of the sweep on two results columns; the line joins the points no other point beats on both"
 	if answer != nil {
-		intro += "; the diamonds meet every objective"
+		intro += "; the diamonds meet every objective, the pins are the recommended settings (in their binding scenario)"
 	}
-	g := &Group{ID: "pareto", Title: "Pareto front", Intro: intro + ".", Axes: &AxisChoice{X: xKey, Y: yKey}}
+	intro += "; the ring is the point Deploy and Over time show. Click a point to show it there"
+	g := &Group{ID: "pareto", Title: "Pareto front", Intro: intro, Axes: &AxisChoice{X: xKey, Y: yKey}}
 	keys := ParetoKeys()
 	for _, k := range []string{yKey, xKey} {
 		if !slices.Contains(keys, k) {
@@ -122,18 +133,80 @@ func paretoSection(v *View) *Group {
 		if k == "jain_index" && len(res.Clients) <= 1 && xKey != k && yKey != k {
 			continue
 		}
-		g.Axes.Options = append(g.Axes.Options, AxisOption{Key: k, Label: columnLabel(k)})
+		g.Axes.Options = append(g.Axes.Options, AxisOption{Key: k, Label: ColumnLabel(k)})
 	}
 	g.Charts = []Chart{chart("chart-pareto", o.Title.Text, o)}
+	if pc := parallelChart(v); pc != nil {
+		g.Charts = append(g.Charts, *pc)
+		g.Intro += "; the lines below are the settings over every objective's worst value"
+	}
+	g.Intro += "."
 	return g
 }
 
-// columnLabel is a results column's label in the results table, else its key.
-func columnLabel(key string) string {
-	for _, c := range tableColumns {
-		if c.key == key {
-			return c.label
+// recommendedColor marks the recommended settings.
+const recommendedColor = "#ea580c"
+
+// pointName is what a chart says a point is: its setting and scenario
+// (with objectives, as experiments/decide groups the points), else its
+// limiter, parameters and what else tells it apart (PointExtras).
+type pointName struct {
+	setting, scenario string
+	recommended, best bool
+}
+
+// pointNames names every point of the view's run.
+func pointNames(v *View) []pointName {
+	res, a := v.Res, v.Answer
+	out := make([]pointName, len(res.Points))
+	if a == nil {
+		extras := PointExtras(res.Config, res.Points)
+		for i := range res.Points {
+			p := &res.Points[i]
+			name := p.Limiter
+			if len(p.Params) > 0 {
+				name += " " + formatParams(p)
+			}
+			out[i].setting = name
+			out[i].scenario = extras[i]
+		}
+		return out
+	}
+	recommended := map[int]bool{}
+	for _, ch := range a.Choices {
+		if ch.Feasible > 0 && ch.Point >= 0 {
+			recommended[ch.Point] = true
 		}
 	}
-	return key
+	best := RecommendedPoint(a)
+	for i := range out {
+		if i >= len(a.SettingOf) {
+			break
+		}
+		s := &a.Settings[a.SettingOf[i]]
+		name := s.Limiter
+		if n := s.Name(); n != "" {
+			name += " " + n
+		}
+		out[i] = pointName{setting: name, scenario: a.Scenarios[a.ScenarioOf[i]].Name(), recommended: recommended[i], best: i == best && a.Feasible > 0}
+	}
+	return out
+}
+
+// tip is a point's tooltip lines before its values.
+func (n pointName) tip(v *View, i int) []string {
+	lines := []string{fmt.Sprintf("point %d", i), "setting: " + n.setting}
+	if n.scenario != "" {
+		lines = append(lines, "scenario: "+n.scenario)
+	}
+	switch {
+	case n.best:
+		lines = append(lines, "best overall (recommended)")
+	case n.recommended:
+		lines = append(lines, "recommended for its limiter")
+	}
+	if v.Answer != nil && i < len(v.Answer.Verdicts) && v.Answer.Verdicts[i].MeetsAll {
+		lines = append(lines, "meets every objective here")
+	}
+	return lines
 }

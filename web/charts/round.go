@@ -181,7 +181,7 @@ func categoricalX(o *Option) bool { return len(o.XAxis) > 0 && o.XAxis[0].Type =
 func eachValue(o *Option, f func(series, dim int, v float64) float64) {
 	for si := range o.Series {
 		s := &o.Series[si]
-		if s.Type == "heatmap" {
+		if s.Type == "heatmap" || s.Type == "parallel" { // a parallel item's values are rounded per axis when built
 			continue
 		}
 		for i := range s.Data {

@@ -21,3 +21,18 @@ func TestResultsTableNamesOuterParameter(t *testing.T) {
 		seen[key] = true
 	}
 }
+
+// TestQueryCleanColumns: the table's columns have one form (each key
+// once, sorted, no key that cannot name a column), so permutations share
+// a cached page; a sort by a chosen column stays, by another is dropped;
+// the settings table's sort must be a key.
+func TestQueryCleanColumns(t *testing.T) {
+	q := Query{Cols: " type,admitted,,type,<script>,workload.parts[0].rate_rps", Sort: "admitted", SettingsSort: "worst_reject_pct", SettingsDesc: true}.Clean()
+	if q.Cols != "admitted,type,workload.parts[0].rate_rps" || q.Sort != "admitted" || q.SettingsSort != "worst_reject_pct" || !q.SettingsDesc {
+		t.Errorf("cleaned %+v", q)
+	}
+	q = Query{Cols: "type", Sort: "admitted", Desc: true, SettingsSort: "a b", SettingsDesc: true}.Clean()
+	if q.Sort != "" || q.Desc || q.SettingsSort != "" || q.SettingsDesc {
+		t.Errorf("an unshown sort or a bad settings sort kept: %+v", q)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/decide"
 	"github.com/ratelab/ratelab/web/format"
 )
 
@@ -25,6 +26,9 @@ type View struct {
 	// Query is what the page's address asks: the table's order and filter,
 	// the Pareto chart's columns.
 	Query Query
+	// Answer is the engine's answer to the config's objectives
+	// (experiments/decide), nil without objectives.
+	Answer *decide.Answer
 	// parent is the whole run's view when this one holds some of its lines
 	// (byUnit, a tandem's line): colors and ranks come from the parent.
 	parent *View
@@ -37,14 +41,19 @@ type SweepLine struct {
 }
 
 // NewView groups a result's points into lines and picks the points of the
-// time-series charts; chosen < 0 picks a default (the point a series
-// report names, else the middle of the first limiter's sweep).
+// time-series charts; chosen < 0 picks a default: with objectives, the
+// recommended setting (RecommendedPoint), else the point a series report
+// names, else the middle of the first limiter's sweep.
 func NewView(res *experiments.Result, chosen int) *View {
+	answer := decide.Decide(res) // on the stored points: axisX adds swept fields to their parameters
 	res = axisX(res)
-	v := &View{Res: res}
+	v := &View{Res: res, Answer: answer}
 	n := len(res.Points)
 	if n == 0 {
 		return v
+	}
+	if chosen < 0 || chosen >= n {
+		chosen = RecommendedPoint(answer)
 	}
 	if chosen < 0 || chosen >= n {
 		chosen = defaultPoint(res)
@@ -81,6 +90,22 @@ func NewView(res *experiments.Result, chosen int) *View {
 		v.Lines = append(v.Lines, linesOf(pts, res.Config.Axes())...)
 	}
 	return v
+}
+
+// RecommendedPoint is the point a run page opens on when its config has
+// objectives: the best overall setting's point in its binding scenario
+// (with nothing feasible, the closest setting's, where it misses the
+// most); -1 without an answer or a complete setting.
+func RecommendedPoint(a *decide.Answer) int {
+	if a == nil || a.Best < 0 {
+		return -1
+	}
+	for _, ch := range a.Choices {
+		if ch.Setting == a.Best {
+			return ch.Point
+		}
+	}
+	return a.Settings[a.Best].Point(-1)
 }
 
 func defaultPoint(res *experiments.Result) int {

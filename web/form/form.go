@@ -15,6 +15,7 @@ import (
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/server"
 	"github.com/ratelab/ratelab/experiments/workload"
+	"github.com/ratelab/ratelab/web/charts"
 	"github.com/ratelab/ratelab/web/format"
 )
 
@@ -42,8 +43,11 @@ type Sweep struct {
 	Settings   map[string]string
 	Models     string
 	Objectives string // objectives, "metric op value" a line (experiments.ParseObjectives)
-	Parts      []Part
-	Limiters   []Limiter
+	// Pick is the objective picker's metric, op and target as posted
+	// ("+ Add objective" appends them to Objectives); not in the config.
+	Pick     ObjectivePick
+	Parts    []Part
+	Limiters []Limiter
 	// Traces are the names of the lab's trace files (lab serve --traces),
 	// offered by a trace part's file input; not posted.
 	Traces []string
@@ -252,3 +256,44 @@ func RowKey(prefix string, i int, name string) string {
 
 // InputID is the element id of an input key.
 func InputID(key string) string { return "f-" + strings.ReplaceAll(key, ".", "-") }
+
+// ObjectivePick is the objectives picker: a metric chosen by its name on
+// the page, an operator and a target, added to the objectives' text by
+// "+ Add objective" (a post without JavaScript; static/app.js adds the
+// line in place).
+type ObjectivePick struct{ Metric, Op, Value string }
+
+// Line is the pick as a line of the objectives' text ("" without a metric).
+func (p ObjectivePick) Line() string {
+	if strings.TrimSpace(p.Metric) == "" {
+		return ""
+	}
+	op := p.Op
+	if op == "" {
+		op = "<="
+	}
+	return strings.TrimSpace(p.Metric) + " " + op + " " + strings.TrimSpace(p.Value)
+}
+
+// ObjectiveOps are the operators an objective takes, as the picker offers them.
+var ObjectiveOps = []string{"<=", ">=", "<", ">"}
+
+// MetricChoice is one metric the picker offers: its results.csv key and
+// its name on the page with its unit.
+type MetricChoice struct{ Key, Label string }
+
+// MetricChoices are every metric an objective can name
+// (experiments.ObjectiveMetrics), labelled as the run page names the
+// column (charts.ColumnLabel): "goodput_rps: goodput (req/s)",
+// "sojourn_max_ms (ms)".
+func MetricChoices() []MetricChoice {
+	var out []MetricChoice
+	for _, k := range experiments.ObjectiveMetrics() {
+		label := charts.ColumnLabel(k)
+		if !strings.HasPrefix(label, k) {
+			label = k + ": " + label
+		}
+		out = append(out, MetricChoice{Key: k, Label: label})
+	}
+	return out
+}

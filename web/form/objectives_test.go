@@ -1,6 +1,7 @@
 package form
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -44,5 +45,32 @@ func TestFormObjectives(t *testing.T) {
 		if errs := f.Err("objectives"); len(errs) == 0 || !strings.Contains(strings.Join(errs, "|"), msg) {
 			t.Errorf("%q: errors %v, want %q", text, errs, msg)
 		}
+	}
+}
+
+// TestFormObjectiveMinusZero: a target typed as -0 is the target 0 (one
+// results.csv column, printed back as 0); 0 and -0 together are one
+// objective given twice, refused beside the box.
+func TestFormObjectiveMinusZero(t *testing.T) {
+	cfg, err := presets.Config("delay-budget")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := FromConfig(cfg)
+	f.Objectives = "reject_pct <= -0\n"
+	_, got := f.Document()
+	if got == nil {
+		t.Fatalf("errors: %v", f.Problems)
+	}
+	if o := got.Objectives[0]; o.Value != 0 || math.Signbit(o.Value) || o.Column() != "pass_reject_pct_le_0" {
+		t.Errorf("-0 reads as %v (%s)", o.Value, o.Column())
+	}
+	if back := FromConfig(got).Objectives; back != "reject_pct <= 0\n" {
+		t.Errorf("back in the form: %q", back)
+	}
+	f = FromConfig(cfg)
+	f.Objectives = "reject_pct <= 0\nreject_pct <= -0\n"
+	if _, got := f.Document(); got != nil || len(f.Err("objectives")) == 0 {
+		t.Errorf("0 and -0 taken as two objectives: %v", f.Err("objectives"))
 	}
 }

@@ -56,6 +56,7 @@ func FromValues(v Values) *Sweep {
 		Workers: v["server.workers"], ServiceMS: v["server.service_ms"], DeadlineMS: v["server.deadline_ms"],
 		RollingWindowMS: v["metrics.rolling_window_ms"], FairnessWindowMS: v["metrics.fairness_window_ms"],
 		Reports: v["reports"], Objectives: v["objectives"], Models: v[ModelsKey], Settings: map[string]string{},
+		Pick: ObjectivePick{Metric: v[PickMetricKey], Op: v[PickOpKey], Value: v[PickValueKey]},
 	}
 	for _, k := range settingKeys() {
 		if s := v[k]; s != "" {
@@ -117,6 +118,7 @@ func (f *Sweep) Values() url.Values {
 type Post struct {
 	Form *Sweep
 	// Action is the button pressed: "run", "add-part", "add-limiter",
+	// "add-objective",
 	// "remove-part:<i>", "remove-limiter:<i>" or "refresh".
 	Action string
 	// ReadErr is why the post could not be read whole: a
@@ -248,6 +250,13 @@ func readValues(w http.ResponseWriter, r *http.Request) (v Values, files map[str
 	}
 }
 
+// The objective picker's inputs (ObjectivePick).
+const (
+	PickMetricKey = "objective_metric"
+	PickOpKey     = "objective_op"
+	PickValueKey  = "objective_value"
+)
+
 // TemplateIndex is the row number of the part and limiter rows the form
 // carries in <template> elements: static/app.js copies one with the next
 // free number in its place ("+ Add limiter" without a post), and a post
@@ -271,6 +280,15 @@ func (p *Post) Edit() bool {
 	case strings.HasPrefix(a, "remove-limiter:"):
 		if i, err := strconv.Atoi(strings.TrimPrefix(a, "remove-limiter:")); err == nil && i >= 0 && i < len(f.Limiters) {
 			f.Limiters = slices.Delete(f.Limiters, i, i+1)
+		}
+	case a == "add-objective":
+		if line := f.Pick.Line(); line != "" {
+			if t := strings.TrimRight(f.Objectives, "\r\n"); t != "" {
+				f.Objectives = t + "\n" + line + "\n"
+			} else {
+				f.Objectives = line + "\n"
+			}
+			f.Pick = ObjectivePick{}
 		}
 	case a == "refresh":
 	default:

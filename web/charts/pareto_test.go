@@ -1,0 +1,191 @@
+package charts
+
+import (
+	"encoding/json"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// paretoDoc: a token bucket at 40, 60, 80 req/s under a light and a heavy
+// load; only 80 keeps reject_pct <= 30 under both (points: 40 light, 40
+// heavy, 60 light, 60 heavy, 80 light, 80 heavy).
+const paretoDoc = `{"version":1,"seed":1,
+ "workload":{"duration_ms":4000,"parts":[{"type":"constant","rate_rps":50}]},
+ "server":{"workers":1,"service_ms":10},
+ "limiters":[{"type":"token-bucket","rate_rps":[40,60,80],"burst":2}],
+ "loads":[{"name":"light"},{"name":"heavy","parts":[{"type":"constant","rate_rps":100}]}],
+ "objectives":[{"metric":"reject_pct","op":"<=","value":30}%s]}`
+
+type pointItem struct {
+	Value []float64
+	Point *int
+	Tip   []string
+}
+
+// chartOption decodes chart id's option among a view's sections.
+func chartOption(t *testing.T, v *View, id string, o any) {
+	t.Helper()
+	for _, g := range v.Groups() {
+		for _, c := range g.Charts {
+			if c.ID == id {
+				if err := json.Unmarshal([]byte(c.Option), o); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+		}
+	}
+	t.Fatalf("no chart %s", id)
+}
+
+// TestParetoNamesAndSelects: every dot says its point, its setting and
+// its scenario, and carries the point a click selects; the recommended
+// setting (in its binding scenario) is marked, and so is the point the
+// page shows. Before: every dot was "every point" and a value.
+func TestParetoNamesAndSelects(t *testing.T) {
+	v := NewView(runDoc(t, strings.Replace(paretoDoc, "%s", "", 1)), -1)
+	if v.Chosen != 5 {
+		t.Errorf("the view opens on point %d, want the recommended setting's 5", v.Chosen)
+	}
+	var o struct {
+		Series []struct {
+			Name string
+			Data []pointItem
+		}
+	}
+	chartOption(t, v, "chart-pareto", &o)
+	series := map[string][]pointItem{}
+	for _, s := range o.Series {
+		series[s.Name] = s.Data
+	}
+	all := series["every point"]
+	if len(all) != 6 {
+		t.Fatalf("%d dots", len(all))
+	}
+	for _, it := range all {
+		if it.Point == nil || len(it.Tip) < 3 {
+			t.Fatalf("dot %+v has no point or tip", it)
+		}
+	}
+	want := []string{"point 5", "setting: token-bucket rate_rps=80 burst=2", "scenario: load heavy", "best overall (recommended)", "meets every objective here"}
+	if !slices.Equal(all[5].Tip, want) || *all[5].Point != 5 {
+		t.Errorf("dot 5: %d %q, want %q", *all[5].Point, all[5].Tip, want)
+	}
+	if all[0].Tip[2] != "scenario: load light" || all[0].Tip[1] != "setting: token-bucket rate_rps=40 burst=2" {
+		t.Errorf("dot 0: %q", all[0].Tip)
+	}
+	if r := series["recommended"]; len(r) != 1 || *r[0].Point != 5 {
+		t.Errorf("recommended marks %+v, want point 5", r)
+	}
+	if s := series["shown below"]; len(s) != 1 || *s[0].Point != 5 {
+		t.Errorf("the shown point is %+v, want 5", s)
+	}
+	// Another point shown: the ring follows.
+	o.Series = nil
+	chartOption(t, NewView(v.Res, 2), "chart-pareto", &o)
+	for _, s := range o.Series {
+		if s.Name == "shown below" && (len(s.Data) != 1 || *s.Data[0].Point != 2) {
+			t.Errorf("?point=2 rings %+v", s.Data)
+		}
+	}
+}
+
+// TestParallelSettings: with three objectives the Pareto section adds a
+// parallel-coordinates chart: one axis per objective (the worst value
+// over the scenarios, better up) and worst goodput, one line per
+// setting, the feasible ones apart and the recommended one bold; with
+// fewer objectives there is none.
+func TestParallelSettings(t *testing.T) {
+	res := runDoc(t, strings.Replace(paretoDoc, "%s", `,{"metric":"sojourn_p99_ms","op":"<=","value":500},{"metric":"admitted_rps","op":">=","value":30}`, 1))
+	v := NewView(res, -1)
+	var o struct {
+		ParallelAxis []struct {
+			Dim      int
+			Name     string
+			Inverse  bool
+			Min, Max *float64
+		}
+		Series []struct {
+			Name, Type string
+			Data       []struct {
+				Name  string
+				Value []float64
+				Point *int
+				Tip   []string
+			}
+		}
+	}
+	chartOption(t, v, "chart-parallel", &o)
+	var axes []string
+	for _, a := range o.ParallelAxis {
+		axes = append(axes, a.Name)
+	}
+	if want := []string{"reject_pct <= 30", "sojourn_p99_ms <= 500", "admitted_rps >= 30", "worst goodput_rps"}; !slices.Equal(axes, want) {
+		t.Errorf("axes %q, want %q", axes, want)
+	}
+	if !o.ParallelAxis[0].Inverse || o.ParallelAxis[2].Inverse {
+		t.Errorf("an upper bound is not drawn lower-is-up, or a lower bound is")
+	}
+	// Every line within every axis (echarts sized an axis by the first
+	// series alone: the feasible lines ran off the chart).
+	for _, s := range o.Series {
+		for _, d := range s.Data {
+			for k, ax := range o.ParallelAxis {
+				if ax.Min == nil || ax.Max == nil || d.Value[k] < *ax.Min || d.Value[k] > *ax.Max {
+					t.Errorf("%s: %s = %g outside its axis", d.Name, ax.Name, d.Value[k])
+				}
+			}
+		}
+	}
+	a := v.Answer
+	lines := map[string]int{}
+	for _, s := range o.Series {
+		if s.Type != "parallel" {
+			t.Errorf("series %s is %s", s.Name, s.Type)
+		}
+		for _, d := range s.Data {
+			lines[s.Name]++
+			if len(d.Value) != 4 || d.Point == nil {
+				t.Errorf("%s: %+v", s.Name, d)
+			}
+		}
+	}
+	if lines["recommended"] != 1 || lines["recommended"]+lines["meets every objective"] != a.Feasible ||
+		lines["misses an objective"] != len(a.Settings)-a.Feasible {
+		t.Errorf("lines %v for %d settings, %d feasible", lines, len(a.Settings), a.Feasible)
+	}
+	best := &a.Settings[a.Best]
+	for _, s := range o.Series {
+		if s.Name == "recommended" && (*s.Data[0].Point != best.Point(-1) || math.Abs(s.Data[0].Value[0]-best.Outcomes[0].Measured) > 0.051) {
+			t.Errorf("the recommended line %+v is not the best setting at its worst value %g", s.Data[0], best.Outcomes[0].Measured)
+		}
+	}
+	// Two objectives: no parallel chart.
+	for _, g := range NewView(runDoc(t, strings.Replace(paretoDoc, "%s", `,{"metric":"admitted_rps","op":">=","value":30}`, 1)), -1).Groups() {
+		for _, c := range g.Charts {
+			if c.ID == "chart-parallel" {
+				t.Error("a parallel chart with two objectives")
+			}
+		}
+	}
+}
+
+// TestSettingsTableKeys: the settings table's columns are settings.csv's,
+// each once: an objective on goodput_rps is worst_goodput_rps_ge_45, apart
+// from the worst goodput (it was a second worst_goodput_rps, and sorting
+// by either sorted by the last).
+func TestSettingsTableKeys(t *testing.T) {
+	v := NewView(runDoc(t, strings.Replace(paretoDoc, "%s", `,{"metric":"goodput_rps","op":">=","value":45}`, 1)), -1)
+	var keys []string
+	for _, h := range newSettingsTable(v).Header {
+		if slices.Contains(keys, h.Key) {
+			t.Errorf("column %s twice", h.Key)
+		}
+		keys = append(keys, h.Key)
+	}
+	if !slices.Contains(keys, "worst_goodput_rps_ge_45") || !slices.Contains(keys, "worst_reject_pct") || !slices.Contains(keys, "worst_goodput_rps") {
+		t.Errorf("keys %v", keys)
+	}
+}
