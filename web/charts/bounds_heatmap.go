@@ -124,7 +124,7 @@ func heatmapGroup(v *View) *Group {
 		for _, m := range heatMeasures {
 			id := fmt.Sprintf("chart-heat-%d-%s", li, m.key)
 			title := fmt.Sprintf("%s: %s", res.Config.Limiters[li].Label(), m.label)
-			g.Charts = append(g.Charts, chart(id, title, heatmap(title, pts, xp, yp, m, deadline, res.Config.Objectives)))
+			g.Charts = append(g.Charts, chart(id, title, heatmap(title, pts, xp, yp, m, deadline, res.Config)))
 		}
 	}
 	if len(g.Charts) == 0 {
@@ -139,7 +139,8 @@ func heatmapGroup(v *View) *Group {
 // (heatScale). Labels print the measure at its results.csv precision, on
 // every cell when they fit, else on every k-th column and row so that
 // none overlaps (echarts hides any that still would).
-func heatmap(title string, pts []*experiments.Point, xp, yp string, m heatMeasure, deadlineMS float64, objs []experiments.Objective) *Option {
+func heatmap(title string, pts []*experiments.Point, xp, yp string, m heatMeasure, deadlineMS float64, cfg *experiments.Config) *Option {
+	objs := cfg.Objectives
 	xs, ys := distinctValues(pts, xp), distinctValues(pts, yp)
 	col := experiments.ColumnByKey(m.column)
 	var obj *experiments.Objective
@@ -180,7 +181,7 @@ func heatmap(title string, pts []*experiments.Point, xp, yp string, m heatMeasur
 		}
 		value := []any{xi, yi, val}
 		if obj != nil {
-			value = append(value, heatClass(decide.Evaluate([]experiments.Objective{*obj}, p).Checks[0]))
+			value = append(value, heatClass(decide.EvaluateIn(cfg, []experiments.Objective{*obj}, p).Checks[0]))
 		}
 		// The tooltip names the cell by both parameters (echarts' default
 		// is the x category alone).
