@@ -133,9 +133,11 @@ type queueClients struct {
 	busyMS           float64
 	serverSojournMax float64
 	endToEndMax      float64
-	offering         int32        // the attempt being offered at admission (decided mode)
-	done             *completions // nil: the gate does not observe
-	mismatch         string
+	offering         int32                    // the attempt being offered at admission (decided mode)
+	done             *completions             // nil: the gate does not observe
+	fate             func(limiter.Completion) // a test's fate log (Switches.Fate)
+	mismatch         string                   // the first disagreement of the queue with the decisions at admission
+	mismatches       int                      // how many
 }
 
 func (x *queueClients) newRec(a *attempt) int32 {
@@ -193,14 +195,17 @@ func (x *queueClients) served(a *attempt, release, start, finish, abandonAt floa
 	case gaveUp:
 		m.Late++
 		cm.WastedWorkMS += a.svc
+		noteFate(x.fate, a.c, t, finish, limiter.TimedOut)
 	case fl.timeout && sojourn > b.TimeoutMS:
 		m.Late++
 		cm.Abandoned++
 		cm.WastedWorkMS += a.svc
+		noteFate(x.fate, a.c, t, finish, limiter.TimedOut)
 		r.retry(a, abandonAt, abandonAt)
 	case sojourn <= x.deadlineMS:
 		x.accept(b, a)
 		m.OnTime++
+		noteFate(x.fate, a.c, t, finish, limiter.OnTime)
 		fw := int(metrics.WindowIndex(finish, x.windowMS))
 		for fw >= len(x.s.Goodput) {
 			x.s.Goodput = append(x.s.Goodput, 0)
@@ -214,6 +219,7 @@ func (x *queueClients) served(a *attempt, release, start, finish, abandonAt floa
 	default:
 		x.accept(b, a)
 		m.Late++
+		noteFate(x.fate, a.c, t, finish, limiter.Late)
 		r.end(a, finish)
 	}
 }
@@ -224,12 +230,22 @@ func (x *queueClients) failed(a *attempt, failAt, abandonAt float64) {
 	if x.done != nil {
 		x.done.add(a.c, a.t, failAt, limiter.Dropped)
 	}
+	noteFate(x.fate, a.c, a.t, failAt, limiter.Dropped)
 	if failAt > abandonAt {
 		x.cm.Abandoned++
 		x.r.retry(a, abandonAt, abandonAt)
 		return
 	}
 	x.r.retry(a, failAt, failAt)
+}
+
+// disagree notes a disagreement of the queue with the decisions at
+// admission, keeping the first.
+func (x *queueClients) disagree(what string) {
+	if x.mismatches == 0 {
+		x.mismatch = what
+	}
+	x.mismatches++
 }
 
 // Served is the queue's report of a served attempt.
@@ -239,7 +255,7 @@ func (x *queueClients) Served(id int32, release, start, finish float64) {
 	x.m.Served++
 	if !x.lazy {
 		if rec.expect != expectServed || start != rec.at {
-			x.mismatch = fmt.Sprintf("attempt at %g: served from %g, decided %d at %g", rec.a.t, start, rec.expect, rec.at)
+			x.disagree(fmt.Sprintf("attempt at %g: served from %g, decided %d at %g", rec.a.t, start, rec.expect, rec.at))
 		}
 		x.release(id)
 		return
@@ -262,7 +278,7 @@ func (x *queueClients) Shed(id int32, at float64, _ server.Why) {
 			return // at its release: the admission decides
 		}
 		if rec.expect != expectShed || at != rec.at {
-			x.mismatch = fmt.Sprintf("attempt at %g: shed at %g, decided %d at %g", rec.a.t, at, rec.expect, rec.at)
+			x.disagree(fmt.Sprintf("attempt at %g: shed at %g, decided %d at %g", rec.a.t, at, rec.expect, rec.at))
 		}
 		x.release(id)
 		return
@@ -272,6 +288,7 @@ func (x *queueClients) Shed(id int32, at float64, _ server.Why) {
 		x.done.add(rec.a.c, rec.a.t, at, limiter.Dropped)
 		rec = &x.bufs.recs[id]
 	}
+	noteFate(x.fate, rec.a.c, rec.a.t, at, limiter.Dropped)
 	if !rec.gaveUp {
 		a := rec.a
 		x.r.retry(&a, at, at)
@@ -296,6 +313,7 @@ func (x *queueClients) timeout(id int32, t float64) {
 		if x.done != nil {
 			x.done.add(rec.a.c, rec.a.t, t, limiter.TimedOut)
 		}
+		noteFate(x.fate, rec.a.c, rec.a.t, t, limiter.TimedOut)
 		if rec.state == admittedWaiting {
 			x.q.Drop(rec.pos)
 			rec.state = admittedDone
@@ -382,6 +400,7 @@ func (x *queueClients) admit(at *attempt, release, abandonAt float64, rel *relea
 		if x.done != nil {
 			x.done.add(at.c, t, abandonAt, limiter.TimedOut)
 		}
+		noteFate(x.fate, at.c, t, abandonAt, limiter.TimedOut)
 		r.retry(at, abandonAt, abandonAt)
 		return
 	}

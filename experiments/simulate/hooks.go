@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/limiter"
@@ -137,14 +138,19 @@ func outcome(onTime bool) limiter.Outcome {
 }
 
 // startSyncs schedules the gate's first sync (a Syncer) before endMS.
-func (l *pointLoop) startSyncs(h *gateHooks, endMS float64) {
+func (l *pointLoop) startSyncs(h *gateHooks, endMS float64) error {
 	l.syncer, l.syncEndMS = h.syncer, endMS
 	if l.syncer == nil {
-		return
+		return nil
 	}
-	if s := l.syncer.NextSyncMS(); s < endMS {
+	s := l.syncer.NextSyncMS()
+	if math.IsNaN(s) || s < 0 {
+		return fmt.Errorf("the gate's first sync is at %g ms", s)
+	}
+	if s < endMS {
 		l.heap.pushEvent(s, eventSync, 0)
 	}
+	return nil
 }
 
 // sync runs the gate's sync at t and schedules its next one before the
@@ -152,11 +158,19 @@ func (l *pointLoop) startSyncs(h *gateHooks, endMS float64) {
 func (l *pointLoop) sync(t float64) error {
 	l.syncer.Sync(t)
 	s := l.syncer.NextSyncMS()
+	if !(s > t) {
+		return fmt.Errorf("the gate's next sync at %g ms is not after its sync at %g ms", s, t)
+	}
 	if s < l.syncEndMS {
-		if !(s > t) {
-			return fmt.Errorf("the gate's next sync at %g ms is not after its sync at %g ms", s, t)
-		}
 		l.heap.pushEvent(s, eventSync, 0)
 	}
 	return nil
+}
+
+// pending is the number of completions scheduled and not yet delivered.
+func (o *completions) pending() int {
+	if o == nil {
+		return 0
+	}
+	return len(o.done) - len(o.free)
 }

@@ -2,9 +2,11 @@ package simulate_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
@@ -59,10 +61,60 @@ func (h *hookLog) inTimeOrder(t *testing.T) {
 }
 
 // watchingGate observes the completions of the gate it wraps and changes
-// nothing: a point run with it measures what it measures without.
+// nothing: a point run with it measures what it measures without. It
+// says the wrapped gate's Retry-After (t when it cannot: the same as no
+// advice). fates are the fates the model measured (Switches.Fate).
 type watchingGate struct {
 	g limiter.Gate
 	hookLog
+	fates []limiter.Completion
+}
+
+func (w *watchingGate) NextAdmitMS(t float64, c int32) float64 {
+	if a, ok := w.g.(limiter.Advisor); ok {
+		return a.NextAdmitMS(t, c)
+	}
+	return t
+}
+
+// watch makes opt run every point's gate behind a watchingGate, each
+// hearing its point's completions and fates (points run one at a time:
+// opt.Workers 1); it returns the gates made, in order.
+func watch(opt *sweep.Options) *[]*watchingGate {
+	gates := new([]*watchingGate)
+	opt.Simulate.Gate = func(g limiter.Gate, _ limiter.Occupancy) limiter.Gate {
+		w := &watchingGate{g: g}
+		*gates = append(*gates, w)
+		return w
+	}
+	opt.Simulate.Fate = func(f limiter.Completion) {
+		w := (*gates)[len(*gates)-1]
+		w.fates = append(w.fates, f)
+	}
+	return gates
+}
+
+// heardTheFates checks that the gate heard, as completions, exactly the
+// fates the model measured: the same requests, times and outcomes.
+func (w *watchingGate) heardTheFates(t *testing.T, point int) {
+	t.Helper()
+	order := func(a, b limiter.Completion) int {
+		return cmp.Or(cmp.Compare(a.DoneMS, b.DoneMS), cmp.Compare(a.ArrivalMS, b.ArrivalMS), cmp.Compare(a.Client, b.Client), cmp.Compare(a.Outcome, b.Outcome))
+	}
+	heard, fates := slices.Clone(w.heard), slices.Clone(w.fates)
+	for i := range heard {
+		heard[i] = limiter.Completion{Client: heard[i].Client, ArrivalMS: heard[i].ArrivalMS, DoneMS: heard[i].DoneMS, Outcome: heard[i].Outcome}
+	}
+	slices.SortFunc(heard, order)
+	slices.SortFunc(fates, order)
+	if len(heard) != len(fates) {
+		t.Fatalf("point %d: heard %d completions, the model measured %d fates", point, len(heard), len(fates))
+	}
+	for i := range heard {
+		if heard[i] != fates[i] {
+			t.Fatalf("point %d: completion %d heard %+v, the model measured %+v", point, i, heard[i], fates[i])
+		}
+	}
 }
 
 func (w *watchingGate) Offer(t float64, c int32) (float64, bool) {
@@ -199,6 +251,18 @@ func TestObservingChangesNothing(t *testing.T) {
   "workload": {"duration_ms": 3000, "parts": [{"type": "poisson", "rate_rps": 300}, {"type": "poisson", "client": "b", "rate_rps": 100}]},
   "server": {"workers": 2, "service_ms": 8, "deadline_ms": 40},
   "limiters": [{"type": "token-bucket", "rate_rps": 220, "burst": [1, 20]}]}`,
+		"queue-late": `{"version": 1, "seed": 5,
+  "workload": {"duration_ms": 3000, "parts": [{"type": "poisson", "rate_rps": 400}]},
+  "server": {"workers": 2, "service_ms": 8, "deadline_ms": 25, "discipline": "lifo", "door": "tail-drop", "bound": 20, "end": "cut"},
+  "limiters": [{"type": "token-bucket", "rate_rps": 300, "burst": [1, 20]}]}`,
+		"clients-events-late": `{"version": 1, "seed": 5,
+  "workload": {"duration_ms": 3000, "parts": [{"type": "poisson", "rate_rps": 300, "timeout_ms": 60, "retries": 2, "backoff_ms": 20}]},
+  "server": {"workers": 2, "service_ms": 8, "deadline_ms": 25, "discipline": "lifo", "door": "tail-drop", "bound": 10, "cancel_on_timeout": "drop-unstarted", "end": "cut"},
+  "limiters": [{"type": "token-bucket", "rate_rps": 260, "burst": [1, 20]}]}`,
+		"clients-queue-late": `{"version": 1, "seed": 5,
+  "workload": {"duration_ms": 3000, "parts": [{"type": "poisson", "rate_rps": 300, "timeout_ms": 30, "retries": 2, "backoff_ms": 20}]},
+  "server": {"workers": 2, "service_ms": 8, "deadline_ms": 25, "door": "tail-drop", "bound": 10, "cancel_on_timeout": "drop-unstarted", "end": "cut"},
+  "limiters": [{"type": "token-bucket", "rate_rps": 260, "burst": [1, 20]}]}`,
 		"queue": `{"version": 1, "seed": 5,
   "workload": {"duration_ms": 3000, "parts": [{"type": "poisson", "rate_rps": 400}]},
   "server": {"workers": 2, "service_ms": 8, "deadline_ms": 40, "discipline": "lifo", "door": "tail-drop", "bound": 20, "expire": "at-dequeue", "end": "cut"},
@@ -226,13 +290,8 @@ func TestObservingChangesNothing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var gates []*watchingGate
 			opt := sweep.Options{Workers: 1}
-			opt.Simulate.Gate = func(g limiter.Gate, _ limiter.Occupancy) limiter.Gate {
-				w := &watchingGate{g: g}
-				gates = append(gates, w)
-				return w
-			}
+			watched := watch(&opt)
 			got, err := sweep.Run(context.Background(), cfg, opt)
 			if err != nil {
 				t.Fatal(err)
@@ -240,12 +299,14 @@ func TestObservingChangesNothing(t *testing.T) {
 			if a, b := jsonOf(t, want), jsonOf(t, got); !bytes.Equal(a, b) {
 				t.Fatalf("observed, the sweep measures\n%s\nwant\n%s", clipJSON(b), clipJSON(a))
 			}
-			for i, g := range gates {
+			var total [4]int
+			for i, g := range *watched {
 				m := got.Points[i].Metrics
 				if len(g.heard) != m.Admitted || m.Admitted == 0 {
 					t.Fatalf("point %d: heard %d completions of %d admitted", i, len(g.heard), m.Admitted)
 				}
 				g.inTimeOrder(t)
+				g.heardTheFates(t, i)
 				var n [4]int
 				for _, c := range g.heard {
 					n[c.Outcome]++
@@ -265,6 +326,12 @@ func TestObservingChangesNothing(t *testing.T) {
 				if m.Client == nil && m.ShedWait == nil && n[limiter.Late] != m.Late {
 					t.Errorf("point %d: %d late heard, %d measured", i, n[limiter.Late], m.Late)
 				}
+				for k := range n {
+					total[k] += n[k]
+				}
+			}
+			if strings.HasSuffix(name, "-late") && (total[limiter.Late] == 0 || total[limiter.Dropped] == 0) {
+				t.Errorf("%d late, %d dropped heard: the config is meant to give both", total[limiter.Late], total[limiter.Dropped])
 			}
 		})
 	}
@@ -387,6 +454,37 @@ func TestReplicatedGateBehindABalancer(t *testing.T) {
 		_, alone := run(math.Inf(1))
 		if !(alone.Admitted > m.Admitted) {
 			t.Errorf("unsynced instances admitted %d, synced %d: the shared state changed nothing", alone.Admitted, m.Admitted)
+		}
+	}
+}
+
+// nanSyncGate admits everything and names its next sync by next (NaN
+// first, or after its first sync).
+type nanSyncGate struct{ first, next float64 }
+
+func (g *nanSyncGate) Offer(t float64, _ int32) (float64, bool) { return t, true }
+func (g *nanSyncGate) NextSyncMS() float64                      { return g.first }
+func (g *nanSyncGate) Sync(float64)                             { g.first = g.next }
+
+// TestSyncAtNaNIsAnError: a gate whose next sync is NaN, first or after a
+// sync, is an error of the point, not a silent end of its syncs, on the
+// forward pass's model and the client model.
+func TestSyncAtNaNIsAnError(t *testing.T) {
+	t.Parallel()
+	for _, behaviour := range []string{"", `, "timeout_ms": 50`} {
+		cfg, err := document.DecodeConfig([]byte(`{"version": 1, "seed": 9,
+  "workload": {"duration_ms": 1000, "parts": [{"type": "poisson", "rate_rps": 50` + behaviour + `}]},
+  "server": {"workers": 1, "service_ms": 2, "deadline_ms": 100},
+  "limiters": [{"type": "none"}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range []nanSyncGate{{first: math.NaN()}, {first: 100, next: math.NaN()}} {
+			opt := sweep.Options{Workers: 1}
+			opt.Simulate.Gate = func(limiter.Gate, limiter.Occupancy) limiter.Gate { return &g }
+			if _, err := sweep.Run(context.Background(), cfg, opt); err == nil || !strings.Contains(err.Error(), "sync") {
+				t.Errorf("%q, first sync %g then %g: error %v, want one about its sync", behaviour, g.first, g.next, err)
+			}
 		}
 	}
 }

@@ -273,10 +273,28 @@ type pointLoop struct {
 // startHooks finds the hooks of the point's gate (made by pointGateWith)
 // once the heap is ready: the completions it observes, its syncs before
 // endMS.
-func (l *pointLoop) startHooks(gate limiter.Gate, endMS float64) {
+func (l *pointLoop) startHooks(gate limiter.Gate, endMS float64) error {
 	l.hooks = hooksOf(gate)
 	l.done = newCompletions(&l.hooks, l.heap)
-	l.startSyncs(&l.hooks, endMS)
+	return l.startSyncs(&l.hooks, endMS)
+}
+
+// ended checks what must hold when a point's events are all run: the heap
+// is empty, every completion was told to the gate, and (on a queue) every
+// admitted attempt's record was freed.
+func (l *pointLoop) ended() error {
+	if n := l.heap.len(); n > 0 {
+		return fmt.Errorf("%d events left at the end of the point", n) // cannot happen: drain empties the heap
+	}
+	if n := l.done.pending(); n > 0 {
+		return fmt.Errorf("%d completions never told to the gate", n) // cannot happen
+	}
+	if x := l.x; x != nil {
+		if n := len(x.bufs.recs) - len(x.bufs.free); n > 0 {
+			return fmt.Errorf("%d admitted attempts' records never freed", n) // cannot happen
+		}
+	}
+	return nil
 }
 
 // run runs the point's events in the rule's order until none is left (or
@@ -324,6 +342,10 @@ func (l *pointLoop) run(ctx context.Context, batch bool) error {
 		if byEvents || l.drivePicks {
 			// The queue's picks before it (at its time, before a timeout).
 			if p := l.q.NextPickMS(); p < t || p == t && kind == eventTimeout {
+				if !(p >= last) {
+					return fmt.Errorf("a pick at %g ms after an event at %g ms", p, last) // cannot happen: picks are in order
+				}
+				last = p
 				if l.x != nil {
 					l.x.now = p
 				}
@@ -334,6 +356,10 @@ func (l *pointLoop) run(ctx context.Context, batch bool) error {
 		if (byEvents || l.drivePicks) && !l.cut && t >= l.endMS && !math.IsInf(l.endMS, 1) {
 			// The window ends: what still waits is shed at its end,
 			// before any event at or after it.
+			if !(l.endMS >= last) {
+				return fmt.Errorf("the window's end at %g ms after an event at %g ms", l.endMS, last) // cannot happen
+			}
+			last = l.endMS
 			if l.x != nil {
 				l.x.now = l.endMS
 			}
@@ -478,7 +504,10 @@ func simulateLoop(ctx context.Context, cfg *experiments.Config, a *workload.Arri
 	if err := finish(); err != nil {
 		return err
 	}
-	return l.drain()
+	if err := l.drain(); err != nil {
+		return err
+	}
+	return l.ended()
 }
 
 // startQueue readies the queue model's point; finish measures it.
@@ -520,13 +549,16 @@ func (l *pointLoop) startQueue(cfg *experiments.Config, classes []uint8, spec *l
 	r.fair = new(fairWindows)
 	r.fair.start(in, nc, cfg.Metrics.FairnessWindowMS, durationMS)
 	r.gate, r.spec, r.srv, r.horizonMS = gate, spec, srv, horizonMS
+	r.fate = l.sw.fateLog()
 	r.lastRelease = math.Inf(-1)
 	rel := newReleaseTally(in, windowMS, len(a.T) <= experiments.MaxCurveArrivals, len(a.T))
 	r.rel = &rel
 	r.arrivalWindow = metrics.NewWindowCursor(windowMS)
 	l.queue, l.rel, l.heap = r, &rel, new(eventHeap) // no attempt is scheduled: arrivals only
 	l.heap.reset(int64(len(a.T)))
-	l.startHooks(gate, durationMS)
+	if err := l.startHooks(gate, durationMS); err != nil {
+		return nil, err
+	}
 	r.done = l.done
 	if l.done != nil || l.syncer != nil {
 		// The queue's picks by the loop: each completion is known at its
@@ -601,6 +633,7 @@ func (l *pointLoop) startClients(cfg *experiments.Config, spec *limiter.Spec, pa
 
 	rel := newReleaseTally(in, windowMS, len(a.T) <= experiments.MaxCurveArrivals, len(a.T))
 	p := &plainServer{
+		fate:         l.sw.fateLog(),
 		srv:          srv,
 		cancel:       cfg.Server.Option(server.OptCancel) == server.CancelDrop,
 		deadlineMS:   cfg.Server.DeadlineMS,
@@ -610,7 +643,9 @@ func (l *pointLoop) startClients(cfg *experiments.Config, spec *limiter.Spec, pa
 	}
 	l.r, l.plain, l.heap, l.rel = r, p, r.heap, &rel
 	l.windows = metrics.NewWindowCursor(windowMS)
-	l.startHooks(gate, durationMS)
+	if err := l.startHooks(gate, durationMS); err != nil {
+		return nil, err
+	}
 	p.done = l.done
 	return func() error {
 		clientTotals(cfg, r, m, cm, in, clientTally{busyMS: p.busyMS, serverSojournMaxMS: p.serverSojournMax, rel: &rel, users: totalUsers})
@@ -643,7 +678,8 @@ func (l *pointLoop) startClientsQueue(cfg *experiments.Config, classes []uint8, 
 	qr := &queueRun{in: in, s: &s, m: m, variable: !cfg.Server.FixedService(), windowMS: windowMS}
 	classOK := qr.startBufs(in, classes != nil, nclass, windows)
 	x := &queueClients{
-		qr: qr, bufs: in.admitted, in: in, m: m, cm: cm, s: &s,
+		fate: l.sw.fateLog(),
+		qr:   qr, bufs: in.admitted, in: in, m: m, cm: cm, s: &s,
 		lazy:       lazy,
 		cancel:     cfg.Server.Option(server.OptCancel) == server.CancelDrop,
 		expire:     cfg.Server.Option(server.OptExpire) == server.ExpireAtDequeue,
@@ -697,7 +733,9 @@ func (l *pointLoop) startClientsQueue(cfg *experiments.Config, classes []uint8, 
 	l.r, l.x, l.heap, l.rel, l.users, l.classes = r, x, r.heap, &rel, users, classes
 	l.q, l.endMS = q, endMS
 	l.windows = metrics.NewWindowCursor(windowMS)
-	l.startHooks(gate, durationMS)
+	if err := l.startHooks(gate, durationMS); err != nil {
+		return nil, err
+	}
 	x.done = l.done
 	return func() error {
 		q.Finish()
@@ -712,7 +750,7 @@ func (l *pointLoop) startClientsQueue(cfg *experiments.Config, classes []uint8, 
 			return fmt.Errorf("the queue server finished requests out of order") // cannot happen: fixed service
 		}
 		if x.mismatch != "" {
-			return fmt.Errorf("the queue and the client model disagree: %s", x.mismatch) // cannot happen
+			return fmt.Errorf("the queue and the client model disagree %d times, first: %s", x.mismatches, x.mismatch) // cannot happen
 		}
 
 		clientTotals(cfg, r, m, cm, in, clientTally{busyMS: x.busyMS, serverSojournMaxMS: x.serverSojournMax, rel: &rel, users: totalUsers})
@@ -744,10 +782,19 @@ type plainServer struct {
 	deadlineMS   float64
 	in           *Instruments
 	rel          *releaseTally
-	finishWindow metrics.WindowCursor // the series window of the finishes
-	done         *completions         // nil: the gate does not observe
+	finishWindow metrics.WindowCursor     // the series window of the finishes
+	done         *completions             // nil: the gate does not observe
+	fate         func(limiter.Completion) // a test's fate log (Switches.Fate)
 
 	busyMS, serverSojournMax, endToEndMax float64
+}
+
+// noteFate tells a test's fate log (Switches.Fate) the fate of client's
+// request that reached the gate at arrivalMS.
+func noteFate(fate func(limiter.Completion), client int32, arrivalMS, doneMS float64, out limiter.Outcome) {
+	if fate != nil {
+		fate(limiter.Completion{Client: client, ArrivalMS: arrivalMS, DoneMS: doneMS, Outcome: out})
+	}
 }
 
 // serve takes admitted attempt at, released at release, its client giving
@@ -764,6 +811,7 @@ func (p *plainServer) serve(r *clientRun, at *attempt, release, abandonAt float6
 		if p.done != nil {
 			p.done.add(at.c, t, abandonAt, limiter.TimedOut)
 		}
+		noteFate(p.fate, at.c, t, abandonAt, limiter.TimedOut)
 		r.retry(at, abandonAt, abandonAt)
 		return
 	}
@@ -791,12 +839,14 @@ func (p *plainServer) serve(r *clientRun, at *attempt, release, abandonAt float6
 		m.Late++
 		cm.Abandoned++
 		cm.WastedWorkMS += at.svc
+		noteFate(p.fate, at.c, t, finish, limiter.TimedOut)
 		r.retry(at, abandonAt, abandonAt)
 	case sojourn <= p.deadlineMS:
 		if fl.throttles {
 			r.thrAcc[r.throttleSlot(at.c)]++
 		}
 		m.OnTime++
+		noteFate(p.fate, at.c, t, finish, limiter.OnTime)
 		fw := int(p.finishWindow.Index(finish))
 		for fw >= len(s.Goodput) {
 			s.Goodput = append(s.Goodput, 0)
@@ -808,6 +858,7 @@ func (p *plainServer) serve(r *clientRun, at *attempt, release, abandonAt float6
 			r.thrAcc[r.throttleSlot(at.c)]++
 		}
 		m.Late++
+		noteFate(p.fate, at.c, t, finish, limiter.Late)
 		r.end(at, finish)
 	}
 }

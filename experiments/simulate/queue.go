@@ -55,8 +55,9 @@ type queueRun struct {
 	clients       []experiments.ClientResult
 	fair          *fairWindows
 	rel           *releaseTally
-	arrivalWindow metrics.WindowCursor // the series window of the arrivals, which come in order
-	done          *completions         // nil: the gate does not observe
+	arrivalWindow metrics.WindowCursor     // the series window of the arrivals, which come in order
+	done          *completions             // nil: the gate does not observe
+	fate          func(limiter.Completion) // a test's fate log (Switches.Fate)
 }
 
 // startBufs readies the worker's queue-model instruments for a point and,
@@ -92,25 +93,22 @@ func (r *queueRun) scored(id int32) bool { return r.a.T[id] <= r.scoreEnd }
 func (r *queueRun) Served(id int32, release, start, finish float64) {
 	t := r.a.T[id]
 	r.finishAt(t, finish)
-	if r.done != nil {
-		svc := r.serviceMS
-		if r.a.ServiceMS != nil {
-			svc = r.a.ServiceMS[id]
-		}
-		r.done.add(r.a.Client[id], t, finish, outcome(max(svc, metrics.RoundHalfUp(finish-t)) <= r.deadlineMS))
+	svc := r.serviceMS
+	if r.a.ServiceMS != nil {
+		svc = r.a.ServiceMS[id]
+	}
+	sojourn := max(svc, metrics.RoundHalfUp(finish-t))
+	onTime := sojourn <= r.deadlineMS
+	r.done.add(r.a.Client[id], t, finish, outcome(onTime))
+	if r.fate != nil {
+		r.fate(limiter.Completion{Client: r.a.Client[id], ArrivalMS: r.a.T[id], DoneMS: finish, Outcome: outcome(sojourn <= r.deadlineMS)})
 	}
 	if !r.scored(id) {
 		return
 	}
 	r.served++
 	r.in.wait.Record(start - release)
-	svc := r.serviceMS
-	if r.a.ServiceMS != nil {
-		svc = r.a.ServiceMS[id]
-	}
-	sojourn := max(svc, metrics.RoundHalfUp(finish-t))
 	r.in.sojourn.Record(sojourn)
-	onTime := sojourn <= r.deadlineMS
 	if onTime {
 		r.m.OnTime++
 	} else {
@@ -132,8 +130,9 @@ func (r *queueRun) Served(id int32, release, start, finish float64) {
 
 // Shed measures a request the server shed at at.
 func (r *queueRun) Shed(id int32, at float64, _ server.Why) {
-	if r.done != nil {
-		r.done.add(r.a.Client[id], r.a.T[id], at, limiter.Dropped)
+	r.done.add(r.a.Client[id], r.a.T[id], at, limiter.Dropped)
+	if r.fate != nil {
+		r.fate(limiter.Completion{Client: r.a.Client[id], ArrivalMS: r.a.T[id], DoneMS: at, Outcome: limiter.Dropped})
 	}
 	if !r.scored(id) {
 		return

@@ -30,6 +30,19 @@ type Switches struct {
 	// Gate, when set, stands for each point's gate made for occ (a toy
 	// gate of a test, hooks_test.go).
 	Gate func(g limiter.Gate, occ limiter.Occupancy) limiter.Gate
+	// Fate, when set, hears each admitted request's fate as the model
+	// measures it (the branch that counts it on time, late, timed out or
+	// shed, with the times it measures by): what a gate that observes
+	// must hear as its completions (hooks_test.go compares them).
+	Fate func(f limiter.Completion)
+}
+
+// fateLog is the switches' Fate (nil: none, or no switches).
+func (sw *Switches) fateLog() func(limiter.Completion) {
+	if sw == nil {
+		return nil
+	}
+	return sw.Fate
 }
 
 // ModelSwitch makes points run by another model that must measure the same.
@@ -183,9 +196,10 @@ type ForwardPass struct {
 	serverSojournMax, gateMax, endToEndMax float64
 	rel                                    releaseTally
 
-	hooks gateHooks    // the gate's (hooks.go)
-	loop  *pointLoop   // a gate with hooks: the arrivals run in the event loop (modelPlain)
-	done  *completions // nil: the gate does not observe
+	hooks gateHooks                // the gate's (hooks.go)
+	loop  *pointLoop               // a gate with hooks: the arrivals run in the event loop (modelPlain)
+	done  *completions             // nil: the gate does not observe
+	fate  func(limiter.Completion) // a test's fate log (Switches.Fate)
 }
 
 // releaseError is the error of a gate that released at release, after
@@ -323,13 +337,15 @@ func newFwd(ctx context.Context, cfg *experiments.Config, clients []workload.Cli
 	if err != nil {
 		return nil, err
 	}
-	f.gate = gate
+	f.gate, f.fate = gate, sw.fateLog()
 	in.startPoint(cfg)
 	if f.hooks = hooksOf(gate); f.hooks.loop() || sw != nil && sw.Model == SwitchForwardInLoop {
 		l := &pointLoop{model: modelPlain, forwardPass: f, heap: new(eventHeap)}
 		l.a = &l.batch
 		l.done = newCompletions(&f.hooks, l.heap)
-		l.startSyncs(&f.hooks, cfg.Workload.DurationMS)
+		if err := l.startSyncs(&f.hooks, cfg.Workload.DurationMS); err != nil {
+			return nil, err
+		}
 		f.loop, f.done = l, l.done
 	}
 
@@ -408,6 +424,9 @@ func (f *ForwardPass) forward(ts []float64, cs []int32) error {
 		} else {
 			f.m.Late++
 		}
+		if f.fate != nil {
+			f.fate(limiter.Completion{Client: c, ArrivalMS: t, DoneMS: finish, Outcome: outcome(sojourn <= f.deadlineMS)})
+		}
 		if done != nil {
 			done.add(c, t, finish, outcome(onTime))
 		}
@@ -428,6 +447,9 @@ func (f *ForwardPass) finish() error {
 		}
 		if f.loop.heap.err != nil {
 			return f.loop.heap.err
+		}
+		if err := f.loop.ended(); err != nil {
+			return err
 		}
 	}
 	in, s, m, cfg := f.in, &f.s, &f.m, f.cfg
