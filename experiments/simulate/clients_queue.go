@@ -104,8 +104,10 @@ type admitted struct {
 	pos       int64   // its place in the queue (LastPos), while it waits
 	state     uint8
 	expect    uint8
-	gaveUp    bool // its client gave up on it
-	timer     bool // its timeout event is pending
+	release   float64 // when the gate released it (by events: its release event)
+	instance  int32   // the instance that admitted it (a replicated gate)
+	gaveUp    bool    // its client gave up on it
+	timer     bool    // its timeout event is pending
 }
 
 // queueClients is one point of the client model on a queue; it is the
@@ -136,8 +138,9 @@ type queueClients struct {
 	offering         int32                    // the attempt being offered at admission (decided mode)
 	done             *completions             // nil: the gate does not observe
 	fate             func(limiter.Completion) // a test's fate log (Switches.Fate)
-	mismatch         string                   // the first disagreement of the queue with the decisions at admission
-	mismatches       int                      // how many
+	hooks            *gateHooks
+	mismatch         string // the first disagreement of the queue with the decisions at admission
+	mismatches       int    // how many
 }
 
 func (x *queueClients) newRec(a *attempt) int32 {
@@ -167,7 +170,7 @@ func (x *queueClients) accept(b *workload.Behaviour, a *attempt) {
 // served measures attempt a, released at release and served from start
 // to finish, and reacts as its client does; gaveUp: its client had given
 // up already.
-func (x *queueClients) served(a *attempt, release, start, finish, abandonAt float64, gaveUp bool) {
+func (x *queueClients) served(a *attempt, inst int32, release, start, finish, abandonAt float64, gaveUp bool) {
 	r, m, cm := x.r, x.m, x.cm
 	b, fl := &r.behs[a.part], r.flags[a.part]
 	t := a.t
@@ -189,23 +192,23 @@ func (x *queueClients) served(a *attempt, release, start, finish, abandonAt floa
 		if gaveUp || fl.timeout && sojourn > b.TimeoutMS {
 			out = limiter.TimedOut
 		}
-		x.done.add(a.c, t, finish, out)
+		x.done.add(completionOf(a, inst, release, finish, out))
 	}
 	switch {
 	case gaveUp:
 		m.Late++
 		cm.WastedWorkMS += a.svc
-		noteFate(x.fate, a.c, t, finish, limiter.TimedOut)
+		noteFate(x.fate, a, inst, release, finish, limiter.TimedOut)
 	case fl.timeout && sojourn > b.TimeoutMS:
 		m.Late++
 		cm.Abandoned++
 		cm.WastedWorkMS += a.svc
-		noteFate(x.fate, a.c, t, finish, limiter.TimedOut)
+		noteFate(x.fate, a, inst, release, finish, limiter.TimedOut)
 		r.retry(a, abandonAt, abandonAt)
 	case sojourn <= x.deadlineMS:
 		x.accept(b, a)
 		m.OnTime++
-		noteFate(x.fate, a.c, t, finish, limiter.OnTime)
+		noteFate(x.fate, a, inst, release, finish, limiter.OnTime)
 		fw := int(metrics.WindowIndex(finish, x.windowMS))
 		for fw >= len(x.s.Goodput) {
 			x.s.Goodput = append(x.s.Goodput, 0)
@@ -219,18 +222,19 @@ func (x *queueClients) served(a *attempt, release, start, finish, abandonAt floa
 	default:
 		x.accept(b, a)
 		m.Late++
-		noteFate(x.fate, a.c, t, finish, limiter.Late)
+		noteFate(x.fate, a, inst, release, finish, limiter.Late)
 		r.end(a, finish)
 	}
 }
 
-// failed reacts to attempt a shed by the server at failAt, its client
-// giving up at abandonAt (decided at admission).
-func (x *queueClients) failed(a *attempt, failAt, abandonAt float64) {
+// failed reacts to attempt a, released at release by instance inst and
+// shed by the server at failAt, its client giving up at abandonAt (decided
+// at admission).
+func (x *queueClients) failed(a *attempt, inst int32, release, failAt, abandonAt float64) {
 	if x.done != nil {
-		x.done.add(a.c, a.t, failAt, limiter.Dropped)
+		x.done.add(completionOf(a, inst, release, failAt, limiter.Dropped))
 	}
-	noteFate(x.fate, a.c, a.t, failAt, limiter.Dropped)
+	noteFate(x.fate, a, inst, release, failAt, limiter.Dropped)
 	if failAt > abandonAt {
 		x.cm.Abandoned++
 		x.r.retry(a, abandonAt, abandonAt)
@@ -262,7 +266,7 @@ func (x *queueClients) Served(id int32, release, start, finish float64) {
 	}
 	rec.state = admittedDone
 	a := rec.a
-	x.served(&a, release, start, finish, rec.abandonAt, rec.gaveUp)
+	x.served(&a, rec.instance, release, start, finish, rec.abandonAt, rec.gaveUp)
 	if rec = &x.bufs.recs[id]; !rec.timer {
 		x.release(id)
 	}
@@ -285,10 +289,10 @@ func (x *queueClients) Shed(id int32, at float64, _ server.Why) {
 	}
 	rec.state = admittedDone
 	if x.done != nil {
-		x.done.add(rec.a.c, rec.a.t, at, limiter.Dropped)
+		x.done.add(completionOf(&rec.a, rec.instance, rec.release, at, limiter.Dropped))
 		rec = &x.bufs.recs[id]
 	}
-	noteFate(x.fate, rec.a.c, rec.a.t, at, limiter.Dropped)
+	noteFate(x.fate, &rec.a, rec.instance, rec.release, at, limiter.Dropped)
 	if !rec.gaveUp {
 		a := rec.a
 		x.r.retry(&a, at, at)
@@ -311,9 +315,9 @@ func (x *queueClients) timeout(id int32, t float64) {
 	if x.cancel {
 		x.cm.Dropped++
 		if x.done != nil {
-			x.done.add(rec.a.c, rec.a.t, t, limiter.TimedOut)
+			x.done.add(completionOf(&rec.a, rec.instance, rec.release, t, limiter.TimedOut))
 		}
-		noteFate(x.fate, rec.a.c, rec.a.t, t, limiter.TimedOut)
+		noteFate(x.fate, &rec.a, rec.instance, rec.release, t, limiter.TimedOut)
 		if rec.state == admittedWaiting {
 			x.q.Drop(rec.pos)
 			rec.state = admittedDone
@@ -370,6 +374,7 @@ func (x *queueClients) admitByEvents(at *attempt, release, abandonAt float64, re
 	id := x.newRec(at)
 	rec := &x.bufs.recs[id]
 	rec.abandonAt, rec.state = abandonAt, admittedGated
+	rec.release, rec.instance = release, x.hooks.instance()
 	rec.timer = fl.timeout
 	// A later release is numbered before the timeout: released at
 	// its client's deadline, it is offered first, and the pick at
@@ -392,15 +397,16 @@ func (x *queueClients) admitByEvents(at *attempt, release, abandonAt float64, re
 func (x *queueClients) admit(at *attempt, release, abandonAt float64, rel *releaseTally) {
 	r, cm, t := x.r, x.cm, at.t
 	fl := r.flags[at.part]
+	inst := x.hooks.instance()
 	r.lastQuery = max(r.lastQuery, release)
 	p := x.shadow.StartAt(release) // the door below leaves the copy as it is
 	if x.cancel && fl.timeout && p > abandonAt {
 		cm.Abandoned++
 		cm.Dropped++
 		if x.done != nil {
-			x.done.add(at.c, t, abandonAt, limiter.TimedOut)
+			x.done.add(completionOf(at, inst, release, abandonAt, limiter.TimedOut))
 		}
-		noteFate(x.fate, at.c, t, abandonAt, limiter.TimedOut)
+		noteFate(x.fate, at, inst, release, abandonAt, limiter.TimedOut)
 		r.retry(at, abandonAt, abandonAt)
 		return
 	}
@@ -410,20 +416,20 @@ func (x *queueClients) admit(at *attempt, release, abandonAt float64, rel *relea
 	x.offering = -1
 	if !entered {
 		x.release(id)
-		x.failed(at, release, abandonAt)
+		x.failed(at, inst, release, release, abandonAt)
 	} else {
 		rec := &x.bufs.recs[id]
 		switch {
 		case !(p < x.endMS):
 			rec.expect, rec.at = expectShed, x.endMS
-			x.failed(at, x.endMS, abandonAt)
+			x.failed(at, inst, release, x.endMS, abandonAt)
 		case x.expire && (p-t)+at.svc > x.deadlineMS:
 			rec.expect, rec.at = expectShed, p
-			x.failed(at, p, abandonAt)
+			x.failed(at, inst, release, p, abandonAt)
 		default:
 			start, finish := x.shadow.ServeFor(release, at.svc)
 			rec.expect, rec.at = expectServed, start
-			x.served(at, release, start, finish, abandonAt, false)
+			x.served(at, inst, release, start, finish, abandonAt, false)
 		}
 	}
 	rel.add(x.s, x.in, release, x.q.InSystem(release))

@@ -25,16 +25,23 @@ import (
 //     events while they fall inside the run.
 
 // routedGate is a replicated gate as the loop offers it: every request
-// through the balancer to one instance, counted.
+// through the balancer to one instance, counted. Each instance's Offered
+// and Admitted count the gate's decisions: every offer it was routed
+// (under client behaviour every attempt, retries included: the point's
+// ClientMetrics.Attempts, not its Arrivals) and every admission, whether
+// or not the point scores the request (under end-minus-deadline scoring
+// the queue model's Metrics.Admitted counts only the scored ones).
 type routedGate struct {
 	r         limiter.Replicated
 	instances []experiments.InstanceMetrics
+	last      int32 // the instance of the last offer
 }
 
 // Offer routes the request at t from client to the instance the balancer
 // chooses, which decides it.
 func (g *routedGate) Offer(t float64, client int32) (float64, bool) {
 	i := g.r.Route(t, client)
+	g.last = int32(i)
 	release, ok := g.r.OfferTo(i, t, client)
 	g.instances[i].Offered++
 	if ok {
@@ -43,8 +50,9 @@ func (g *routedGate) Offer(t float64, client int32) (float64, bool) {
 	return release, ok
 }
 
-// NextAdmitMS is the instance's Retry-After when it can say one; the
-// balancer's route is the one a request at t would take.
+// NextAdmitMS is the replicated gate's own Retry-After when it can say
+// one (an Advisor: it answers for the whole gate, balancer included),
+// else t (no advice).
 func (g *routedGate) NextAdmitMS(t float64, client int32) float64 {
 	if a, ok := g.r.(limiter.Advisor); ok {
 		return a.NextAdmitMS(t, client)
@@ -52,27 +60,100 @@ func (g *routedGate) NextAdmitMS(t float64, client int32) float64 {
 	return t
 }
 
-// gateHooks are the hooks a point's gate has.
+// gateHooks are the hooks a point's gate has, its parts' included
+// (limiter.Composite).
 type gateHooks struct {
 	observer limiter.Observer // nil: the gate learns nothing from completions
 	syncer   limiter.Syncer   // nil: no syncs
 	routed   *routedGate      // nil: one instance
 }
 
-// hooksOf finds gate's hooks (gate as pointGate made it).
+// hooksOf finds gate's hooks (gate as pointGate made it): the gate's own
+// and its parts', a completion told to every part that observes and
+// every part's syncs run.
 func hooksOf(gate limiter.Gate) gateHooks {
 	var h gateHooks
 	inner := gate
 	if rg, ok := gate.(*routedGate); ok {
 		h.routed, inner = rg, rg.r
 	}
-	h.observer, _ = inner.(limiter.Observer)
-	h.syncer, _ = inner.(limiter.Syncer)
+	var obs observers
+	var syn syncers
+	collectHooks(inner, &obs, &syn)
+	switch len(obs) {
+	case 0:
+	case 1:
+		h.observer = obs[0]
+	default:
+		h.observer = obs
+	}
+	switch len(syn) {
+	case 0:
+	case 1:
+		h.syncer = syn[0]
+	default:
+		h.syncer = syn
+	}
 	return h
+}
+
+// collectHooks adds the hooks of g and of its parts, depth first.
+func collectHooks(g limiter.Gate, obs *observers, syn *syncers) {
+	if o, ok := g.(limiter.Observer); ok {
+		*obs = append(*obs, o)
+	}
+	if s, ok := g.(limiter.Syncer); ok {
+		*syn = append(*syn, s)
+	}
+	if c, ok := g.(limiter.Composite); ok {
+		for _, p := range c.Parts() {
+			collectHooks(p, obs, syn)
+		}
+	}
+}
+
+// observers are the parts of a gate that observe: each hears every
+// completion, in order.
+type observers []limiter.Observer
+
+func (o observers) Complete(c limiter.Completion) {
+	for _, x := range o {
+		x.Complete(c)
+	}
+}
+
+// syncers are the parts of a gate that sync: the next sync is the
+// earliest of theirs (NaN if any is), and a sync at t runs every part due
+// at t.
+type syncers []limiter.Syncer
+
+func (s syncers) NextSyncMS() float64 {
+	next := math.Inf(1)
+	for _, x := range s {
+		next = min(next, x.NextSyncMS())
+	}
+	return next
+}
+
+func (s syncers) Sync(t float64) {
+	for _, x := range s {
+		if x.NextSyncMS() <= t {
+			x.Sync(t)
+		}
+	}
 }
 
 // loop is whether the point needs the event loop for its gate.
 func (h *gateHooks) loop() bool { return h.observer != nil || h.syncer != nil }
+
+// instance is the instance that decided the gate's last offer (0: one
+// instance).
+func (h *gateHooks) instance() int32 {
+	if h.routed == nil {
+		return 0
+	}
+	return h.routed.last
+}
 
 // file files the instances' decisions and state (a replicated gate).
 func (h *gateHooks) file(m *experiments.Metrics) {
@@ -103,9 +184,8 @@ func newCompletions(h *gateHooks, heap *eventHeap) *completions {
 	return &completions{heap: heap, observer: h.observer}
 }
 
-// add schedules the completion of client's request that reached the gate
-// at arrivalMS and left at doneMS with outcome.
-func (o *completions) add(client int32, arrivalMS, doneMS float64, outcome limiter.Outcome) {
+// add schedules completion c at its DoneMS (a nil o: nothing).
+func (o *completions) add(c limiter.Completion) {
 	if o == nil {
 		return
 	}
@@ -117,8 +197,8 @@ func (o *completions) add(client int32, arrivalMS, doneMS float64, outcome limit
 		id = int32(len(o.done))
 		o.done = append(o.done, limiter.Completion{})
 	}
-	o.done[id] = limiter.Completion{Client: client, ArrivalMS: arrivalMS, DoneMS: doneMS, Outcome: outcome}
-	o.heap.pushEvent(doneMS, eventComplete, id)
+	o.done[id] = c
+	o.heap.pushEvent(c.DoneMS, eventComplete, id)
 }
 
 // deliver tells the gate completion id, at its time.
@@ -154,14 +234,18 @@ func (l *pointLoop) startSyncs(h *gateHooks, endMS float64) error {
 }
 
 // sync runs the gate's sync at t and schedules its next one before the
-// end of the run.
-func (l *pointLoop) sync(t float64) error {
+// release horizon while the point has other events left: arrivals
+// (listLeft), scheduled events, or the queue's picks (made by the loop).
+// Without them the syncs end: nothing is left for a sync to change.
+func (l *pointLoop) sync(t float64, listLeft bool) error {
 	l.syncer.Sync(t)
 	s := l.syncer.NextSyncMS()
 	if !(s > t) {
 		return fmt.Errorf("the gate's next sync at %g ms is not after its sync at %g ms", s, t)
 	}
-	if s < l.syncEndMS {
+	picks := l.model == modelClientsEvents || l.drivePicks // the loop makes the queue's picks
+	left := listLeft || l.heap.len() > 0 || picks && !math.IsInf(l.q.NextPickMS(), 1)
+	if s < l.syncEndMS && left {
 		l.heap.pushEvent(s, eventSync, 0)
 	}
 	return nil

@@ -27,6 +27,7 @@ type hookLog struct {
 	admittedAt  []float64
 	releasedAt  []float64
 	admittedFor []int32
+	admittedSeq []int64 // the offer's place among the offers
 }
 
 func (h *hookLog) offer(t float64) { h.offers = append(h.offers, t) }
@@ -40,6 +41,7 @@ func (h *hookLog) admitted(t, release float64, c int32) {
 	h.admittedAt = append(h.admittedAt, t)
 	h.releasedAt = append(h.releasedAt, release)
 	h.admittedFor = append(h.admittedFor, c)
+	h.admittedSeq = append(h.admittedSeq, int64(len(h.offers)-1))
 }
 
 // inTimeOrder checks that the completions came in time order, each after
@@ -95,16 +97,14 @@ func watch(opt *sweep.Options) *[]*watchingGate {
 }
 
 // heardTheFates checks that the gate heard, as completions, exactly the
-// fates the model measured: the same requests, times and outcomes.
+// fates the model measured: the same requests (Seq, client, instance),
+// times (arrival, release, done) and outcomes.
 func (w *watchingGate) heardTheFates(t *testing.T, point int) {
 	t.Helper()
 	order := func(a, b limiter.Completion) int {
-		return cmp.Or(cmp.Compare(a.DoneMS, b.DoneMS), cmp.Compare(a.ArrivalMS, b.ArrivalMS), cmp.Compare(a.Client, b.Client), cmp.Compare(a.Outcome, b.Outcome))
+		return cmp.Or(cmp.Compare(a.DoneMS, b.DoneMS), cmp.Compare(a.Seq, b.Seq))
 	}
 	heard, fates := slices.Clone(w.heard), slices.Clone(w.fates)
-	for i := range heard {
-		heard[i] = limiter.Completion{Client: heard[i].Client, ArrivalMS: heard[i].ArrivalMS, DoneMS: heard[i].DoneMS, Outcome: heard[i].Outcome}
-	}
 	slices.SortFunc(heard, order)
 	slices.SortFunc(fates, order)
 	if len(heard) != len(fates) {
@@ -221,7 +221,7 @@ func TestObserverLearnsFromCompletions(t *testing.T) {
 			out = limiter.OnTime
 			onTime++
 		}
-		want[i] = limiter.Completion{Client: g.admittedFor[i], ArrivalMS: a, DoneMS: finish, Outcome: out}
+		want[i] = limiter.Completion{Seq: g.admittedSeq[i], Client: g.admittedFor[i], ArrivalMS: a, ReleaseMS: g.releasedAt[i], DoneMS: finish, Outcome: out}
 	}
 	if !slices.Equal(g.heard, want) {
 		for i := range want {
@@ -396,28 +396,48 @@ func (g *shardedGate) Sync(t float64) {
 	g.nextSync = t + g.syncMS
 }
 
+// observedShards is a shardedGate that observes completions too: each
+// completion's Instance must be the one its client's requests go to.
+type observedShards struct {
+	*shardedGate
+	heard []limiter.Completion
+}
+
+func (g *observedShards) Complete(c limiter.Completion) { g.heard = append(g.heard, c) }
+
 // TestReplicatedGateBehindABalancer: the loop hosts a toy gate of three
 // instances behind a balancer, sharing their counts at a sync every 250
-// ms, on the forward pass's model and the client model: each instance's
-// decisions and state are filed (Metrics.Instances) and add up to the
-// point's, every sync runs at its time between the offers before and
-// after it, and the shared state changes the decisions (without syncs the
+// ms, on every model (the forward pass's, the queue model, the client
+// model on the plain server and on a queue at admission and by events):
+// each instance's decisions and state are filed (Metrics.Instances) and
+// add up to the gate's decisions and to the point's counts of the same
+// thing (Admitted; under client behaviour Offered adds up to the
+// attempts, retries included); every completion names the instance that
+// admitted it; every sync runs at its time between the offers before and
+// after it; and the shared state changes the decisions (without syncs the
 // instances admit more).
 func TestReplicatedGateBehindABalancer(t *testing.T) {
 	t.Parallel()
-	for _, behaviour := range []string{"", `, "timeout_ms": 50, "retries": 1, "backoff_ms": 10`} {
+	retries := `, "timeout_ms": 50, "retries": 1, "backoff_ms": 10`
+	for _, c := range []struct{ name, behaviour, server string }{
+		{"forward", "", ""},
+		{"queue", "", `, "discipline": "lifo"`},
+		{"clients", retries, ""},
+		{"clients-queue", retries, `, "door": "tail-drop", "bound": 50`},
+		{"clients-events", retries, `, "discipline": "lifo"`},
+	} {
 		cfg, err := document.DecodeConfig([]byte(`{"version": 1, "seed": 9,
-  "workload": {"duration_ms": 3000, "parts": [{"type": "clients", "group": "c", "clients": 6, "rate_rps": 50, "arrival": "poisson"` + behaviour + `}]},
-  "server": {"workers": 4, "service_ms": 2, "deadline_ms": 100},
+  "workload": {"duration_ms": 3000, "parts": [{"type": "clients", "group": "c", "clients": 6, "rate_rps": 50, "arrival": "poisson"` + c.behaviour + `}]},
+  "server": {"workers": 4, "service_ms": 2, "deadline_ms": 100` + c.server + `},
   "limiters": [{"type": "none"}]}`))
 		if err != nil {
 			t.Fatal(err)
 		}
-		run := func(syncMS float64) (*shardedGate, experiments.Metrics) {
-			var gates []*shardedGate
+		run := func(syncMS float64) (*observedShards, experiments.Metrics) {
+			var gates []*observedShards
 			opt := sweep.Options{Workers: 1}
 			opt.Simulate.Gate = func(limiter.Gate, limiter.Occupancy) limiter.Gate {
-				g := newShardedGate(3, 60, syncMS)
+				g := &observedShards{shardedGate: newShardedGate(3, 60, syncMS)}
 				gates = append(gates, g)
 				return g
 			}
@@ -429,31 +449,47 @@ func TestReplicatedGateBehindABalancer(t *testing.T) {
 		}
 		g, m := run(250)
 		if len(m.Instances) != 3 {
-			t.Fatalf("%d instances filed, want 3", len(m.Instances))
+			t.Fatalf("%s: %d instances filed, want 3", c.name, len(m.Instances))
 		}
 		offered, admitted := 0, 0
 		for i, in := range m.Instances {
 			offered += in.Offered
 			admitted += in.Admitted
 			if in.State != float64(g.counts[i]) || in.Offered == 0 {
-				t.Errorf("instance %d: %+v, its count %d", i, in, g.counts[i])
+				t.Errorf("%s: instance %d: %+v, its count %d", c.name, i, in, g.counts[i])
 			}
 		}
-		if offered != len(g.offers) || admitted != m.Admitted {
-			t.Errorf("instances offered %d admitted %d; the gate saw %d offers, the point admitted %d", offered, admitted, len(g.offers), m.Admitted)
+		if offered != len(g.offers) || admitted != m.Admitted || admitted != len(g.heard) {
+			t.Errorf("%s: instances offered %d admitted %d; the gate saw %d offers, the point admitted %d, %d completions", c.name, offered, admitted, len(g.offers), m.Admitted, len(g.heard))
 		}
-		if want := []float64{250, 500, 750, 1000, 1250, 1500, 1750, 2000, 2250, 2500, 2750}; !slices.Equal(g.syncs, want) {
-			t.Fatalf("synced at %v, want %v", g.syncs, want)
+		if cm := m.Client; cm != nil && offered != cm.Attempts {
+			t.Errorf("%s: instances offered %d, the point's attempts %d", c.name, offered, cm.Attempts)
+		}
+		if cm := m.Client; cm == nil && offered != m.Arrivals {
+			t.Errorf("%s: instances offered %d, the point's arrivals %d", c.name, offered, m.Arrivals)
+		}
+		for _, d := range g.heard {
+			if int(d.Instance) != g.Route(0, d.Client) {
+				t.Fatalf("%s: %+v: client %d's requests go to instance %d", c.name, d, d.Client, g.Route(0, d.Client))
+			}
+		}
+		// Syncs go on past the run's 3000 ms while events are left (here
+		// the completions of the last requests).
+		if len(g.syncs) < 12 || g.syncs[len(g.syncs)-1] > 3250 {
+			t.Fatalf("%s: synced at %v, want every 250 ms to 3000 or 3250", c.name, g.syncs)
 		}
 		for k, s := range g.syncs {
+			if s != float64(250*(k+1)) {
+				t.Fatalf("%s: synced at %v, want every 250 ms", c.name, g.syncs)
+			}
 			j := g.syncedBefore[k]
 			if j > 0 && g.offers[j-1] > s || j < len(g.offers) && g.offers[j] < s {
-				t.Fatalf("the sync at %g ran between offers %d and %d", s, j-1, j)
+				t.Fatalf("%s: the sync at %g ran between offers %d and %d", c.name, s, j-1, j)
 			}
 		}
 		_, alone := run(math.Inf(1))
 		if !(alone.Admitted > m.Admitted) {
-			t.Errorf("unsynced instances admitted %d, synced %d: the shared state changed nothing", alone.Admitted, m.Admitted)
+			t.Errorf("%s: unsynced instances admitted %d, synced %d: the shared state changed nothing", c.name, alone.Admitted, m.Admitted)
 		}
 	}
 }

@@ -272,7 +272,7 @@ type pointLoop struct {
 
 // startHooks finds the hooks of the point's gate (made by pointGateWith)
 // once the heap is ready: the completions it observes, its syncs before
-// endMS.
+// endMS (the release horizon).
 func (l *pointLoop) startHooks(gate limiter.Gate, endMS float64) error {
 	l.hooks = hooksOf(gate)
 	l.done = newCompletions(&l.hooks, l.heap)
@@ -382,7 +382,7 @@ func (l *pointLoop) run(ctx context.Context, batch bool) error {
 			e := h.pop()
 			if kind == eventComplete {
 				l.done.deliver(e.id())
-			} else if err := l.sync(t); err != nil {
+			} else if err := l.sync(t, next < len(a.T)); err != nil {
 				return err
 			}
 			continue
@@ -459,7 +459,7 @@ func (l *pointLoop) drain() error {
 		case eventComplete:
 			l.done.deliver(e.id())
 		case eventSync:
-			if err := l.sync(t); err != nil {
+			if err := l.sync(t, false); err != nil {
 				return err
 			}
 		}
@@ -556,10 +556,13 @@ func (l *pointLoop) startQueue(cfg *experiments.Config, classes []uint8, spec *l
 	r.arrivalWindow = metrics.NewWindowCursor(windowMS)
 	l.queue, l.rel, l.heap = r, &rel, new(eventHeap) // no attempt is scheduled: arrivals only
 	l.heap.reset(int64(len(a.T)))
-	if err := l.startHooks(gate, durationMS); err != nil {
+	if err := l.startHooks(gate, horizonMS); err != nil {
 		return nil, err
 	}
-	r.done = l.done
+	r.done, r.hooks = l.done, &l.hooks
+	if l.done != nil || r.fate != nil {
+		r.admittedAt = make([]admission, len(a.T))
+	}
 	if l.done != nil || l.syncer != nil {
 		// The queue's picks by the loop: each completion is known at its
 		// pick, before the events after it.
@@ -629,7 +632,8 @@ func (l *pointLoop) startClients(cfg *experiments.Config, spec *limiter.Spec, pa
 	fair := new(fairWindows)
 	fair.start(in, nc, cfg.Metrics.FairnessWindowMS, durationMS)
 	m, cm := new(experiments.Metrics), new(experiments.ClientMetrics)
-	r.startGate(gate, srv, spec, releaseHorizonMS(cfg, spec, params), in, m, cm, &s, clients, fair)
+	horizonMS := releaseHorizonMS(cfg, spec, params)
+	r.startGate(gate, srv, spec, horizonMS, in, m, cm, &s, clients, fair)
 
 	rel := newReleaseTally(in, windowMS, len(a.T) <= experiments.MaxCurveArrivals, len(a.T))
 	p := &plainServer{
@@ -643,10 +647,10 @@ func (l *pointLoop) startClients(cfg *experiments.Config, spec *limiter.Spec, pa
 	}
 	l.r, l.plain, l.heap, l.rel = r, p, r.heap, &rel
 	l.windows = metrics.NewWindowCursor(windowMS)
-	if err := l.startHooks(gate, durationMS); err != nil {
+	if err := l.startHooks(gate, horizonMS); err != nil {
 		return nil, err
 	}
-	p.done = l.done
+	p.done, p.hooks = l.done, &l.hooks
 	return func() error {
 		clientTotals(cfg, r, m, cm, in, clientTally{busyMS: p.busyMS, serverSojournMaxMS: p.serverSojournMax, rel: &rel, users: totalUsers})
 		m.Recovery = measureGoodputRecovery(cfg, &s, windowMS)
@@ -733,10 +737,10 @@ func (l *pointLoop) startClientsQueue(cfg *experiments.Config, classes []uint8, 
 	l.r, l.x, l.heap, l.rel, l.users, l.classes = r, x, r.heap, &rel, users, classes
 	l.q, l.endMS = q, endMS
 	l.windows = metrics.NewWindowCursor(windowMS)
-	if err := l.startHooks(gate, durationMS); err != nil {
+	if err := l.startHooks(gate, horizonMS); err != nil {
 		return nil, err
 	}
-	x.done = l.done
+	x.done, x.hooks = l.done, &l.hooks
 	return func() error {
 		q.Finish()
 		if err := r.heap.err; err != nil {
@@ -785,16 +789,23 @@ type plainServer struct {
 	finishWindow metrics.WindowCursor     // the series window of the finishes
 	done         *completions             // nil: the gate does not observe
 	fate         func(limiter.Completion) // a test's fate log (Switches.Fate)
+	hooks        *gateHooks
 
 	busyMS, serverSojournMax, endToEndMax float64
 }
 
-// noteFate tells a test's fate log (Switches.Fate) the fate of client's
-// request that reached the gate at arrivalMS.
-func noteFate(fate func(limiter.Completion), client int32, arrivalMS, doneMS float64, out limiter.Outcome) {
+// noteFate tells a test's fate log (Switches.Fate) the fate of attempt
+// at, released at releaseMS by instance inst, done at doneMS.
+func noteFate(fate func(limiter.Completion), at *attempt, inst int32, releaseMS, doneMS float64, out limiter.Outcome) {
 	if fate != nil {
-		fate(limiter.Completion{Client: client, ArrivalMS: arrivalMS, DoneMS: doneMS, Outcome: out})
+		fate(completionOf(at, inst, releaseMS, doneMS, out))
 	}
+}
+
+// completionOf is the completion of attempt at, released at releaseMS by
+// instance inst, done at doneMS with out.
+func completionOf(at *attempt, inst int32, releaseMS, doneMS float64, out limiter.Outcome) limiter.Completion {
+	return limiter.Completion{Seq: at.seq, Client: at.c, Instance: inst, ArrivalMS: at.t, ReleaseMS: releaseMS, DoneMS: doneMS, Outcome: out}
 }
 
 // serve takes admitted attempt at, released at release, its client giving
@@ -804,14 +815,15 @@ func (p *plainServer) serve(r *clientRun, at *attempt, release, abandonAt float6
 	t := at.t
 	b, fl := &r.behs[at.part], r.flags[at.part]
 	m, cm, s, in := r.m, r.cm, r.s, p.in
+	inst := p.hooks.instance()
 	r.lastQuery = max(r.lastQuery, release)
 	if p.cancel && fl.timeout && p.srv.StartAt(release) > abandonAt {
 		cm.Abandoned++
 		cm.Dropped++
 		if p.done != nil {
-			p.done.add(at.c, t, abandonAt, limiter.TimedOut)
+			p.done.add(completionOf(at, inst, release, abandonAt, limiter.TimedOut))
 		}
-		noteFate(p.fate, at.c, t, abandonAt, limiter.TimedOut)
+		noteFate(p.fate, at, inst, release, abandonAt, limiter.TimedOut)
 		r.retry(at, abandonAt, abandonAt)
 		return
 	}
@@ -832,21 +844,21 @@ func (p *plainServer) serve(r *clientRun, at *attempt, release, abandonAt float6
 		if fl.timeout && sojourn > b.TimeoutMS {
 			out = limiter.TimedOut
 		}
-		p.done.add(at.c, t, finish, out)
+		p.done.add(completionOf(at, inst, release, finish, out))
 	}
 	switch {
 	case fl.timeout && sojourn > b.TimeoutMS:
 		m.Late++
 		cm.Abandoned++
 		cm.WastedWorkMS += at.svc
-		noteFate(p.fate, at.c, t, finish, limiter.TimedOut)
+		noteFate(p.fate, at, inst, release, finish, limiter.TimedOut)
 		r.retry(at, abandonAt, abandonAt)
 	case sojourn <= p.deadlineMS:
 		if fl.throttles {
 			r.thrAcc[r.throttleSlot(at.c)]++
 		}
 		m.OnTime++
-		noteFate(p.fate, at.c, t, finish, limiter.OnTime)
+		noteFate(p.fate, at, inst, release, finish, limiter.OnTime)
 		fw := int(p.finishWindow.Index(finish))
 		for fw >= len(s.Goodput) {
 			s.Goodput = append(s.Goodput, 0)
@@ -858,7 +870,7 @@ func (p *plainServer) serve(r *clientRun, at *attempt, release, abandonAt float6
 			r.thrAcc[r.throttleSlot(at.c)]++
 		}
 		m.Late++
-		noteFate(p.fate, at.c, t, finish, limiter.Late)
+		noteFate(p.fate, at, inst, release, finish, limiter.Late)
 		r.end(at, finish)
 	}
 }

@@ -58,6 +58,8 @@ type queueRun struct {
 	arrivalWindow metrics.WindowCursor     // the series window of the arrivals, which come in order
 	done          *completions             // nil: the gate does not observe
 	fate          func(limiter.Completion) // a test's fate log (Switches.Fate)
+	hooks         *gateHooks
+	admittedAt    []admission // with done or a fate log: each arrival's release and instance, by its index
 }
 
 // startBufs readies the worker's queue-model instruments for a point and,
@@ -99,9 +101,11 @@ func (r *queueRun) Served(id int32, release, start, finish float64) {
 	}
 	sojourn := max(svc, metrics.RoundHalfUp(finish-t))
 	onTime := sojourn <= r.deadlineMS
-	r.done.add(r.a.Client[id], t, finish, outcome(onTime))
+	if r.done != nil {
+		r.done.add(r.completion(id, finish, outcome(onTime)))
+	}
 	if r.fate != nil {
-		r.fate(limiter.Completion{Client: r.a.Client[id], ArrivalMS: r.a.T[id], DoneMS: finish, Outcome: outcome(sojourn <= r.deadlineMS)})
+		r.fate(limiter.Completion{Seq: int64(id), Client: r.a.Client[id], Instance: r.admittedAt[id].instance, ArrivalMS: r.a.T[id], ReleaseMS: release, DoneMS: finish, Outcome: outcome(sojourn <= r.deadlineMS)})
 	}
 	if !r.scored(id) {
 		return
@@ -130,15 +134,31 @@ func (r *queueRun) Served(id int32, release, start, finish float64) {
 
 // Shed measures a request the server shed at at.
 func (r *queueRun) Shed(id int32, at float64, _ server.Why) {
-	r.done.add(r.a.Client[id], r.a.T[id], at, limiter.Dropped)
+	if r.done != nil {
+		r.done.add(r.completion(id, at, limiter.Dropped))
+	}
 	if r.fate != nil {
-		r.fate(limiter.Completion{Client: r.a.Client[id], ArrivalMS: r.a.T[id], DoneMS: at, Outcome: limiter.Dropped})
+		r.fate(limiter.Completion{Seq: int64(id), Client: r.a.Client[id], Instance: r.admittedAt[id].instance, ArrivalMS: r.a.T[id], ReleaseMS: r.admittedAt[id].releaseMS, DoneMS: at, Outcome: limiter.Dropped})
 	}
 	if !r.scored(id) {
 		return
 	}
 	r.shed++
 	r.bufs.shedWait.Record(float64(metrics.ClampMS(at - r.a.T[id])))
+}
+
+// admission is what the gate decided of an admitted request: its release
+// and (a replicated gate) its instance.
+type admission struct {
+	releaseMS float64
+	instance  int32
+}
+
+// completion is arrival id's completion at doneMS with out (a gate that
+// observes).
+func (r *queueRun) completion(id int32, doneMS float64, out limiter.Outcome) limiter.Completion {
+	return limiter.Completion{Seq: int64(id), Client: r.a.Client[id], Instance: r.admittedAt[id].instance,
+		ArrivalMS: r.a.T[id], ReleaseMS: r.admittedAt[id].releaseMS, DoneMS: doneMS, Outcome: out}
 }
 
 // finishAt buffers a served request that arrived at t and finished at
@@ -224,6 +244,9 @@ func (r *queueRun) arrive(i int) error {
 		return releaseError(r.spec, release, r.lastRelease, r.durationMS)
 	}
 	r.lastRelease = release
+	if r.admittedAt != nil {
+		r.admittedAt[i] = admission{releaseMS: release, instance: r.hooks.instance()}
+	}
 	if scored {
 		r.clients[c].Admitted++
 		in.gate.Record(release - t)

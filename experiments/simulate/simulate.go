@@ -343,7 +343,7 @@ func newFwd(ctx context.Context, cfg *experiments.Config, clients []workload.Cli
 		l := &pointLoop{model: modelPlain, forwardPass: f, heap: new(eventHeap)}
 		l.a = &l.batch
 		l.done = newCompletions(&f.hooks, l.heap)
-		if err := l.startSyncs(&f.hooks, cfg.Workload.DurationMS); err != nil {
+		if err := l.startSyncs(&f.hooks, releaseHorizonMS(cfg, spec, params)); err != nil {
 			return nil, err
 		}
 		f.loop, f.done = l, l.done
@@ -425,10 +425,10 @@ func (f *ForwardPass) forward(ts []float64, cs []int32) error {
 			f.m.Late++
 		}
 		if f.fate != nil {
-			f.fate(limiter.Completion{Client: c, ArrivalMS: t, DoneMS: finish, Outcome: outcome(sojourn <= f.deadlineMS)})
+			f.fate(limiter.Completion{Seq: int64(f.n + i), Client: c, Instance: f.hooks.instance(), ArrivalMS: t, ReleaseMS: release, DoneMS: finish, Outcome: outcome(sojourn <= f.deadlineMS)})
 		}
 		if done != nil {
-			done.add(c, t, finish, outcome(onTime))
+			done.add(limiter.Completion{Seq: int64(f.n + i), Client: c, Instance: f.hooks.instance(), ArrivalMS: t, ReleaseMS: release, DoneMS: finish, Outcome: outcome(onTime)})
 		}
 		if d := finish - release; d > f.serverSojournMax {
 			f.serverSojournMax = d

@@ -15,13 +15,14 @@ import (
 // tieGate is a scripted gate that writes down, in order, every call the
 // loop makes of it: each offer, each completion it observes and each sync.
 // It rejects the clients in reject, delays the release of the clients in
-// delayMS, and syncs every syncMS (0: never).
+// delayMS, and syncs every syncMS (0: never) until syncUntilMS.
 type tieGate struct {
-	reject  map[int32]bool
-	delayMS map[int32]float64
-	syncMS  float64
-	next    float64
-	log     []string
+	reject      map[int32]bool
+	delayMS     map[int32]float64
+	syncMS      float64
+	syncUntilMS float64
+	next        float64
+	log         []string
 }
 
 func (g *tieGate) Offer(t float64, c int32) (float64, bool) {
@@ -37,7 +38,7 @@ func (g *tieGate) Complete(c limiter.Completion) {
 }
 
 func (g *tieGate) NextSyncMS() float64 {
-	if g.syncMS == 0 {
+	if g.syncMS == 0 || g.next > g.syncUntilMS {
 		return math.Inf(1)
 	}
 	return g.next
@@ -91,31 +92,31 @@ func TestTieRule(t *testing.T) {
 		name: "forward: arrival before completion and sync",
 		doc: `"workload": {"duration_ms": 30, "parts": [` + fmt.Sprintf(paced, "") + `]},
 		  "server": {"workers": 1, "service_ms": 10, "deadline_ms": 100}`,
-		gate: tieGate{syncMS: 10},
+		gate: tieGate{syncMS: 10, syncUntilMS: 20},
 		want: arrivalsBeforeHooks(false),
 	}, {
 		name: "queue: arrival before completion and sync",
 		doc: `"workload": {"duration_ms": 30, "parts": [` + fmt.Sprintf(paced, "") + `]},
 		  "server": {"workers": 1, "service_ms": 10, "deadline_ms": 100, "discipline": "lifo"}`,
-		gate: tieGate{syncMS: 10},
+		gate: tieGate{syncMS: 10, syncUntilMS: 20},
 		want: arrivalsBeforeHooks(true),
 	}, {
 		name: "clients: arrival before completion and sync",
 		doc: `"workload": {"duration_ms": 30, "parts": [` + fmt.Sprintf(paced, `, "timeout_ms": 1000`) + `]},
 		  "server": {"workers": 1, "service_ms": 10, "deadline_ms": 100}`,
-		gate: tieGate{syncMS: 10},
+		gate: tieGate{syncMS: 10, syncUntilMS: 20},
 		want: arrivalsBeforeHooks(false),
 	}, {
 		name: "clients on a queue at admission: arrival before completion and sync",
 		doc: `"workload": {"duration_ms": 30, "parts": [` + fmt.Sprintf(paced, `, "timeout_ms": 1000`) + `]},
 		  "server": {"workers": 1, "service_ms": 10, "deadline_ms": 100, "door": "tail-drop", "bound": 100}`,
-		gate: tieGate{syncMS: 10},
+		gate: tieGate{syncMS: 10, syncUntilMS: 20},
 		want: arrivalsBeforeHooks(false),
 	}, {
 		name: "clients on a queue by events: arrival before completion and sync",
 		doc: `"workload": {"duration_ms": 30, "parts": [` + fmt.Sprintf(paced, `, "timeout_ms": 1000`) + `]},
 		  "server": {"workers": 1, "service_ms": 10, "deadline_ms": 100, "discipline": "lifo"}`,
-		gate: tieGate{syncMS: 10},
+		gate: tieGate{syncMS: 10, syncUntilMS: 20},
 		want: arrivalsBeforeHooks(true),
 	}, {
 		// a is served 0-10; d waits from 2; c, at 5, is released at 10,
