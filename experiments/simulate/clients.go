@@ -121,7 +121,7 @@ type clientRun struct {
 
 	// Closed-loop requests in flight: the ends of those that started, a
 	// min-heap; a request is in flight from its first attempt to its end.
-	userEnds                        []float64
+	userEnds                        endTimes
 	usersInFlight, usersInFlightMax int
 
 	// The gate side of the point (atGate), which both servers share.
@@ -248,48 +248,16 @@ func (r *clientRun) atGate(at *attempt, wi int) (release, abandonAt float64, ok 
 	return release, abandonAt, true, nil
 }
 
-// userStarts counts a closed-loop request starting at t in flight.
+// userStarts counts a closed-loop request starting at t in flight, after
+// those that ended at or before t.
 func (r *clientRun) userStarts(t float64) {
-	for len(r.userEnds) > 0 && r.userEnds[0] <= t {
-		h := r.userEnds
-		last := len(h) - 1
-		h[0] = h[last]
-		h = h[:last]
-		for i := 0; ; {
-			l := 2*i + 1
-			if l >= len(h) {
-				break
-			}
-			m := l
-			if l+1 < len(h) && h[l+1] < h[l] {
-				m = l + 1
-			}
-			if !(h[m] < h[i]) {
-				break
-			}
-			h[i], h[m] = h[m], h[i]
-			i = m
-		}
-		r.userEnds = h
-		r.usersInFlight--
-	}
+	r.usersInFlight -= r.userEnds.popThrough(t)
 	r.usersInFlight++
 	r.usersInFlightMax = max(r.usersInFlightMax, r.usersInFlight)
 }
 
-// userEnds records the end of a closed-loop request.
-func (r *clientRun) userEnded(at float64) {
-	r.userEnds = append(r.userEnds, at)
-	h := r.userEnds
-	for i := len(h) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !(h[i] < h[p]) {
-			break
-		}
-		h[i], h[p] = h[p], h[i]
-		i = p
-	}
-}
+// userEnded records the end of a closed-loop request at at.
+func (r *clientRun) userEnded(at float64) { r.userEnds.push(at) }
 
 // scheduleUser schedules a closed-loop user's request from client c of
 // part p at t.

@@ -176,12 +176,14 @@ type completions struct {
 }
 
 // newCompletions is the completions of a gate with hooks h on heap (nil
-// when the gate does not observe).
-func newCompletions(h *gateHooks, heap *eventHeap) *completions {
+// when the gate does not observe), in buf (a worker's, kept across
+// points).
+func newCompletions(h *gateHooks, heap *eventHeap, buf *completions) *completions {
 	if h.observer == nil {
 		return nil
 	}
-	return &completions{heap: heap, observer: h.observer}
+	*buf = completions{heap: heap, observer: h.observer, done: buf.done[:0], free: buf.free[:0]}
+	return buf
 }
 
 // add schedules completion c at its DoneMS (a nil o: nothing).

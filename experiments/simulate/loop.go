@@ -161,9 +161,16 @@ func (q *eventHeap) schedule(t float64, kind eventKind, id int32) bool {
 	var err error
 	switch {
 	case id >= 1<<eventIDBits:
-		err = fmt.Errorf("more than %d attempts wait at once", 1<<eventIDBits)
+		what := "attempts wait"
+		switch kind {
+		case eventRelease, eventTimeout:
+			what = "admitted attempts are held"
+		case eventComplete:
+			what = "completions wait to be told"
+		}
+		err = fmt.Errorf("more than %d %s at once", 1<<eventIDBits, what)
 	case uint64(q.seq) >= 1<<(64-eventSeqShift):
-		err = fmt.Errorf("more than %d attempts in one point", uint64(1)<<(64-eventSeqShift))
+		err = fmt.Errorf("more than %d events in one point", uint64(1)<<(64-eventSeqShift))
 	case !(t >= 0):
 		err = fmt.Errorf("an attempt scheduled at %g ms", t)
 	}
@@ -271,11 +278,11 @@ type pointLoop struct {
 }
 
 // startHooks finds the hooks of the point's gate (made by pointGateWith)
-// once the heap is ready: the completions it observes, its syncs before
-// endMS (the release horizon).
-func (l *pointLoop) startHooks(gate limiter.Gate, endMS float64) error {
+// once the heap is ready: the completions it observes (in the worker's
+// buffers, in), its syncs before endMS (the release horizon).
+func (l *pointLoop) startHooks(gate limiter.Gate, endMS float64, in *Instruments) error {
 	l.hooks = hooksOf(gate)
-	l.done = newCompletions(&l.hooks, l.heap)
+	l.done = newCompletions(&l.hooks, l.heap, &in.done)
 	return l.startSyncs(&l.hooks, endMS)
 }
 
@@ -554,9 +561,8 @@ func (l *pointLoop) startQueue(cfg *experiments.Config, classes []uint8, spec *l
 	rel := newReleaseTally(in, windowMS, len(a.T) <= experiments.MaxCurveArrivals, len(a.T))
 	r.rel = &rel
 	r.arrivalWindow = metrics.NewWindowCursor(windowMS)
-	l.queue, l.rel, l.heap = r, &rel, new(eventHeap) // no attempt is scheduled: arrivals only
-	l.heap.reset(int64(len(a.T)))
-	if err := l.startHooks(gate, horizonMS); err != nil {
+	l.queue, l.rel, l.heap = r, &rel, in.loopHeap(int64(len(a.T))) // no attempt is scheduled: arrivals only
+	if err := l.startHooks(gate, horizonMS, in); err != nil {
 		return nil, err
 	}
 	r.done, r.hooks = l.done, &l.hooks
@@ -647,7 +653,7 @@ func (l *pointLoop) startClients(cfg *experiments.Config, spec *limiter.Spec, pa
 	}
 	l.r, l.plain, l.heap, l.rel = r, p, r.heap, &rel
 	l.windows = metrics.NewWindowCursor(windowMS)
-	if err := l.startHooks(gate, horizonMS); err != nil {
+	if err := l.startHooks(gate, horizonMS, in); err != nil {
 		return nil, err
 	}
 	p.done, p.hooks = l.done, &l.hooks
@@ -737,7 +743,7 @@ func (l *pointLoop) startClientsQueue(cfg *experiments.Config, classes []uint8, 
 	l.r, l.x, l.heap, l.rel, l.users, l.classes = r, x, r.heap, &rel, users, classes
 	l.q, l.endMS = q, endMS
 	l.windows = metrics.NewWindowCursor(windowMS)
-	if err := l.startHooks(gate, horizonMS); err != nil {
+	if err := l.startHooks(gate, horizonMS, in); err != nil {
 		return nil, err
 	}
 	x.done, x.hooks = l.done, &l.hooks

@@ -83,7 +83,7 @@ func Point(ctx context.Context, cfg *experiments.Config, a *workload.Arrivals, c
 		err = simulateLoop(ctx, pc, a, classes, spec, pt.Params, in, pt, modelQueue, sw)
 	default:
 		var f *ForwardPass
-		if f, err = newFwd(ctx, pc, a.Clients, len(a.Groups), spec, pt.Params, in, pt, a.Len() <= experiments.MaxCurveArrivals, a.Len(), sw); err == nil {
+		if f, err = startForwardPass(ctx, pc, a.Clients, len(a.Groups), spec, pt.Params, in, pt, a.Len() <= experiments.MaxCurveArrivals, a.Len(), sw); err == nil {
 			f.svc = a.ServiceMS
 			if err = f.Feed(a.T, a.Client); err == nil {
 				err = f.finish()
@@ -111,7 +111,7 @@ func HoldsArrivals(cfg *experiments.Config, pt *experiments.Point, sw *Switches)
 // what the point run over the whole list does, but for the output curve
 // (a stream keeps no releases).
 func NewForwardPass(ctx context.Context, cfg *experiments.Config, pt *experiments.Point, clients []workload.Client, ngroup int, sw *Switches) (*ForwardPass, error) {
-	return newFwd(ctx, cfg.PointConfig(pt), clients, ngroup, &cfg.Limiters[pt.LimiterIndex], pt.Params, new(Instruments), pt, false, 0, sw)
+	return startForwardPass(ctx, cfg.PointConfig(pt), clients, ngroup, &cfg.Limiters[pt.LimiterIndex], pt.Params, new(Instruments), pt, false, 0, sw)
 }
 
 // Finish measures a streamed point (NewForwardPass) once its
@@ -158,6 +158,18 @@ type Instruments struct {
 	queue               *queueBufs    // the queue model's (queue.go)
 	clients             *clientBufs   // the event loop's heap (loop.go), the client model's
 	admitted            *admittedBufs // the client model on a queue (clients_queue.go)
+	done                completions   // the completions of a gate that observes (hooks.go)
+}
+
+// loopHeap is the worker's event heap, emptied, its first event numbered
+// first.
+func (in *Instruments) loopHeap(first int64) *eventHeap {
+	if in.clients == nil {
+		in.clients = new(clientBufs)
+	}
+	h := &in.clients.heap
+	h.reset(first)
+	return h
 }
 
 // ForwardPass is one point's forward pass, fed the arrivals in time order in
@@ -322,11 +334,11 @@ func releaseHorizonMS(c *experiments.Config, spec *limiter.Spec, params limiter.
 	return c.Workload.DurationMS + spec.LagMS([]limiter.Params{params}) + float64(experiments.MaxSeriesRows/max(npoints, 1))*c.SeriesWindow()
 }
 
-// newFwd starts the forward pass of one point over a workload of clients
+// startForwardPass starts the forward pass of one point over a workload of clients
 // (their weights and groups). keepReleases keeps every release for the
 // point's empirical output curve (a workload of at most MaxCurveArrivals);
 // sizeHint, when known, sizes that list.
-func newFwd(ctx context.Context, cfg *experiments.Config, clients []workload.Client, ngroup int, spec *limiter.Spec, params limiter.Params, in *Instruments, pt *experiments.Point, keepReleases bool, sizeHint int, sw *Switches) (*ForwardPass, error) {
+func startForwardPass(ctx context.Context, cfg *experiments.Config, clients []workload.Client, ngroup int, spec *limiter.Spec, params limiter.Params, in *Instruments, pt *experiments.Point, keepReleases bool, sizeHint int, sw *Switches) (*ForwardPass, error) {
 	f := &ForwardPass{ctx: ctx, cfg: cfg, spec: spec, params: params, in: in, pt: pt, ngroup: ngroup}
 	f.srv = server.New(cfg.Server)
 	f.groups = make([]int, len(clients))
@@ -340,9 +352,9 @@ func newFwd(ctx context.Context, cfg *experiments.Config, clients []workload.Cli
 	f.gate, f.fate = gate, sw.fateLog()
 	in.startPoint(cfg)
 	if f.hooks = hooksOf(gate); f.hooks.loop() || sw != nil && sw.Model == SwitchForwardInLoop {
-		l := &pointLoop{model: modelPlain, forwardPass: f, heap: new(eventHeap)}
+		l := &pointLoop{model: modelPlain, forwardPass: f, heap: in.loopHeap(0)} // the forward pass's events are numbered from 0
 		l.a = &l.batch
-		l.done = newCompletions(&f.hooks, l.heap)
+		l.done = newCompletions(&f.hooks, l.heap, &in.done)
 		if err := l.startSyncs(&f.hooks, releaseHorizonMS(cfg, spec, params)); err != nil {
 			return nil, err
 		}
