@@ -22,7 +22,12 @@ import (
 //     Offer is the balancer's Route then the instance's OfferTo, counting
 //     each instance's decisions; the models call Offer as for any gate.
 //   - limiter.Syncer: the loop schedules the gate's syncs as eventSync
-//     events while they fall inside the run.
+//     events, to the release horizon while the point has other events
+//     left.
+//
+// A gate made of gates (limiter.Composite, a chain) has its parts' hooks.
+// A gate that is only Replicated needs no event: it stays on the forward
+// pass's fast path.
 
 // routedGate is a replicated gate as the loop offers it: every request
 // through the balancer to one instance, counted. Each instance's Offered
