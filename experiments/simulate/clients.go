@@ -363,6 +363,76 @@ func (r *clientRun) end(a *attempt, at float64) {
 	}
 }
 
+// answerOutcome is the outcome of admitted attempt a answered with
+// sojourn (step 4 of the model): timed out when its client gave up on it
+// already (gaveUp) or the sojourn passes its timeout, else on time within
+// deadlineMS, else late. Every model decides an answer by it.
+func (r *clientRun) answerOutcome(a *attempt, sojourn, deadlineMS float64, gaveUp bool) limiter.Outcome {
+	switch {
+	case gaveUp || r.flags[a.part].timeout && sojourn > r.behs[a.part].TimeoutMS:
+		return limiter.TimedOut
+	case sojourn <= deadlineMS:
+		return limiter.OnTime
+	}
+	return limiter.Late
+}
+
+// answered measures admitted attempt a's answer at finish with out
+// (answerOutcome) and reacts as its client does, at now: timed out, its
+// work is wasted and, unless its client had given up already (gaveUp), it
+// is abandoned now and retried after abandonAt; on time, it counts for the
+// client's throttle and in the goodput of its finish window (goodput, a
+// cursor of the series' windows) and ends its request; late, it counts
+// for the throttle and ends its request.
+func (r *clientRun) answered(a *attempt, out limiter.Outcome, gaveUp bool, finish, abandonAt, now float64, goodput *metrics.WindowCursor) {
+	m, cm := r.m, r.cm
+	switch out {
+	case limiter.TimedOut:
+		m.Late++
+		cm.WastedWorkMS += a.svc
+		if !gaveUp {
+			cm.Abandoned++
+			r.retry(a, abandonAt, abandonAt)
+		}
+	case limiter.OnTime:
+		r.accept(a, now)
+		m.OnTime++
+		fw := int(goodput.Index(finish))
+		for fw >= len(r.s.Goodput) {
+			r.s.Goodput = append(r.s.Goodput, 0)
+		}
+		r.s.Goodput[fw]++
+		r.end(a, finish)
+	default:
+		r.accept(a, now)
+		m.Late++
+		r.end(a, finish)
+	}
+}
+
+// accept counts an answer (served, not abandoned) for the throttle of
+// attempt a's client at now.
+func (r *clientRun) accept(a *attempt, now float64) {
+	if r.flags[a.part].throttles {
+		r.throttleRoll(&r.behs[a.part], a.c, now)
+		r.thrAcc[r.throttleSlot(a.c)]++
+	}
+}
+
+// droppedUnstarted is admitted attempt a (released at release by
+// instance inst) dropped before it started, its client giving up at
+// abandonAt (cancel_on_timeout "drop-unstarted", decided at admission):
+// abandoned, dropped, told to the gate as timed out, and retried.
+func (r *clientRun) droppedUnstarted(a *attempt, inst int32, release, abandonAt float64, done *completions, fate func(limiter.Completion)) {
+	r.cm.Abandoned++
+	r.cm.Dropped++
+	if done != nil {
+		done.add(completionOf(a, inst, release, abandonAt, limiter.TimedOut))
+	}
+	noteFate(fate, a, inst, release, abandonAt, limiter.TimedOut)
+	r.retry(a, abandonAt, abandonAt)
+}
+
 // retry offers a retry of attempt a, which failed at failAt; the gate
 // said it would admit again at notBefore (failAt when it cannot say or the
 // client does not listen). Without retries left, or past the window, the

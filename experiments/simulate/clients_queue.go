@@ -9,7 +9,6 @@ import (
 	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/experiments/metrics"
 	"github.com/ratelab/ratelab/experiments/server"
-	"github.com/ratelab/ratelab/experiments/workload"
 )
 
 // The client model on a queue server: a point whose clients behave
@@ -131,6 +130,8 @@ type queueClients struct {
 	windowMS   float64
 	now        float64 // the time of the pick or event being processed
 
+	goodputWindow metrics.WindowCursor // the series window of the on-time finishes
+
 	classOK          []int
 	busyMS           float64
 	serverSojournMax float64
@@ -159,20 +160,11 @@ func (x *queueClients) newRec(a *attempt) int32 {
 
 func (x *queueClients) release(id int32) { x.bufs.free = append(x.bufs.free, id) }
 
-// accept counts an answer for client c's throttle at the current time.
-func (x *queueClients) accept(b *workload.Behaviour, a *attempt) {
-	if x.r.flags[a.part].throttles {
-		x.r.throttleRoll(b, a.c, x.now)
-		x.r.thrAcc[x.r.throttleSlot(a.c)]++
-	}
-}
-
 // served measures attempt a, released at release and served from start
 // to finish, and reacts as its client does; gaveUp: its client had given
 // up already.
 func (x *queueClients) served(a *attempt, inst int32, release, start, finish, abandonAt float64, gaveUp bool) {
-	r, m, cm := x.r, x.m, x.cm
-	b, fl := &r.behs[a.part], r.flags[a.part]
+	r, cm := x.r, x.cm
 	t := a.t
 	cm.Served++
 	x.busyMS += a.svc
@@ -187,44 +179,16 @@ func (x *queueClients) served(a *attempt, inst int32, release, start, finish, ab
 	if x.classes {
 		x.qr.bufs.classSojourn[a.class].Record(sojourn)
 	}
+	out := r.answerOutcome(a, sojourn, x.deadlineMS, gaveUp)
 	if x.done != nil {
-		out := outcome(sojourn <= x.deadlineMS)
-		if gaveUp || fl.timeout && sojourn > b.TimeoutMS {
-			out = limiter.TimedOut
-		}
 		x.done.add(completionOf(a, inst, release, finish, out))
 	}
-	switch {
-	case gaveUp:
-		m.Late++
-		cm.WastedWorkMS += a.svc
-		noteFate(x.fate, a, inst, release, finish, limiter.TimedOut)
-	case fl.timeout && sojourn > b.TimeoutMS:
-		m.Late++
-		cm.Abandoned++
-		cm.WastedWorkMS += a.svc
-		noteFate(x.fate, a, inst, release, finish, limiter.TimedOut)
-		r.retry(a, abandonAt, abandonAt)
-	case sojourn <= x.deadlineMS:
-		x.accept(b, a)
-		m.OnTime++
-		noteFate(x.fate, a, inst, release, finish, limiter.OnTime)
-		fw := int(metrics.WindowIndex(finish, x.windowMS))
-		for fw >= len(x.s.Goodput) {
-			x.s.Goodput = append(x.s.Goodput, 0)
-		}
-		x.s.Goodput[fw]++
-		if x.classes {
-			x.classOK[a.class]++
-			x.s.Classes[a.class].Success[int(metrics.WindowIndex(t, x.windowMS))]++
-		}
-		r.end(a, finish)
-	default:
-		x.accept(b, a)
-		m.Late++
-		noteFate(x.fate, a, inst, release, finish, limiter.Late)
-		r.end(a, finish)
+	noteFate(x.fate, a, inst, release, finish, out)
+	if out == limiter.OnTime && x.classes {
+		x.classOK[a.class]++
+		x.s.Classes[a.class].Success[int(metrics.WindowIndex(t, x.windowMS))]++
 	}
+	r.answered(a, out, gaveUp, finish, abandonAt, x.now, &x.goodputWindow)
 }
 
 // failed reacts to attempt a, released at release by instance inst and
@@ -395,19 +359,13 @@ func (x *queueClients) admitByEvents(at *attempt, release, abandonAt float64, re
 // release, its client giving up at abandonAt (+Inf: never), it starts when
 // the FIFO copy of the workers (shadow) says.
 func (x *queueClients) admit(at *attempt, release, abandonAt float64, rel *releaseTally) {
-	r, cm, t := x.r, x.cm, at.t
+	r, t := x.r, at.t
 	fl := r.flags[at.part]
 	inst := x.hooks.instance()
 	r.lastQuery = max(r.lastQuery, release)
 	p := x.shadow.StartAt(release) // the door below leaves the copy as it is
 	if x.cancel && fl.timeout && p > abandonAt {
-		cm.Abandoned++
-		cm.Dropped++
-		if x.done != nil {
-			x.done.add(completionOf(at, inst, release, abandonAt, limiter.TimedOut))
-		}
-		noteFate(x.fate, at, inst, release, abandonAt, limiter.TimedOut)
-		r.retry(at, abandonAt, abandonAt)
+		r.droppedUnstarted(at, inst, release, abandonAt, x.done, x.fate)
 		return
 	}
 	id := x.newRec(at)

@@ -698,6 +698,8 @@ func (l *pointLoop) startClientsQueue(cfg *experiments.Config, classes []uint8, 
 		deadlineMS: deadlineMS,
 		windowMS:   windowMS,
 		offering:   -1,
+
+		goodputWindow: metrics.NewWindowCursor(windowMS),
 	}
 	x.bufs.recs, x.bufs.free = x.bufs.recs[:0], x.bufs.free[:0]
 	x.classOK = classOK
@@ -819,18 +821,12 @@ func completionOf(at *attempt, inst int32, releaseMS, doneMS float64, out limite
 // model), and reacts as its client does.
 func (p *plainServer) serve(r *clientRun, at *attempt, release, abandonAt float64) {
 	t := at.t
-	b, fl := &r.behs[at.part], r.flags[at.part]
-	m, cm, s, in := r.m, r.cm, r.s, p.in
+	fl := r.flags[at.part]
+	cm, s, in := r.cm, r.s, p.in
 	inst := p.hooks.instance()
 	r.lastQuery = max(r.lastQuery, release)
 	if p.cancel && fl.timeout && p.srv.StartAt(release) > abandonAt {
-		cm.Abandoned++
-		cm.Dropped++
-		if p.done != nil {
-			p.done.add(completionOf(at, inst, release, abandonAt, limiter.TimedOut))
-		}
-		noteFate(p.fate, at, inst, release, abandonAt, limiter.TimedOut)
-		r.retry(at, abandonAt, abandonAt)
+		r.droppedUnstarted(at, inst, release, abandonAt, p.done, p.fate)
 		return
 	}
 	start, finish := p.srv.ServeFor(release, at.svc)
@@ -845,38 +841,10 @@ func (p *plainServer) serve(r *clientRun, at *attempt, release, abandonAt float6
 	in.sojourn.Record(sojourn)
 	p.serverSojournMax = max(p.serverSojournMax, finish-release)
 	p.endToEndMax = max(p.endToEndMax, finish-t)
+	out := r.answerOutcome(at, sojourn, p.deadlineMS, false)
 	if p.done != nil {
-		out := outcome(sojourn <= p.deadlineMS)
-		if fl.timeout && sojourn > b.TimeoutMS {
-			out = limiter.TimedOut
-		}
 		p.done.add(completionOf(at, inst, release, finish, out))
 	}
-	switch {
-	case fl.timeout && sojourn > b.TimeoutMS:
-		m.Late++
-		cm.Abandoned++
-		cm.WastedWorkMS += at.svc
-		noteFate(p.fate, at, inst, release, finish, limiter.TimedOut)
-		r.retry(at, abandonAt, abandonAt)
-	case sojourn <= p.deadlineMS:
-		if fl.throttles {
-			r.thrAcc[r.throttleSlot(at.c)]++
-		}
-		m.OnTime++
-		noteFate(p.fate, at, inst, release, finish, limiter.OnTime)
-		fw := int(p.finishWindow.Index(finish))
-		for fw >= len(s.Goodput) {
-			s.Goodput = append(s.Goodput, 0)
-		}
-		s.Goodput[fw]++
-		r.end(at, finish)
-	default:
-		if fl.throttles {
-			r.thrAcc[r.throttleSlot(at.c)]++
-		}
-		m.Late++
-		noteFate(p.fate, at, inst, release, finish, limiter.Late)
-		r.end(at, finish)
-	}
+	noteFate(p.fate, at, inst, release, finish, out)
+	r.answered(at, out, false, finish, abandonAt, t, &p.finishWindow)
 }
