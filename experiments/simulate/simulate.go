@@ -395,7 +395,7 @@ func (f *ForwardPass) Feed(ts []float64, cs []int32) error {
 // allocates nothing besides growing the series past the run and the kept
 // releases, and checks ctx once per 2^20 arrivals.
 func (f *ForwardPass) forward(ts []float64, cs []int32) error {
-	in, s, done := f.in, &f.s, f.done
+	in, s, done, fate := f.in, &f.s, f.done, f.fate
 	cs = cs[:len(ts)]
 	for i, t := range ts {
 		if (f.n+i)&(1<<20-1) == 0 && f.n+i > 0 {
@@ -436,11 +436,8 @@ func (f *ForwardPass) forward(ts []float64, cs []int32) error {
 		} else {
 			f.m.Late++
 		}
-		if f.fate != nil {
-			f.fate(limiter.Completion{Seq: int64(f.n + i), Client: c, Instance: f.hooks.instance(), ArrivalMS: t, ReleaseMS: release, DoneMS: finish, Outcome: outcome(sojourn <= f.deadlineMS)})
-		}
-		if done != nil {
-			done.add(limiter.Completion{Seq: int64(f.n + i), Client: c, Instance: f.hooks.instance(), ArrivalMS: t, ReleaseMS: release, DoneMS: finish, Outcome: outcome(onTime)})
+		if done != nil || fate != nil {
+			f.completed(int64(f.n+i), c, t, release, finish, onTime, sojourn <= f.deadlineMS)
 		}
 		if d := finish - release; d > f.serverSojournMax {
 			f.serverSojournMax = d
@@ -449,6 +446,20 @@ func (f *ForwardPass) forward(ts []float64, cs []int32) error {
 	}
 	f.n += len(ts)
 	return nil
+}
+
+// completed tells a gate that observes (and a test's fate log) the
+// completion of request seq from client c, arrived at t, released at
+// release, finished at finish, on time as onTime says (measured, for the
+// fate log, as fateOnTime says). Out of the forward pass's loop, which
+// calls it only with hooks or a test's switch.
+//
+//go:noinline
+func (f *ForwardPass) completed(seq int64, c int32, t, release, finish float64, onTime, fateOnTime bool) {
+	if f.fate != nil {
+		f.fate(limiter.Completion{Seq: seq, Client: c, Instance: f.hooks.instance(), ArrivalMS: t, ReleaseMS: release, DoneMS: finish, Outcome: outcome(fateOnTime)})
+	}
+	f.done.add(limiter.Completion{Seq: seq, Client: c, Instance: f.hooks.instance(), ArrivalMS: t, ReleaseMS: release, DoneMS: finish, Outcome: outcome(onTime)})
 }
 
 // finish measures the point from what the arrivals fed left.
