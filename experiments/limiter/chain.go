@@ -303,6 +303,18 @@ func newChain(s *Spec, p Params, weights []float64) (*Chain, error) {
 	return c, nil
 }
 
+// Parts are the chain's gate stages (Composite): the loop finds their
+// hooks.
+func (c *Chain) Parts() []Gate {
+	var parts []Gate
+	for _, g := range c.gates {
+		if g != nil {
+			parts = append(parts, g)
+		}
+	}
+	return parts
+}
+
 // Offer passes the request through the stages; it is rejected at the first
 // gate that rejects it.
 func (c *Chain) Offer(t float64, client int32) (float64, bool) {

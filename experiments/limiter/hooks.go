@@ -1,8 +1,10 @@
 package limiter
 
-// The hooks a point's event loop (experiments/simulate_loop.go) offers a
+// The hooks a point's event loop (experiments/simulate/loop.go) offers a
 // gate beyond Offer, each an optional interface: a gate that implements
-// none costs the loop nothing.
+// none costs the loop nothing. A gate made of other gates (Composite: a
+// chain's gate stages) has the hooks its parts have: the loop tells each
+// part that observes every completion and runs each part's syncs.
 
 // Outcome is what became of an admitted request at the server.
 type Outcome uint8
@@ -35,13 +37,24 @@ func (o Outcome) String() string {
 	return "unknown"
 }
 
-// Completion is an admitted request leaving the system: the request of
-// Client that reached the gate at ArrivalMS (an attempt, under client
-// behaviour: each retry is a request of its own here) left at DoneMS
-// (served: its finish; dropped: when it was dropped) with Outcome.
+// Completion is an admitted request leaving the system: the request Seq
+// of Client that reached the gate at ArrivalMS (an attempt, under client
+// behaviour: each retry is a request of its own here), which the gate
+// released at ReleaseMS (for a replicated gate: its instance Instance,
+// else 0), left at DoneMS (served: its finish; dropped: when it was
+// dropped, which may be before its release when its client gave up on it
+// first) with Outcome.
+//
+// Seq tells requests apart, two of a client at one time included: the
+// workload's arrivals are numbered 0 … n-1 in their order, and a retry or
+// a closed-loop user's request gets the loop's sequence number of its
+// event (above n-1), unique in the point.
 type Completion struct {
+	Seq       int64
 	Client    int32
+	Instance  int32
 	ArrivalMS float64
+	ReleaseMS float64
 	DoneMS    float64
 	Outcome   Outcome
 }
@@ -77,11 +90,20 @@ type Replicated interface {
 	State(instance int) float64
 }
 
+// Composite is a gate made of other gates (a chain's gate stages): the
+// loop finds hooks (Observer, Syncer) in its parts too.
+type Composite interface {
+	Parts() []Gate
+}
+
 // Syncer is a gate whose instances share state on a schedule (the model of
 // their shared store: a sync every interval, a lagging replica): the loop
 // calls Sync(t) at each t NextSyncMS names, as an event in its order (a
 // sync at t comes after the events at t made before it was scheduled),
-// while t is before the end of the run (+Inf: no more syncs).
+// while the point has other events left (arrivals, releases, picks,
+// completions: to the release horizon, as they do) and t is before the
+// horizon (+Inf: no more syncs). A NaN, or a next sync not after the
+// last, is an error of the point.
 type Syncer interface {
 	NextSyncMS() float64
 	Sync(t float64)

@@ -294,8 +294,11 @@ func (q *Queue) LastPos() int64 { return q.lastPos }
 // drops it unstarted (cancel_on_timeout "drop-unstarted"). The caller
 // knows it still waits (it was neither served nor shed).
 func (q *Queue) Drop(pos int64) {
+	if pos < q.qseq || pos >= q.qseq+int64(q.q.n) {
+		panic("server: dropped a request that does not wait")
+	}
 	e := q.q.at(int(pos - q.qseq))
-	if pos < q.qseq || pos >= q.qseq+int64(q.q.n) || e.dead {
+	if e.dead {
 		panic("server: dropped a request that does not wait")
 	}
 	e.dead = true

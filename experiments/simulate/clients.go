@@ -121,7 +121,7 @@ type clientRun struct {
 
 	// Closed-loop requests in flight: the ends of those that started, a
 	// min-heap; a request is in flight from its first attempt to its end.
-	userEnds                        []float64
+	userEnds                        endTimes
 	usersInFlight, usersInFlightMax int
 
 	// The gate side of the point (atGate), which both servers share.
@@ -248,48 +248,16 @@ func (r *clientRun) atGate(at *attempt, wi int) (release, abandonAt float64, ok 
 	return release, abandonAt, true, nil
 }
 
-// userStarts counts a closed-loop request starting at t in flight.
+// userStarts counts a closed-loop request starting at t in flight, after
+// those that ended at or before t.
 func (r *clientRun) userStarts(t float64) {
-	for len(r.userEnds) > 0 && r.userEnds[0] <= t {
-		h := r.userEnds
-		last := len(h) - 1
-		h[0] = h[last]
-		h = h[:last]
-		for i := 0; ; {
-			l := 2*i + 1
-			if l >= len(h) {
-				break
-			}
-			m := l
-			if l+1 < len(h) && h[l+1] < h[l] {
-				m = l + 1
-			}
-			if !(h[m] < h[i]) {
-				break
-			}
-			h[i], h[m] = h[m], h[i]
-			i = m
-		}
-		r.userEnds = h
-		r.usersInFlight--
-	}
+	r.usersInFlight -= r.userEnds.popThrough(t)
 	r.usersInFlight++
 	r.usersInFlightMax = max(r.usersInFlightMax, r.usersInFlight)
 }
 
-// userEnds records the end of a closed-loop request.
-func (r *clientRun) userEnded(at float64) {
-	r.userEnds = append(r.userEnds, at)
-	h := r.userEnds
-	for i := len(h) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !(h[i] < h[p]) {
-			break
-		}
-		h[i], h[p] = h[p], h[i]
-		i = p
-	}
-}
+// userEnded records the end of a closed-loop request at at.
+func (r *clientRun) userEnded(at float64) { r.userEnds.push(at) }
 
 // scheduleUser schedules a closed-loop user's request from client c of
 // part p at t.
@@ -393,6 +361,76 @@ func (r *clientRun) end(a *attempt, at float64) {
 	if next := at + r.think(l); next < r.ends[a.part] {
 		r.scheduleUser(next, a.c, a.part)
 	}
+}
+
+// answerOutcome is the outcome of admitted attempt a answered with
+// sojourn (step 4 of the model): timed out when its client gave up on it
+// already (gaveUp) or the sojourn passes its timeout, else on time within
+// deadlineMS, else late. Every model decides an answer by it.
+func (r *clientRun) answerOutcome(a *attempt, sojourn, deadlineMS float64, gaveUp bool) limiter.Outcome {
+	switch {
+	case gaveUp || r.flags[a.part].timeout && sojourn > r.behs[a.part].TimeoutMS:
+		return limiter.TimedOut
+	case sojourn <= deadlineMS:
+		return limiter.OnTime
+	}
+	return limiter.Late
+}
+
+// answered measures admitted attempt a's answer at finish with out
+// (answerOutcome) and reacts as its client does, at now: timed out, its
+// work is wasted and, unless its client had given up already (gaveUp), it
+// is abandoned now and retried after abandonAt; on time, it counts for the
+// client's throttle and in the goodput of its finish window (goodput, a
+// cursor of the series' windows) and ends its request; late, it counts
+// for the throttle and ends its request.
+func (r *clientRun) answered(a *attempt, out limiter.Outcome, gaveUp bool, finish, abandonAt, now float64, goodput *metrics.WindowCursor) {
+	m, cm := r.m, r.cm
+	switch out {
+	case limiter.TimedOut:
+		m.Late++
+		cm.WastedWorkMS += a.svc
+		if !gaveUp {
+			cm.Abandoned++
+			r.retry(a, abandonAt, abandonAt)
+		}
+	case limiter.OnTime:
+		r.accept(a, now)
+		m.OnTime++
+		fw := int(goodput.Index(finish))
+		for fw >= len(r.s.Goodput) {
+			r.s.Goodput = append(r.s.Goodput, 0)
+		}
+		r.s.Goodput[fw]++
+		r.end(a, finish)
+	default:
+		r.accept(a, now)
+		m.Late++
+		r.end(a, finish)
+	}
+}
+
+// accept counts an answer (served, not abandoned) for the throttle of
+// attempt a's client at now.
+func (r *clientRun) accept(a *attempt, now float64) {
+	if r.flags[a.part].throttles {
+		r.throttleRoll(&r.behs[a.part], a.c, now)
+		r.thrAcc[r.throttleSlot(a.c)]++
+	}
+}
+
+// droppedUnstarted is admitted attempt a (released at release by
+// instance inst) dropped before it started, its client giving up at
+// abandonAt (cancel_on_timeout "drop-unstarted", decided at admission):
+// abandoned, dropped, told to the gate as timed out, and retried.
+func (r *clientRun) droppedUnstarted(a *attempt, inst int32, release, abandonAt float64, done *completions, fate func(limiter.Completion)) {
+	r.cm.Abandoned++
+	r.cm.Dropped++
+	if done != nil {
+		done.add(completionOf(a, inst, release, abandonAt, limiter.TimedOut))
+	}
+	noteFate(fate, a, inst, release, abandonAt, limiter.TimedOut)
+	r.retry(a, abandonAt, abandonAt)
 }
 
 // retry offers a retry of attempt a, which failed at failAt; the gate

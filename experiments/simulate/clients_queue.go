@@ -9,7 +9,6 @@ import (
 	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/experiments/metrics"
 	"github.com/ratelab/ratelab/experiments/server"
-	"github.com/ratelab/ratelab/experiments/workload"
 )
 
 // The client model on a queue server: a point whose clients behave
@@ -104,8 +103,10 @@ type admitted struct {
 	pos       int64   // its place in the queue (LastPos), while it waits
 	state     uint8
 	expect    uint8
-	gaveUp    bool // its client gave up on it
-	timer     bool // its timeout event is pending
+	release   float64 // when the gate released it (by events: its release event)
+	instance  int32   // the instance that admitted it (a replicated gate)
+	gaveUp    bool    // its client gave up on it
+	timer     bool    // its timeout event is pending
 }
 
 // queueClients is one point of the client model on a queue; it is the
@@ -129,13 +130,18 @@ type queueClients struct {
 	windowMS   float64
 	now        float64 // the time of the pick or event being processed
 
+	goodputWindow metrics.WindowCursor // the series window of the on-time finishes
+
 	classOK          []int
 	busyMS           float64
 	serverSojournMax float64
 	endToEndMax      float64
-	offering         int32        // the attempt being offered at admission (decided mode)
-	done             *completions // nil: the gate does not observe
-	mismatch         string
+	offering         int32                    // the attempt being offered at admission (decided mode)
+	done             *completions             // nil: the gate does not observe
+	fate             func(limiter.Completion) // a test's fate log (Switches.Fate)
+	hooks            *gateHooks
+	mismatch         string // the first disagreement of the queue with the decisions at admission
+	mismatches       int    // how many
 }
 
 func (x *queueClients) newRec(a *attempt) int32 {
@@ -154,20 +160,11 @@ func (x *queueClients) newRec(a *attempt) int32 {
 
 func (x *queueClients) release(id int32) { x.bufs.free = append(x.bufs.free, id) }
 
-// accept counts an answer for client c's throttle at the current time.
-func (x *queueClients) accept(b *workload.Behaviour, a *attempt) {
-	if x.r.flags[a.part].throttles {
-		x.r.throttleRoll(b, a.c, x.now)
-		x.r.thrAcc[x.r.throttleSlot(a.c)]++
-	}
-}
-
 // served measures attempt a, released at release and served from start
 // to finish, and reacts as its client does; gaveUp: its client had given
 // up already.
-func (x *queueClients) served(a *attempt, release, start, finish, abandonAt float64, gaveUp bool) {
-	r, m, cm := x.r, x.m, x.cm
-	b, fl := &r.behs[a.part], r.flags[a.part]
+func (x *queueClients) served(a *attempt, inst int32, release, start, finish, abandonAt float64, gaveUp bool) {
+	r, cm := x.r, x.cm
 	t := a.t
 	cm.Served++
 	x.busyMS += a.svc
@@ -182,54 +179,41 @@ func (x *queueClients) served(a *attempt, release, start, finish, abandonAt floa
 	if x.classes {
 		x.qr.bufs.classSojourn[a.class].Record(sojourn)
 	}
+	out := r.answerOutcome(a, sojourn, x.deadlineMS, gaveUp)
 	if x.done != nil {
-		out := outcome(sojourn <= x.deadlineMS)
-		if gaveUp || fl.timeout && sojourn > b.TimeoutMS {
-			out = limiter.TimedOut
-		}
-		x.done.add(a.c, t, finish, out)
+		x.done.add(completionOf(a, inst, release, finish, out))
 	}
-	switch {
-	case gaveUp:
-		m.Late++
-		cm.WastedWorkMS += a.svc
-	case fl.timeout && sojourn > b.TimeoutMS:
-		m.Late++
-		cm.Abandoned++
-		cm.WastedWorkMS += a.svc
-		r.retry(a, abandonAt, abandonAt)
-	case sojourn <= x.deadlineMS:
-		x.accept(b, a)
-		m.OnTime++
-		fw := int(metrics.WindowIndex(finish, x.windowMS))
-		for fw >= len(x.s.Goodput) {
-			x.s.Goodput = append(x.s.Goodput, 0)
-		}
-		x.s.Goodput[fw]++
-		if x.classes {
-			x.classOK[a.class]++
-			x.s.Classes[a.class].Success[int(metrics.WindowIndex(t, x.windowMS))]++
-		}
-		r.end(a, finish)
-	default:
-		x.accept(b, a)
-		m.Late++
-		r.end(a, finish)
+	noteFate(x.fate, a, inst, release, finish, out)
+	if out == limiter.OnTime && x.classes {
+		x.classOK[a.class]++
+		x.s.Classes[a.class].Success[int(metrics.WindowIndex(t, x.windowMS))]++
 	}
+	r.answered(a, out, gaveUp, finish, abandonAt, x.now, &x.goodputWindow)
 }
 
-// failed reacts to attempt a shed by the server at failAt, its client
-// giving up at abandonAt (decided at admission).
-func (x *queueClients) failed(a *attempt, failAt, abandonAt float64) {
+// failed reacts to attempt a, released at release by instance inst and
+// shed by the server at failAt, its client giving up at abandonAt (decided
+// at admission).
+func (x *queueClients) failed(a *attempt, inst int32, release, failAt, abandonAt float64) {
 	if x.done != nil {
-		x.done.add(a.c, a.t, failAt, limiter.Dropped)
+		x.done.add(completionOf(a, inst, release, failAt, limiter.Dropped))
 	}
+	noteFate(x.fate, a, inst, release, failAt, limiter.Dropped)
 	if failAt > abandonAt {
 		x.cm.Abandoned++
 		x.r.retry(a, abandonAt, abandonAt)
 		return
 	}
 	x.r.retry(a, failAt, failAt)
+}
+
+// disagree notes a disagreement of the queue with the decisions at
+// admission, keeping the first.
+func (x *queueClients) disagree(what string) {
+	if x.mismatches == 0 {
+		x.mismatch = what
+	}
+	x.mismatches++
 }
 
 // Served is the queue's report of a served attempt.
@@ -239,14 +223,14 @@ func (x *queueClients) Served(id int32, release, start, finish float64) {
 	x.m.Served++
 	if !x.lazy {
 		if rec.expect != expectServed || start != rec.at {
-			x.mismatch = fmt.Sprintf("attempt at %g: served from %g, decided %d at %g", rec.a.t, start, rec.expect, rec.at)
+			x.disagree(fmt.Sprintf("attempt at %g: served from %g, decided %d at %g", rec.a.t, start, rec.expect, rec.at))
 		}
 		x.release(id)
 		return
 	}
 	rec.state = admittedDone
 	a := rec.a
-	x.served(&a, release, start, finish, rec.abandonAt, rec.gaveUp)
+	x.served(&a, rec.instance, release, start, finish, rec.abandonAt, rec.gaveUp)
 	if rec = &x.bufs.recs[id]; !rec.timer {
 		x.release(id)
 	}
@@ -262,16 +246,17 @@ func (x *queueClients) Shed(id int32, at float64, _ server.Why) {
 			return // at its release: the admission decides
 		}
 		if rec.expect != expectShed || at != rec.at {
-			x.mismatch = fmt.Sprintf("attempt at %g: shed at %g, decided %d at %g", rec.a.t, at, rec.expect, rec.at)
+			x.disagree(fmt.Sprintf("attempt at %g: shed at %g, decided %d at %g", rec.a.t, at, rec.expect, rec.at))
 		}
 		x.release(id)
 		return
 	}
 	rec.state = admittedDone
 	if x.done != nil {
-		x.done.add(rec.a.c, rec.a.t, at, limiter.Dropped)
+		x.done.add(completionOf(&rec.a, rec.instance, rec.release, at, limiter.Dropped))
 		rec = &x.bufs.recs[id]
 	}
+	noteFate(x.fate, &rec.a, rec.instance, rec.release, at, limiter.Dropped)
 	if !rec.gaveUp {
 		a := rec.a
 		x.r.retry(&a, at, at)
@@ -294,8 +279,9 @@ func (x *queueClients) timeout(id int32, t float64) {
 	if x.cancel {
 		x.cm.Dropped++
 		if x.done != nil {
-			x.done.add(rec.a.c, rec.a.t, t, limiter.TimedOut)
+			x.done.add(completionOf(&rec.a, rec.instance, rec.release, t, limiter.TimedOut))
 		}
+		noteFate(x.fate, &rec.a, rec.instance, rec.release, t, limiter.TimedOut)
 		if rec.state == admittedWaiting {
 			x.q.Drop(rec.pos)
 			rec.state = admittedDone
@@ -352,6 +338,7 @@ func (x *queueClients) admitByEvents(at *attempt, release, abandonAt float64, re
 	id := x.newRec(at)
 	rec := &x.bufs.recs[id]
 	rec.abandonAt, rec.state = abandonAt, admittedGated
+	rec.release, rec.instance = release, x.hooks.instance()
 	rec.timer = fl.timeout
 	// A later release is numbered before the timeout: released at
 	// its client's deadline, it is offered first, and the pick at
@@ -372,17 +359,13 @@ func (x *queueClients) admitByEvents(at *attempt, release, abandonAt float64, re
 // release, its client giving up at abandonAt (+Inf: never), it starts when
 // the FIFO copy of the workers (shadow) says.
 func (x *queueClients) admit(at *attempt, release, abandonAt float64, rel *releaseTally) {
-	r, cm, t := x.r, x.cm, at.t
+	r, t := x.r, at.t
 	fl := r.flags[at.part]
+	inst := x.hooks.instance()
 	r.lastQuery = max(r.lastQuery, release)
 	p := x.shadow.StartAt(release) // the door below leaves the copy as it is
 	if x.cancel && fl.timeout && p > abandonAt {
-		cm.Abandoned++
-		cm.Dropped++
-		if x.done != nil {
-			x.done.add(at.c, t, abandonAt, limiter.TimedOut)
-		}
-		r.retry(at, abandonAt, abandonAt)
+		r.droppedUnstarted(at, inst, release, abandonAt, x.done, x.fate)
 		return
 	}
 	id := x.newRec(at)
@@ -391,20 +374,20 @@ func (x *queueClients) admit(at *attempt, release, abandonAt float64, rel *relea
 	x.offering = -1
 	if !entered {
 		x.release(id)
-		x.failed(at, release, abandonAt)
+		x.failed(at, inst, release, release, abandonAt)
 	} else {
 		rec := &x.bufs.recs[id]
 		switch {
 		case !(p < x.endMS):
 			rec.expect, rec.at = expectShed, x.endMS
-			x.failed(at, x.endMS, abandonAt)
+			x.failed(at, inst, release, x.endMS, abandonAt)
 		case x.expire && (p-t)+at.svc > x.deadlineMS:
 			rec.expect, rec.at = expectShed, p
-			x.failed(at, p, abandonAt)
+			x.failed(at, inst, release, p, abandonAt)
 		default:
 			start, finish := x.shadow.ServeFor(release, at.svc)
 			rec.expect, rec.at = expectServed, start
-			x.served(at, release, start, finish, abandonAt, false)
+			x.served(at, inst, release, start, finish, abandonAt, false)
 		}
 	}
 	rel.add(x.s, x.in, release, x.q.InSystem(release))

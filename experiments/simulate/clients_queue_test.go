@@ -45,21 +45,44 @@ func TestClientsQueueIsTheClientModel(t *testing.T) {
 }
 
 // sameAsClientModel runs cfg with and without SwitchClientsOnQueue and
-// compares the points.
+// compares the points; and again with a gate that observes (the loop's
+// completions in the heap), on the plain server (every byte the same) and
+// on the queue, each hearing exactly the fates the model measures.
 func sameAsClientModel(t *testing.T, cfg *experiments.Config) {
 	t.Helper()
-	run := func(queue bool) *experiments.Result {
+	var watched *[]*watchingGate
+	run := func(queue, watching bool) *experiments.Result {
 		opt := sweep.Options{Workers: 1}
 		if queue {
 			opt.Simulate.Model = simulate.SwitchClientsOnQueue
+		}
+		if watching {
+			watched = watch(&opt)
 		}
 		res, err := sweep.Run(context.Background(), cfg, opt)
 		if err != nil {
 			t.Fatal(err)
 		}
+		if watching {
+			for i, g := range *watched {
+				g.heardTheFates(t, i)
+			}
+		}
 		return res
 	}
-	want, got := run(false), run(true)
+	want := run(false, false)
+	if a, b := jsonOf(t, want), jsonOf(t, run(false, true)); !bytes.Equal(a, b) {
+		t.Fatalf("observed, the sweep measures\n%.2000s\nwant\n%.2000s", b, a)
+	}
+	for _, watching := range []bool{false, true} {
+		sameOnTheQueue(t, want, run(true, watching))
+	}
+}
+
+// sameOnTheQueue compares the points of the plain client model (want)
+// with the model on the queue (got).
+func sameOnTheQueue(t *testing.T, want, got *experiments.Result) {
+	t.Helper()
 	for i := range want.Points {
 		w, g := &want.Points[i], &got.Points[i]
 		gm := g.Metrics

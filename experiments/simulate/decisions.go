@@ -71,7 +71,9 @@ const maxDiffWindows = 2000
 
 // CheckDiff says why two points cannot be diffed, or nil: each point must
 // exist and run the forward pass (the plain FIFO server, no client
-// model), and the two must see the same arrivals (the same workload and
+// model) with a gate without hooks (the diff replays Offer alone: a gate
+// that observes completions or syncs would decide otherwise than in its
+// sweep), and the two must see the same arrivals (the same workload and
 // seed; for variants, the same load).
 func CheckDiff(a, b DiffSide) error {
 	for k, s := range []DiffSide{a, b} {
@@ -87,13 +89,35 @@ func CheckDiff(a, b DiffSide) error {
 		if s.Config.UsesClients(pt.Policy, pt.Load) || s.Config.UsesQueue(pt.Server) {
 			return fmt.Errorf("%s: point %d runs the queue or client model (server settings, classes, client behaviour): the decision diff replays the gate before the plain FIFO server only", name, s.Point)
 		}
-		if !s.Config.PointConfig(pt).Server.FixedService() {
+		pc := s.Config.PointConfig(pt)
+		if !pc.Server.FixedService() {
 			return fmt.Errorf("%s: point %d's server draws its service times (server.service): the decision diff replays the gate before a server of fixed service only", name, s.Point)
+		}
+		g, err := pointGate(&s.Config.Limiters[pt.LimiterIndex], pt.Params, nil, server.New(pc.Server))
+		if err != nil {
+			return fmt.Errorf("%s: point %d: %w", name, s.Point, err)
+		}
+		if err := diffable(g); err != nil {
+			return fmt.Errorf("%s: point %d (limiters[%d], %s): %w", name, s.Point, pt.LimiterIndex, pt.Limiter, err)
 		}
 	}
 	wa, wb := arrivalsKey(a), arrivalsKey(b)
 	if !bytes.Equal(wa, wb) {
 		return fmt.Errorf("the points see different arrivals: %s", firstDifference(wa, wb))
+	}
+	return nil
+}
+
+// diffable says why the decision diff cannot replay gate, or nil: a gate
+// with hooks (its parts' included) needs the event loop, which the diff
+// does not run.
+func diffable(gate limiter.Gate) error {
+	h := hooksOf(gate)
+	switch {
+	case h.observer != nil:
+		return fmt.Errorf("the gate learns from completions (limiter.Observer): the decision diff replays Offer alone, without the event loop that tells it them")
+	case h.syncer != nil:
+		return fmt.Errorf("the gate syncs its instances (limiter.Syncer): the decision diff replays Offer alone, without the event loop that runs its syncs")
 	}
 	return nil
 }
@@ -161,10 +185,16 @@ func DiffDecisions(ctx context.Context, a, b DiffSide, epsMS float64, each func(
 		return g, srv, err
 	}
 	ga, sa, err := gate(a, &pa)
+	if err == nil {
+		err = diffable(ga)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("a: %w", err)
 	}
 	gb, sb, err := gate(b, &pb)
+	if err == nil {
+		err = diffable(gb)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("b: %w", err)
 	}

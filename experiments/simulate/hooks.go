@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/limiter"
@@ -21,19 +22,31 @@ import (
 //     Offer is the balancer's Route then the instance's OfferTo, counting
 //     each instance's decisions; the models call Offer as for any gate.
 //   - limiter.Syncer: the loop schedules the gate's syncs as eventSync
-//     events while they fall inside the run.
+//     events, to the release horizon while the point has other events
+//     left.
+//
+// A gate made of gates (limiter.Composite, a chain) has its parts' hooks.
+// A gate that is only Replicated needs no event: it stays on the forward
+// pass's fast path.
 
 // routedGate is a replicated gate as the loop offers it: every request
-// through the balancer to one instance, counted.
+// through the balancer to one instance, counted. Each instance's Offered
+// and Admitted count the gate's decisions: every offer it was routed
+// (under client behaviour every attempt, retries included: the point's
+// ClientMetrics.Attempts, not its Arrivals) and every admission, whether
+// or not the point scores the request (under end-minus-deadline scoring
+// the queue model's Metrics.Admitted counts only the scored ones).
 type routedGate struct {
 	r         limiter.Replicated
 	instances []experiments.InstanceMetrics
+	last      int32 // the instance of the last offer
 }
 
 // Offer routes the request at t from client to the instance the balancer
 // chooses, which decides it.
 func (g *routedGate) Offer(t float64, client int32) (float64, bool) {
 	i := g.r.Route(t, client)
+	g.last = int32(i)
 	release, ok := g.r.OfferTo(i, t, client)
 	g.instances[i].Offered++
 	if ok {
@@ -42,8 +55,9 @@ func (g *routedGate) Offer(t float64, client int32) (float64, bool) {
 	return release, ok
 }
 
-// NextAdmitMS is the instance's Retry-After when it can say one; the
-// balancer's route is the one a request at t would take.
+// NextAdmitMS is the replicated gate's own Retry-After when it can say
+// one (an Advisor: it answers for the whole gate, balancer included),
+// else t (no advice).
 func (g *routedGate) NextAdmitMS(t float64, client int32) float64 {
 	if a, ok := g.r.(limiter.Advisor); ok {
 		return a.NextAdmitMS(t, client)
@@ -51,27 +65,100 @@ func (g *routedGate) NextAdmitMS(t float64, client int32) float64 {
 	return t
 }
 
-// gateHooks are the hooks a point's gate has.
+// gateHooks are the hooks a point's gate has, its parts' included
+// (limiter.Composite).
 type gateHooks struct {
 	observer limiter.Observer // nil: the gate learns nothing from completions
 	syncer   limiter.Syncer   // nil: no syncs
 	routed   *routedGate      // nil: one instance
 }
 
-// hooksOf finds gate's hooks (gate as pointGate made it).
+// hooksOf finds gate's hooks (gate as pointGate made it): the gate's own
+// and its parts', a completion told to every part that observes and
+// every part's syncs run.
 func hooksOf(gate limiter.Gate) gateHooks {
 	var h gateHooks
 	inner := gate
 	if rg, ok := gate.(*routedGate); ok {
 		h.routed, inner = rg, rg.r
 	}
-	h.observer, _ = inner.(limiter.Observer)
-	h.syncer, _ = inner.(limiter.Syncer)
+	var obs observers
+	var syn syncers
+	collectHooks(inner, &obs, &syn)
+	switch len(obs) {
+	case 0:
+	case 1:
+		h.observer = obs[0]
+	default:
+		h.observer = obs
+	}
+	switch len(syn) {
+	case 0:
+	case 1:
+		h.syncer = syn[0]
+	default:
+		h.syncer = syn
+	}
 	return h
+}
+
+// collectHooks adds the hooks of g and of its parts, depth first.
+func collectHooks(g limiter.Gate, obs *observers, syn *syncers) {
+	if o, ok := g.(limiter.Observer); ok {
+		*obs = append(*obs, o)
+	}
+	if s, ok := g.(limiter.Syncer); ok {
+		*syn = append(*syn, s)
+	}
+	if c, ok := g.(limiter.Composite); ok {
+		for _, p := range c.Parts() {
+			collectHooks(p, obs, syn)
+		}
+	}
+}
+
+// observers are the parts of a gate that observe: each hears every
+// completion, in order.
+type observers []limiter.Observer
+
+func (o observers) Complete(c limiter.Completion) {
+	for _, x := range o {
+		x.Complete(c)
+	}
+}
+
+// syncers are the parts of a gate that sync: the next sync is the
+// earliest of theirs (NaN if any is), and a sync at t runs every part due
+// at t.
+type syncers []limiter.Syncer
+
+func (s syncers) NextSyncMS() float64 {
+	next := math.Inf(1)
+	for _, x := range s {
+		next = min(next, x.NextSyncMS())
+	}
+	return next
+}
+
+func (s syncers) Sync(t float64) {
+	for _, x := range s {
+		if x.NextSyncMS() <= t {
+			x.Sync(t)
+		}
+	}
 }
 
 // loop is whether the point needs the event loop for its gate.
 func (h *gateHooks) loop() bool { return h.observer != nil || h.syncer != nil }
+
+// instance is the instance that decided the gate's last offer (0: one
+// instance).
+func (h *gateHooks) instance() int32 {
+	if h.routed == nil {
+		return 0
+	}
+	return h.routed.last
+}
 
 // file files the instances' decisions and state (a replicated gate).
 func (h *gateHooks) file(m *experiments.Metrics) {
@@ -94,17 +181,18 @@ type completions struct {
 }
 
 // newCompletions is the completions of a gate with hooks h on heap (nil
-// when the gate does not observe).
-func newCompletions(h *gateHooks, heap *eventHeap) *completions {
+// when the gate does not observe), in buf (a worker's, kept across
+// points).
+func newCompletions(h *gateHooks, heap *eventHeap, buf *completions) *completions {
 	if h.observer == nil {
 		return nil
 	}
-	return &completions{heap: heap, observer: h.observer}
+	*buf = completions{heap: heap, observer: h.observer, done: buf.done[:0], free: buf.free[:0]}
+	return buf
 }
 
-// add schedules the completion of client's request that reached the gate
-// at arrivalMS and left at doneMS with outcome.
-func (o *completions) add(client int32, arrivalMS, doneMS float64, outcome limiter.Outcome) {
+// add schedules completion c at its DoneMS (a nil o: nothing).
+func (o *completions) add(c limiter.Completion) {
 	if o == nil {
 		return
 	}
@@ -116,8 +204,8 @@ func (o *completions) add(client int32, arrivalMS, doneMS float64, outcome limit
 		id = int32(len(o.done))
 		o.done = append(o.done, limiter.Completion{})
 	}
-	o.done[id] = limiter.Completion{Client: client, ArrivalMS: arrivalMS, DoneMS: doneMS, Outcome: outcome}
-	o.heap.pushEvent(doneMS, eventComplete, id)
+	o.done[id] = c
+	o.heap.pushEvent(c.DoneMS, eventComplete, id)
 }
 
 // deliver tells the gate completion id, at its time.
@@ -137,26 +225,43 @@ func outcome(onTime bool) limiter.Outcome {
 }
 
 // startSyncs schedules the gate's first sync (a Syncer) before endMS.
-func (l *pointLoop) startSyncs(h *gateHooks, endMS float64) {
+func (l *pointLoop) startSyncs(h *gateHooks, endMS float64) error {
 	l.syncer, l.syncEndMS = h.syncer, endMS
 	if l.syncer == nil {
-		return
+		return nil
 	}
-	if s := l.syncer.NextSyncMS(); s < endMS {
-		l.heap.pushEvent(s, eventSync, 0)
-	}
-}
-
-// sync runs the gate's sync at t and schedules its next one before the
-// end of the run.
-func (l *pointLoop) sync(t float64) error {
-	l.syncer.Sync(t)
 	s := l.syncer.NextSyncMS()
-	if s < l.syncEndMS {
-		if !(s > t) {
-			return fmt.Errorf("the gate's next sync at %g ms is not after its sync at %g ms", s, t)
-		}
+	if math.IsNaN(s) || s < 0 {
+		return fmt.Errorf("the gate's first sync is at %g ms", s)
+	}
+	if s < endMS {
 		l.heap.pushEvent(s, eventSync, 0)
 	}
 	return nil
+}
+
+// sync runs the gate's sync at t and schedules its next one before the
+// release horizon while the point has other events left: arrivals
+// (listLeft), scheduled events, or the queue's picks (made by the loop).
+// Without them the syncs end: nothing is left for a sync to change.
+func (l *pointLoop) sync(t float64, listLeft bool) error {
+	l.syncer.Sync(t)
+	s := l.syncer.NextSyncMS()
+	if !(s > t) {
+		return fmt.Errorf("the gate's next sync at %g ms is not after its sync at %g ms", s, t)
+	}
+	picks := l.model == modelClientsEvents || l.drivePicks // the loop makes the queue's picks
+	left := listLeft || l.heap.len() > 0 || picks && !math.IsInf(l.q.NextPickMS(), 1)
+	if s < l.syncEndMS && left {
+		l.heap.pushEvent(s, eventSync, 0)
+	}
+	return nil
+}
+
+// pending is the number of completions scheduled and not yet delivered.
+func (o *completions) pending() int {
+	if o == nil {
+		return 0
+	}
+	return len(o.done) - len(o.free)
 }

@@ -2,9 +2,11 @@ package simulate_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
@@ -25,6 +27,7 @@ type hookLog struct {
 	admittedAt  []float64
 	releasedAt  []float64
 	admittedFor []int32
+	admittedSeq []int64 // the offer's place among the offers
 }
 
 func (h *hookLog) offer(t float64) { h.offers = append(h.offers, t) }
@@ -38,6 +41,7 @@ func (h *hookLog) admitted(t, release float64, c int32) {
 	h.admittedAt = append(h.admittedAt, t)
 	h.releasedAt = append(h.releasedAt, release)
 	h.admittedFor = append(h.admittedFor, c)
+	h.admittedSeq = append(h.admittedSeq, int64(len(h.offers)-1))
 }
 
 // inTimeOrder checks that the completions came in time order, each after
@@ -59,10 +63,58 @@ func (h *hookLog) inTimeOrder(t *testing.T) {
 }
 
 // watchingGate observes the completions of the gate it wraps and changes
-// nothing: a point run with it measures what it measures without.
+// nothing: a point run with it measures what it measures without. It
+// says the wrapped gate's Retry-After (t when it cannot: the same as no
+// advice). fates are the fates the model measured (Switches.Fate).
 type watchingGate struct {
 	g limiter.Gate
 	hookLog
+	fates []limiter.Completion
+}
+
+func (w *watchingGate) NextAdmitMS(t float64, c int32) float64 {
+	if a, ok := w.g.(limiter.Advisor); ok {
+		return a.NextAdmitMS(t, c)
+	}
+	return t
+}
+
+// watch makes opt run every point's gate behind a watchingGate, each
+// hearing its point's completions and fates (points run one at a time:
+// opt.Workers 1); it returns the gates made, in order.
+func watch(opt *sweep.Options) *[]*watchingGate {
+	gates := new([]*watchingGate)
+	opt.Simulate.Gate = func(g limiter.Gate, _ limiter.Occupancy) limiter.Gate {
+		w := &watchingGate{g: g}
+		*gates = append(*gates, w)
+		return w
+	}
+	opt.Simulate.Fate = func(f limiter.Completion) {
+		w := (*gates)[len(*gates)-1]
+		w.fates = append(w.fates, f)
+	}
+	return gates
+}
+
+// heardTheFates checks that the gate heard, as completions, exactly the
+// fates the model measured: the same requests (Seq, client, instance),
+// times (arrival, release, done) and outcomes.
+func (w *watchingGate) heardTheFates(t *testing.T, point int) {
+	t.Helper()
+	order := func(a, b limiter.Completion) int {
+		return cmp.Or(cmp.Compare(a.DoneMS, b.DoneMS), cmp.Compare(a.Seq, b.Seq))
+	}
+	heard, fates := slices.Clone(w.heard), slices.Clone(w.fates)
+	slices.SortFunc(heard, order)
+	slices.SortFunc(fates, order)
+	if len(heard) != len(fates) {
+		t.Fatalf("point %d: heard %d completions, the model measured %d fates", point, len(heard), len(fates))
+	}
+	for i := range heard {
+		if heard[i] != fates[i] {
+			t.Fatalf("point %d: completion %d heard %+v, the model measured %+v", point, i, heard[i], fates[i])
+		}
+	}
 }
 
 func (w *watchingGate) Offer(t float64, c int32) (float64, bool) {
@@ -169,7 +221,7 @@ func TestObserverLearnsFromCompletions(t *testing.T) {
 			out = limiter.OnTime
 			onTime++
 		}
-		want[i] = limiter.Completion{Client: g.admittedFor[i], ArrivalMS: a, DoneMS: finish, Outcome: out}
+		want[i] = limiter.Completion{Seq: g.admittedSeq[i], Client: g.admittedFor[i], ArrivalMS: a, ReleaseMS: g.releasedAt[i], DoneMS: finish, Outcome: out}
 	}
 	if !slices.Equal(g.heard, want) {
 		for i := range want {
@@ -199,6 +251,18 @@ func TestObservingChangesNothing(t *testing.T) {
   "workload": {"duration_ms": 3000, "parts": [{"type": "poisson", "rate_rps": 300}, {"type": "poisson", "client": "b", "rate_rps": 100}]},
   "server": {"workers": 2, "service_ms": 8, "deadline_ms": 40},
   "limiters": [{"type": "token-bucket", "rate_rps": 220, "burst": [1, 20]}]}`,
+		"queue-late": `{"version": 1, "seed": 5,
+  "workload": {"duration_ms": 3000, "parts": [{"type": "poisson", "rate_rps": 400}]},
+  "server": {"workers": 2, "service_ms": 8, "deadline_ms": 25, "discipline": "lifo", "door": "tail-drop", "bound": 20, "end": "cut"},
+  "limiters": [{"type": "token-bucket", "rate_rps": 300, "burst": [1, 20]}]}`,
+		"clients-events-late": `{"version": 1, "seed": 5,
+  "workload": {"duration_ms": 3000, "parts": [{"type": "poisson", "rate_rps": 300, "timeout_ms": 60, "retries": 2, "backoff_ms": 20}]},
+  "server": {"workers": 2, "service_ms": 8, "deadline_ms": 25, "discipline": "lifo", "door": "tail-drop", "bound": 10, "cancel_on_timeout": "drop-unstarted", "end": "cut"},
+  "limiters": [{"type": "token-bucket", "rate_rps": 260, "burst": [1, 20]}]}`,
+		"clients-queue-late": `{"version": 1, "seed": 5,
+  "workload": {"duration_ms": 3000, "parts": [{"type": "poisson", "rate_rps": 300, "timeout_ms": 30, "retries": 2, "backoff_ms": 20}]},
+  "server": {"workers": 2, "service_ms": 8, "deadline_ms": 25, "door": "tail-drop", "bound": 10, "cancel_on_timeout": "drop-unstarted", "end": "cut"},
+  "limiters": [{"type": "token-bucket", "rate_rps": 260, "burst": [1, 20]}]}`,
 		"queue": `{"version": 1, "seed": 5,
   "workload": {"duration_ms": 3000, "parts": [{"type": "poisson", "rate_rps": 400}]},
   "server": {"workers": 2, "service_ms": 8, "deadline_ms": 40, "discipline": "lifo", "door": "tail-drop", "bound": 20, "expire": "at-dequeue", "end": "cut"},
@@ -226,13 +290,8 @@ func TestObservingChangesNothing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var gates []*watchingGate
 			opt := sweep.Options{Workers: 1}
-			opt.Simulate.Gate = func(g limiter.Gate, _ limiter.Occupancy) limiter.Gate {
-				w := &watchingGate{g: g}
-				gates = append(gates, w)
-				return w
-			}
+			watched := watch(&opt)
 			got, err := sweep.Run(context.Background(), cfg, opt)
 			if err != nil {
 				t.Fatal(err)
@@ -240,12 +299,14 @@ func TestObservingChangesNothing(t *testing.T) {
 			if a, b := jsonOf(t, want), jsonOf(t, got); !bytes.Equal(a, b) {
 				t.Fatalf("observed, the sweep measures\n%s\nwant\n%s", clipJSON(b), clipJSON(a))
 			}
-			for i, g := range gates {
+			var total [4]int
+			for i, g := range *watched {
 				m := got.Points[i].Metrics
 				if len(g.heard) != m.Admitted || m.Admitted == 0 {
 					t.Fatalf("point %d: heard %d completions of %d admitted", i, len(g.heard), m.Admitted)
 				}
 				g.inTimeOrder(t)
+				g.heardTheFates(t, i)
 				var n [4]int
 				for _, c := range g.heard {
 					n[c.Outcome]++
@@ -265,6 +326,12 @@ func TestObservingChangesNothing(t *testing.T) {
 				if m.Client == nil && m.ShedWait == nil && n[limiter.Late] != m.Late {
 					t.Errorf("point %d: %d late heard, %d measured", i, n[limiter.Late], m.Late)
 				}
+				for k := range n {
+					total[k] += n[k]
+				}
+			}
+			if strings.HasSuffix(name, "-late") && (total[limiter.Late] == 0 || total[limiter.Dropped] == 0) {
+				t.Errorf("%d late, %d dropped heard: the config is meant to give both", total[limiter.Late], total[limiter.Dropped])
 			}
 		})
 	}
@@ -329,28 +396,48 @@ func (g *shardedGate) Sync(t float64) {
 	g.nextSync = t + g.syncMS
 }
 
+// observedShards is a shardedGate that observes completions too: each
+// completion's Instance must be the one its client's requests go to.
+type observedShards struct {
+	*shardedGate
+	heard []limiter.Completion
+}
+
+func (g *observedShards) Complete(c limiter.Completion) { g.heard = append(g.heard, c) }
+
 // TestReplicatedGateBehindABalancer: the loop hosts a toy gate of three
 // instances behind a balancer, sharing their counts at a sync every 250
-// ms, on the forward pass's model and the client model: each instance's
-// decisions and state are filed (Metrics.Instances) and add up to the
-// point's, every sync runs at its time between the offers before and
-// after it, and the shared state changes the decisions (without syncs the
+// ms, on every model (the forward pass's, the queue model, the client
+// model on the plain server and on a queue at admission and by events):
+// each instance's decisions and state are filed (Metrics.Instances) and
+// add up to the gate's decisions and to the point's counts of the same
+// thing (Admitted; under client behaviour Offered adds up to the
+// attempts, retries included); every completion names the instance that
+// admitted it; every sync runs at its time between the offers before and
+// after it; and the shared state changes the decisions (without syncs the
 // instances admit more).
 func TestReplicatedGateBehindABalancer(t *testing.T) {
 	t.Parallel()
-	for _, behaviour := range []string{"", `, "timeout_ms": 50, "retries": 1, "backoff_ms": 10`} {
+	retries := `, "timeout_ms": 50, "retries": 1, "backoff_ms": 10`
+	for _, c := range []struct{ name, behaviour, server string }{
+		{"forward", "", ""},
+		{"queue", "", `, "discipline": "lifo"`},
+		{"clients", retries, ""},
+		{"clients-queue", retries, `, "door": "tail-drop", "bound": 50`},
+		{"clients-events", retries, `, "discipline": "lifo"`},
+	} {
 		cfg, err := document.DecodeConfig([]byte(`{"version": 1, "seed": 9,
-  "workload": {"duration_ms": 3000, "parts": [{"type": "clients", "group": "c", "clients": 6, "rate_rps": 50, "arrival": "poisson"` + behaviour + `}]},
-  "server": {"workers": 4, "service_ms": 2, "deadline_ms": 100},
+  "workload": {"duration_ms": 3000, "parts": [{"type": "clients", "group": "c", "clients": 6, "rate_rps": 50, "arrival": "poisson"` + c.behaviour + `}]},
+  "server": {"workers": 4, "service_ms": 2, "deadline_ms": 100` + c.server + `},
   "limiters": [{"type": "none"}]}`))
 		if err != nil {
 			t.Fatal(err)
 		}
-		run := func(syncMS float64) (*shardedGate, experiments.Metrics) {
-			var gates []*shardedGate
+		run := func(syncMS float64) (*observedShards, experiments.Metrics) {
+			var gates []*observedShards
 			opt := sweep.Options{Workers: 1}
 			opt.Simulate.Gate = func(limiter.Gate, limiter.Occupancy) limiter.Gate {
-				g := newShardedGate(3, 60, syncMS)
+				g := &observedShards{shardedGate: newShardedGate(3, 60, syncMS)}
 				gates = append(gates, g)
 				return g
 			}
@@ -362,31 +449,78 @@ func TestReplicatedGateBehindABalancer(t *testing.T) {
 		}
 		g, m := run(250)
 		if len(m.Instances) != 3 {
-			t.Fatalf("%d instances filed, want 3", len(m.Instances))
+			t.Fatalf("%s: %d instances filed, want 3", c.name, len(m.Instances))
 		}
 		offered, admitted := 0, 0
 		for i, in := range m.Instances {
 			offered += in.Offered
 			admitted += in.Admitted
 			if in.State != float64(g.counts[i]) || in.Offered == 0 {
-				t.Errorf("instance %d: %+v, its count %d", i, in, g.counts[i])
+				t.Errorf("%s: instance %d: %+v, its count %d", c.name, i, in, g.counts[i])
 			}
 		}
-		if offered != len(g.offers) || admitted != m.Admitted {
-			t.Errorf("instances offered %d admitted %d; the gate saw %d offers, the point admitted %d", offered, admitted, len(g.offers), m.Admitted)
+		if offered != len(g.offers) || admitted != m.Admitted || admitted != len(g.heard) {
+			t.Errorf("%s: instances offered %d admitted %d; the gate saw %d offers, the point admitted %d, %d completions", c.name, offered, admitted, len(g.offers), m.Admitted, len(g.heard))
 		}
-		if want := []float64{250, 500, 750, 1000, 1250, 1500, 1750, 2000, 2250, 2500, 2750}; !slices.Equal(g.syncs, want) {
-			t.Fatalf("synced at %v, want %v", g.syncs, want)
+		if cm := m.Client; cm != nil && offered != cm.Attempts {
+			t.Errorf("%s: instances offered %d, the point's attempts %d", c.name, offered, cm.Attempts)
+		}
+		if cm := m.Client; cm == nil && offered != m.Arrivals {
+			t.Errorf("%s: instances offered %d, the point's arrivals %d", c.name, offered, m.Arrivals)
+		}
+		for _, d := range g.heard {
+			if int(d.Instance) != g.Route(0, d.Client) {
+				t.Fatalf("%s: %+v: client %d's requests go to instance %d", c.name, d, d.Client, g.Route(0, d.Client))
+			}
+		}
+		// Syncs go on past the run's 3000 ms while events are left (here
+		// the completions of the last requests).
+		if len(g.syncs) < 12 || g.syncs[len(g.syncs)-1] > 3250 {
+			t.Fatalf("%s: synced at %v, want every 250 ms to 3000 or 3250", c.name, g.syncs)
 		}
 		for k, s := range g.syncs {
+			if s != float64(250*(k+1)) {
+				t.Fatalf("%s: synced at %v, want every 250 ms", c.name, g.syncs)
+			}
 			j := g.syncedBefore[k]
 			if j > 0 && g.offers[j-1] > s || j < len(g.offers) && g.offers[j] < s {
-				t.Fatalf("the sync at %g ran between offers %d and %d", s, j-1, j)
+				t.Fatalf("%s: the sync at %g ran between offers %d and %d", c.name, s, j-1, j)
 			}
 		}
 		_, alone := run(math.Inf(1))
 		if !(alone.Admitted > m.Admitted) {
-			t.Errorf("unsynced instances admitted %d, synced %d: the shared state changed nothing", alone.Admitted, m.Admitted)
+			t.Errorf("%s: unsynced instances admitted %d, synced %d: the shared state changed nothing", c.name, alone.Admitted, m.Admitted)
+		}
+	}
+}
+
+// nanSyncGate admits everything and names its next sync by next (NaN
+// first, or after its first sync).
+type nanSyncGate struct{ first, next float64 }
+
+func (g *nanSyncGate) Offer(t float64, _ int32) (float64, bool) { return t, true }
+func (g *nanSyncGate) NextSyncMS() float64                      { return g.first }
+func (g *nanSyncGate) Sync(float64)                             { g.first = g.next }
+
+// TestSyncAtNaNIsAnError: a gate whose next sync is NaN, first or after a
+// sync, is an error of the point, not a silent end of its syncs, on the
+// forward pass's model and the client model.
+func TestSyncAtNaNIsAnError(t *testing.T) {
+	t.Parallel()
+	for _, behaviour := range []string{"", `, "timeout_ms": 50`} {
+		cfg, err := document.DecodeConfig([]byte(`{"version": 1, "seed": 9,
+  "workload": {"duration_ms": 1000, "parts": [{"type": "poisson", "rate_rps": 50` + behaviour + `}]},
+  "server": {"workers": 1, "service_ms": 2, "deadline_ms": 100},
+  "limiters": [{"type": "none"}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range []nanSyncGate{{first: math.NaN()}, {first: 100, next: math.NaN()}} {
+			opt := sweep.Options{Workers: 1}
+			opt.Simulate.Gate = func(limiter.Gate, limiter.Occupancy) limiter.Gate { return &g }
+			if _, err := sweep.Run(context.Background(), cfg, opt); err == nil || !strings.Contains(err.Error(), "sync") {
+				t.Errorf("%q, first sync %g then %g: error %v, want one about its sync", behaviour, g.first, g.next, err)
+			}
 		}
 	}
 }

@@ -161,9 +161,16 @@ func (q *eventHeap) schedule(t float64, kind eventKind, id int32) bool {
 	var err error
 	switch {
 	case id >= 1<<eventIDBits:
-		err = fmt.Errorf("more than %d attempts wait at once", 1<<eventIDBits)
+		what := "attempts wait"
+		switch kind {
+		case eventRelease, eventTimeout:
+			what = "admitted attempts are held"
+		case eventComplete:
+			what = "completions wait to be told"
+		}
+		err = fmt.Errorf("more than %d %s at once", 1<<eventIDBits, what)
 	case uint64(q.seq) >= 1<<(64-eventSeqShift):
-		err = fmt.Errorf("more than %d attempts in one point", uint64(1)<<(64-eventSeqShift))
+		err = fmt.Errorf("more than %d events in one point", uint64(1)<<(64-eventSeqShift))
 	case !(t >= 0):
 		err = fmt.Errorf("an attempt scheduled at %g ms", t)
 	}
@@ -271,12 +278,30 @@ type pointLoop struct {
 }
 
 // startHooks finds the hooks of the point's gate (made by pointGateWith)
-// once the heap is ready: the completions it observes, its syncs before
-// endMS.
-func (l *pointLoop) startHooks(gate limiter.Gate, endMS float64) {
+// once the heap is ready: the completions it observes (in the worker's
+// buffers, in), its syncs before endMS (the release horizon).
+func (l *pointLoop) startHooks(gate limiter.Gate, endMS float64, in *Instruments) error {
 	l.hooks = hooksOf(gate)
-	l.done = newCompletions(&l.hooks, l.heap)
-	l.startSyncs(&l.hooks, endMS)
+	l.done = newCompletions(&l.hooks, l.heap, &in.done)
+	return l.startSyncs(&l.hooks, endMS)
+}
+
+// ended checks what must hold when a point's events are all run: the heap
+// is empty, every completion was told to the gate, and (on a queue) every
+// admitted attempt's record was freed.
+func (l *pointLoop) ended() error {
+	if n := l.heap.len(); n > 0 {
+		return fmt.Errorf("%d events left at the end of the point", n) // cannot happen: drain empties the heap
+	}
+	if n := l.done.pending(); n > 0 {
+		return fmt.Errorf("%d completions never told to the gate", n) // cannot happen
+	}
+	if x := l.x; x != nil {
+		if n := len(x.bufs.recs) - len(x.bufs.free); n > 0 {
+			return fmt.Errorf("%d admitted attempts' records never freed", n) // cannot happen
+		}
+	}
+	return nil
 }
 
 // run runs the point's events in the rule's order until none is left (or
@@ -324,6 +349,10 @@ func (l *pointLoop) run(ctx context.Context, batch bool) error {
 		if byEvents || l.drivePicks {
 			// The queue's picks before it (at its time, before a timeout).
 			if p := l.q.NextPickMS(); p < t || p == t && kind == eventTimeout {
+				if !(p >= last) {
+					return fmt.Errorf("a pick at %g ms after an event at %g ms", p, last) // cannot happen: picks are in order
+				}
+				last = p
 				if l.x != nil {
 					l.x.now = p
 				}
@@ -334,6 +363,10 @@ func (l *pointLoop) run(ctx context.Context, batch bool) error {
 		if (byEvents || l.drivePicks) && !l.cut && t >= l.endMS && !math.IsInf(l.endMS, 1) {
 			// The window ends: what still waits is shed at its end,
 			// before any event at or after it.
+			if !(l.endMS >= last) {
+				return fmt.Errorf("the window's end at %g ms after an event at %g ms", l.endMS, last) // cannot happen
+			}
+			last = l.endMS
 			if l.x != nil {
 				l.x.now = l.endMS
 			}
@@ -356,7 +389,7 @@ func (l *pointLoop) run(ctx context.Context, batch bool) error {
 			e := h.pop()
 			if kind == eventComplete {
 				l.done.deliver(e.id())
-			} else if err := l.sync(t); err != nil {
+			} else if err := l.sync(t, next < len(a.T)); err != nil {
 				return err
 			}
 			continue
@@ -433,7 +466,7 @@ func (l *pointLoop) drain() error {
 		case eventComplete:
 			l.done.deliver(e.id())
 		case eventSync:
-			if err := l.sync(t); err != nil {
+			if err := l.sync(t, false); err != nil {
 				return err
 			}
 		}
@@ -478,7 +511,10 @@ func simulateLoop(ctx context.Context, cfg *experiments.Config, a *workload.Arri
 	if err := finish(); err != nil {
 		return err
 	}
-	return l.drain()
+	if err := l.drain(); err != nil {
+		return err
+	}
+	return l.ended()
 }
 
 // startQueue readies the queue model's point; finish measures it.
@@ -520,14 +556,19 @@ func (l *pointLoop) startQueue(cfg *experiments.Config, classes []uint8, spec *l
 	r.fair = new(fairWindows)
 	r.fair.start(in, nc, cfg.Metrics.FairnessWindowMS, durationMS)
 	r.gate, r.spec, r.srv, r.horizonMS = gate, spec, srv, horizonMS
+	r.fate = l.sw.fateLog()
 	r.lastRelease = math.Inf(-1)
 	rel := newReleaseTally(in, windowMS, len(a.T) <= experiments.MaxCurveArrivals, len(a.T))
 	r.rel = &rel
 	r.arrivalWindow = metrics.NewWindowCursor(windowMS)
-	l.queue, l.rel, l.heap = r, &rel, new(eventHeap) // no attempt is scheduled: arrivals only
-	l.heap.reset(int64(len(a.T)))
-	l.startHooks(gate, durationMS)
-	r.done = l.done
+	l.queue, l.rel, l.heap = r, &rel, in.loopHeap(int64(len(a.T))) // no attempt is scheduled: arrivals only
+	if err := l.startHooks(gate, horizonMS, in); err != nil {
+		return nil, err
+	}
+	r.done, r.hooks = l.done, &l.hooks
+	if l.done != nil || r.fate != nil {
+		r.admittedAt = make([]admission, len(a.T))
+	}
 	if l.done != nil || l.syncer != nil {
 		// The queue's picks by the loop: each completion is known at its
 		// pick, before the events after it.
@@ -597,10 +638,12 @@ func (l *pointLoop) startClients(cfg *experiments.Config, spec *limiter.Spec, pa
 	fair := new(fairWindows)
 	fair.start(in, nc, cfg.Metrics.FairnessWindowMS, durationMS)
 	m, cm := new(experiments.Metrics), new(experiments.ClientMetrics)
-	r.startGate(gate, srv, spec, releaseHorizonMS(cfg, spec, params), in, m, cm, &s, clients, fair)
+	horizonMS := releaseHorizonMS(cfg, spec, params)
+	r.startGate(gate, srv, spec, horizonMS, in, m, cm, &s, clients, fair)
 
 	rel := newReleaseTally(in, windowMS, len(a.T) <= experiments.MaxCurveArrivals, len(a.T))
 	p := &plainServer{
+		fate:         l.sw.fateLog(),
 		srv:          srv,
 		cancel:       cfg.Server.Option(server.OptCancel) == server.CancelDrop,
 		deadlineMS:   cfg.Server.DeadlineMS,
@@ -610,8 +653,10 @@ func (l *pointLoop) startClients(cfg *experiments.Config, spec *limiter.Spec, pa
 	}
 	l.r, l.plain, l.heap, l.rel = r, p, r.heap, &rel
 	l.windows = metrics.NewWindowCursor(windowMS)
-	l.startHooks(gate, durationMS)
-	p.done = l.done
+	if err := l.startHooks(gate, horizonMS, in); err != nil {
+		return nil, err
+	}
+	p.done, p.hooks = l.done, &l.hooks
 	return func() error {
 		clientTotals(cfg, r, m, cm, in, clientTally{busyMS: p.busyMS, serverSojournMaxMS: p.serverSojournMax, rel: &rel, users: totalUsers})
 		m.Recovery = measureGoodputRecovery(cfg, &s, windowMS)
@@ -643,7 +688,8 @@ func (l *pointLoop) startClientsQueue(cfg *experiments.Config, classes []uint8, 
 	qr := &queueRun{in: in, s: &s, m: m, variable: !cfg.Server.FixedService(), windowMS: windowMS}
 	classOK := qr.startBufs(in, classes != nil, nclass, windows)
 	x := &queueClients{
-		qr: qr, bufs: in.admitted, in: in, m: m, cm: cm, s: &s,
+		fate: l.sw.fateLog(),
+		qr:   qr, bufs: in.admitted, in: in, m: m, cm: cm, s: &s,
 		lazy:       lazy,
 		cancel:     cfg.Server.Option(server.OptCancel) == server.CancelDrop,
 		expire:     cfg.Server.Option(server.OptExpire) == server.ExpireAtDequeue,
@@ -652,6 +698,8 @@ func (l *pointLoop) startClientsQueue(cfg *experiments.Config, classes []uint8, 
 		deadlineMS: deadlineMS,
 		windowMS:   windowMS,
 		offering:   -1,
+
+		goodputWindow: metrics.NewWindowCursor(windowMS),
 	}
 	x.bufs.recs, x.bufs.free = x.bufs.recs[:0], x.bufs.free[:0]
 	x.classOK = classOK
@@ -697,8 +745,10 @@ func (l *pointLoop) startClientsQueue(cfg *experiments.Config, classes []uint8, 
 	l.r, l.x, l.heap, l.rel, l.users, l.classes = r, x, r.heap, &rel, users, classes
 	l.q, l.endMS = q, endMS
 	l.windows = metrics.NewWindowCursor(windowMS)
-	l.startHooks(gate, durationMS)
-	x.done = l.done
+	if err := l.startHooks(gate, horizonMS, in); err != nil {
+		return nil, err
+	}
+	x.done, x.hooks = l.done, &l.hooks
 	return func() error {
 		q.Finish()
 		if err := r.heap.err; err != nil {
@@ -712,7 +762,7 @@ func (l *pointLoop) startClientsQueue(cfg *experiments.Config, classes []uint8, 
 			return fmt.Errorf("the queue server finished requests out of order") // cannot happen: fixed service
 		}
 		if x.mismatch != "" {
-			return fmt.Errorf("the queue and the client model disagree: %s", x.mismatch) // cannot happen
+			return fmt.Errorf("the queue and the client model disagree %d times, first: %s", x.mismatches, x.mismatch) // cannot happen
 		}
 
 		clientTotals(cfg, r, m, cm, in, clientTally{busyMS: x.busyMS, serverSojournMaxMS: x.serverSojournMax, rel: &rel, users: totalUsers})
@@ -744,10 +794,26 @@ type plainServer struct {
 	deadlineMS   float64
 	in           *Instruments
 	rel          *releaseTally
-	finishWindow metrics.WindowCursor // the series window of the finishes
-	done         *completions         // nil: the gate does not observe
+	finishWindow metrics.WindowCursor     // the series window of the finishes
+	done         *completions             // nil: the gate does not observe
+	fate         func(limiter.Completion) // a test's fate log (Switches.Fate)
+	hooks        *gateHooks
 
 	busyMS, serverSojournMax, endToEndMax float64
+}
+
+// noteFate tells a test's fate log (Switches.Fate) the fate of attempt
+// at, released at releaseMS by instance inst, done at doneMS.
+func noteFate(fate func(limiter.Completion), at *attempt, inst int32, releaseMS, doneMS float64, out limiter.Outcome) {
+	if fate != nil {
+		fate(completionOf(at, inst, releaseMS, doneMS, out))
+	}
+}
+
+// completionOf is the completion of attempt at, released at releaseMS by
+// instance inst, done at doneMS with out.
+func completionOf(at *attempt, inst int32, releaseMS, doneMS float64, out limiter.Outcome) limiter.Completion {
+	return limiter.Completion{Seq: at.seq, Client: at.c, Instance: inst, ArrivalMS: at.t, ReleaseMS: releaseMS, DoneMS: doneMS, Outcome: out}
 }
 
 // serve takes admitted attempt at, released at release, its client giving
@@ -755,16 +821,12 @@ type plainServer struct {
 // model), and reacts as its client does.
 func (p *plainServer) serve(r *clientRun, at *attempt, release, abandonAt float64) {
 	t := at.t
-	b, fl := &r.behs[at.part], r.flags[at.part]
-	m, cm, s, in := r.m, r.cm, r.s, p.in
+	fl := r.flags[at.part]
+	cm, s, in := r.cm, r.s, p.in
+	inst := p.hooks.instance()
 	r.lastQuery = max(r.lastQuery, release)
 	if p.cancel && fl.timeout && p.srv.StartAt(release) > abandonAt {
-		cm.Abandoned++
-		cm.Dropped++
-		if p.done != nil {
-			p.done.add(at.c, t, abandonAt, limiter.TimedOut)
-		}
-		r.retry(at, abandonAt, abandonAt)
+		r.droppedUnstarted(at, inst, release, abandonAt, p.done, p.fate)
 		return
 	}
 	start, finish := p.srv.ServeFor(release, at.svc)
@@ -779,35 +841,10 @@ func (p *plainServer) serve(r *clientRun, at *attempt, release, abandonAt float6
 	in.sojourn.Record(sojourn)
 	p.serverSojournMax = max(p.serverSojournMax, finish-release)
 	p.endToEndMax = max(p.endToEndMax, finish-t)
+	out := r.answerOutcome(at, sojourn, p.deadlineMS, false)
 	if p.done != nil {
-		out := outcome(sojourn <= p.deadlineMS)
-		if fl.timeout && sojourn > b.TimeoutMS {
-			out = limiter.TimedOut
-		}
-		p.done.add(at.c, t, finish, out)
+		p.done.add(completionOf(at, inst, release, finish, out))
 	}
-	switch {
-	case fl.timeout && sojourn > b.TimeoutMS:
-		m.Late++
-		cm.Abandoned++
-		cm.WastedWorkMS += at.svc
-		r.retry(at, abandonAt, abandonAt)
-	case sojourn <= p.deadlineMS:
-		if fl.throttles {
-			r.thrAcc[r.throttleSlot(at.c)]++
-		}
-		m.OnTime++
-		fw := int(p.finishWindow.Index(finish))
-		for fw >= len(s.Goodput) {
-			s.Goodput = append(s.Goodput, 0)
-		}
-		s.Goodput[fw]++
-		r.end(at, finish)
-	default:
-		if fl.throttles {
-			r.thrAcc[r.throttleSlot(at.c)]++
-		}
-		m.Late++
-		r.end(at, finish)
-	}
+	noteFate(p.fate, at, inst, release, finish, out)
+	r.answered(at, out, false, finish, abandonAt, t, &p.finishWindow)
 }

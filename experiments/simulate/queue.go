@@ -55,8 +55,11 @@ type queueRun struct {
 	clients       []experiments.ClientResult
 	fair          *fairWindows
 	rel           *releaseTally
-	arrivalWindow metrics.WindowCursor // the series window of the arrivals, which come in order
-	done          *completions         // nil: the gate does not observe
+	arrivalWindow metrics.WindowCursor     // the series window of the arrivals, which come in order
+	done          *completions             // nil: the gate does not observe
+	fate          func(limiter.Completion) // a test's fate log (Switches.Fate)
+	hooks         *gateHooks
+	admittedAt    []admission // with done or a fate log: each arrival's release and instance, by its index
 }
 
 // startBufs readies the worker's queue-model instruments for a point and,
@@ -92,25 +95,24 @@ func (r *queueRun) scored(id int32) bool { return r.a.T[id] <= r.scoreEnd }
 func (r *queueRun) Served(id int32, release, start, finish float64) {
 	t := r.a.T[id]
 	r.finishAt(t, finish)
+	svc := r.serviceMS
+	if r.a.ServiceMS != nil {
+		svc = r.a.ServiceMS[id]
+	}
+	sojourn := max(svc, metrics.RoundHalfUp(finish-t))
+	onTime := sojourn <= r.deadlineMS
 	if r.done != nil {
-		svc := r.serviceMS
-		if r.a.ServiceMS != nil {
-			svc = r.a.ServiceMS[id]
-		}
-		r.done.add(r.a.Client[id], t, finish, outcome(max(svc, metrics.RoundHalfUp(finish-t)) <= r.deadlineMS))
+		r.done.add(r.completion(id, finish, outcome(onTime)))
+	}
+	if r.fate != nil {
+		r.fate(limiter.Completion{Seq: int64(id), Client: r.a.Client[id], Instance: r.admittedAt[id].instance, ArrivalMS: r.a.T[id], ReleaseMS: release, DoneMS: finish, Outcome: outcome(sojourn <= r.deadlineMS)})
 	}
 	if !r.scored(id) {
 		return
 	}
 	r.served++
 	r.in.wait.Record(start - release)
-	svc := r.serviceMS
-	if r.a.ServiceMS != nil {
-		svc = r.a.ServiceMS[id]
-	}
-	sojourn := max(svc, metrics.RoundHalfUp(finish-t))
 	r.in.sojourn.Record(sojourn)
-	onTime := sojourn <= r.deadlineMS
 	if onTime {
 		r.m.OnTime++
 	} else {
@@ -133,13 +135,30 @@ func (r *queueRun) Served(id int32, release, start, finish float64) {
 // Shed measures a request the server shed at at.
 func (r *queueRun) Shed(id int32, at float64, _ server.Why) {
 	if r.done != nil {
-		r.done.add(r.a.Client[id], r.a.T[id], at, limiter.Dropped)
+		r.done.add(r.completion(id, at, limiter.Dropped))
+	}
+	if r.fate != nil {
+		r.fate(limiter.Completion{Seq: int64(id), Client: r.a.Client[id], Instance: r.admittedAt[id].instance, ArrivalMS: r.a.T[id], ReleaseMS: r.admittedAt[id].releaseMS, DoneMS: at, Outcome: limiter.Dropped})
 	}
 	if !r.scored(id) {
 		return
 	}
 	r.shed++
 	r.bufs.shedWait.Record(float64(metrics.ClampMS(at - r.a.T[id])))
+}
+
+// admission is what the gate decided of an admitted request: its release
+// and (a replicated gate) its instance.
+type admission struct {
+	releaseMS float64
+	instance  int32
+}
+
+// completion is arrival id's completion at doneMS with out (a gate that
+// observes).
+func (r *queueRun) completion(id int32, doneMS float64, out limiter.Outcome) limiter.Completion {
+	return limiter.Completion{Seq: int64(id), Client: r.a.Client[id], Instance: r.admittedAt[id].instance,
+		ArrivalMS: r.a.T[id], ReleaseMS: r.admittedAt[id].releaseMS, DoneMS: doneMS, Outcome: out}
 }
 
 // finishAt buffers a served request that arrived at t and finished at
@@ -225,6 +244,9 @@ func (r *queueRun) arrive(i int) error {
 		return releaseError(r.spec, release, r.lastRelease, r.durationMS)
 	}
 	r.lastRelease = release
+	if r.admittedAt != nil {
+		r.admittedAt[i] = admission{releaseMS: release, instance: r.hooks.instance()}
+	}
 	if scored {
 		r.clients[c].Admitted++
 		in.gate.Record(release - t)

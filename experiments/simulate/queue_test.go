@@ -19,7 +19,10 @@ import (
 // TestQueueModelIsTheForwardPass runs every preset and the test configs
 // through the queue model with their plain servers and compares every
 // measurement with the forward pass: the event loop, run one release at a
-// time, is the same server.
+// time, is the same server. It runs the queue model twice: on its fast
+// path (one source, no hooks) and with a gate that observes (the loop
+// makes the queue's picks, completions are events), which hears exactly
+// the fates the model measures.
 func TestQueueModelIsTheForwardPass(t *testing.T) {
 	t.Parallel()
 	files, _ := filepath.Glob("../presets/*.json")
@@ -43,10 +46,14 @@ func TestQueueModelIsTheForwardPass(t *testing.T) {
 			continue // the client model runs its own loop (clients_test.go)
 		}
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			run := func(queue bool) *experiments.Result {
+			var watched *[]*watchingGate
+			run := func(queue, watching bool) *experiments.Result {
 				opt := sweep.Options{Workers: 1}
 				if queue {
 					opt.Simulate.Model = simulate.SwitchQueueForAll
+				}
+				if watching {
+					watched = watch(&opt)
 				}
 				res, err := sweep.Run(context.Background(), cfg, opt)
 				if err != nil {
@@ -54,13 +61,19 @@ func TestQueueModelIsTheForwardPass(t *testing.T) {
 				}
 				return res
 			}
-			want, got := run(false), run(true)
-			for i := range want.Points {
-				w, g := &want.Points[i], &got.Points[i]
-				if gm := g.Metrics; gm.Served != w.Metrics.Admitted || gm.Shed != 0 {
-					t.Errorf("point %d: served %d shed %d, want %d and 0", i, gm.Served, gm.Shed, w.Metrics.Admitted)
+			want := run(false, false)
+			for _, watching := range []bool{false, true} {
+				got := run(true, watching)
+				for i := range want.Points {
+					w, g := &want.Points[i], &got.Points[i]
+					if gm := g.Metrics; gm.Served != w.Metrics.Admitted || gm.Shed != 0 {
+						t.Errorf("point %d: served %d shed %d, want %d and 0", i, gm.Served, gm.Shed, w.Metrics.Admitted)
+					}
+					samePointOnTheQueue(t, i, w, g)
 				}
-				samePointOnTheQueue(t, i, w, g)
+			}
+			for i, g := range *watched {
+				g.heardTheFates(t, i)
 			}
 		})
 	}
@@ -103,8 +116,10 @@ func jsonOf(t *testing.T, v any) []byte {
 
 // TestForwardPassIsTheLoop runs every preset and the test configs with the
 // forward pass's points in the event loop, one arrival at a time
-// (modelPlain, as a gate with hooks runs), and compares every byte of
-// every point with the forward pass's own loop.
+// (modelPlain, as a gate with hooks runs), without hooks and with a gate
+// that observes (completions scheduled in the heap), and compares every
+// byte of every point with the forward pass's own loop; the gate hears
+// exactly the fates the model measures.
 func TestForwardPassIsTheLoop(t *testing.T) {
 	t.Parallel()
 	files, _ := filepath.Glob("../presets/*.json")
@@ -130,14 +145,25 @@ func TestForwardPassIsTheLoop(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			opt := sweep.Options{Workers: 1}
-			opt.Simulate.Model = simulate.SwitchForwardInLoop
-			got, err := sweep.Run(context.Background(), cfg, opt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if a, b := jsonOf(t, want), jsonOf(t, got); !bytes.Equal(a, b) {
-				t.Fatalf("in the loop, the sweep measures\n%.2000s\nwant\n%.2000s", b, a)
+			for _, watching := range []bool{false, true} {
+				opt := sweep.Options{Workers: 1}
+				opt.Simulate.Model = simulate.SwitchForwardInLoop
+				var watched *[]*watchingGate
+				if watching {
+					watched = watch(&opt)
+				}
+				got, err := sweep.Run(context.Background(), cfg, opt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if a, b := jsonOf(t, want), jsonOf(t, got); !bytes.Equal(a, b) {
+					t.Fatalf("in the loop (watched: %v), the sweep measures\n%.2000s\nwant\n%.2000s", watching, b, a)
+				}
+				if watching {
+					for i, g := range *watched {
+						g.heardTheFates(t, i)
+					}
+				}
 			}
 			ran++
 		})

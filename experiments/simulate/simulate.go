@@ -30,6 +30,19 @@ type Switches struct {
 	// Gate, when set, stands for each point's gate made for occ (a toy
 	// gate of a test, hooks_test.go).
 	Gate func(g limiter.Gate, occ limiter.Occupancy) limiter.Gate
+	// Fate, when set, hears each admitted request's fate as the model
+	// measures it (the branch that counts it on time, late, timed out or
+	// shed, with the times it measures by): what a gate that observes
+	// must hear as its completions (hooks_test.go compares them).
+	Fate func(f limiter.Completion)
+}
+
+// fateLog is the switches' Fate (nil: none, or no switches).
+func (sw *Switches) fateLog() func(limiter.Completion) {
+	if sw == nil {
+		return nil
+	}
+	return sw.Fate
 }
 
 // ModelSwitch makes points run by another model that must measure the same.
@@ -70,7 +83,7 @@ func Point(ctx context.Context, cfg *experiments.Config, a *workload.Arrivals, c
 		err = simulateLoop(ctx, pc, a, classes, spec, pt.Params, in, pt, modelQueue, sw)
 	default:
 		var f *ForwardPass
-		if f, err = newFwd(ctx, pc, a.Clients, len(a.Groups), spec, pt.Params, in, pt, a.Len() <= experiments.MaxCurveArrivals, a.Len(), sw); err == nil {
+		if f, err = startForwardPass(ctx, pc, a.Clients, len(a.Groups), spec, pt.Params, in, pt, a.Len() <= experiments.MaxCurveArrivals, a.Len(), sw); err == nil {
 			f.svc = a.ServiceMS
 			if err = f.Feed(a.T, a.Client); err == nil {
 				err = f.finish()
@@ -98,7 +111,7 @@ func HoldsArrivals(cfg *experiments.Config, pt *experiments.Point, sw *Switches)
 // what the point run over the whole list does, but for the output curve
 // (a stream keeps no releases).
 func NewForwardPass(ctx context.Context, cfg *experiments.Config, pt *experiments.Point, clients []workload.Client, ngroup int, sw *Switches) (*ForwardPass, error) {
-	return newFwd(ctx, cfg.PointConfig(pt), clients, ngroup, &cfg.Limiters[pt.LimiterIndex], pt.Params, new(Instruments), pt, false, 0, sw)
+	return startForwardPass(ctx, cfg.PointConfig(pt), clients, ngroup, &cfg.Limiters[pt.LimiterIndex], pt.Params, new(Instruments), pt, false, 0, sw)
 }
 
 // Finish measures a streamed point (NewForwardPass) once its
@@ -145,6 +158,18 @@ type Instruments struct {
 	queue               *queueBufs    // the queue model's (queue.go)
 	clients             *clientBufs   // the event loop's heap (loop.go), the client model's
 	admitted            *admittedBufs // the client model on a queue (clients_queue.go)
+	done                completions   // the completions of a gate that observes (hooks.go)
+}
+
+// loopHeap is the worker's event heap, emptied, its first event numbered
+// first.
+func (in *Instruments) loopHeap(first int64) *eventHeap {
+	if in.clients == nil {
+		in.clients = new(clientBufs)
+	}
+	h := &in.clients.heap
+	h.reset(first)
+	return h
 }
 
 // ForwardPass is one point's forward pass, fed the arrivals in time order in
@@ -183,9 +208,10 @@ type ForwardPass struct {
 	serverSojournMax, gateMax, endToEndMax float64
 	rel                                    releaseTally
 
-	hooks gateHooks    // the gate's (hooks.go)
-	loop  *pointLoop   // a gate with hooks: the arrivals run in the event loop (modelPlain)
-	done  *completions // nil: the gate does not observe
+	hooks gateHooks                // the gate's (hooks.go)
+	loop  *pointLoop               // a gate with hooks: the arrivals run in the event loop (modelPlain)
+	done  *completions             // nil: the gate does not observe
+	fate  func(limiter.Completion) // a test's fate log (Switches.Fate)
 }
 
 // releaseError is the error of a gate that released at release, after
@@ -308,11 +334,11 @@ func releaseHorizonMS(c *experiments.Config, spec *limiter.Spec, params limiter.
 	return c.Workload.DurationMS + spec.LagMS([]limiter.Params{params}) + float64(experiments.MaxSeriesRows/max(npoints, 1))*c.SeriesWindow()
 }
 
-// newFwd starts the forward pass of one point over a workload of clients
+// startForwardPass starts the forward pass of one point over a workload of clients
 // (their weights and groups). keepReleases keeps every release for the
 // point's empirical output curve (a workload of at most MaxCurveArrivals);
 // sizeHint, when known, sizes that list.
-func newFwd(ctx context.Context, cfg *experiments.Config, clients []workload.Client, ngroup int, spec *limiter.Spec, params limiter.Params, in *Instruments, pt *experiments.Point, keepReleases bool, sizeHint int, sw *Switches) (*ForwardPass, error) {
+func startForwardPass(ctx context.Context, cfg *experiments.Config, clients []workload.Client, ngroup int, spec *limiter.Spec, params limiter.Params, in *Instruments, pt *experiments.Point, keepReleases bool, sizeHint int, sw *Switches) (*ForwardPass, error) {
 	f := &ForwardPass{ctx: ctx, cfg: cfg, spec: spec, params: params, in: in, pt: pt, ngroup: ngroup}
 	f.srv = server.New(cfg.Server)
 	f.groups = make([]int, len(clients))
@@ -323,13 +349,15 @@ func newFwd(ctx context.Context, cfg *experiments.Config, clients []workload.Cli
 	if err != nil {
 		return nil, err
 	}
-	f.gate = gate
+	f.gate, f.fate = gate, sw.fateLog()
 	in.startPoint(cfg)
 	if f.hooks = hooksOf(gate); f.hooks.loop() || sw != nil && sw.Model == SwitchForwardInLoop {
-		l := &pointLoop{model: modelPlain, forwardPass: f, heap: new(eventHeap)}
+		l := &pointLoop{model: modelPlain, forwardPass: f, heap: in.loopHeap(0)} // the forward pass's events are numbered from 0
 		l.a = &l.batch
-		l.done = newCompletions(&f.hooks, l.heap)
-		l.startSyncs(&f.hooks, cfg.Workload.DurationMS)
+		l.done = newCompletions(&f.hooks, l.heap, &in.done)
+		if err := l.startSyncs(&f.hooks, releaseHorizonMS(cfg, spec, params)); err != nil {
+			return nil, err
+		}
 		f.loop, f.done = l, l.done
 	}
 
@@ -367,7 +395,7 @@ func (f *ForwardPass) Feed(ts []float64, cs []int32) error {
 // allocates nothing besides growing the series past the run and the kept
 // releases, and checks ctx once per 2^20 arrivals.
 func (f *ForwardPass) forward(ts []float64, cs []int32) error {
-	in, s, done := f.in, &f.s, f.done
+	in, s, done, fate := f.in, &f.s, f.done, f.fate
 	cs = cs[:len(ts)]
 	for i, t := range ts {
 		if (f.n+i)&(1<<20-1) == 0 && f.n+i > 0 {
@@ -408,8 +436,8 @@ func (f *ForwardPass) forward(ts []float64, cs []int32) error {
 		} else {
 			f.m.Late++
 		}
-		if done != nil {
-			done.add(c, t, finish, outcome(onTime))
+		if done != nil || fate != nil {
+			f.completed(int64(f.n+i), c, t, release, finish, onTime, sojourn <= f.deadlineMS)
 		}
 		if d := finish - release; d > f.serverSojournMax {
 			f.serverSojournMax = d
@@ -420,6 +448,20 @@ func (f *ForwardPass) forward(ts []float64, cs []int32) error {
 	return nil
 }
 
+// completed tells a gate that observes (and a test's fate log) the
+// completion of request seq from client c, arrived at t, released at
+// release, finished at finish, on time as onTime says (measured, for the
+// fate log, as fateOnTime says). Out of the forward pass's loop, which
+// calls it only with hooks or a test's switch.
+//
+//go:noinline
+func (f *ForwardPass) completed(seq int64, c int32, t, release, finish float64, onTime, fateOnTime bool) {
+	if f.fate != nil {
+		f.fate(limiter.Completion{Seq: seq, Client: c, Instance: f.hooks.instance(), ArrivalMS: t, ReleaseMS: release, DoneMS: finish, Outcome: outcome(fateOnTime)})
+	}
+	f.done.add(limiter.Completion{Seq: seq, Client: c, Instance: f.hooks.instance(), ArrivalMS: t, ReleaseMS: release, DoneMS: finish, Outcome: outcome(onTime)})
+}
+
 // finish measures the point from what the arrivals fed left.
 func (f *ForwardPass) finish() error {
 	if f.loop != nil {
@@ -428,6 +470,9 @@ func (f *ForwardPass) finish() error {
 		}
 		if f.loop.heap.err != nil {
 			return f.loop.heap.err
+		}
+		if err := f.loop.ended(); err != nil {
+			return err
 		}
 	}
 	in, s, m, cfg := f.in, &f.s, &f.m, f.cfg
