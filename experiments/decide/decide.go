@@ -881,9 +881,10 @@ func guaranteeOf(res *experiments.Result, s *Setting, replicas map[int][]int) Gu
 // Front is the Pareto front of points over two columns: the indexes of
 // the points no other point beats on both (at least as good on each,
 // better on one), ordered by x. xLower and yLower say whether less is
-// better. Points without a value of either column are left out.
-func Front(pts []experiments.Point, xKey string, xLower bool, yKey string, yLower bool) []int {
-	xc, yc := experiments.ColumnByKey(xKey), experiments.ColumnByKey(yKey)
+// better. The columns are the caller's (Config.ObjectiveColumn finds a
+// config's own, such as critical_success_pct). Points without a value of
+// either column are left out.
+func Front(pts []experiments.Point, xc *experiments.Column, xLower bool, yc *experiments.Column, yLower bool) []int {
 	if xc == nil || yc == nil || xc.Value == nil || yc.Value == nil {
 		return nil
 	}

@@ -159,7 +159,7 @@ func TestFront(t *testing.T) {
 		{goodput: 99, p99: 400},
 		{goodput: 99, p99: 500}, // beaten by point 3
 	})
-	got := Front(res.Points, "sojourn_p99_ms", true, "goodput_rps", false)
+	got := Front(res.Points, experiments.ColumnByKey("sojourn_p99_ms"), true, experiments.ColumnByKey("goodput_rps"), false)
 	if len(got) != 3 || got[0] != 0 || got[1] != 1 || got[2] != 3 {
 		t.Fatalf("front %v, want [0 1 3]", got)
 	}

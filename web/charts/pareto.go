@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/decide"
 )
 
@@ -61,11 +60,11 @@ func paretoSection(v *View) *Group {
 	}
 	paretoY := yKey
 	xLower, yLower := decide.LowerIsBetter(objs, xKey), decide.LowerIsBetter(objs, paretoY)
-	xc, yc := experiments.ColumnByKey(xKey), experiments.ColumnByKey(paretoY)
+	xc, yc := res.Config.ObjectiveColumn(xKey), res.Config.ObjectiveColumn(paretoY)
 	if xc == nil || yc == nil {
 		return nil
 	}
-	front := decide.Front(res.Points, xKey, xLower, paretoY, yLower)
+	front := decide.Front(res.Points, xc, xLower, yc, yLower)
 	answer := v.Answer
 	better := func(lower bool) string {
 		if lower {

@@ -189,3 +189,42 @@ func TestSettingsTableKeys(t *testing.T) {
 		t.Errorf("keys %v", keys)
 	}
 }
+
+// TestParetoConfigColumn: an objective on a column of the config's own
+// (critical_success_pct, from its classes) keeps the Pareto chart and the
+// parallel chart, on that column. Before: experiments.ColumnByKey knew no
+// such column and both charts vanished (slo-load-control had no Pareto).
+func TestParetoConfigColumn(t *testing.T) {
+	doc := `{"version":1,"seed":1,
+ "workload":{"duration_ms":3000,"parts":[{"type":"constant","rate_rps":150}]},
+ "server":{"workers":1,"service_ms":10,"deadline_ms":200},
+ "classes":[{"name":"critical","share":0.25},{"name":"background"}],
+ "limiters":[{"type":"token-bucket","rate_rps":[60,90,120],"burst":2}],
+ "objectives":[{"metric":"critical_success_pct","op":">=","value":50},
+  {"metric":"reject_pct","op":"<=","value":60},{"metric":"sojourn_p99_ms","op":"<=","value":500}]}`
+	v := NewView(runDoc(t, doc), -1)
+	var o struct {
+		XAxis []struct{ Name string }
+		Series []struct {
+			Name string
+			Data []pointItem
+		}
+	}
+	chartOption(t, v, "chart-pareto", &o)
+	if len(o.XAxis) != 1 || !strings.HasPrefix(o.XAxis[0].Name, "critical_success_pct") {
+		t.Errorf("x axis %+v, want critical_success_pct", o.XAxis)
+	}
+	for _, s := range o.Series {
+		if s.Name == "every point" && len(s.Data) != 3 {
+			t.Errorf("%d dots, want 3", len(s.Data))
+		}
+		if s.Name == "Pareto front" && len(s.Data) == 0 {
+			t.Error("no Pareto front")
+		}
+	}
+	var p struct{ ParallelAxis []struct{ Name string } }
+	chartOption(t, v, "chart-parallel", &p)
+	if len(p.ParallelAxis) == 0 || !strings.HasPrefix(p.ParallelAxis[0].Name, "critical_success_pct") {
+		t.Errorf("parallel axes %+v", p.ParallelAxis)
+	}
+}
