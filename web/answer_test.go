@@ -87,7 +87,7 @@ func TestAnswerHoldsUnderEveryLoad(t *testing.T) {
 	answer := body[i : strings.Index(body[i:], "</section>")+i]
 	// Points: rate 40 light, 40 heavy, 60 light, 60 heavy, 80 light, 80 heavy.
 	for _, want := range []string{`id="answer-best" data-point="5"`, "<code>rate_rps=80 burst=2</code>",
-		"reject_pct &lt;= 30 binds under load heavy, 34.2% to spare (worst 19.8)", "2 scenarios (what you don&#39;t choose: loads, fields; seeds and replications)",
+		"reject_pct &lt;= 30 binds under load heavy, 34.2% to spare (worst 19.8)", "2 scenarios (what you don&#39;t choose: 2 loads)",
 		"1 of 3 settings meet every objective in every scenario"} {
 		if !strings.Contains(answer, want) {
 			t.Errorf("answer lacks %q:\n%s", want, answer)

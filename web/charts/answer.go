@@ -75,7 +75,7 @@ func newAnswer(v *View) *Answer {
 	}
 	out := &Answer{
 		Tolerance: "within " + format.Num(a.TolerancePct) + "% of the best goodput",
-		Scenarios: scenarioText(a),
+		Scenarios: scenarioText(a, v.Res.Config.Replications),
 		Feasible:  fmt.Sprintf("%d of %d settings meet every objective in every scenario", a.Feasible, len(a.Settings)),
 	}
 	for _, o := range a.Objectives {
@@ -157,19 +157,53 @@ func underText(a *decide.Answer, scenario int) string {
 	return ""
 }
 
-// scenarioText says what the rule reads as scenarios and how many there
-// are: "4 scenarios (loads, fields; seeds and replications always)".
-func scenarioText(a *decide.Answer) string {
+// scenarioText says what the rule reads as scenarios, by the axes the
+// sweep varies among them, and how many there are: "4 scenarios (what you
+// don't choose: 2 loads × 2 seeds, each 5 replications)". Replications
+// count as one scenario.
+func scenarioText(a *decide.Answer, replications int) string {
+	reps := ""
+	if replications > 1 {
+		reps = fmt.Sprintf(", each %d replications judged as one", replications)
+	}
 	n := len(a.Scenarios)
 	if n <= 1 {
-		return "one scenario (the sweep varies nothing you don't choose)"
+		return "one scenario (the sweep varies nothing you don't choose" + reps + ")"
 	}
-	what := "scenarios"
-	axes := "seeds and replications"
-	if len(a.ScenarioAxes) > 0 {
-		axes = strings.Join(a.ScenarioAxes, ", ") + "; " + axes
+	var axes []string
+	values := map[string]map[string]bool{}
+	for _, sc := range a.Scenarios {
+		for _, p := range sc.Parts {
+			if values[p.Axis] == nil {
+				values[p.Axis] = map[string]bool{}
+				axes = append(axes, p.Axis)
+			}
+			values[p.Axis][p.Value] = true
+		}
 	}
-	return fmt.Sprintf("%d %s (what you don't choose: %s)", n, what, axes)
+	var varied []string
+	for _, axis := range axes {
+		if k := len(values[axis]); k > 1 {
+			varied = append(varied, fmt.Sprintf("%d %s", k, axisPlural(axis)))
+		}
+	}
+	return fmt.Sprintf("%d scenarios (what you don't choose: %s%s)", n, strings.Join(varied, " × "), reps)
+}
+
+// axisPlural names a scenario axis (decide.ScenarioPart.Axis) in the
+// plural: "loads", "seeds", "values of server.workers".
+func axisPlural(axis string) string {
+	switch axis {
+	case "load":
+		return "loads"
+	case "server":
+		return "servers"
+	case "policy":
+		return "client policies"
+	case "seed":
+		return "seeds"
+	}
+	return "values of " + axis
 }
 
 // aloneText prints how many of n settings meet each objective alone and

@@ -228,3 +228,21 @@ func TestParetoConfigColumn(t *testing.T) {
 		t.Errorf("parallel axes %+v", p.ParallelAxis)
 	}
 }
+
+// TestScenarioText: the scenario sentence names the axes the sweep
+// varies, not the ones decision.scenarios allows. Before: a seed list
+// read "what you don't choose: loads, fields; seeds and replications".
+func TestScenarioText(t *testing.T) {
+	seeds := strings.Replace(strings.Replace(paretoDoc, "%s", "", 1), `"seed":1,`, `"seed":[1,2,3],`, 1)
+	seeds = strings.Replace(seeds, `"loads":[{"name":"light"},{"name":"heavy","parts":[{"type":"constant","rate_rps":100}]}],`, "", 1)
+	for _, c := range []struct{ doc, want string }{
+		{strings.Replace(paretoDoc, "%s", "", 1), "2 scenarios (what you don't choose: 2 loads)"},
+		{seeds, "3 scenarios (what you don't choose: 3 seeds)"},
+		{strings.Replace(seeds, `"seed":[1,2,3],`, `"seed":[1,3,5],"replications":2,`, 1), "3 scenarios (what you don't choose: 3 seeds, each 2 replications judged as one)"},
+	} {
+		v := NewView(runDoc(t, c.doc), -1)
+		if got := newAnswer(v).Scenarios; got != c.want {
+			t.Errorf("%q, want %q", got, c.want)
+		}
+	}
+}
