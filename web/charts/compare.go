@@ -5,8 +5,8 @@ import (
 	"slices"
 
 	"github.com/ratelab/ratelab/experiments"
-	"github.com/ratelab/ratelab/experiments/simulate"
 	"github.com/ratelab/ratelab/experiments/decide"
+	"github.com/ratelab/ratelab/experiments/simulate"
 )
 
 // The compare page's charts: several runs' measures overlaid against

@@ -204,7 +204,7 @@ func TestParetoConfigColumn(t *testing.T) {
   {"metric":"reject_pct","op":"<=","value":60},{"metric":"sojourn_p99_ms","op":"<=","value":500}]}`
 	v := NewView(runDoc(t, doc), -1)
 	var o struct {
-		XAxis []struct{ Name string }
+		XAxis  []struct{ Name string }
 		Series []struct {
 			Name string
 			Data []pointItem
