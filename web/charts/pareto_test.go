@@ -246,3 +246,60 @@ func TestScenarioText(t *testing.T) {
 		}
 	}
 }
+
+// TestParetoLayout: the Pareto title fits half the page (the columns go
+// in a two-line subtitle), the recommended pin's tip is on its point
+// (symbolOffset [0, -50%]), and every parallel axis has its name at the
+// top (an inverse axis names its start). Before: "Pareto front: goodput
+// (req/s) against sojourn p99 (ms)" was clipped at half width, the pin
+// was centred on its point (head above it), and the inverse axes' names
+// sat at the bottom.
+func TestParetoLayout(t *testing.T) {
+	doc := strings.Replace(paretoDoc, "%s", `,{"metric":"sojourn_p99_ms","op":"<=","value":500},{"metric":"goodput_rps","op":">=","value":1}`, 1)
+	v := NewView(runDoc(t, doc), -1)
+	var o struct {
+		Title  struct{ Text, Subtext string }
+		Series []struct {
+			Name         string
+			SymbolOffset []any
+		}
+	}
+	chartOption(t, v, "chart-pareto", &o)
+	if len(o.Title.Text) > 40 {
+		t.Errorf("title %q is too long for half the page", o.Title.Text)
+	}
+	for _, line := range strings.Split(o.Title.Subtext, "\n") {
+		if len(line) > 60 {
+			t.Errorf("subtitle line %q is too long for half the page", line)
+		}
+	}
+	pinned := false
+	for _, s := range o.Series {
+		if s.Name == "recommended" {
+			pinned = len(s.SymbolOffset) == 2 && s.SymbolOffset[1] == "-50%"
+		}
+	}
+	if !pinned {
+		t.Errorf("the recommended pin is not offset onto its point: %+v", o.Series)
+	}
+	var p struct {
+		Parallel struct {
+			AxisDefault struct{ NameLocation string } `json:"parallelAxisDefault"`
+		}
+		ParallelAxis []struct {
+			Name         string
+			Inverse      bool
+			NameLocation string
+		}
+	}
+	chartOption(t, v, "chart-parallel", &p)
+	for _, ax := range p.ParallelAxis {
+		loc := ax.NameLocation
+		if loc == "" {
+			loc = p.Parallel.AxisDefault.NameLocation
+		}
+		if top := (loc == "end") != ax.Inverse; !top {
+			t.Errorf("axis %q (inverse %v) names its %s: at the bottom", ax.Name, ax.Inverse, loc)
+		}
+	}
+}
