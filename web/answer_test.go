@@ -140,6 +140,20 @@ func TestAnswerNothingFeasible(t *testing.T) {
 			t.Errorf("answer lacks %q:\n%s", want, answer)
 		}
 	}
+	// Neither the Deploy menu nor the settings table calls a setting that
+	// misses an objective recommended: they say closest and what it misses.
+	deploy := body[strings.Index(body, `id="deploy-point"`):]
+	deploy = deploy[:strings.Index(deploy, "</select>")]
+	settings := body[strings.Index(body, `id="settings-table"`):]
+	settings = settings[strings.Index(settings, "<tbody>"):strings.Index(settings, "</table>")]
+	for name, part := range map[string]string{"Deploy menu": deploy, "settings table": settings} {
+		if strings.Contains(part, "recommended") || strings.Contains(part, "best overall") {
+			t.Errorf("the %s calls a failing setting recommended:\n%s", name, part)
+		}
+		if !strings.Contains(part, "closest (misses ") && !strings.Contains(part, "closest overall (misses ") {
+			t.Errorf("the %s marks no closest setting with what it misses:\n%s", name, part)
+		}
+	}
 }
 
 // TestAnswerReplicated: on a replicated run the binding objective's worst

@@ -1288,7 +1288,7 @@ func resultsTable(d *RunPageData, res *charts.Page) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 112, "<label title=\"the point itself, in its own scenario\"><input type=\"checkbox\" name=\"feasible\" value=\"1\" id=\"feasible-only\" data-row-attr=\"data-meets\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 112, "<label title=\"the point itself, in its own scenario\"><input type=\"checkbox\" name=\"feasible\" value=\"1\" data-row-attr=\"data-meets\" id=\"feasible-only\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -1298,7 +1298,7 @@ func resultsTable(d *RunPageData, res *charts.Page) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 114, "> only points meeting every objective</label> <label title=\"as the answer judges: the setting passes in every scenario\"><input type=\"checkbox\" name=\"allscenarios\" value=\"1\" id=\"setting-feasible-only\" data-row-attr=\"data-setting-meets\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 114, "> only points meeting every objective</label> <label title=\"as the answer judges: the setting passes in every scenario\"><input type=\"checkbox\" name=\"allscenarios\" value=\"1\" data-row-attr=\"data-setting-meets\" id=\"setting-feasible-only\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -1895,7 +1895,7 @@ func settingsTable(d *RunPageData, t *charts.Table) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 168, "<label><input type=\"checkbox\" name=\"sfeasible\" value=\"1\" id=\"settings-feasible-only\" data-row-attr=\"data-meets\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 168, "<label><input type=\"checkbox\" name=\"sfeasible\" value=\"1\" data-row-attr=\"data-meets\" id=\"settings-feasible-only\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -113,13 +113,10 @@ func (s *Server) runPageData(r *http.Request, run *storage.Run, chosen int) (*Ru
 		d.Deploy = newDeployView(run.ID, cfg, d.Result.View.Chosen, r.URL.Query().Get("format"))
 		if d.Deploy != nil {
 			d.Deploy.Note, d.Deploy.Warn = charts.DeployNote(d.Result.View, d.Result.View.Chosen)
-			rec, best := charts.RecommendedPoints(d.Result.View.Answer)
+			marks := charts.PointMarks(d.Result.View.Answer)
 			for i := range d.Deploy.Points {
-				switch p := &d.Deploy.Points[i]; {
-				case best[p.Index]:
-					p.Label += " · best overall"
-				case rec[p.Index]:
-					p.Label += " · recommended"
+				if p := &d.Deploy.Points[i]; p.Index < len(marks) && marks[p.Index] != "" && marks[p.Index] != "missing points" {
+					p.Label += " · " + marks[p.Index]
 				}
 			}
 		}

@@ -246,6 +246,56 @@ func intervalText(c *decide.Check) string {
 	return fmt.Sprintf(" (end of the 95%% interval; mean %s ± %s)", metricText(c.Objective.Metric, c.Mean), metricText(c.Objective.Metric, c.HalfWidth))
 }
 
+// SettingMark is what the answer makes of a setting, as the settings
+// table and the Deploy menu mark it: "best overall", "recommended" (its
+// limiter's), for the closest setting of a limiter (or of the sweep) with
+// nothing feasible "closest (misses reject_pct <= 25)", "missing points"
+// for one the run cut short, else "". A setting missing an objective is
+// never "recommended".
+func SettingMark(s *decide.Setting) string {
+	limiterClosest, overallClosest := closestOf(s)
+	switch {
+	case s.MeetsAll && s.BestOverall:
+		return "best overall"
+	case s.MeetsAll && s.Recommended:
+		return "recommended"
+	case limiterClosest || overallClosest:
+		var misses []string
+		for _, o := range s.Outcomes {
+			if !o.Pass {
+				misses = append(misses, o.Objective.String())
+			}
+		}
+		mark := "closest"
+		if overallClosest {
+			mark = "closest overall"
+		}
+		return mark + " (misses " + strings.Join(misses, ", ") + ")"
+	case !s.Complete:
+		return "missing points"
+	}
+	return ""
+}
+
+// closestOf reports whether s is its limiter's closest setting and the
+// sweep's, with nothing feasible there.
+func closestOf(s *decide.Setting) (limiterClosest, overallClosest bool) {
+	return !s.MeetsAll && s.Recommended, !s.MeetsAll && s.BestOverall
+}
+
+// PointMarks are SettingMark of each point's setting, by point; nil
+// without objectives.
+func PointMarks(a *decide.Answer) []string {
+	if a == nil {
+		return nil
+	}
+	out := make([]string, len(a.SettingOf))
+	for i, si := range a.SettingOf {
+		out[i] = SettingMark(&a.Settings[si])
+	}
+	return out
+}
+
 // DeployNote says what the answer makes of point i, for Deploy: the best
 // overall or a limiter's recommended setting, one that meets every
 // objective, or (warn) what its setting misses and which point is
