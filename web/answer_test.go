@@ -40,7 +40,7 @@ func TestAnswerPanel(t *testing.T) {
 		`id="answer-best" data-point="1"`, "Best overall:", "within 1% of the best goodput",
 		`data-point="1"`, "recommended:", "rate_rps=40 burst=2", "admitted_rps &lt;= 45 binds, 10.9% to spare (worst 40.1)",
 		"1 of 3 settings meet every objective in every scenario",
-		`data-point="3"`, "closest (misses):", "admitted_rps &lt;= 45: worst 50.0, 11.1% past the target",
+		`data-point="3"`, "closest (misses admitted_rps &lt;= 45):", "admitted_rps &lt;= 45: worst 50.0, 11.1% past the target",
 		`href="/runs/` + id + `?point=3#deploy"`,
 		"bound ", "ms; measured: ",
 	} {
@@ -133,7 +133,7 @@ func TestAnswerNothingFeasible(t *testing.T) {
 		t.Fatal("no answer")
 	}
 	answer := body[i : strings.Index(body[i:], "</section>")+i]
-	for _, want := range []string{"Nothing meets every objective; closest overall:", "0 of 4 settings meet every objective in every scenario",
+	for _, want := range []string{"Nothing meets every objective; closest overall (misses admitted_rps &lt;= 30):", "0 of 4 settings meet every objective in every scenario",
 		"reject_pct &lt;= 10: met alone by 2 of 4 settings", "admitted_rps &lt;= 30: met alone by 1 of 4 settings",
 		"reject_pct &lt;= 10 and admitted_rps &lt;= 30 never hold together; each alone does", "past the target"} {
 		if !strings.Contains(answer, want) {

@@ -54,8 +54,10 @@ type AnswerRow struct {
 	// a recommendation: "sojourn_p99_ms <= 150 binds under load bursty,
 	// 12.0% to spare (worst 132.0)".
 	Binding string
-	// Misses are what a closest setting fails, at its worst values.
+	// Misses are what a closest setting fails, at its worst values;
+	// Missed the objectives it fails ("reject_pct <= 25, p99 <= 50").
 	Misses []string
+	Missed string
 	// Alone and Conflict: the limiter's own counts and conflicting pair
 	// when none of its settings meets every objective.
 	Alone    []string
@@ -121,6 +123,7 @@ func answerRow(v *View, a *decide.Answer, s *decide.Setting, point int, feasible
 			row.Binding = "every objective has target 0: none binds by a relative margin"
 		}
 	} else {
+		row.Missed = strings.Join(missedObjectives(s), ", ")
 		for _, o := range s.Outcomes {
 			switch {
 			case o.Pass:
@@ -260,21 +263,26 @@ func SettingMark(s *decide.Setting) string {
 	case s.MeetsAll && s.Recommended:
 		return "recommended"
 	case limiterClosest || overallClosest:
-		var misses []string
-		for _, o := range s.Outcomes {
-			if !o.Pass {
-				misses = append(misses, o.Objective.String())
-			}
-		}
 		mark := "closest"
 		if overallClosest {
 			mark = "closest overall"
 		}
-		return mark + " (misses " + strings.Join(misses, ", ") + ")"
+		return mark + " (misses " + strings.Join(missedObjectives(s), ", ") + ")"
 	case !s.Complete:
 		return "missing points"
 	}
 	return ""
+}
+
+// missedObjectives are the objectives s fails in some scenario.
+func missedObjectives(s *decide.Setting) []string {
+	var out []string
+	for _, o := range s.Outcomes {
+		if !o.Pass {
+			out = append(out, o.Objective.String())
+		}
+	}
+	return out
 }
 
 // closestOf reports whether s is its limiter's closest setting and the
