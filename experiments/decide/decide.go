@@ -250,11 +250,16 @@ type Setting struct {
 	// Violation the sum of the relative violations at its worst values.
 	Missed    int
 	Violation float64
-	// Recommended: the limiter's recommended (or, with nothing feasible
-	// in the limiter, closest) setting; BestOverall: the sweep's.
+	// Recommended: the limiter's recommended setting; BestOverall: the
+	// sweep's. Both only for a setting meeting every objective.
 	Recommended bool
 	BestOverall bool
-	Guarantee   Guarantee
+	// Closest: the limiter's closest setting when none of its settings
+	// meets every objective; ClosestOverall: the sweep's closest when no
+	// setting does.
+	Closest        bool
+	ClosestOverall bool
+	Guarantee      Guarantee
 }
 
 // Name is the setting in words: "rate_rps=200 burst=10, server fifo".
@@ -389,7 +394,7 @@ func Decide(res *experiments.Result) *Answer {
 		ch.MeetAlone, ch.Conflict = a.alone(pool)
 		if ch.Setting >= 0 {
 			s := &a.Settings[ch.Setting]
-			s.Recommended = true
+			s.Recommended, s.Closest = ch.Feasible > 0, ch.Feasible == 0
 			ch.Point = a.pointOf(s)
 			ch.Verdict = a.Verdicts[ch.Point]
 			if ch.Feasible > 0 {
@@ -412,7 +417,8 @@ func Decide(res *experiments.Result) *Answer {
 	}
 	a.Best, a.Feasible = a.choose(cfg, all)
 	if a.Best >= 0 {
-		a.Settings[a.Best].BestOverall = true
+		s := &a.Settings[a.Best]
+		s.BestOverall, s.ClosestOverall = a.Feasible > 0, a.Feasible == 0
 	}
 	a.MeetAlone, a.Conflict = a.alone(all)
 	return a

@@ -516,3 +516,30 @@ func BenchmarkDecide(b *testing.B) {
 		Decide(res)
 	}
 }
+
+// Recommended and best overall only for settings meeting every objective:
+// a limiter with nothing feasible flags its closest setting Closest, and
+// with nothing feasible anywhere the best overall is ClosestOverall.
+func TestClosestIsNotRecommended(t *testing.T) {
+	cfg := &experiments.Config{Limiters: []limiter.Spec{tb, {Type: limiter.TypeFixedWindow}}, Objectives: objectives("reject_pct <= 20")}
+	fw := limiter.Params{limiter.ParamLimit: 1, limiter.ParamWindow: 1000}
+	res := sweep(cfg, []cell{
+		{li: 0, params: tbp(100, 10), goodput: 90, reject: 30}, // the token bucket's closest
+		{li: 0, params: tbp(200, 10), goodput: 90, reject: 40},
+		{li: 1, params: fw, goodput: 80, reject: 10}, // feasible
+	})
+	a := Decide(res)
+	flags := func(s *Setting) [4]bool { return [4]bool{s.Recommended, s.BestOverall, s.Closest, s.ClosestOverall} }
+	for i, want := range [][4]bool{{false, false, true, false}, {}, {true, true, false, false}} {
+		if got := flags(&a.Settings[i]); got != want {
+			t.Errorf("setting %d %q: recommended, best, closest, closest overall %v, want %v", i, a.Settings[i].Name(), got, want)
+		}
+	}
+	res.Points[2].Metrics.RejectPct = 50 // nothing feasible anywhere
+	a = Decide(res)
+	for i, want := range [][4]bool{{false, false, true, true}, {}, {false, false, true, false}} {
+		if got := flags(&a.Settings[i]); got != want {
+			t.Errorf("nothing feasible: setting %d %q: recommended, best, closest, closest overall %v, want %v", i, a.Settings[i].Name(), got, want)
+		}
+	}
+}

@@ -76,14 +76,26 @@ func TestSettingsCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `limiter,type,rate_rps,burst,queue,limit,window_ms,worst_reject_pct,pass_reject_pct_le_30,worst_admitted_rps,pass_admitted_rps_le_45,meets_all,worst_goodput_rps,margin,binding_objective,binding_scenario,recommended,best_overall
-token-bucket,token-bucket,20.0,2,,,,59.8,false,20.1,true,false,20.1,-0.9933,reject_pct <= 30,,false,false
-token-bucket,token-bucket,40.0,2,,,,19.8,true,40.1,true,true,40.1,0.1089,admitted_rps <= 45,,true,true
-token-bucket,token-bucket,60.0,2,,,,0.0,true,50.0,false,false,50.0,-0.1111,admitted_rps <= 45,,false,false
+	want := `limiter,type,rate_rps,burst,queue,limit,window_ms,worst_reject_pct,pass_reject_pct_le_30,worst_admitted_rps,pass_admitted_rps_le_45,meets_all,worst_goodput_rps,margin,binding_objective,binding_scenario,recommended,best_overall,closest
+token-bucket,token-bucket,20.0,2,,,,59.8,false,20.1,true,false,20.1,-0.9933,reject_pct <= 30,,false,false,false
+token-bucket,token-bucket,40.0,2,,,,19.8,true,40.1,true,true,40.1,0.1089,admitted_rps <= 45,,true,true,false
+token-bucket,token-bucket,60.0,2,,,,0.0,true,50.0,false,false,50.0,-0.1111,admitted_rps <= 45,,false,false,false
 `
 	if got := string(output.SettingsCSV(res)); got != want {
 		t.Errorf("settings.csv\n%s\nwant\n%s", got, want)
 	}
+	// Nothing feasible: no row recommended nor best overall; the closest
+	// (rate 20, admitted 20.1) is flagged closest.
+	objs := res.Config.Objectives
+	res.Config.Objectives = []experiments.Objective{objs[1]}
+	res.Config.Objectives[0].Value = 10
+	lines := strings.Split(strings.TrimSpace(string(output.SettingsCSV(res))), "\n")
+	for i, want := range []string{",false,false,true", ",false,false,false", ",false,false,false"} {
+		if !strings.HasSuffix(lines[i+1], want) {
+			t.Errorf("nothing feasible: row %d %s, want suffix %s (recommended, best_overall, closest)", i, lines[i+1], want)
+		}
+	}
+	res.Config.Objectives = objs
 	files, err := output.Files(res)
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +128,7 @@ func TestSettingsCSVAxes(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(output.SettingsCSV(res))), "\n")
-	if lines[0] != "limiter,type,rate_rps,burst,queue,limit,window_ms,server,worst_goodput_rps_ge_30,pass_goodput_rps_ge_30,worst_reject_pct_le_80,pass_reject_pct_le_80,worst_reject_pct_ge_0,pass_reject_pct_ge_0,meets_all,worst_goodput_rps,margin,binding_objective,binding_scenario,recommended,best_overall" {
+	if lines[0] != "limiter,type,rate_rps,burst,queue,limit,window_ms,server,worst_goodput_rps_ge_30,pass_goodput_rps_ge_30,worst_reject_pct_le_80,pass_reject_pct_le_80,worst_reject_pct_ge_0,pass_reject_pct_ge_0,meets_all,worst_goodput_rps,margin,binding_objective,binding_scenario,recommended,best_overall,closest" {
 		t.Fatalf("header %s", lines[0])
 	}
 	if len(lines) != 5 {

@@ -24,8 +24,10 @@ import (
 // smallest relative margin over the objectives with a target other than
 // 0, as a fraction; empty without one), binding_objective and
 // binding_scenario (where the margin is reached; the scenario empty when
-// the sweep has one), recommended (the limiter's recommended setting, or
-// its closest when none meets every objective) and best_overall.
+// the sweep has one), recommended (the limiter's recommended setting) and
+// best_overall (the sweep's), both only for a setting meeting every
+// objective, and closest (the limiter's closest setting when none of its
+// settings meets every objective).
 func SettingsCSV(res *experiments.Result) []byte {
 	a := decide.Decide(res)
 	if a == nil {
@@ -55,7 +57,7 @@ func SettingsCSV(res *experiments.Result) []byte {
 	for j, o := range a.Objectives {
 		names = append(names, worst[j], o.Column())
 	}
-	names = append(names, "meets_all", "worst_goodput_rps", "margin", "binding_objective", "binding_scenario", "recommended", "best_overall")
+	names = append(names, "meets_all", "worst_goodput_rps", "margin", "binding_objective", "binding_scenario", "recommended", "best_overall", "closest")
 	w.header(names...)
 	ci := res.Config.Replicated()
 	for i := range a.Settings {
@@ -105,6 +107,7 @@ func SettingsCSV(res *experiments.Result) []byte {
 		}
 		w.text(strconv.FormatBool(s.Recommended))
 		w.text(strconv.FormatBool(s.BestOverall))
+		w.text(strconv.FormatBool(s.Closest))
 		w.end()
 	}
 	return w.b

@@ -5,8 +5,8 @@ import (
 	"slices"
 
 	"github.com/ratelab/ratelab/experiments"
-	"github.com/ratelab/ratelab/experiments/simulate"
 	"github.com/ratelab/ratelab/experiments/decide"
+	"github.com/ratelab/ratelab/experiments/simulate"
 )
 
 // The compare page's charts: several runs' measures overlaid against
@@ -185,7 +185,7 @@ func CompareAnswers(runs []CompareRun) *AnswerCompare {
 			}
 			out.Rows[row].Cells = cells
 			cells[ri] = compareCell(a, s)
-			if s.BestOverall {
+			if s.BestOverall || s.ClosestOverall {
 				name := s.Limiter
 				if n := s.Name(); n != "" {
 					name += " " + n

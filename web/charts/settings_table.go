@@ -77,9 +77,9 @@ func newSettingsTable(v *View) *Table {
 			rec = "best overall"
 		case s.Recommended && s.MeetsAll:
 			rec = "recommended"
-		case s.BestOverall:
+		case s.ClosestOverall:
 			rec = "closest overall"
-		case s.Recommended:
+		case s.Closest:
 			rec = "closest"
 		case !s.Complete:
 			rec = "missing points"
