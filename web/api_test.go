@@ -146,7 +146,7 @@ func TestAPIAnswerClosest(t *testing.T) {
 			Outcomes: []decide.Outcome{{Check: decide.Check{Objective: objs[0]}, Scenario: 0}}}
 		a := &decide.Answer{Objectives: objs, Scenarios: []decide.Scenario{{}}, Settings: []decide.Setting{s},
 			Choices: []decide.Choice{{Limiter: "tb", Type: "token-bucket", Settings: 1, Feasible: tc.feasible, Setting: 0, Point: 0}},
-			Best: 0, Feasible: tc.feasible}
+			Best:    0, Feasible: tc.feasible}
 		got := apiAnswer(a)
 		closest := tc.feasible == 0
 		if (got.BestOverall != nil) == closest || (got.Closest != nil) != closest || got.Recommended[0].Closest != closest {
