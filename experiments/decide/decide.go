@@ -45,7 +45,9 @@
 //     permissiveness compares settings of one limiter only, across limiters
 //     the config's order decides.
 //   - With no setting meeting every objective: the closest setting (the
-//     fewest objectives missed in any one scenario, then the smallest sum
+//     fewest objectives without a value in some scenario — no bound, never
+//     recovered: a missing value is a miss worse than any measured one —,
+//     then the fewest objectives missed in any one scenario, then the smallest sum
 //     of relative violations at its worst values, then the higher
 //     worst-scenario goodput, the less permissive setting and the earlier
 //     point), how many settings meet each objective alone, and, when each
@@ -246,10 +248,14 @@ type Setting struct {
 	HasMargin       bool
 	Binding         int
 	BindingScenario int
-	// Missed is the most objectives the setting misses in one scenario;
-	// Violation the sum of the relative violations at its worst values.
-	Missed    int
-	Violation float64
+	// Unmeasured counts the objectives without a value in some scenario
+	// (no bound, never recovered: a miss worse than any measured one);
+	// Missed is the most objectives the setting misses in one scenario
+	// (those without a value among them); Violation the sum of the
+	// relative violations at its measured worst values.
+	Unmeasured int
+	Missed     int
+	Violation  float64
 	// Recommended: the limiter's recommended setting; BestOverall: the
 	// sweep's. Both only for a setting meeting every objective.
 	Recommended bool
@@ -619,6 +625,9 @@ func (a *Answer) settle(res *experiments.Result, s *Setting, replicas map[int][]
 	for j := range s.Outcomes {
 		o := &s.Outcomes[j]
 		s.MeetsAll = s.MeetsAll && o.Pass
+		if o.Scenario >= 0 && !o.HasValue {
+			s.Unmeasured++
+		}
 		if o.HasValue && !o.Pass {
 			s.Violation += max(-o.Slack, 0)
 		}
@@ -698,9 +707,13 @@ func (a *Answer) before(cfg *experiments.Config, x, y *Setting) bool {
 }
 
 // closer reports whether setting x, meeting not every objective, is closer
-// than y: fewer objectives missed in one scenario, the smaller violation,
-// the higher worst goodput, then the tie break.
+// than y: fewer objectives without a value (a missing value is a miss no
+// measured one is worse than), fewer objectives missed in one scenario,
+// the smaller violation, the higher worst goodput, then the tie break.
 func (a *Answer) closer(cfg *experiments.Config, x, y *Setting) bool {
+	if x.Unmeasured != y.Unmeasured {
+		return x.Unmeasured < y.Unmeasured
+	}
 	if x.Missed != y.Missed {
 		return x.Missed < y.Missed
 	}

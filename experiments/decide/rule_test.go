@@ -543,3 +543,41 @@ func TestClosestIsNotRecommended(t *testing.T) {
 		}
 	}
 }
+
+// A missing value (no bound, never recovered) ranks worse than any
+// measured miss when choosing the closest setting: the review's
+// delay-budget case, end_to_end_bound_ms <= 15.
+func TestClosestMissingValueRanksLast(t *testing.T) {
+	cfg := &experiments.Config{Limiters: []limiter.Spec{tb}, Objectives: objectives("end_to_end_bound_ms <= 15")}
+	bounded := func(ms float64) *experiments.Bounds { return &experiments.Bounds{Bounded: true, EndToEndBoundMS: ms} }
+	for _, tc := range []struct {
+		name  string
+		cells []cell
+		want  int // the closest setting
+	}{
+		{"unbounded first", []cell{
+			{params: tbp(150, 5), goodput: 150, bound: &experiments.Bounds{Note: "r > R"}}, // no bound at all
+			{params: tbp(80, 1), goodput: 80, bound: bounded(20)},                          // misses by 33%
+		}, 1},
+		{"unbounded last", []cell{
+			{params: tbp(80, 1), goodput: 80, bound: bounded(20)},
+			{params: tbp(150, 5), goodput: 150, bound: &experiments.Bounds{Note: "r > R"}},
+		}, 0},
+		{"a far measured miss beats no value", []cell{
+			{params: tbp(150, 5), goodput: 150},
+			{params: tbp(80, 1), goodput: 80, bound: bounded(1500)},
+		}, 1},
+		{"no value in one scenario only", []cell{
+			{params: tbp(150, 5), load: "a", goodput: 150, bound: bounded(16)},
+			{params: tbp(150, 5), load: "b", goodput: 150},
+			{params: tbp(80, 1), load: "a", goodput: 80, bound: bounded(30)},
+			{params: tbp(80, 1), load: "b", goodput: 80, bound: bounded(30)},
+		}, 1},
+	} {
+		a := Decide(sweep(cfg, tc.cells))
+		s := recommended(t, a, 0)
+		if a.Feasible != 0 || s.Index != tc.want || !s.Closest {
+			t.Errorf("%s: closest %q (unmeasured %d, violation %v), want setting %d", tc.name, s.Name(), s.Unmeasured, s.Violation, tc.want)
+		}
+	}
+}
