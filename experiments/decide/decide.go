@@ -280,16 +280,62 @@ func (s *Setting) Name() string {
 	return name
 }
 
-// Point is the setting's point in scenario i (-1 without one), or in its
-// binding scenario (else its first) for i < 0.
+// Point is the setting's point in scenario i (-1 without one), or for
+// i < 0 in the scenario that represents it (ShownScenario).
 func (s *Setting) Point(i int) int {
 	if i < 0 {
-		i = max(s.BindingScenario, 0)
+		i = s.ShownScenario()
 	}
-	if i < len(s.Points) {
+	if i >= 0 && i < len(s.Points) {
 		return s.Points[i]
 	}
 	return -1
+}
+
+// ShownScenario is the scenario that represents the setting (what Deploy
+// and "Over time" open on): for a setting missing an objective, the
+// scenario of its worst value of the most violated one (WorstMiss); else
+// its binding scenario; else its first scenario with a point (-1 with
+// none).
+func (s *Setting) ShownScenario() int {
+	if j := s.WorstMiss(); j >= 0 && s.Outcomes[j].Scenario >= 0 {
+		return s.Outcomes[j].Scenario
+	}
+	if s.BindingScenario >= 0 {
+		return s.BindingScenario
+	}
+	for k, p := range s.Points {
+		if p >= 0 {
+			return k
+		}
+	}
+	return -1
+}
+
+// WorstMiss is the most violated objective the setting misses (an index
+// into its Outcomes; -1 when it misses none): one without a value first
+// (no bound, never recovered), then the largest relative violation, then
+// the largest absolute violation of a target of 0; the first in the
+// objectives' order on a tie.
+func (s *Setting) WorstMiss() int {
+	best, bestClass, bestBy := -1, -1, 0.0
+	for j := range s.Outcomes {
+		o := &s.Outcomes[j]
+		if o.Pass || o.Scenario < 0 {
+			continue
+		}
+		class, by := 0, -o.Slack
+		switch {
+		case !o.HasValue:
+			class, by = 2, 0
+		case !o.Zero():
+			class = 1
+		}
+		if class > bestClass || class == bestClass && by > bestBy {
+			best, bestClass, bestBy = j, class, by
+		}
+	}
+	return best
 }
 
 // Choice is the answer for one limiter.
@@ -306,16 +352,19 @@ type Choice struct {
 	// (an index into Answer.Settings; -1 when no setting of the limiter is
 	// complete).
 	Setting int
-	// Point is the setting's point in its binding scenario (the worst for
-	// a closest setting), Verdict that point's verdict.
+	// Point is the setting's point in the scenario that represents it
+	// (Setting.ShownScenario: its binding scenario; for a closest setting,
+	// where its most violated objective is worst), Verdict that point's
+	// verdict.
 	Point   int
 	Verdict Verdict
 	// Binding is the recommendation's binding objective over its
 	// scenarios (Outcome.Check: worst value and margin; nil when nothing is
 	// feasible or no objective has a target other than 0).
 	Binding *Check
-	// Misses are what the closest setting fails, at its worst values
-	// (empty for a recommendation).
+	// Misses are what the closest setting fails, at its worst values, the
+	// most violated first (Setting.WorstMiss: the one Point shows), then
+	// in the objectives' order (empty for a recommendation).
 	Misses []Check
 	// MeetAlone counts, per objective, the limiter's settings meeting it.
 	MeetAlone []int
@@ -408,8 +457,12 @@ func Decide(res *experiments.Result) *Answer {
 					ch.Binding = &s.Outcomes[s.Binding].Check
 				}
 			} else {
-				for _, o := range s.Outcomes {
-					if !o.Pass {
+				w := s.WorstMiss()
+				if w >= 0 {
+					ch.Misses = append(ch.Misses, s.Outcomes[w].Check)
+				}
+				for j, o := range s.Outcomes {
+					if !o.Pass && j != w {
 						ch.Misses = append(ch.Misses, o.Check)
 					}
 				}
@@ -430,23 +483,10 @@ func Decide(res *experiments.Result) *Answer {
 	return a
 }
 
-// pointOf is the point a choice shows: its binding scenario's, else the
-// scenario where it misses the most (its first on a tie), else its first.
+// pointOf is the point a choice shows: the setting's in the scenario
+// that represents it (Setting.ShownScenario).
 func (a *Answer) pointOf(s *Setting) int {
-	if s.MeetsAll && s.BindingScenario >= 0 {
-		return s.Points[s.BindingScenario]
-	}
-	best, worst := -1, -1
-	for _, p := range s.Points {
-		if p < 0 {
-			continue
-		}
-		miss := len(a.Verdicts[p].Misses())
-		if miss > worst {
-			best, worst = p, miss
-		}
-	}
-	return best
+	return s.Point(-1)
 }
 
 // group sorts the points into settings and scenarios.

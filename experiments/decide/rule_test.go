@@ -581,3 +581,51 @@ func TestClosestMissingValueRanksLast(t *testing.T) {
 		}
 	}
 }
+
+// The point that represents a setting (Choice.Point, Setting.Point(-1)):
+// its binding scenario when it meets every objective; else the scenario
+// of its worst value of its most violated objective (a missing value
+// first), the miss the answer names first.
+func TestShownScenario(t *testing.T) {
+	cfg := &experiments.Config{Limiters: []limiter.Spec{tb}, Objectives: objectives("sojourn_p99_ms <= 100\nreject_pct <= 20\nend_to_end_bound_ms <= 500")}
+	b := &experiments.Bounds{Bounded: true, EndToEndBoundMS: 50}
+	for _, tc := range []struct {
+		name      string
+		cells     []cell // one setting under loads a, b, c
+		wantPoint int
+		wantFirst string // the first miss named, "" when feasible
+	}{
+		{"feasible: the binding scenario", []cell{
+			{load: "a", p99: 50, reject: 5, bound: b},
+			{load: "b", p99: 90, reject: 5, bound: b}, // binds: 10% to spare
+			{load: "c", p99: 60, reject: 15, bound: b},
+		}, 1, ""},
+		{"the most violated objective's worst scenario, not the one with the most misses", []cell{
+			{load: "a", p99: 110, reject: 22, bound: b}, // two misses, each small
+			{load: "b", p99: 50, reject: 60, bound: b},  // one miss: reject 200% past
+			{load: "c", p99: 50, reject: 5, bound: b},
+		}, 1, "reject_pct"},
+		{"a missing value before any measured miss", []cell{
+			{load: "a", p99: 50, reject: 90, bound: b},
+			{load: "b", p99: 50, reject: 5, bound: b},
+			{load: "c", p99: 50, reject: 5}, // no bound
+		}, 2, "end_to_end_bound_ms"},
+	} {
+		for i := range tc.cells {
+			tc.cells[i].params, tc.cells[i].goodput = tbp(100, 10), 90
+		}
+		a := Decide(sweep(cfg, tc.cells))
+		ch := a.Choices[0]
+		s := &a.Settings[ch.Setting]
+		if ch.Point != tc.wantPoint || s.Point(-1) != tc.wantPoint {
+			t.Errorf("%s: choice point %d, setting point %d, want %d", tc.name, ch.Point, s.Point(-1), tc.wantPoint)
+		}
+		first := ""
+		if len(ch.Misses) > 0 {
+			first = ch.Misses[0].Objective.Metric
+		}
+		if first != tc.wantFirst {
+			t.Errorf("%s: first miss %q, want %q", tc.name, first, tc.wantFirst)
+		}
+	}
+}
