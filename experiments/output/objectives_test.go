@@ -1,7 +1,9 @@
 package output_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/csv"
 	"slices"
 	"strings"
 	"testing"
@@ -137,6 +139,62 @@ func TestSettingsCSVAxes(t *testing.T) {
 	for _, l := range lines[1:] {
 		if !strings.Contains(l, ",load heavy,") {
 			t.Errorf("row %s: the heavy load should bind (its reject_pct)", l)
+		}
+	}
+}
+
+// A cancelled run's settings.csv: a setting without a point prints blanks,
+// not 0.0 and false; one with some scenarios done prints its values over
+// them, false for an objective a scenario that ran fails, blank for one
+// they all pass (not known yet).
+func TestSettingsCSVCancelled(t *testing.T) {
+	cfg, err := document.DecodeConfig([]byte(`{"version":1,"seed":1,
+ "workload":{"duration_ms":5000,"parts":[{"type":"constant","rate_rps":50}]},
+ "server":{"workers":1,"service_ms":10},
+ "limiters":[{"type":"token-bucket","rate_rps":[20,40,60],"burst":2}],
+ "loads":[{"name":"light"},{"name":"heavy","parts":[{"type":"constant","rate_rps":150}]}],
+ "objectives":[{"metric":"reject_pct","op":"<=","value":30},{"metric":"admitted_rps","op":"<=","value":45}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sweep.Run(context.Background(), cfg, sweep.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Cancelled: only the light load ran, and not at rate 60.
+	var kept []experiments.Point
+	for _, p := range res.Points {
+		if p.LoadName == "light" && p.Params["rate_rps"] != 60 {
+			p.Index = len(kept)
+			kept = append(kept, p)
+		}
+	}
+	res.Points, res.Partial = kept, &experiments.Partial{PointsDone: len(kept), PointsTotal: 6}
+	r := csv.NewReader(bytes.NewReader(output.SettingsCSV(res)))
+	rows, err := r.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := func(name string) int { return slices.Index(rows[0], name) }
+	for _, tc := range []struct {
+		row                                        int
+		rate                                       string
+		worstReject, passReject, passAdmitted, all string
+		goodput                                    string
+	}{
+		{1, "20.0", "59.6", "false", "", "false", "20.2"}, // light ran: rejects 59.6% (fails), admits 20.2 (passes so far)
+		{2, "40.0", "19.6", "", "", "", "40.2"},           // light ran and passes: not known
+		{3, "60.0", "", "", "", "", ""},                   // nothing ran
+	} {
+		got := rows[tc.row]
+		for _, c := range []struct{ name, want string }{
+			{"rate_rps", tc.rate}, {"worst_reject_pct", tc.worstReject}, {"pass_reject_pct_le_30", tc.passReject},
+			{"pass_admitted_rps_le_45", tc.passAdmitted}, {"meets_all", tc.all}, {"worst_goodput_rps", tc.goodput},
+			{"recommended", "false"}, {"closest", "false"},
+		} {
+			if v := got[col(c.name)]; v != c.want {
+				t.Errorf("row %d (rate %s) %s = %q, want %q", tc.row, tc.rate, c.name, v, c.want)
+			}
 		}
 	}
 }
