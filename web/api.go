@@ -110,12 +110,19 @@ type APISetting struct {
 	// Recommended and BestOverall only for a setting meeting every
 	// objective; Closest: the limiter's closest setting when none of its
 	// settings does, ClosestOverall the sweep's when none does.
-	Recommended    bool         `json:"recommended"`
-	BestOverall    bool         `json:"best_overall"`
-	Closest        bool         `json:"closest"`
-	ClosestOverall bool         `json:"closest_overall"`
-	Outcomes       []APIOutcome `json:"objectives"`
-	Guarantee      APIGuarantee `json:"guarantee"`
+	Recommended    bool `json:"recommended"`
+	BestOverall    bool `json:"best_overall"`
+	Closest        bool `json:"closest"`
+	ClosestOverall bool `json:"closest_overall"`
+	// Unmeasured counts the objectives without a value in some scenario,
+	// Missed the most objectives missed in one scenario, Violation the
+	// sum of the relative violations at the worst values: what ranks the
+	// closest setting, in that order.
+	Unmeasured int          `json:"unmeasured"`
+	Missed     int          `json:"missed"`
+	Violation  float64      `json:"violation"`
+	Outcomes   []APIOutcome `json:"objectives"`
+	Guarantee  APIGuarantee `json:"guarantee"`
 }
 
 // APIPart is one axis of a setting beyond its limiter.
@@ -192,7 +199,7 @@ func apiAnswer(a *decide.Answer) *APIAnswer {
 		s := &a.Settings[i]
 		as := APISetting{Limiter: s.Limiter, Type: string(s.Type), Params: s.Params, Complete: s.Complete, MeetsAll: s.MeetsAll,
 			WorstGoodputRPS: s.WorstGoodputRPS, Recommended: s.Recommended, BestOverall: s.BestOverall,
-			Closest: s.Closest, ClosestOverall: s.ClosestOverall,
+			Closest: s.Closest, ClosestOverall: s.ClosestOverall, Unmeasured: s.Unmeasured, Missed: s.Missed, Violation: s.Violation,
 			BindingScenario: idx(s.BindingScenario),
 			Guarantee: APIGuarantee{Bounded: s.Guarantee.Bounded, BoundMS: s.Guarantee.BoundMS, MeasuredMS: s.Guarantee.MeasuredMS,
 				Label: s.Guarantee.Label(), Note: s.Guarantee.Note}}

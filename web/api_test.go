@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -154,6 +155,15 @@ func TestAPIAnswerClosest(t *testing.T) {
 		}
 		if as := got.Settings[0]; as.Recommended == closest || as.BestOverall == closest || as.Closest != closest || as.ClosestOverall != closest {
 			t.Errorf("%s: setting %+v", tc.name, as)
+		}
+		data, err := json.Marshal(got.Settings[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{fmt.Sprintf(`"missed":%d,`, s.Missed), fmt.Sprintf(`"violation":%g,`, s.Violation), `"unmeasured":0,`} {
+			if !strings.Contains(string(data), want) {
+				t.Errorf("%s: setting JSON lacks %s: %s", tc.name, want, data)
+			}
 		}
 	}
 }

@@ -123,11 +123,11 @@ func TestObjectivesDecodeAndValidate(t *testing.T) {
 		t.Fatalf("column %q", got)
 	}
 	for doc, want := range map[string]string{
-		`"objectives":[{"metric":"nope","op":"<=","value":1}]}`:                                                 "objectives[0].metric: unknown metric \"nope\": did you mean late? (one of ",
+		`"objectives":[{"metric":"nope","op":"<=","value":1}]}`:                                                 "objectives[0].metric: unknown metric \"nope\": did you mean ",
 		`"objectives":[{"metric":"reject_pct","op":"==","value":1}]}`:                                           "objectives[0].op: unknown op",
 		`"objectives":[{"metric":"reject_pct","op":"<","value":1,"x":2}]}`:                                      "objectives[0].x: is not a known field",
 		`"objectives":[{"metric":"reject_pct","op":"<","value":"a"}]}`:                                          "objectives[0].value: must be a number",
-		`"objectives":[{"metric":"reject_pct","op":"<","value":1},{"metric":"reject_pct","op":"<","value":1}]}`: "objectives[1]: objectives[0] is the same",
+		`"objectives":[{"metric":"reject_pct","op":"<","value":1},{"metric":"reject_pct","op":"<","value":1}]}`: "objectives[1]: the same objective as objectives[0] (reject_pct < 1)",
 	} {
 		_, err := document.DecodeConfig([]byte(base + doc))
 		if err == nil || !strings.Contains(err.Error(), want) {

@@ -485,7 +485,7 @@ func TestDecisionConfig(t *testing.T) {
 		`,"decision":{"tolerance":1}}`:                                                                  `decision.tolerance: is not a known field`,
 		`,"objectives":[{"metric":"goodput","op":">=","value":1}]}`:                                     `objectives[0].metric: unknown metric "goodput": did you mean goodput_rps?`,
 		`,"objectives":[{"metric":"p99_ms","op":"<=","value":1}]}`:                                      `did you mean`,
-		`,"objectives":[{"metric":"late","op":"<=","value":0},{"metric":"late","op":"<=","value":-0}]}`: `objectives[1]: objectives[0] is the same objective`,
+		`,"objectives":[{"metric":"late","op":"<=","value":0},{"metric":"late","op":"<=","value":-0}]}`: `objectives[1]: the same objective as objectives[0] (late <= 0)`,
 	} {
 		_, err := document.DecodeConfig([]byte(base + doc))
 		if err == nil || !strings.Contains(err.Error(), want) {
