@@ -57,7 +57,7 @@ func TestAnswerPanel(t *testing.T) {
 	}
 	// The web lab stores settings.csv beside results.csv, as lab run writes it.
 	settings := l.get("/runs/" + id + "/files/settings.csv")
-	if settings.Code != http.StatusOK || !strings.Contains(settings.Body.String(), "\ntoken-bucket,token-bucket,40.0,2,,,,19.8,true,40.1,true,true,40.1,0.1089,admitted_rps <= 45,,true,true\n") {
+	if settings.Code != http.StatusOK || !strings.Contains(settings.Body.String(), "\ntoken-bucket,token-bucket,40.0,2,,,,19.8,true,40.1,true,true,40.1,0.1089,admitted_rps <= 45,,true,true,false\n") {
 		t.Errorf("settings.csv %d:\n%s", settings.Code, settings.Body)
 	}
 }

@@ -288,7 +288,7 @@ func missedObjectives(s *decide.Setting) []string {
 // closestOf reports whether s is its limiter's closest setting and the
 // sweep's, with nothing feasible there.
 func closestOf(s *decide.Setting) (limiterClosest, overallClosest bool) {
-	return !s.MeetsAll && s.Recommended, !s.MeetsAll && s.BestOverall
+	return s.Closest, s.ClosestOverall
 }
 
 // PointMarks are SettingMark of each point's setting, by point; nil

@@ -217,7 +217,7 @@ func CompareAnswers(runs []CompareRun) *AnswerCompare {
 			}
 			out.Rows[row].Cells = cells
 			cells[ri] = compareCell(a, s)
-			if s.BestOverall {
+			if s.BestOverall || s.ClosestOverall {
 				name := s.Limiter
 				if n := s.Name(); n != "" {
 					name += " " + n

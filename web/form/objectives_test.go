@@ -33,7 +33,7 @@ func TestFormObjectives(t *testing.T) {
 	for text, msg := range map[string]string{
 		"reject_pct 5":                 "write metric op value",
 		"reject_pct <= five":           "is not a number",
-		"nope <= 5":                    `unknown metric "nope": did you mean late? (one of `,
+		"nope <= 5":                    `unknown metric "nope": did you mean `,
 		"reject_pct <= 5\nlimiter < 3": `unknown metric "limiter"`,
 	} {
 		f := FromConfig(cfg)
