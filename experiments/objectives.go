@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ratelab/ratelab/experiments/field"
+	"github.com/ratelab/ratelab/experiments/limiter"
 )
 
 // Objective is one target a point must meet: Metric (a numeric column key of
@@ -166,40 +167,68 @@ func (o Objective) Upper() bool { return o.Op == "<=" || o.Op == "<" }
 func (o Objective) Strict() bool { return o.Op == "<" || o.Op == ">" }
 
 // ObjectiveMetrics are the column keys an objective may name: every numeric
-// column of Columns but the point index.
+// column of Columns but the point index and the limiters' parameters (a
+// parameter is a setting, chosen, not an objective, measured).
 func ObjectiveMetrics() []string {
 	var keys []string
 	for _, c := range Columns() {
-		if c.Format != Text && c.Key != "point" {
+		if objectiveMetric(&c) {
 			keys = append(keys, c.Key)
 		}
 	}
 	return keys
 }
 
-// NearestMetric is the objective metric (ObjectiveMetrics) nearest to name
-// by edit distance (ties: the first in column order): what "did you mean"
-// offers for a name that is not a metric.
-func NearestMetric(name string) string { return nearest(name, ObjectiveMetrics()) }
-
-// nearest is the name among names nearest to name by edit distance.
-func nearest(name string, names []string) string {
-	best, bestD := "", math.MaxInt
-	for _, m := range names {
-		if d := editDistance(name, m); d < bestD {
-			best, bestD = m, d
-		}
+// objectiveMetric reports whether an objective may name column c: a
+// numeric measure, not the point index nor a limiter's parameter.
+func objectiveMetric(c *Column) bool {
+	if c.Format == Text || c.Key == "point" {
+		return false
 	}
-	return best
+	_, param := limiter.ParamByName(c.Key)
+	return !param
 }
 
-// editDistance is the Levenshtein distance between a and b, by bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
+// NearestMetric is the objective metric (ObjectiveMetrics) nearest to name
+// (NearestMetrics' first): what "did you mean" offers for a name that is
+// not a metric.
+func NearestMetric(name string) string { return NearestMetrics(name, ObjectiveMetrics())[0] }
+
+// NearestMetrics are the 1 to 3 names among names nearest to name: by the
+// edit distance from name to the closest part of each (so "p99_ms" is
+// nearest to every *_p99_ms and "goodput" to goodput_rps), the shorter
+// name first on a tie, then names' order; those as near as the nearest,
+// at most 3. Nil for no names.
+func NearestMetrics(name string, names []string) []string {
+	type ranked struct {
+		name     string
+		distance int
 	}
+	all := make([]ranked, len(names))
+	for i, m := range names {
+		all[i] = ranked{m, substringDistance(name, m)}
+	}
+	slices.SortStableFunc(all, func(x, y ranked) int {
+		if x.distance != y.distance {
+			return x.distance - y.distance
+		}
+		return len(x.name) - len(y.name)
+	})
+	var out []string
+	for _, r := range all {
+		if len(out) == 3 || len(out) > 0 && r.distance > all[0].distance {
+			break
+		}
+		out = append(out, r.name)
+	}
+	return out
+}
+
+// substringDistance is the edit distance from a to the closest substring
+// of b (Sellers: a may start and end anywhere in b), by bytes.
+func substringDistance(a, b string) int {
+	prev := make([]int, len(b)+1) // a's empty prefix matches anywhere: 0
+	cur := make([]int, len(b)+1)
 	for i := 1; i <= len(a); i++ {
 		cur[0] = i
 		for j := 1; j <= len(b); j++ {
@@ -211,7 +240,15 @@ func editDistance(a, b string) int {
 		}
 		prev, cur = cur, prev
 	}
-	return prev[len(b)]
+	return slices.Min(prev)
+}
+
+// orList prints names as "a", "a or b", "a, b or c".
+func orList(names []string) string {
+	if len(names) <= 1 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 // ObjectiveColumn is the column an objective of the config names: a
@@ -232,11 +269,12 @@ func (c *Config) ObjectiveColumn(metric string) *Column {
 }
 
 // ObjectiveMetricsOf are the metrics an objective of the config may name:
-// ObjectiveMetrics, then the config's own results.csv columns beyond them.
+// ObjectiveMetrics, then the config's own results.csv measures beyond them
+// (never a limiter's parameter).
 func (c *Config) ObjectiveMetricsOf() []string {
 	keys := ObjectiveMetrics()
 	for _, col := range ResultColumns(c) {
-		if col.Format != Text && col.Value != nil && col.Key != "point" && !slices.Contains(keys, col.Key) {
+		if objectiveMetric(&col) && col.Value != nil && !slices.Contains(keys, col.Key) {
 			keys = append(keys, col.Key)
 		}
 	}
@@ -263,7 +301,11 @@ func (c *Config) validateObjectives() field.List {
 		path := field.Index("objectives", i)
 		bad := false
 		if !slices.Contains(metrics, o.Metric) {
-			errs.Add(field.Join(path, "metric"), "unknown metric %q: did you mean %s? (one of %s)", o.Metric, nearest(o.Metric, metrics), strings.Join(metrics, ", "))
+			if _, param := limiter.ParamByName(o.Metric); param {
+				errs.Add(field.Join(path, "metric"), "%q is a limiter parameter, a setting you choose, not a measure: name a measure such as goodput_rps or sojourn_p99_ms", o.Metric)
+			} else {
+				errs.Add(field.Join(path, "metric"), "unknown metric %q: did you mean %s?", o.Metric, orList(NearestMetrics(o.Metric, metrics)))
+			}
 			bad = true
 		}
 		if OpName(o.Op) == "" {
@@ -278,7 +320,7 @@ func (c *Config) validateObjectives() field.List {
 			continue
 		}
 		if j, dup := seen[o.Column()]; dup {
-			errs.Add(path, "objectives[%d] is the same objective (%s)", j, o)
+			errs.Add(path, "the same objective as objectives[%d] (%s)", j, o)
 		}
 		seen[o.Column()] = i
 	}

@@ -343,8 +343,7 @@
     var tbody = table.tBodies[0];
     var sortParam = table.getAttribute('data-sort-param') || 'sort';
     var dirParam = table.getAttribute('data-dir-param') || 'dir';
-    var filterParam = table.getAttribute('data-filter-param') || 'feasible';
-    var stateNames = ['sort', 'dir', 'feasible', 'ssort', 'sdir', 'sfeasible'];
+    var stateNames = ['sort', 'dir', 'feasible', 'allscenarios', 'ssort', 'sdir', 'sfeasible'];
     function setParam(name, value) {
       var u = new URL(window.location.href);
       if (value) {
@@ -426,8 +425,13 @@
         setParam(dirParam, desc ? 'desc' : '');
       });
     });
-    var only = document.getElementById(table.getAttribute('data-filter') || '');
-    if (only) {
+    // The filters (data-filter: checkbox ids, each naming its parameter
+    // and the row attribute it requires true): a row shows when it passes
+    // every checked one.
+    var filters = (table.getAttribute('data-filter') || '').split(' ').map(function (id) {
+      return document.getElementById(id);
+    }).filter(Boolean);
+    filters.forEach(function (only) {
       only.addEventListener('change', function () {
         if (!only.checked && tbody.rows.length < Number(table.getAttribute('data-points'))) {
           only.form.submit(); // the server left the other rows out
@@ -435,16 +439,18 @@
         }
         var shown = 0;
         Array.prototype.forEach.call(tbody.rows, function (r) {
-          r.hidden = only.checked && r.getAttribute('data-meets') !== 'true';
+          r.hidden = filters.some(function (f) {
+            return f.checked && r.getAttribute(f.getAttribute('data-row-attr') || 'data-meets') !== 'true';
+          });
           shown += r.hidden ? 0 : 1;
         });
         var count = document.getElementById(table.getAttribute('data-count') || '');
         if (count) {
           count.textContent = shown + ' of ' + count.getAttribute('data-points') + ' ' + (table.getAttribute('data-noun') || 'points');
         }
-        setParam(filterParam, only.checked ? '1' : '');
+        setParam(only.name, only.checked ? '1' : '');
       });
-    }
+    });
   }
 
   // Coming back through the history cache: the forms are idle again.

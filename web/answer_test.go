@@ -40,7 +40,7 @@ func TestAnswerPanel(t *testing.T) {
 		`id="answer-best" data-point="1"`, "Best overall:", "within 1% of the best goodput",
 		`data-point="1"`, "recommended:", "rate_rps=40 burst=2", "admitted_rps &lt;= 45 binds, 10.9% to spare (worst 40.1)",
 		"1 of 3 settings meet every objective in every scenario",
-		`data-point="3"`, "closest (misses):", "admitted_rps &lt;= 45: worst 50.0, 11.1% past the target",
+		`data-point="3"`, "closest (misses admitted_rps &lt;= 45):", "admitted_rps &lt;= 45: worst 50.0, 11.1% past the target",
 		`href="/runs/` + id + `?point=3#deploy"`,
 		"bound ", "ms; measured: ",
 	} {
@@ -57,7 +57,7 @@ func TestAnswerPanel(t *testing.T) {
 	}
 	// The web lab stores settings.csv beside results.csv, as lab run writes it.
 	settings := l.get("/runs/" + id + "/files/settings.csv")
-	if settings.Code != http.StatusOK || !strings.Contains(settings.Body.String(), "\ntoken-bucket,token-bucket,40.0,2,,,,19.8,true,40.1,true,true,40.1,0.1089,admitted_rps <= 45,,true,true\n") {
+	if settings.Code != http.StatusOK || !strings.Contains(settings.Body.String(), "\ntoken-bucket,token-bucket,40.0,2,,,,19.8,true,40.1,true,true,40.1,0.1089,admitted_rps <= 45,,true,true,false\n") {
 		t.Errorf("settings.csv %d:\n%s", settings.Code, settings.Body)
 	}
 }
@@ -87,7 +87,7 @@ func TestAnswerHoldsUnderEveryLoad(t *testing.T) {
 	answer := body[i : strings.Index(body[i:], "</section>")+i]
 	// Points: rate 40 light, 40 heavy, 60 light, 60 heavy, 80 light, 80 heavy.
 	for _, want := range []string{`id="answer-best" data-point="5"`, "<code>rate_rps=80 burst=2</code>",
-		"reject_pct &lt;= 30 binds under load heavy, 34.2% to spare (worst 19.8)", "2 scenarios (what you don&#39;t choose: loads, fields; seeds and replications)",
+		"reject_pct &lt;= 30 binds under load heavy, 34.2% to spare (worst 19.8)", "2 scenarios (what you don&#39;t choose: 2 loads)",
 		"1 of 3 settings meet every objective in every scenario"} {
 		if !strings.Contains(answer, want) {
 			t.Errorf("answer lacks %q:\n%s", want, answer)
@@ -133,11 +133,25 @@ func TestAnswerNothingFeasible(t *testing.T) {
 		t.Fatal("no answer")
 	}
 	answer := body[i : strings.Index(body[i:], "</section>")+i]
-	for _, want := range []string{"Nothing meets every objective; closest overall:", "0 of 4 settings meet every objective in every scenario",
+	for _, want := range []string{"Nothing meets every objective; closest overall (misses admitted_rps &lt;= 30):", "0 of 4 settings meet every objective in every scenario",
 		"reject_pct &lt;= 10: met alone by 2 of 4 settings", "admitted_rps &lt;= 30: met alone by 1 of 4 settings",
 		"reject_pct &lt;= 10 and admitted_rps &lt;= 30 never hold together; each alone does", "past the target"} {
 		if !strings.Contains(answer, want) {
 			t.Errorf("answer lacks %q:\n%s", want, answer)
+		}
+	}
+	// Neither the Deploy menu nor the settings table calls a setting that
+	// misses an objective recommended: they say closest and what it misses.
+	deploy := body[strings.Index(body, `id="deploy-point"`):]
+	deploy = deploy[:strings.Index(deploy, "</select>")]
+	settings := body[strings.Index(body, `id="settings-table"`):]
+	settings = settings[strings.Index(settings, "<tbody>"):strings.Index(settings, "</table>")]
+	for name, part := range map[string]string{"Deploy menu": deploy, "settings table": settings} {
+		if strings.Contains(part, "recommended") || strings.Contains(part, "best overall") {
+			t.Errorf("the %s calls a failing setting recommended:\n%s", name, part)
+		}
+		if !strings.Contains(part, "closest (misses ") && !strings.Contains(part, "closest overall (misses ") {
+			t.Errorf("the %s marks no closest setting with what it misses:\n%s", name, part)
 		}
 	}
 }

@@ -59,10 +59,12 @@ type APIAnswer struct {
 	ScenarioAxes []string `json:"scenario_axes"`
 	Scenarios    []string `json:"scenarios"`
 	// Feasible counts the settings meeting every objective in every
-	// scenario; BestOverall is the best of them (the closest when none
-	// does), null when no setting has a point in every scenario.
+	// scenario; BestOverall is the best of them, null when none does;
+	// Closest is the closest setting when none does (null otherwise, or
+	// when no setting has a point in every scenario).
 	Feasible    int         `json:"feasible"`
 	BestOverall *int        `json:"best_overall"`
+	Closest     *int        `json:"closest"`
 	Recommended []APIChoice `json:"recommended"` // per limiter, in the config's order
 	// MeetAlone counts per objective the settings meeting it; Conflict
 	// names two objectives no setting meets together though each alone is
@@ -78,10 +80,13 @@ type APIChoice struct {
 	Type     string `json:"type"`
 	Settings int    `json:"settings"`
 	Feasible int    `json:"feasible"`
-	// Setting is the recommended setting (the closest when Feasible is 0),
-	// null when none has a point in every scenario; Point its point in its
-	// binding scenario (the page's Deploy and Over time open on it).
+	// Setting is the recommended setting (the closest when Feasible is 0:
+	// Closest true), null when none has a point in every scenario; Point
+	// its point in its binding scenario (for a closest setting, where its
+	// most violated objective is worst; the page's Deploy and Over time
+	// open on it).
 	Setting  *int     `json:"setting"`
+	Closest  bool     `json:"closest"`
 	Point    *int     `json:"point"`
 	Conflict []string `json:"conflict,omitempty"`
 }
@@ -95,17 +100,29 @@ type APISetting struct {
 	Parts []APIPart `json:"parts,omitempty"`
 	// Points are its point per scenario (null where it has none: a
 	// cancelled run's missing points; such a setting is never recommended).
-	Points          []*int       `json:"points"`
-	Complete        bool         `json:"complete"`
-	MeetsAll        bool         `json:"meets_all"`
-	WorstGoodputRPS float64      `json:"worst_goodput_rps"`
-	Margin          *float64     `json:"margin"` // null: no objective with a target other than 0
-	Binding         string       `json:"binding_objective,omitempty"`
-	BindingScenario *int         `json:"binding_scenario"`
-	Recommended     bool         `json:"recommended"`
-	BestOverall     bool         `json:"best_overall"`
-	Outcomes        []APIOutcome `json:"objectives"`
-	Guarantee       APIGuarantee `json:"guarantee"`
+	Points          []*int   `json:"points"`
+	Complete        bool     `json:"complete"`
+	MeetsAll        bool     `json:"meets_all"`
+	WorstGoodputRPS float64  `json:"worst_goodput_rps"`
+	Margin          *float64 `json:"margin"` // null: no objective with a target other than 0
+	Binding         string   `json:"binding_objective,omitempty"`
+	BindingScenario *int     `json:"binding_scenario"`
+	// Recommended and BestOverall only for a setting meeting every
+	// objective; Closest: the limiter's closest setting when none of its
+	// settings does, ClosestOverall the sweep's when none does.
+	Recommended    bool `json:"recommended"`
+	BestOverall    bool `json:"best_overall"`
+	Closest        bool `json:"closest"`
+	ClosestOverall bool `json:"closest_overall"`
+	// Unmeasured counts the objectives without a value in some scenario,
+	// Missed the most objectives missed in one scenario, Violation the
+	// sum of the relative violations at the worst values: what ranks the
+	// closest setting, in that order.
+	Unmeasured int          `json:"unmeasured"`
+	Missed     int          `json:"missed"`
+	Violation  float64      `json:"violation"`
+	Outcomes   []APIOutcome `json:"objectives"`
+	Guarantee  APIGuarantee `json:"guarantee"`
 }
 
 // APIPart is one axis of a setting beyond its limiter.
@@ -154,8 +171,13 @@ func apiAnswer(a *decide.Answer) *APIAnswer {
 		return []string{a.Objectives[c.A].String(), a.Objectives[c.B].String()}
 	}
 	out := &APIAnswer{GoodputTolerancePct: a.TolerancePct, ScenarioAxes: a.ScenarioAxes, Feasible: a.Feasible,
-		BestOverall: idx(a.Best), MeetAlone: a.MeetAlone, Conflict: conflict(a.Conflict),
+		MeetAlone: a.MeetAlone, Conflict: conflict(a.Conflict),
 		Objectives: []string{}, Scenarios: []string{}, Recommended: []APIChoice{}, Settings: []APISetting{}}
+	if a.Feasible > 0 {
+		out.BestOverall = idx(a.Best)
+	} else {
+		out.Closest = idx(a.Best)
+	}
 	if out.ScenarioAxes == nil {
 		out.ScenarioAxes = []string{}
 	}
@@ -167,7 +189,7 @@ func apiAnswer(a *decide.Answer) *APIAnswer {
 	}
 	for _, ch := range a.Choices {
 		c := APIChoice{Limiter: ch.Limiter, Type: string(ch.Type), Settings: ch.Settings, Feasible: ch.Feasible,
-			Setting: idx(ch.Setting), Conflict: conflict(ch.Conflict)}
+			Setting: idx(ch.Setting), Closest: ch.Setting >= 0 && ch.Feasible == 0, Conflict: conflict(ch.Conflict)}
 		if ch.Setting >= 0 {
 			c.Point = idx(ch.Point)
 		}
@@ -177,6 +199,7 @@ func apiAnswer(a *decide.Answer) *APIAnswer {
 		s := &a.Settings[i]
 		as := APISetting{Limiter: s.Limiter, Type: string(s.Type), Params: s.Params, Complete: s.Complete, MeetsAll: s.MeetsAll,
 			WorstGoodputRPS: s.WorstGoodputRPS, Recommended: s.Recommended, BestOverall: s.BestOverall,
+			Closest: s.Closest, ClosestOverall: s.ClosestOverall, Unmeasured: s.Unmeasured, Missed: s.Missed, Violation: s.Violation,
 			BindingScenario: idx(s.BindingScenario),
 			Guarantee: APIGuarantee{Bounded: s.Guarantee.Bounded, BoundMS: s.Guarantee.BoundMS, MeasuredMS: s.Guarantee.MeasuredMS,
 				Label: s.Guarantee.Label(), Note: s.Guarantee.Note}}

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/decide"
 	"github.com/ratelab/ratelab/storage"
 	"github.com/ratelab/ratelab/web/form"
 )
@@ -123,5 +126,44 @@ func TestAPIAnswer(t *testing.T) {
 	}
 	if _, ok := plain["answer"]; ok {
 		t.Errorf("an answer without objectives: %s", plain["answer"])
+	}
+}
+
+// TestAPIAnswerClosest: with nothing feasible the closest setting is
+// flagged closest, never recommended nor best overall; with a feasible
+// one, best_overall names it and closest is null.
+func TestAPIAnswerClosest(t *testing.T) {
+	objs, errs := experiments.ParseObjectives("reject_pct <= 20")
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	for _, tc := range []struct {
+		name     string
+		feasible int
+	}{{"nothing feasible", 0}, {"one feasible", 1}} {
+		s := decide.Setting{Limiter: "tb", Type: "token-bucket", Points: []int{0}, Complete: true, MeetsAll: tc.feasible > 0,
+			Binding: -1, BindingScenario: -1, Missed: 1 - tc.feasible, Violation: 0.5 * float64(1-tc.feasible),
+			Recommended: tc.feasible > 0, BestOverall: tc.feasible > 0, Closest: tc.feasible == 0, ClosestOverall: tc.feasible == 0,
+			Outcomes: []decide.Outcome{{Check: decide.Check{Objective: objs[0]}, Scenario: 0}}}
+		a := &decide.Answer{Objectives: objs, Scenarios: []decide.Scenario{{}}, Settings: []decide.Setting{s},
+			Choices: []decide.Choice{{Limiter: "tb", Type: "token-bucket", Settings: 1, Feasible: tc.feasible, Setting: 0, Point: 0}},
+			Best:    0, Feasible: tc.feasible}
+		got := apiAnswer(a)
+		closest := tc.feasible == 0
+		if (got.BestOverall != nil) == closest || (got.Closest != nil) != closest || got.Recommended[0].Closest != closest {
+			t.Errorf("%s: best_overall %v closest %v choice %+v", tc.name, got.BestOverall, got.Closest, got.Recommended[0])
+		}
+		if as := got.Settings[0]; as.Recommended == closest || as.BestOverall == closest || as.Closest != closest || as.ClosestOverall != closest {
+			t.Errorf("%s: setting %+v", tc.name, as)
+		}
+		data, err := json.Marshal(got.Settings[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{fmt.Sprintf(`"missed":%d,`, s.Missed), fmt.Sprintf(`"violation":%g,`, s.Violation), `"unmeasured":0,`} {
+			if !strings.Contains(string(data), want) {
+				t.Errorf("%s: setting JSON lacks %s: %s", tc.name, want, data)
+			}
+		}
 	}
 }

@@ -60,6 +60,15 @@ func TestBrowserParetoSelects(t *testing.T) {
 	if v := b.eval(rows + ` + ' ' + document.getElementById('settings-count').textContent`); v != "2 1 of 3 settings" {
 		t.Errorf("feasible settings in place: %s", v)
 	}
+
+	// The results table's setting filter keeps the points whose setting
+	// meets every objective in every scenario (the bucket at 80: points 4
+	// and 5), in place, beside the per-point one.
+	points := `Array.from(document.querySelectorAll('#results-table tbody tr')).filter(r => !r.hidden).map(r => r.getAttribute('data-point')).join(',')`
+	b.step("points of feasible settings", chromedp.Click(chromedp.CSS(`#setting-feasible-only`)))
+	if v := b.eval(points + ` + ' ' + document.getElementById('results-count').textContent + ' ' + new URL(location.href).searchParams.get('allscenarios')`); v != "4,5 2 of 6 points 1" {
+		t.Errorf("points whose setting meets every objective: %s", v)
+	}
 }
 
 // TestBrowserParallelSettings: with three objectives the settings'

@@ -69,7 +69,10 @@ func (v *DeployView) downloadURL() string {
 // tells it apart beyond its limiter (charts.PointExtras: its policy,
 // server, load, swept values), as the bounds table does.
 func pointLabel(p *experiments.Point, extra string) string {
-	label := p.Limiter + " " + limiter.FormatParams(p.Type, p.Params)
+	label := p.Limiter
+	if params := limiter.FormatParams(p.Type, p.Params); params != "" {
+		label += " " + params
+	}
 	if extra != "" {
 		label += " (" + extra + ")"
 	}

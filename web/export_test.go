@@ -198,3 +198,20 @@ func TestDeployMenuTellsPointsApart(t *testing.T) {
 		t.Fatalf("labels %q, %q (chosen %q): want each to name its policy", v.Points[0].Label, v.Points[1].Label, v.Label)
 	}
 }
+
+// TestDeployLabelOneSpace: a limiter without parameters reads "none
+// (bursty)", not "none  (bursty)".
+func TestDeployLabelOneSpace(t *testing.T) {
+	cfg, err := document.DecodeConfig([]byte(`{"version": 1, "seed": 1,
+	"workload": {"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 50}]},
+	"server": {"workers": 1, "service_ms": 1},
+	"limiters": [{"type": "none"}],
+	"loads": [{"name": "steady"}, {"name": "bursty", "parts": [{"type": "constant", "rate_rps": 90}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := newDeployView("r", cfg, 1, "")
+	if v == nil || v.Label != "none (bursty)" {
+		t.Fatalf("label %q, want %q", v.Label, "none (bursty)")
+	}
+}

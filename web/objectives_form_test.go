@@ -25,9 +25,15 @@ func TestObjectivePicker(t *testing.T) {
 			t.Errorf("the picker does not offer %s", k)
 		}
 	}
-	for _, want := range []string{">goodput_rps: goodput (req/s)</option>", ">sojourn_max_ms (ms)</option>", ">burst (requests)</option>"} {
+	for _, want := range []string{">goodput_rps: goodput (req/s)</option>", ">sojourn_max_ms (ms)</option>"} {
 		if !strings.Contains(pick, want) {
 			t.Errorf("the picker lacks %s", want)
+		}
+	}
+	// Parameters are settings, not objectives.
+	for _, param := range []string{"burst", "rate_rps", "limit_refresh_period_ms"} {
+		if strings.Contains(pick, `<option value="`+param+`"`) {
+			t.Errorf("the picker offers the parameter %s", param)
 		}
 	}
 

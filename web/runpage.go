@@ -113,13 +113,10 @@ func (s *Server) runPageData(r *http.Request, run *storage.Run, chosen int) (*Ru
 		d.Deploy = newDeployView(run.ID, cfg, d.Result.View.Chosen, r.URL.Query().Get("format"))
 		if d.Deploy != nil {
 			d.Deploy.Note, d.Deploy.Warn = charts.DeployNote(d.Result.View, d.Result.View.Chosen)
-			rec, best := charts.RecommendedPoints(d.Result.View.Answer)
+			marks := charts.PointMarks(d.Result.View.Answer)
 			for i := range d.Deploy.Points {
-				switch p := &d.Deploy.Points[i]; {
-				case best[p.Index]:
-					p.Label += " · best overall"
-				case rec[p.Index]:
-					p.Label += " · recommended"
+				if p := &d.Deploy.Points[i]; p.Index < len(marks) && marks[p.Index] != "" && marks[p.Index] != "missing points" {
+					p.Label += " · " + marks[p.Index]
 				}
 			}
 		}
@@ -139,14 +136,17 @@ func (s *Server) runPageData(r *http.Request, run *storage.Run, chosen int) (*Ru
 }
 
 // pageQuery reads what a run page's address asks (charts.Query): point,
-// sort and dir (asc, desc) of the results table, feasible=1, its columns
+// sort and dir (asc, desc) of the results table, feasible=1 and
+// allscenarios=1 (its filters: the point, its setting meets every
+// objective), its columns
 // cols (comma-separated, or repeated: the chooser's checkboxes), and the
 // Pareto chart's columns px and py, the settings table's ssort, sdir and
 // sfeasible. What the page cannot use is dropped.
 func pageQuery(r *http.Request) charts.Query {
 	v := r.URL.Query()
 	q := charts.Query{Point: -1, Sort: v.Get("sort"), Desc: v.Get("dir") == "desc", Feasible: v.Get("feasible") == "1",
-		ParetoX: v.Get("px"), ParetoY: v.Get("py"), Cols: strings.Join(v["cols"], ","),
+		SettingFeasible: v.Get("allscenarios") == "1",
+		ParetoX:         v.Get("px"), ParetoY: v.Get("py"), Cols: strings.Join(v["cols"], ","),
 		SettingsSort: v.Get("ssort"), SettingsDesc: v.Get("sdir") == "desc", SettingsFeasible: v.Get("sfeasible") == "1"}
 	if p, err := strconv.Atoi(v.Get("point")); err == nil && p >= 0 {
 		q.Point = p
@@ -169,6 +169,9 @@ func (d *RunPageData) pageURL(q charts.Query, anchor string) string {
 	}
 	if q.Feasible {
 		v.Set("feasible", "1")
+	}
+	if q.SettingFeasible {
+		v.Set("allscenarios", "1")
 	}
 	if q.ParetoX != "" {
 		v.Set("px", q.ParetoX)
@@ -204,7 +207,7 @@ func (d *RunPageData) hiddenQuery(except ...string) [][2]string {
 	u, _ := url.Parse(d.pageURL(d.Query, "")) // pageURL builds a valid URL
 	var out [][2]string
 	v := u.Query()
-	for _, name := range []string{"point", "sort", "dir", "feasible", "px", "py", "cols", "ssort", "sdir", "sfeasible", "format"} {
+	for _, name := range []string{"point", "sort", "dir", "feasible", "allscenarios", "px", "py", "cols", "ssort", "sdir", "sfeasible", "format"} {
 		if val := v.Get(name); val != "" && !slices.Contains(except, name) {
 			out = append(out, [2]string{name, val})
 		}

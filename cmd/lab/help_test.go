@@ -44,3 +44,16 @@ func TestHelpListsTheRegistry(t *testing.T) {
 		t.Fatalf("lab run: exit %d: %s", code, errOut.String())
 	}
 }
+
+// lab run -h names every file it writes, settings.csv among them.
+func TestRunHelpNamesItsFiles(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"run", "-h"}, &out, &errOut); code != 0 {
+		t.Fatalf("lab run -h: exit %d", code)
+	}
+	for _, want := range []string{"results.csv", "settings.csv", "series.csv", "clients.csv", "manifest.json"} {
+		if !strings.Contains(errOut.String(), want) {
+			t.Errorf("lab run -h lacks %s:\n%s", want, errOut.String())
+		}
+	}
+}

@@ -34,7 +34,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: lab run (--preset NAME | --config FILE) --out DIR")
 		fmt.Fprintln(stderr, "Runs a sweep and writes results.csv, series.csv, clients.csv (several clients),")
-		fmt.Fprintln(stderr, "the config's reports and manifest.json to DIR.")
+		fmt.Fprintln(stderr, "the config's reports and manifest.json to DIR; with objectives, also settings.csv:")
+		fmt.Fprintln(stderr, "a row per setting (what you choose) with its worst values over the scenarios (loads,")
+		fmt.Fprintln(stderr, "swept fields, seeds), margin and binding objective, and which setting is recommended,")
+		fmt.Fprintln(stderr, "best_overall or, when none meets every objective, closest.")
 		fmt.Fprintln(stderr, "With --trace FILE: the trace is the workload (the config's duration_ms stays); a config")
 		fmt.Fprintln(stderr, "whose trace parts name a file (\"file\": NAME, as manifest.json records) reads them from FILE.")
 		fmt.Fprintln(stderr, "With --shard K/N: the shard's points, shard-result.json.gz and shard.json (see lab merge).")

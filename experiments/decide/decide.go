@@ -45,7 +45,9 @@
 //     permissiveness compares settings of one limiter only, across limiters
 //     the config's order decides.
 //   - With no setting meeting every objective: the closest setting (the
-//     fewest objectives missed in any one scenario, then the smallest sum
+//     fewest objectives without a value in some scenario — no bound, never
+//     recovered: a missing value is a miss worse than any measured one —,
+//     then the fewest objectives missed in any one scenario, then the smallest sum
 //     of relative violations at its worst values, then the higher
 //     worst-scenario goodput, the less permissive setting and the earlier
 //     point), how many settings meet each objective alone, and, when each
@@ -246,15 +248,24 @@ type Setting struct {
 	HasMargin       bool
 	Binding         int
 	BindingScenario int
-	// Missed is the most objectives the setting misses in one scenario;
-	// Violation the sum of the relative violations at its worst values.
-	Missed    int
-	Violation float64
-	// Recommended: the limiter's recommended (or, with nothing feasible
-	// in the limiter, closest) setting; BestOverall: the sweep's.
+	// Unmeasured counts the objectives without a value in some scenario
+	// (no bound, never recovered: a miss worse than any measured one);
+	// Missed is the most objectives the setting misses in one scenario
+	// (those without a value among them); Violation the sum of the
+	// relative violations at its measured worst values.
+	Unmeasured int
+	Missed     int
+	Violation  float64
+	// Recommended: the limiter's recommended setting; BestOverall: the
+	// sweep's. Both only for a setting meeting every objective.
 	Recommended bool
 	BestOverall bool
-	Guarantee   Guarantee
+	// Closest: the limiter's closest setting when none of its settings
+	// meets every objective; ClosestOverall: the sweep's closest when no
+	// setting does.
+	Closest        bool
+	ClosestOverall bool
+	Guarantee      Guarantee
 }
 
 // Name is the setting in words: "rate_rps=200 burst=10, server fifo".
@@ -269,16 +280,62 @@ func (s *Setting) Name() string {
 	return name
 }
 
-// Point is the setting's point in scenario i (-1 without one), or in its
-// binding scenario (else its first) for i < 0.
+// Point is the setting's point in scenario i (-1 without one), or for
+// i < 0 in the scenario that represents it (ShownScenario).
 func (s *Setting) Point(i int) int {
 	if i < 0 {
-		i = max(s.BindingScenario, 0)
+		i = s.ShownScenario()
 	}
-	if i < len(s.Points) {
+	if i >= 0 && i < len(s.Points) {
 		return s.Points[i]
 	}
 	return -1
+}
+
+// ShownScenario is the scenario that represents the setting (what Deploy
+// and "Over time" open on): for a setting missing an objective, the
+// scenario of its worst value of the most violated one (WorstMiss); else
+// its binding scenario; else its first scenario with a point (-1 with
+// none).
+func (s *Setting) ShownScenario() int {
+	if j := s.WorstMiss(); j >= 0 && s.Outcomes[j].Scenario >= 0 {
+		return s.Outcomes[j].Scenario
+	}
+	if s.BindingScenario >= 0 {
+		return s.BindingScenario
+	}
+	for k, p := range s.Points {
+		if p >= 0 {
+			return k
+		}
+	}
+	return -1
+}
+
+// WorstMiss is the most violated objective the setting misses (an index
+// into its Outcomes; -1 when it misses none): one without a value first
+// (no bound, never recovered), then the largest relative violation, then
+// the largest absolute violation of a target of 0; the first in the
+// objectives' order on a tie.
+func (s *Setting) WorstMiss() int {
+	best, bestClass, bestBy := -1, -1, 0.0
+	for j := range s.Outcomes {
+		o := &s.Outcomes[j]
+		if o.Pass || o.Scenario < 0 {
+			continue
+		}
+		class, by := 0, -o.Slack
+		switch {
+		case !o.HasValue:
+			class, by = 2, 0
+		case !o.Zero():
+			class = 1
+		}
+		if class > bestClass || class == bestClass && by > bestBy {
+			best, bestClass, bestBy = j, class, by
+		}
+	}
+	return best
 }
 
 // Choice is the answer for one limiter.
@@ -295,16 +352,19 @@ type Choice struct {
 	// (an index into Answer.Settings; -1 when no setting of the limiter is
 	// complete).
 	Setting int
-	// Point is the setting's point in its binding scenario (the worst for
-	// a closest setting), Verdict that point's verdict.
+	// Point is the setting's point in the scenario that represents it
+	// (Setting.ShownScenario: its binding scenario; for a closest setting,
+	// where its most violated objective is worst), Verdict that point's
+	// verdict.
 	Point   int
 	Verdict Verdict
 	// Binding is the recommendation's binding objective over its
 	// scenarios (Outcome.Check: worst value and margin; nil when nothing is
 	// feasible or no objective has a target other than 0).
 	Binding *Check
-	// Misses are what the closest setting fails, at its worst values
-	// (empty for a recommendation).
+	// Misses are what the closest setting fails, at its worst values, the
+	// most violated first (Setting.WorstMiss: the one Point shows), then
+	// in the objectives' order (empty for a recommendation).
 	Misses []Check
 	// MeetAlone counts, per objective, the limiter's settings meeting it.
 	MeetAlone []int
@@ -389,7 +449,7 @@ func Decide(res *experiments.Result) *Answer {
 		ch.MeetAlone, ch.Conflict = a.alone(pool)
 		if ch.Setting >= 0 {
 			s := &a.Settings[ch.Setting]
-			s.Recommended = true
+			s.Recommended, s.Closest = ch.Feasible > 0, ch.Feasible == 0
 			ch.Point = a.pointOf(s)
 			ch.Verdict = a.Verdicts[ch.Point]
 			if ch.Feasible > 0 {
@@ -397,8 +457,12 @@ func Decide(res *experiments.Result) *Answer {
 					ch.Binding = &s.Outcomes[s.Binding].Check
 				}
 			} else {
-				for _, o := range s.Outcomes {
-					if !o.Pass {
+				w := s.WorstMiss()
+				if w >= 0 {
+					ch.Misses = append(ch.Misses, s.Outcomes[w].Check)
+				}
+				for j, o := range s.Outcomes {
+					if !o.Pass && j != w {
 						ch.Misses = append(ch.Misses, o.Check)
 					}
 				}
@@ -412,29 +476,17 @@ func Decide(res *experiments.Result) *Answer {
 	}
 	a.Best, a.Feasible = a.choose(cfg, all)
 	if a.Best >= 0 {
-		a.Settings[a.Best].BestOverall = true
+		s := &a.Settings[a.Best]
+		s.BestOverall, s.ClosestOverall = a.Feasible > 0, a.Feasible == 0
 	}
 	a.MeetAlone, a.Conflict = a.alone(all)
 	return a
 }
 
-// pointOf is the point a choice shows: its binding scenario's, else the
-// scenario where it misses the most (its first on a tie), else its first.
+// pointOf is the point a choice shows: the setting's in the scenario
+// that represents it (Setting.ShownScenario).
 func (a *Answer) pointOf(s *Setting) int {
-	if s.MeetsAll && s.BindingScenario >= 0 {
-		return s.Points[s.BindingScenario]
-	}
-	best, worst := -1, -1
-	for _, p := range s.Points {
-		if p < 0 {
-			continue
-		}
-		miss := len(a.Verdicts[p].Misses())
-		if miss > worst {
-			best, worst = p, miss
-		}
-	}
-	return best
+	return s.Point(-1)
 }
 
 // group sorts the points into settings and scenarios.
@@ -613,6 +665,9 @@ func (a *Answer) settle(res *experiments.Result, s *Setting, replicas map[int][]
 	for j := range s.Outcomes {
 		o := &s.Outcomes[j]
 		s.MeetsAll = s.MeetsAll && o.Pass
+		if o.Scenario >= 0 && !o.HasValue {
+			s.Unmeasured++
+		}
 		if o.HasValue && !o.Pass {
 			s.Violation += max(-o.Slack, 0)
 		}
@@ -692,9 +747,13 @@ func (a *Answer) before(cfg *experiments.Config, x, y *Setting) bool {
 }
 
 // closer reports whether setting x, meeting not every objective, is closer
-// than y: fewer objectives missed in one scenario, the smaller violation,
-// the higher worst goodput, then the tie break.
+// than y: fewer objectives without a value (a missing value is a miss no
+// measured one is worse than), fewer objectives missed in one scenario,
+// the smaller violation, the higher worst goodput, then the tie break.
 func (a *Answer) closer(cfg *experiments.Config, x, y *Setting) bool {
+	if x.Unmeasured != y.Unmeasured {
+		return x.Unmeasured < y.Unmeasured
+	}
 	if x.Missed != y.Missed {
 		return x.Missed < y.Missed
 	}
@@ -881,9 +940,10 @@ func guaranteeOf(res *experiments.Result, s *Setting, replicas map[int][]int) Gu
 // Front is the Pareto front of points over two columns: the indexes of
 // the points no other point beats on both (at least as good on each,
 // better on one), ordered by x. xLower and yLower say whether less is
-// better. Points without a value of either column are left out.
-func Front(pts []experiments.Point, xKey string, xLower bool, yKey string, yLower bool) []int {
-	xc, yc := experiments.ColumnByKey(xKey), experiments.ColumnByKey(yKey)
+// better. The columns are the caller's (Config.ObjectiveColumn finds a
+// config's own, such as critical_success_pct). Points without a value of
+// either column are left out.
+func Front(pts []experiments.Point, xc *experiments.Column, xLower bool, yc *experiments.Column, yLower bool) []int {
 	if xc == nil || yc == nil || xc.Value == nil || yc.Value == nil {
 		return nil
 	}

@@ -81,7 +81,8 @@ func TestNothingFeasibleGivesTheClosestAndItsMisses(t *testing.T) {
 	if ch.Feasible != 0 || ch.Point != 1 || ch.Binding != nil {
 		t.Fatalf("choice %+v", ch)
 	}
-	if len(ch.Misses) != 2 || ch.Misses[0].Objective.Metric != "sojourn_p99_ms" || ch.Misses[1].Objective.Metric != "reject_pct" {
+	// The most violated first (reject_pct, 20% past; p99 at its strict target).
+	if len(ch.Misses) != 2 || ch.Misses[0].Objective.Metric != "reject_pct" || ch.Misses[1].Objective.Metric != "sojourn_p99_ms" {
 		t.Fatalf("misses %+v", ch.Misses)
 	}
 }
@@ -122,11 +123,11 @@ func TestObjectivesDecodeAndValidate(t *testing.T) {
 		t.Fatalf("column %q", got)
 	}
 	for doc, want := range map[string]string{
-		`"objectives":[{"metric":"nope","op":"<=","value":1}]}`:                                                 "objectives[0].metric: unknown metric \"nope\": did you mean late? (one of ",
+		`"objectives":[{"metric":"nope","op":"<=","value":1}]}`:                                                 "objectives[0].metric: unknown metric \"nope\": did you mean ",
 		`"objectives":[{"metric":"reject_pct","op":"==","value":1}]}`:                                           "objectives[0].op: unknown op",
 		`"objectives":[{"metric":"reject_pct","op":"<","value":1,"x":2}]}`:                                      "objectives[0].x: is not a known field",
 		`"objectives":[{"metric":"reject_pct","op":"<","value":"a"}]}`:                                          "objectives[0].value: must be a number",
-		`"objectives":[{"metric":"reject_pct","op":"<","value":1},{"metric":"reject_pct","op":"<","value":1}]}`: "objectives[1]: objectives[0] is the same",
+		`"objectives":[{"metric":"reject_pct","op":"<","value":1},{"metric":"reject_pct","op":"<","value":1}]}`: "objectives[1]: the same objective as objectives[0] (reject_pct < 1)",
 	} {
 		_, err := document.DecodeConfig([]byte(base + doc))
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -159,7 +160,7 @@ func TestFront(t *testing.T) {
 		{goodput: 99, p99: 400},
 		{goodput: 99, p99: 500}, // beaten by point 3
 	})
-	got := Front(res.Points, "sojourn_p99_ms", true, "goodput_rps", false)
+	got := Front(res.Points, experiments.ColumnByKey("sojourn_p99_ms"), true, experiments.ColumnByKey("goodput_rps"), false)
 	if len(got) != 3 || got[0] != 0 || got[1] != 1 || got[2] != 3 {
 		t.Fatalf("front %v, want [0 1 3]", got)
 	}

@@ -485,7 +485,7 @@ func TestDecisionConfig(t *testing.T) {
 		`,"decision":{"tolerance":1}}`:                                                                  `decision.tolerance: is not a known field`,
 		`,"objectives":[{"metric":"goodput","op":">=","value":1}]}`:                                     `objectives[0].metric: unknown metric "goodput": did you mean goodput_rps?`,
 		`,"objectives":[{"metric":"p99_ms","op":"<=","value":1}]}`:                                      `did you mean`,
-		`,"objectives":[{"metric":"late","op":"<=","value":0},{"metric":"late","op":"<=","value":-0}]}`: `objectives[1]: objectives[0] is the same objective`,
+		`,"objectives":[{"metric":"late","op":"<=","value":0},{"metric":"late","op":"<=","value":-0}]}`: `objectives[1]: the same objective as objectives[0] (late <= 0)`,
 	} {
 		_, err := document.DecodeConfig([]byte(base + doc))
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -514,5 +514,118 @@ func BenchmarkDecide(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		Decide(res)
+	}
+}
+
+// Recommended and best overall only for settings meeting every objective:
+// a limiter with nothing feasible flags its closest setting Closest, and
+// with nothing feasible anywhere the best overall is ClosestOverall.
+func TestClosestIsNotRecommended(t *testing.T) {
+	cfg := &experiments.Config{Limiters: []limiter.Spec{tb, {Type: limiter.TypeFixedWindow}}, Objectives: objectives("reject_pct <= 20")}
+	fw := limiter.Params{limiter.ParamLimit: 1, limiter.ParamWindow: 1000}
+	res := sweep(cfg, []cell{
+		{li: 0, params: tbp(100, 10), goodput: 90, reject: 30}, // the token bucket's closest
+		{li: 0, params: tbp(200, 10), goodput: 90, reject: 40},
+		{li: 1, params: fw, goodput: 80, reject: 10}, // feasible
+	})
+	a := Decide(res)
+	flags := func(s *Setting) [4]bool { return [4]bool{s.Recommended, s.BestOverall, s.Closest, s.ClosestOverall} }
+	for i, want := range [][4]bool{{false, false, true, false}, {}, {true, true, false, false}} {
+		if got := flags(&a.Settings[i]); got != want {
+			t.Errorf("setting %d %q: recommended, best, closest, closest overall %v, want %v", i, a.Settings[i].Name(), got, want)
+		}
+	}
+	res.Points[2].Metrics.RejectPct = 50 // nothing feasible anywhere
+	a = Decide(res)
+	for i, want := range [][4]bool{{false, false, true, true}, {}, {false, false, true, false}} {
+		if got := flags(&a.Settings[i]); got != want {
+			t.Errorf("nothing feasible: setting %d %q: recommended, best, closest, closest overall %v, want %v", i, a.Settings[i].Name(), got, want)
+		}
+	}
+}
+
+// A missing value (no bound, never recovered) ranks worse than any
+// measured miss when choosing the closest setting: the review's
+// delay-budget case, end_to_end_bound_ms <= 15.
+func TestClosestMissingValueRanksLast(t *testing.T) {
+	cfg := &experiments.Config{Limiters: []limiter.Spec{tb}, Objectives: objectives("end_to_end_bound_ms <= 15")}
+	bounded := func(ms float64) *experiments.Bounds { return &experiments.Bounds{Bounded: true, EndToEndBoundMS: ms} }
+	for _, tc := range []struct {
+		name  string
+		cells []cell
+		want  int // the closest setting
+	}{
+		{"unbounded first", []cell{
+			{params: tbp(150, 5), goodput: 150, bound: &experiments.Bounds{Note: "r > R"}}, // no bound at all
+			{params: tbp(80, 1), goodput: 80, bound: bounded(20)},                          // misses by 33%
+		}, 1},
+		{"unbounded last", []cell{
+			{params: tbp(80, 1), goodput: 80, bound: bounded(20)},
+			{params: tbp(150, 5), goodput: 150, bound: &experiments.Bounds{Note: "r > R"}},
+		}, 0},
+		{"a far measured miss beats no value", []cell{
+			{params: tbp(150, 5), goodput: 150},
+			{params: tbp(80, 1), goodput: 80, bound: bounded(1500)},
+		}, 1},
+		{"no value in one scenario only", []cell{
+			{params: tbp(150, 5), load: "a", goodput: 150, bound: bounded(16)},
+			{params: tbp(150, 5), load: "b", goodput: 150},
+			{params: tbp(80, 1), load: "a", goodput: 80, bound: bounded(30)},
+			{params: tbp(80, 1), load: "b", goodput: 80, bound: bounded(30)},
+		}, 1},
+	} {
+		a := Decide(sweep(cfg, tc.cells))
+		s := recommended(t, a, 0)
+		if a.Feasible != 0 || s.Index != tc.want || !s.Closest {
+			t.Errorf("%s: closest %q (unmeasured %d, violation %v), want setting %d", tc.name, s.Name(), s.Unmeasured, s.Violation, tc.want)
+		}
+	}
+}
+
+// The point that represents a setting (Choice.Point, Setting.Point(-1)):
+// its binding scenario when it meets every objective; else the scenario
+// of its worst value of its most violated objective (a missing value
+// first), the miss the answer names first.
+func TestShownScenario(t *testing.T) {
+	cfg := &experiments.Config{Limiters: []limiter.Spec{tb}, Objectives: objectives("sojourn_p99_ms <= 100\nreject_pct <= 20\nend_to_end_bound_ms <= 500")}
+	b := &experiments.Bounds{Bounded: true, EndToEndBoundMS: 50}
+	for _, tc := range []struct {
+		name      string
+		cells     []cell // one setting under loads a, b, c
+		wantPoint int
+		wantFirst string // the first miss named, "" when feasible
+	}{
+		{"feasible: the binding scenario", []cell{
+			{load: "a", p99: 50, reject: 5, bound: b},
+			{load: "b", p99: 90, reject: 5, bound: b}, // binds: 10% to spare
+			{load: "c", p99: 60, reject: 15, bound: b},
+		}, 1, ""},
+		{"the most violated objective's worst scenario, not the one with the most misses", []cell{
+			{load: "a", p99: 110, reject: 22, bound: b}, // two misses, each small
+			{load: "b", p99: 50, reject: 60, bound: b},  // one miss: reject 200% past
+			{load: "c", p99: 50, reject: 5, bound: b},
+		}, 1, "reject_pct"},
+		{"a missing value before any measured miss", []cell{
+			{load: "a", p99: 50, reject: 90, bound: b},
+			{load: "b", p99: 50, reject: 5, bound: b},
+			{load: "c", p99: 50, reject: 5}, // no bound
+		}, 2, "end_to_end_bound_ms"},
+	} {
+		for i := range tc.cells {
+			tc.cells[i].params, tc.cells[i].goodput = tbp(100, 10), 90
+		}
+		a := Decide(sweep(cfg, tc.cells))
+		ch := a.Choices[0]
+		s := &a.Settings[ch.Setting]
+		if ch.Point != tc.wantPoint || s.Point(-1) != tc.wantPoint {
+			t.Errorf("%s: choice point %d, setting point %d, want %d", tc.name, ch.Point, s.Point(-1), tc.wantPoint)
+		}
+		first := ""
+		if len(ch.Misses) > 0 {
+			first = ch.Misses[0].Objective.Metric
+		}
+		if first != tc.wantFirst {
+			t.Errorf("%s: first miss %q, want %q", tc.name, first, tc.wantFirst)
+		}
 	}
 }

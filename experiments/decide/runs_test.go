@@ -199,7 +199,7 @@ func TestPartialSweep(t *testing.T) {
 		t.Errorf("best %q, want limit=10", got)
 	}
 	rows := settingsRows(t, res)
-	if len(rows) != 8 || rows[7]["limit"] != "16" || rows[7]["meets_all"] != "false" || rows[7]["worst_sojourn_p99_ms"] != "" {
+	if len(rows) != 8 || rows[7]["limit"] != "16" || rows[7]["meets_all"] != "" || rows[7]["worst_sojourn_p99_ms"] != "" || rows[7]["worst_goodput_rps"] != "" {
 		t.Errorf("settings.csv's missing setting: %v", rows[7])
 	}
 }

@@ -1,7 +1,9 @@
 package output_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/csv"
 	"slices"
 	"strings"
 	"testing"
@@ -76,14 +78,26 @@ func TestSettingsCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `limiter,type,rate_rps,burst,queue,limit,window_ms,worst_reject_pct,pass_reject_pct_le_30,worst_admitted_rps,pass_admitted_rps_le_45,meets_all,worst_goodput_rps,margin,binding_objective,binding_scenario,recommended,best_overall
-token-bucket,token-bucket,20.0,2,,,,59.8,false,20.1,true,false,20.1,-0.9933,reject_pct <= 30,,false,false
-token-bucket,token-bucket,40.0,2,,,,19.8,true,40.1,true,true,40.1,0.1089,admitted_rps <= 45,,true,true
-token-bucket,token-bucket,60.0,2,,,,0.0,true,50.0,false,false,50.0,-0.1111,admitted_rps <= 45,,false,false
+	want := `limiter,type,rate_rps,burst,queue,limit,window_ms,worst_reject_pct,pass_reject_pct_le_30,worst_admitted_rps,pass_admitted_rps_le_45,meets_all,worst_goodput_rps,margin,binding_objective,binding_scenario,recommended,best_overall,closest
+token-bucket,token-bucket,20.0,2,,,,59.8,false,20.1,true,false,20.1,-0.9933,reject_pct <= 30,,false,false,false
+token-bucket,token-bucket,40.0,2,,,,19.8,true,40.1,true,true,40.1,0.1089,admitted_rps <= 45,,true,true,false
+token-bucket,token-bucket,60.0,2,,,,0.0,true,50.0,false,false,50.0,-0.1111,admitted_rps <= 45,,false,false,false
 `
 	if got := string(output.SettingsCSV(res)); got != want {
 		t.Errorf("settings.csv\n%s\nwant\n%s", got, want)
 	}
+	// Nothing feasible: no row recommended nor best overall; the closest
+	// (rate 20, admitted 20.1) is flagged closest.
+	objs := res.Config.Objectives
+	res.Config.Objectives = []experiments.Objective{objs[1]}
+	res.Config.Objectives[0].Value = 10
+	lines := strings.Split(strings.TrimSpace(string(output.SettingsCSV(res))), "\n")
+	for i, want := range []string{",false,false,true", ",false,false,false", ",false,false,false"} {
+		if !strings.HasSuffix(lines[i+1], want) {
+			t.Errorf("nothing feasible: row %d %s, want suffix %s (recommended, best_overall, closest)", i, lines[i+1], want)
+		}
+	}
+	res.Config.Objectives = objs
 	files, err := output.Files(res)
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +130,7 @@ func TestSettingsCSVAxes(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(output.SettingsCSV(res))), "\n")
-	if lines[0] != "limiter,type,rate_rps,burst,queue,limit,window_ms,server,worst_goodput_rps_ge_30,pass_goodput_rps_ge_30,worst_reject_pct_le_80,pass_reject_pct_le_80,worst_reject_pct_ge_0,pass_reject_pct_ge_0,meets_all,worst_goodput_rps,margin,binding_objective,binding_scenario,recommended,best_overall" {
+	if lines[0] != "limiter,type,rate_rps,burst,queue,limit,window_ms,server,worst_goodput_rps_ge_30,pass_goodput_rps_ge_30,worst_reject_pct_le_80,pass_reject_pct_le_80,worst_reject_pct_ge_0,pass_reject_pct_ge_0,meets_all,worst_goodput_rps,margin,binding_objective,binding_scenario,recommended,best_overall,closest" {
 		t.Fatalf("header %s", lines[0])
 	}
 	if len(lines) != 5 {
@@ -125,6 +139,62 @@ func TestSettingsCSVAxes(t *testing.T) {
 	for _, l := range lines[1:] {
 		if !strings.Contains(l, ",load heavy,") {
 			t.Errorf("row %s: the heavy load should bind (its reject_pct)", l)
+		}
+	}
+}
+
+// A cancelled run's settings.csv: a setting without a point prints blanks,
+// not 0.0 and false; one with some scenarios done prints its values over
+// them, false for an objective a scenario that ran fails, blank for one
+// they all pass (not known yet).
+func TestSettingsCSVCancelled(t *testing.T) {
+	cfg, err := document.DecodeConfig([]byte(`{"version":1,"seed":1,
+ "workload":{"duration_ms":5000,"parts":[{"type":"constant","rate_rps":50}]},
+ "server":{"workers":1,"service_ms":10},
+ "limiters":[{"type":"token-bucket","rate_rps":[20,40,60],"burst":2}],
+ "loads":[{"name":"light"},{"name":"heavy","parts":[{"type":"constant","rate_rps":150}]}],
+ "objectives":[{"metric":"reject_pct","op":"<=","value":30},{"metric":"admitted_rps","op":"<=","value":45}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sweep.Run(context.Background(), cfg, sweep.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Cancelled: only the light load ran, and not at rate 60.
+	var kept []experiments.Point
+	for _, p := range res.Points {
+		if p.LoadName == "light" && p.Params["rate_rps"] != 60 {
+			p.Index = len(kept)
+			kept = append(kept, p)
+		}
+	}
+	res.Points, res.Partial = kept, &experiments.Partial{PointsDone: len(kept), PointsTotal: 6}
+	r := csv.NewReader(bytes.NewReader(output.SettingsCSV(res)))
+	rows, err := r.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := func(name string) int { return slices.Index(rows[0], name) }
+	for _, tc := range []struct {
+		row                                        int
+		rate                                       string
+		worstReject, passReject, passAdmitted, all string
+		goodput                                    string
+	}{
+		{1, "20.0", "59.6", "false", "", "false", "20.2"}, // light ran: rejects 59.6% (fails), admits 20.2 (passes so far)
+		{2, "40.0", "19.6", "", "", "", "40.2"},           // light ran and passes: not known
+		{3, "60.0", "", "", "", "", ""},                   // nothing ran
+	} {
+		got := rows[tc.row]
+		for _, c := range []struct{ name, want string }{
+			{"rate_rps", tc.rate}, {"worst_reject_pct", tc.worstReject}, {"pass_reject_pct_le_30", tc.passReject},
+			{"pass_admitted_rps_le_45", tc.passAdmitted}, {"meets_all", tc.all}, {"worst_goodput_rps", tc.goodput},
+			{"recommended", "false"}, {"closest", "false"},
+		} {
+			if v := got[col(c.name)]; v != c.want {
+				t.Errorf("row %d (rate %s) %s = %q, want %q", tc.row, tc.rate, c.name, v, c.want)
+			}
 		}
 	}
 }

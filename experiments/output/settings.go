@@ -24,8 +24,13 @@ import (
 // smallest relative margin over the objectives with a target other than
 // 0, as a fraction; empty without one), binding_objective and
 // binding_scenario (where the margin is reached; the scenario empty when
-// the sweep has one), recommended (the limiter's recommended setting, or
-// its closest when none meets every objective) and best_overall.
+// the sweep has one), recommended (the limiter's recommended setting) and
+// best_overall (the sweep's), both only for a setting meeting every
+// objective, and closest (the limiter's closest setting when none of its
+// settings meets every objective). A cancelled run's setting without a
+// point in every scenario has its values over the scenarios that ran
+// (blank without any); its pass columns and meets_all are false when a
+// scenario that ran fails, else blank (not known).
 func SettingsCSV(res *experiments.Result) []byte {
 	a := decide.Decide(res)
 	if a == nil {
@@ -55,11 +60,26 @@ func SettingsCSV(res *experiments.Result) []byte {
 	for j, o := range a.Objectives {
 		names = append(names, worst[j], o.Column())
 	}
-	names = append(names, "meets_all", "worst_goodput_rps", "margin", "binding_objective", "binding_scenario", "recommended", "best_overall")
+	names = append(names, "meets_all", "worst_goodput_rps", "margin", "binding_objective", "binding_scenario", "recommended", "best_overall", "closest")
 	w.header(names...)
 	ci := res.Config.Replicated()
 	for i := range a.Settings {
 		s := &a.Settings[i]
+		ran := 0 // the scenarios with a point
+		for _, p := range s.Points {
+			if p >= 0 {
+				ran++
+			}
+		}
+		// pass prints whether a setting passes in every scenario: blank
+		// for an incomplete one that fails in none that ran.
+		pass := func(ok, failed bool) {
+			if !s.Complete && !failed {
+				w.empty()
+				return
+			}
+			w.text(strconv.FormatBool(ok))
+		}
 		w.text(s.Limiter)
 		w.text(string(s.Type))
 		p := experiments.Point{LimiterIndex: s.LimiterIndex, Limiter: s.Limiter, Type: s.Type, Params: s.Params}
@@ -87,10 +107,14 @@ func SettingsCSV(res *experiments.Result) []byte {
 				}
 				w.num(f, o.Measured)
 			}
-			w.text(strconv.FormatBool(s.Complete && o.Pass))
+			pass(s.Complete && o.Pass, o.Met < ran)
 		}
-		w.text(strconv.FormatBool(s.MeetsAll))
-		w.num(experiments.Fixed1, s.WorstGoodputRPS)
+		pass(s.MeetsAll, slices.ContainsFunc(s.Outcomes, func(o decide.Outcome) bool { return o.Met < ran }))
+		if ran > 0 {
+			w.num(experiments.Fixed1, s.WorstGoodputRPS)
+		} else {
+			w.empty()
+		}
 		if s.HasMargin {
 			w.num(experiments.Fixed4, s.Margin)
 		} else {
@@ -105,6 +129,7 @@ func SettingsCSV(res *experiments.Result) []byte {
 		}
 		w.text(strconv.FormatBool(s.Recommended))
 		w.text(strconv.FormatBool(s.BestOverall))
+		w.text(strconv.FormatBool(s.Closest))
 		w.end()
 	}
 	return w.b

@@ -54,8 +54,10 @@ type AnswerRow struct {
 	// a recommendation: "sojourn_p99_ms <= 150 binds under load bursty,
 	// 12.0% to spare (worst 132.0)".
 	Binding string
-	// Misses are what a closest setting fails, at its worst values.
+	// Misses are what a closest setting fails, at its worst values;
+	// Missed the objectives it fails ("reject_pct <= 25, p99 <= 50").
 	Misses []string
+	Missed string
 	// Alone and Conflict: the limiter's own counts and conflicting pair
 	// when none of its settings meets every objective.
 	Alone    []string
@@ -75,7 +77,7 @@ func newAnswer(v *View) *Answer {
 	}
 	out := &Answer{
 		Tolerance: "within " + format.Num(a.TolerancePct) + "% of the best goodput",
-		Scenarios: scenarioText(a),
+		Scenarios: scenarioText(a, v.Res.Config.Replications),
 		Feasible:  fmt.Sprintf("%d of %d settings meet every objective in every scenario", a.Feasible, len(a.Settings)),
 	}
 	for _, o := range a.Objectives {
@@ -121,6 +123,7 @@ func answerRow(v *View, a *decide.Answer, s *decide.Setting, point int, feasible
 			row.Binding = "every objective has target 0: none binds by a relative margin"
 		}
 	} else {
+		row.Missed = strings.Join(missedObjectives(s), ", ")
 		for _, o := range s.Outcomes {
 			switch {
 			case o.Pass:
@@ -157,19 +160,53 @@ func underText(a *decide.Answer, scenario int) string {
 	return ""
 }
 
-// scenarioText says what the rule reads as scenarios and how many there
-// are: "4 scenarios (loads, fields; seeds and replications always)".
-func scenarioText(a *decide.Answer) string {
+// scenarioText says what the rule reads as scenarios, by the axes the
+// sweep varies among them, and how many there are: "4 scenarios (what you
+// don't choose: 2 loads × 2 seeds, each 5 replications)". Replications
+// count as one scenario.
+func scenarioText(a *decide.Answer, replications int) string {
+	reps := ""
+	if replications > 1 {
+		reps = fmt.Sprintf(", each %d replications judged as one", replications)
+	}
 	n := len(a.Scenarios)
 	if n <= 1 {
-		return "one scenario (the sweep varies nothing you don't choose)"
+		return "one scenario (the sweep varies nothing you don't choose" + reps + ")"
 	}
-	what := "scenarios"
-	axes := "seeds and replications"
-	if len(a.ScenarioAxes) > 0 {
-		axes = strings.Join(a.ScenarioAxes, ", ") + "; " + axes
+	var axes []string
+	values := map[string]map[string]bool{}
+	for _, sc := range a.Scenarios {
+		for _, p := range sc.Parts {
+			if values[p.Axis] == nil {
+				values[p.Axis] = map[string]bool{}
+				axes = append(axes, p.Axis)
+			}
+			values[p.Axis][p.Value] = true
+		}
 	}
-	return fmt.Sprintf("%d %s (what you don't choose: %s)", n, what, axes)
+	var varied []string
+	for _, axis := range axes {
+		if k := len(values[axis]); k > 1 {
+			varied = append(varied, fmt.Sprintf("%d %s", k, axisPlural(axis)))
+		}
+	}
+	return fmt.Sprintf("%d scenarios (what you don't choose: %s%s)", n, strings.Join(varied, " × "), reps)
+}
+
+// axisPlural names a scenario axis (decide.ScenarioPart.Axis) in the
+// plural: "loads", "seeds", "values of server.workers".
+func axisPlural(axis string) string {
+	switch axis {
+	case "load":
+		return "loads"
+	case "server":
+		return "servers"
+	case "policy":
+		return "client policies"
+	case "seed":
+		return "seeds"
+	}
+	return "values of " + axis
 }
 
 // aloneText prints how many of n settings meet each objective alone and
@@ -210,6 +247,61 @@ func intervalText(c *decide.Check) string {
 		return ""
 	}
 	return fmt.Sprintf(" (end of the 95%% interval; mean %s ± %s)", metricText(c.Objective.Metric, c.Mean), metricText(c.Objective.Metric, c.HalfWidth))
+}
+
+// SettingMark is what the answer makes of a setting, as the settings
+// table and the Deploy menu mark it: "best overall", "recommended" (its
+// limiter's), for the closest setting of a limiter (or of the sweep) with
+// nothing feasible "closest (misses reject_pct <= 25)", "missing points"
+// for one the run cut short, else "". A setting missing an objective is
+// never "recommended".
+func SettingMark(s *decide.Setting) string {
+	limiterClosest, overallClosest := closestOf(s)
+	switch {
+	case s.MeetsAll && s.BestOverall:
+		return "best overall"
+	case s.MeetsAll && s.Recommended:
+		return "recommended"
+	case limiterClosest || overallClosest:
+		mark := "closest"
+		if overallClosest {
+			mark = "closest overall"
+		}
+		return mark + " (misses " + strings.Join(missedObjectives(s), ", ") + ")"
+	case !s.Complete:
+		return "missing points"
+	}
+	return ""
+}
+
+// missedObjectives are the objectives s fails in some scenario.
+func missedObjectives(s *decide.Setting) []string {
+	var out []string
+	for _, o := range s.Outcomes {
+		if !o.Pass {
+			out = append(out, o.Objective.String())
+		}
+	}
+	return out
+}
+
+// closestOf reports whether s is its limiter's closest setting and the
+// sweep's, with nothing feasible there.
+func closestOf(s *decide.Setting) (limiterClosest, overallClosest bool) {
+	return s.Closest, s.ClosestOverall
+}
+
+// PointMarks are SettingMark of each point's setting, by point; nil
+// without objectives.
+func PointMarks(a *decide.Answer) []string {
+	if a == nil {
+		return nil
+	}
+	out := make([]string, len(a.SettingOf))
+	for i, si := range a.SettingOf {
+		out[i] = SettingMark(&a.Settings[si])
+	}
+	return out
 }
 
 // DeployNote says what the answer makes of point i, for Deploy: the best

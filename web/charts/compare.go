@@ -5,14 +5,16 @@ import (
 	"slices"
 
 	"github.com/ratelab/ratelab/experiments"
-	"github.com/ratelab/ratelab/experiments/simulate"
 	"github.com/ratelab/ratelab/experiments/decide"
+	"github.com/ratelab/ratelab/experiments/simulate"
 )
 
 // The compare page's charts: several runs' measures overlaid against
 // each swept parameter, one chart per measure, one line per run · limiter
 // (· the other parameters' values when they vary): a run's lines share
-// its color, a limiter's share a line type.
+// its color family, a limiter's share a line type; when a limiter of a
+// run draws several lines (it sweeps two parameters), each line has its
+// own shade of the run's color and its own point symbol.
 
 // CompareRun is one run of a comparison: a short label (its id) and its
 // stored result.
@@ -65,7 +67,7 @@ func Compare(runs []CompareRun) []*Group {
 			title, xName = "Points that sweep nothing", "(one setting: x = 0)"
 		}
 		g := &Group{ID: fmt.Sprintf("compare-%d", gi+1), Title: title,
-			Intro: "Each run in its own color; each limiter (by name and type) in its own line type, the same in every run."}
+			Intro: "Each run in its own color; each limiter (by name and type) in its own line type, the same in every run; a limiter drawing several lines (it sweeps two parameters) gives each its own shade of the run's color and its own point symbol."}
 		for mi, key := range CompareMetrics {
 			col := experiments.ColumnByKey(key)
 			if col == nil {
@@ -90,7 +92,8 @@ func Compare(runs []CompareRun) []*Group {
 				}
 				for _, li := range order {
 					lineType := dashOf[limiterKey(byLimiter[li][0])]
-					for _, l := range linesOf(byLimiter[li], r.Res.Config.Axes()) {
+					lines := linesOf(byLimiter[li], r.Res.Config.Axes())
+					for k, l := range lines {
 						var data []Item
 						for _, p := range l.Points {
 							if y, ok := col.Value(p); ok {
@@ -98,7 +101,7 @@ func Compare(runs []CompareRun) []*Group {
 							}
 						}
 						if len(data) > 0 {
-							o.addLine(r.Label+" · "+l.Name, data, dots, lineType, colored(color))
+							o.addLine(r.Label+" · "+l.Name, data, dots, symbolOf(k), lineType, colored(shade(color, k, len(lines))))
 						}
 					}
 				}
@@ -112,6 +115,35 @@ func Compare(runs []CompareRun) []*Group {
 		}
 	}
 	return groups
+}
+
+// compareSymbols tell a limiter's lines of one run apart, with shade.
+var compareSymbols = []string{"circle", "rect", "triangle", "diamond", "roundRect", "pin", "arrow", "emptyCircle"}
+
+// symbolOf marks line k of a limiter's lines with its own symbol.
+func symbolOf(k int) seriesOption {
+	return func(s *Series) { s.Symbol, s.SymbolSize = compareSymbols[k%len(compareSymbols)], 8 }
+}
+
+// shade is the k-th of n shades of color (#rrggbb): from darker (toward
+// black) to lighter (toward white), the color itself when n is 1.
+func shade(color string, k, n int) string {
+	var r, g, b int
+	if n <= 1 || len(color) != 7 {
+		return color
+	}
+	if _, err := fmt.Sscanf(color, "#%02x%02x%02x", &r, &g, &b); err != nil {
+		return color
+	}
+	// t runs from -0.45 (45% toward black) to +0.55 (55% toward white).
+	t := -0.45 + float64(k%n)/float64(n-1)
+	mix := func(c int) int {
+		if t < 0 {
+			return int(float64(c) * (1 + t))
+		}
+		return c + int(float64(255-c)*t)
+	}
+	return fmt.Sprintf("#%02x%02x%02x", mix(r), mix(g), mix(b))
 }
 
 // DiffTimeline is the decision diff's timeline: how many requests two
@@ -185,7 +217,7 @@ func CompareAnswers(runs []CompareRun) *AnswerCompare {
 			}
 			out.Rows[row].Cells = cells
 			cells[ri] = compareCell(a, s)
-			if s.BestOverall {
+			if s.BestOverall || s.ClosestOverall {
 				name := s.Limiter
 				if n := s.Name(); n != "" {
 					name += " " + n

@@ -74,3 +74,50 @@ func TestCompareMatchesLimitersByNameAndType(t *testing.T) {
 		t.Errorf("dashes %v colours %v", dash, color)
 	}
 }
+
+// TestCompareLinesOfOneLimiterApart: a run whose limiter sweeps two
+// parameters draws one line per value of the other, each in its own shade
+// of the run's colour and its own symbol, so every line of the chart is
+// told apart; the runs' colour families stay apart. Failed before: the
+// rate_rps=100 and rate_rps=200 lines had the same colour, dash and dot.
+func TestCompareLinesOfOneLimiterApart(t *testing.T) {
+	tb := `{"type":"token-bucket","rate_rps":[100,200],"burst":[2,5]}`
+	a := runDoc(t, compareDoc(tb))
+	b := runDoc(t, compareDoc(tb))
+	groups := Compare([]CompareRun{{Label: "A", Res: a}, {Label: "B", Res: b}})
+	if len(groups) == 0 || len(groups[0].Charts) == 0 {
+		t.Fatal("no compare chart")
+	}
+	var o struct {
+		Series []struct {
+			Name      string
+			Symbol    string
+			LineStyle struct {
+				Color string
+				Type  any
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(groups[0].Charts[0].Option), &o); err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Series) != 4 {
+		t.Fatalf("%d lines, want 2 runs × 2 values of the other parameter", len(o.Series))
+	}
+	looks := map[string]string{}
+	for _, s := range o.Series {
+		look := s.LineStyle.Color + " " + s.Symbol + " " + fmt.Sprint(s.LineStyle.Type)
+		if other, ok := looks[look]; ok {
+			t.Errorf("%s and %s both drawn %s", other, s.Name, look)
+		}
+		looks[look] = s.Name
+	}
+	// A's lines are shades of blue (more blue than red), B's of green.
+	for _, s := range o.Series[:2] {
+		var r, g, b int
+		fmt.Sscanf(s.LineStyle.Color, "#%02x%02x%02x", &r, &g, &b)
+		if b <= r || b <= g {
+			t.Errorf("%s: %s is not a shade of run A's blue", s.Name, s.LineStyle.Color)
+		}
+	}
+}

@@ -135,13 +135,16 @@ type AxisLabel struct {
 // and Max its extent (echarts sizes a parallel axis by its first series
 // alone).
 type ParallelAxis struct {
-	Dim     int      `json:"dim"`
-	Name    string   `json:"name"`
-	Type    string   `json:"type,omitempty"`
-	Inverse bool     `json:"inverse,omitempty"`
-	Scale   bool     `json:"scale,omitempty"`
-	Min     *float64 `json:"min,omitempty"`
-	Max     *float64 `json:"max,omitempty"`
+	Dim     int    `json:"dim"`
+	Name    string `json:"name"`
+	Type    string `json:"type,omitempty"`
+	Inverse bool   `json:"inverse,omitempty"`
+	Scale   bool   `json:"scale,omitempty"`
+	// NameLocation overrides Parallel's axisDefault: "start" on an
+	// inverse axis keeps its name at the top with the others.
+	NameLocation string   `json:"nameLocation,omitempty"`
+	Min          *float64 `json:"min,omitempty"`
+	Max          *float64 `json:"max,omitempty"`
 }
 
 // Parallel is a parallel-coordinates chart's grid (margins in px, as
@@ -204,17 +207,20 @@ type InRange struct {
 // "heatmap". Step "start" draws a line as steps; ShowSymbol marks its
 // points with Symbol of SymbolSize pixels.
 type Series struct {
-	Name       string     `json:"name,omitempty"`
-	Type       string     `json:"type,omitempty"`
-	Step       string     `json:"step,omitempty"`
-	ShowSymbol *bool      `json:"showSymbol,omitempty"`
-	Symbol     string     `json:"symbol,omitempty"`
-	SymbolSize int        `json:"symbolSize,omitempty"`
-	Data       []Item     `json:"data"`
-	Animation  *bool      `json:"animation,omitempty"`
-	ItemStyle  *ItemStyle `json:"itemStyle,omitempty"`
-	LineStyle  *LineStyle `json:"lineStyle,omitempty"`
-	AreaStyle  *AreaStyle `json:"areaStyle,omitempty"`
+	Name       string `json:"name,omitempty"`
+	Type       string `json:"type,omitempty"`
+	Step       string `json:"step,omitempty"`
+	ShowSymbol *bool  `json:"showSymbol,omitempty"`
+	Symbol     string `json:"symbol,omitempty"`
+	SymbolSize int    `json:"symbolSize,omitempty"`
+	// SymbolOffset moves the symbol off its point ([0, "-50%"]: a pin's
+	// tip on the point).
+	SymbolOffset []any      `json:"symbolOffset,omitempty"`
+	Data         []Item     `json:"data"`
+	Animation    *bool      `json:"animation,omitempty"`
+	ItemStyle    *ItemStyle `json:"itemStyle,omitempty"`
+	LineStyle    *LineStyle `json:"lineStyle,omitempty"`
+	AreaStyle    *AreaStyle `json:"areaStyle,omitempty"`
 	// Stack stacks series of one name on each other (an interval band).
 	Stack   string         `json:"stack,omitempty"`
 	Tooltip *SeriesTooltip `json:"tooltip,omitempty"`

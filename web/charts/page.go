@@ -41,10 +41,12 @@ type Query struct {
 	Point int
 	// Sort is the results table's sort column (a TableKeys key, "": sweep
 	// order), Desc its direction; Feasible shows only the points meeting
-	// every objective.
-	Sort     string
-	Desc     bool
-	Feasible bool
+	// every objective, SettingFeasible only the points whose setting meets
+	// every objective in every scenario (the answer's sense).
+	Sort            string
+	Desc            bool
+	Feasible        bool
+	SettingFeasible bool
 	// ParetoX and ParetoY are the Pareto chart's columns (ParetoKeys; "":
 	// the default).
 	ParetoX, ParetoY string

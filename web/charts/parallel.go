@@ -31,7 +31,11 @@ func parallelChart(v *View) *Chart {
 	}
 	goodput := !slices.ContainsFunc(a.Objectives, func(ob experiments.Objective) bool { return ob.Metric == "goodput_rps" })
 	for j, ob := range a.Objectives {
-		o.ParallelAxis = append(o.ParallelAxis, ParallelAxis{Dim: j, Name: ob.String(), Type: "value", Scale: true, Inverse: ob.Upper()})
+		ax := ParallelAxis{Dim: j, Name: ob.String(), Type: "value", Scale: true, Inverse: ob.Upper()}
+		if ax.Inverse {
+			ax.NameLocation = "start" // an inverse axis's end is at the bottom
+		}
+		o.ParallelAxis = append(o.ParallelAxis, ax)
 	}
 	if goodput {
 		o.ParallelAxis = append(o.ParallelAxis, ParallelAxis{Dim: len(a.Objectives), Name: "worst goodput_rps", Type: "value", Scale: true})

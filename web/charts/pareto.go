@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/decide"
 )
 
@@ -61,11 +60,11 @@ func paretoSection(v *View) *Group {
 	}
 	paretoY := yKey
 	xLower, yLower := decide.LowerIsBetter(objs, xKey), decide.LowerIsBetter(objs, paretoY)
-	xc, yc := experiments.ColumnByKey(xKey), experiments.ColumnByKey(paretoY)
+	xc, yc := res.Config.ObjectiveColumn(xKey), res.Config.ObjectiveColumn(paretoY)
 	if xc == nil || yc == nil {
 		return nil
 	}
-	front := decide.Front(res.Points, xKey, xLower, paretoY, yLower)
+	front := decide.Front(res.Points, xc, xLower, yc, yLower)
 	answer := v.Answer
 	better := func(lower bool) string {
 		if lower {
@@ -73,8 +72,11 @@ func paretoSection(v *View) *Group {
 		}
 		return "higher is better"
 	}
-	sub := fmt.Sprintf("%s: %s; %s: %s", ColumnLabel(xKey), better(xLower), ColumnLabel(paretoY), better(yLower))
-	o := newChart("Pareto front: "+ColumnLabel(paretoY)+" against "+ColumnLabel(xKey), sub, ColumnLabel(paretoY), Grid{Left: "70", Top: "70", Right: "30", Bottom: "95"})
+	// The columns go in the subtitle, on two lines: the chart may be half
+	// the page wide (beside the parallel chart), too narrow for one.
+	title := "Pareto front: " + ColumnLabel(paretoY) + " against " + ColumnLabel(xKey)
+	sub := fmt.Sprintf("%s, %s,\nagainst %s, %s", ColumnLabel(paretoY), better(yLower), ColumnLabel(xKey), better(xLower))
+	o := newChart("Pareto front", sub, ColumnLabel(paretoY), Grid{Left: "70", Top: "90", Right: "30", Bottom: "95"})
 	o.XAxis = []XAxis{{Type: "value", Name: ColumnLabel(xKey), NameLocation: "middle", NameGap: 28, Scale: true}}
 	o.Tooltip = Tooltip{Show: boolPtr(true), Trigger: "item"}
 	o.measureX(xKey)
@@ -114,7 +116,7 @@ func paretoSection(v *View) *Group {
 	}
 	o.addLine("Pareto front", line, solid, colored("#2563eb"), dots)
 	if len(recommended) > 0 {
-		o.add("recommended", "scatter", recommended, colored(recommendedColor), func(s *Series) { s.Symbol, s.SymbolSize = "pin", 26 })
+		o.add("recommended", "scatter", recommended, colored(recommendedColor), func(s *Series) { s.Symbol, s.SymbolSize, s.SymbolOffset = "pin", 26, []any{0, "-50%"} })
 	}
 	o.add("shown below", "scatter", shown, colored("#111827"), func(s *Series) { s.Symbol, s.SymbolSize = "emptyCircle", 16 })
 	intro := "Every point of the sweep on two results columns; the line joins the points no other point beats on both"
@@ -135,7 +137,7 @@ func paretoSection(v *View) *Group {
 		}
 		g.Axes.Options = append(g.Axes.Options, AxisOption{Key: k, Label: ColumnLabel(k)})
 	}
-	g.Charts = []Chart{chart("chart-pareto", o.Title.Text, o)}
+	g.Charts = []Chart{chart("chart-pareto", title, o)}
 	if pc := parallelChart(v); pc != nil {
 		g.Charts = append(g.Charts, *pc)
 		g.Intro += "; the lines below are the settings over every objective's worst value"

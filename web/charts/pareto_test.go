@@ -189,3 +189,117 @@ func TestSettingsTableKeys(t *testing.T) {
 		t.Errorf("keys %v", keys)
 	}
 }
+
+// TestParetoConfigColumn: an objective on a column of the config's own
+// (critical_success_pct, from its classes) keeps the Pareto chart and the
+// parallel chart, on that column. Before: experiments.ColumnByKey knew no
+// such column and both charts vanished (slo-load-control had no Pareto).
+func TestParetoConfigColumn(t *testing.T) {
+	doc := `{"version":1,"seed":1,
+ "workload":{"duration_ms":3000,"parts":[{"type":"constant","rate_rps":150}]},
+ "server":{"workers":1,"service_ms":10,"deadline_ms":200},
+ "classes":[{"name":"critical","share":0.25},{"name":"background"}],
+ "limiters":[{"type":"token-bucket","rate_rps":[60,90,120],"burst":2}],
+ "objectives":[{"metric":"critical_success_pct","op":">=","value":50},
+  {"metric":"reject_pct","op":"<=","value":60},{"metric":"sojourn_p99_ms","op":"<=","value":500}]}`
+	v := NewView(runDoc(t, doc), -1)
+	var o struct {
+		XAxis  []struct{ Name string }
+		Series []struct {
+			Name string
+			Data []pointItem
+		}
+	}
+	chartOption(t, v, "chart-pareto", &o)
+	if len(o.XAxis) != 1 || !strings.HasPrefix(o.XAxis[0].Name, "critical_success_pct") {
+		t.Errorf("x axis %+v, want critical_success_pct", o.XAxis)
+	}
+	for _, s := range o.Series {
+		if s.Name == "every point" && len(s.Data) != 3 {
+			t.Errorf("%d dots, want 3", len(s.Data))
+		}
+		if s.Name == "Pareto front" && len(s.Data) == 0 {
+			t.Error("no Pareto front")
+		}
+	}
+	var p struct{ ParallelAxis []struct{ Name string } }
+	chartOption(t, v, "chart-parallel", &p)
+	if len(p.ParallelAxis) == 0 || !strings.HasPrefix(p.ParallelAxis[0].Name, "critical_success_pct") {
+		t.Errorf("parallel axes %+v", p.ParallelAxis)
+	}
+}
+
+// TestScenarioText: the scenario sentence names the axes the sweep
+// varies, not the ones decision.scenarios allows. Before: a seed list
+// read "what you don't choose: loads, fields; seeds and replications".
+func TestScenarioText(t *testing.T) {
+	seeds := strings.Replace(strings.Replace(paretoDoc, "%s", "", 1), `"seed":1,`, `"seed":[1,2,3],`, 1)
+	seeds = strings.Replace(seeds, `"loads":[{"name":"light"},{"name":"heavy","parts":[{"type":"constant","rate_rps":100}]}],`, "", 1)
+	for _, c := range []struct{ doc, want string }{
+		{strings.Replace(paretoDoc, "%s", "", 1), "2 scenarios (what you don't choose: 2 loads)"},
+		{seeds, "3 scenarios (what you don't choose: 3 seeds)"},
+		{strings.Replace(seeds, `"seed":[1,2,3],`, `"seed":[1,3,5],"replications":2,`, 1), "3 scenarios (what you don't choose: 3 seeds, each 2 replications judged as one)"},
+	} {
+		v := NewView(runDoc(t, c.doc), -1)
+		if got := newAnswer(v).Scenarios; got != c.want {
+			t.Errorf("%q, want %q", got, c.want)
+		}
+	}
+}
+
+// TestParetoLayout: the Pareto title fits half the page (the columns go
+// in a two-line subtitle), the recommended pin's tip is on its point
+// (symbolOffset [0, -50%]), and every parallel axis has its name at the
+// top (an inverse axis names its start). Before: "Pareto front: goodput
+// (req/s) against sojourn p99 (ms)" was clipped at half width, the pin
+// was centred on its point (head above it), and the inverse axes' names
+// sat at the bottom.
+func TestParetoLayout(t *testing.T) {
+	doc := strings.Replace(paretoDoc, "%s", `,{"metric":"sojourn_p99_ms","op":"<=","value":500},{"metric":"goodput_rps","op":">=","value":1}`, 1)
+	v := NewView(runDoc(t, doc), -1)
+	var o struct {
+		Title  struct{ Text, Subtext string }
+		Series []struct {
+			Name         string
+			SymbolOffset []any
+		}
+	}
+	chartOption(t, v, "chart-pareto", &o)
+	if len(o.Title.Text) > 40 {
+		t.Errorf("title %q is too long for half the page", o.Title.Text)
+	}
+	for _, line := range strings.Split(o.Title.Subtext, "\n") {
+		if len(line) > 60 {
+			t.Errorf("subtitle line %q is too long for half the page", line)
+		}
+	}
+	pinned := false
+	for _, s := range o.Series {
+		if s.Name == "recommended" {
+			pinned = len(s.SymbolOffset) == 2 && s.SymbolOffset[1] == "-50%"
+		}
+	}
+	if !pinned {
+		t.Errorf("the recommended pin is not offset onto its point: %+v", o.Series)
+	}
+	var p struct {
+		Parallel struct {
+			AxisDefault struct{ NameLocation string } `json:"parallelAxisDefault"`
+		}
+		ParallelAxis []struct {
+			Name         string
+			Inverse      bool
+			NameLocation string
+		}
+	}
+	chartOption(t, v, "chart-parallel", &p)
+	for _, ax := range p.ParallelAxis {
+		loc := ax.NameLocation
+		if loc == "" {
+			loc = p.Parallel.AxisDefault.NameLocation
+		}
+		if top := (loc == "end") != ax.Inverse; !top {
+			t.Errorf("axis %q (inverse %v) names its %s: at the bottom", ax.Name, ax.Inverse, loc)
+		}
+	}
+}

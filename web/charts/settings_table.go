@@ -32,7 +32,7 @@ func newSettingsTable(v *View) *Table {
 		TableHeader{Key: "margin", Label: "margin (%)", Num: true},
 		TableHeader{Key: "binding_objective", Label: "binding objective"},
 		TableHeader{Key: "binding_scenario", Label: "binding scenario"},
-		TableHeader{Key: "recommended", Label: "recommended"})
+		TableHeader{Key: "recommended", Label: "answer"}) // recommended, best overall, closest (misses …)
 	for si := range a.Settings {
 		s := &a.Settings[si]
 		point := s.Point(-1)
@@ -71,19 +71,7 @@ func newSettingsTable(v *View) *Table {
 		}
 		add(binding, binding, math.NaN())
 		add(scenario, scenario, math.NaN())
-		rec := ""
-		switch {
-		case s.BestOverall && s.MeetsAll:
-			rec = "best overall"
-		case s.Recommended && s.MeetsAll:
-			rec = "recommended"
-		case s.BestOverall:
-			rec = "closest overall"
-		case s.Recommended:
-			rec = "closest"
-		case !s.Complete:
-			rec = "missing points"
-		}
+		rec := SettingMark(s)
 		add(rec, rec, math.NaN())
 		if v.Query.SettingsFeasible && !s.MeetsAll {
 			continue

@@ -27,9 +27,12 @@ type Table struct {
 	// Sort and Desc are the column the rows are sorted by ("": sweep
 	// order) and its direction; Feasible keeps only the points meeting
 	// every objective.
-	Sort     string
-	Desc     bool
-	Feasible bool
+	// SettingFeasible keeps only the points whose setting meets every
+	// objective in every scenario (the answer's sense).
+	Sort            string
+	Desc            bool
+	Feasible        bool
+	SettingFeasible bool
 	// Choices are every results.csv column the chooser offers (all but
 	// point and limiter, which always show; meets_all shows with
 	// objectives), each marked when shown.
@@ -60,8 +63,10 @@ type TableRow struct {
 	Cells  []string
 	Link   string // the run page showing this point's time series
 	Chosen bool
-	// MeetsAll: the point meets every objective (false without objectives).
-	MeetsAll bool
+	// MeetsAll: the point meets every objective (false without objectives);
+	// SettingMeetsAll: its setting meets every objective in every
+	// scenario.
+	MeetsAll, SettingMeetsAll bool
 	// Recommended: the point is of a limiter's recommended setting (in any
 	// of its scenarios); Best: of the best overall setting.
 	Recommended, Best bool
@@ -206,6 +211,9 @@ func newTable(v *View, runID string) Table {
 			Sort: []string{name, numKey(sv)}, nums: []float64{math.NaN(), sv}}
 		if ans != nil {
 			row.MeetsAll = ans.Verdicts[i].MeetsAll
+			if i < len(ans.SettingOf) {
+				row.SettingMeetsAll = ans.Settings[ans.SettingOf[i]].MeetsAll
+			}
 			row.Recommended, row.Best = recommended[i], best[i]
 		}
 		for _, c := range cols {
@@ -214,12 +222,13 @@ func newTable(v *View, runID string) Table {
 			row.Sort = append(row.Sort, sortKey)
 			row.nums = append(row.nums, num)
 		}
-		if v.Query.Feasible && t.Objectives && !row.MeetsAll {
+		if t.Objectives && (v.Query.Feasible && !row.MeetsAll || v.Query.SettingFeasible && !row.SettingMeetsAll) {
 			continue
 		}
 		t.Rows = append(t.Rows, row)
 	}
 	t.Feasible = v.Query.Feasible && t.Objectives
+	t.SettingFeasible = v.Query.SettingFeasible && t.Objectives
 	t.sortBy(v.Query.Sort, v.Query.Desc)
 	return t
 }

@@ -1,6 +1,8 @@
 package charts
 
 import (
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -34,5 +36,30 @@ func TestQueryCleanColumns(t *testing.T) {
 	q = Query{Cols: "type", Sort: "admitted", Desc: true, SettingsSort: "a b", SettingsDesc: true}.Clean()
 	if q.Sort != "" || q.Desc || q.SettingsSort != "" || q.SettingsDesc {
 		t.Errorf("an unshown sort or a bad settings sort kept: %+v", q)
+	}
+}
+
+// TestTableSettingFilter: the results table's second filter keeps the
+// points whose setting meets every objective in every scenario, as the
+// answer judges, beside the per-point one. paretoDoc: only rate 80 keeps
+// reject_pct <= 30 under both loads, though lower rates pass under the
+// light one.
+func TestTableSettingFilter(t *testing.T) {
+	res := runDoc(t, strings.Replace(paretoDoc, "%s", "", 1))
+	rows := func(q Query) []int {
+		v := NewView(res, -1)
+		v.Query = q
+		var out []int
+		for _, r := range newTable(v, "r").Rows {
+			out = append(out, r.Point)
+		}
+		return out
+	}
+	perPoint, setting := rows(Query{Feasible: true}), rows(Query{SettingFeasible: true})
+	if !slices.Equal(setting, []int{4, 5}) {
+		t.Errorf("points whose setting meets all: %v, want [4 5]", setting)
+	}
+	if len(perPoint) <= len(setting) {
+		t.Errorf("points meeting all %v: want more than the setting filter's %v", perPoint, setting)
 	}
 }

@@ -38,6 +38,11 @@ type View struct {
 type SweepLine struct {
 	Name   string
 	Points []*experiments.Point
+	// params are the line's other parameters that vary ("rate_rps=200"),
+	// scenario its swept fields, server, policy and load where they vary
+	// ("load bursty"): pointLabel puts the parameters in parentheses and
+	// the rest after them.
+	params, scenario []string
 }
 
 // NewView groups a result's points into lines and picks the points of the
@@ -145,7 +150,9 @@ func linesOf(pts []*experiments.Point, axes []experiments.Axis) []SweepLine {
 				fixed = append(fixed, fmt.Sprintf("%s=%s", name, format.Num(p.Params.Get(name))))
 			}
 		}
-		fixed = append(fixed, axisSplit(axes, pts, p, p.Swept)...)
+		params := slices.Clone(fixed)
+		fields := axisSplit(axes, pts, p, p.Swept)
+		fixed = append(fixed, fields...)
 		fixed = append(fixed, variantSplit(pts, p)...)
 		name := p.Limiter
 		if len(fixed) > 0 {
@@ -155,7 +162,7 @@ func linesOf(pts []*experiments.Point, axes []experiments.Axis) []SweepLine {
 		if !ok {
 			i = len(lines)
 			index[name] = i
-			lines = append(lines, SweepLine{Name: name})
+			lines = append(lines, SweepLine{Name: name, params: params, scenario: append(variantNamed(pts, p), fields...)})
 		}
 		lines[i].Points = append(lines[i].Points, p)
 	}
@@ -174,6 +181,25 @@ func variantSplit(pts []*experiments.Point, p *experiments.Point) []string {
 	} {
 		if v := get(p); v != "" && slices.ContainsFunc(pts, func(q *experiments.Point) bool { return get(q) != v }) {
 			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// variantNamed is variantSplit with each name after its axis: "server
+// fast", "policy retry", "load bursty".
+func variantNamed(pts []*experiments.Point, p *experiments.Point) []string {
+	var out []string
+	for _, v := range []struct {
+		axis string
+		get  func(q *experiments.Point) string
+	}{
+		{"server", func(q *experiments.Point) string { return q.ServerName }},
+		{"policy", func(q *experiments.Point) string { return q.PolicyName }},
+		{"load", func(q *experiments.Point) string { return q.LoadName }},
+	} {
+		if name := v.get(p); name != "" && slices.ContainsFunc(pts, func(q *experiments.Point) bool { return v.get(q) != name }) {
+			out = append(out, v.axis+" "+name)
 		}
 	}
 	return out
@@ -262,18 +288,23 @@ func (v *View) pointColor(p *experiments.Point) string {
 	return limiterColor(p.LimiterIndex)
 }
 
-// pointLabel names a point by its sweep line and swept value, so the
-// limiter's other swept parameters show too ("token-bucket (rate_rps=50)
-// burst=37").
+// pointLabel names a point by its limiter and swept value, its other
+// swept parameters in parentheses, then the scenario its line is in:
+// "token-bucket burst=10 (rate_rps=200), load bursty".
 func (v *View) pointLabel(p *experiments.Point) string {
 	i := v.lineOf(p)
 	if i < 0 {
 		return limiterPointName(p)
 	}
-	if p.Swept == "" {
-		return v.Lines[i].Name
+	l := &v.Lines[i]
+	name := limiterPointName(p)
+	if len(l.params) > 0 {
+		name += " (" + strings.Join(l.params, ", ") + ")"
 	}
-	return fmt.Sprintf("%s %s=%s", v.Lines[i].Name, p.Swept, format.Num(p.SweptValue()))
+	if len(l.scenario) > 0 {
+		name += ", " + strings.Join(l.scenario, ", ")
+	}
+	return name
 }
 
 // limiterPointName names a point by its limiter and swept value alone

@@ -2,6 +2,7 @@ package charts
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
@@ -60,5 +61,25 @@ func TestChosenPointOfTwoParameterSweep(t *testing.T) {
 			q := &res.Points[got]
 			t.Errorf("chose %s, the charts show %s", v.pointLabel(p), v.pointLabel(q))
 		}
+	}
+}
+
+// TestPointLabel: a point's label puts its other parameters in
+// parentheses and its scenario after them. Before: "token-bucket
+// (rate_rps=80, heavy) burst=2".
+func TestPointLabel(t *testing.T) {
+	doc := `{"version":1,"seed":1,
+ "workload":{"duration_ms":1000,"parts":[{"type":"constant","rate_rps":50}]},
+ "server":{"workers":1,"service_ms":10},
+ "limiters":[{"type":"token-bucket","rate_rps":[40,80],"burst":[2,4]}],
+ "loads":[{"name":"light"},{"name":"heavy","parts":[{"type":"constant","rate_rps":100}]}]}`
+	v := NewView(runDoc(t, doc), -1)
+	var labels []string
+	for i := range v.Res.Points {
+		labels = append(labels, v.pointLabel(&v.Res.Points[i]))
+	}
+	want := "token-bucket burst=4 (rate_rps=80), load heavy"
+	if !slices.Contains(labels, want) {
+		t.Errorf("labels %q, want one %q", labels, want)
 	}
 }

@@ -2,6 +2,7 @@ package form
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -33,7 +34,7 @@ func TestFormObjectives(t *testing.T) {
 	for text, msg := range map[string]string{
 		"reject_pct 5":                 "write metric op value",
 		"reject_pct <= five":           "is not a number",
-		"nope <= 5":                    `unknown metric "nope": did you mean late? (one of `,
+		"nope <= 5":                    `unknown metric "nope": did you mean `,
 		"reject_pct <= 5\nlimiter < 3": `unknown metric "limiter"`,
 	} {
 		f := FromConfig(cfg)
@@ -72,5 +73,41 @@ func TestFormObjectiveMinusZero(t *testing.T) {
 	f.Objectives = "reject_pct <= 0\nreject_pct <= -0\n"
 	if _, got := f.Document(); got != nil || len(f.Err("objectives")) == 0 {
 		t.Errorf("0 and -0 taken as two objectives: %v", f.Err("objectives"))
+	}
+}
+
+// TestFormObjectivePickerMeasures: the metric picker offers measures
+// only, never a limiter's parameter (a parameter is a setting, chosen,
+// not measured); a duplicate objective is refused once, naming both
+// lines. Before: rate_rps, burst and the other parameters were offered,
+// and the duplicate read "objectives[2] objectives[1] is the same
+// objective".
+func TestFormObjectivePickerMeasures(t *testing.T) {
+	var keys []string
+	for _, m := range MetricChoices() {
+		keys = append(keys, m.Key)
+	}
+	for _, param := range []string{"rate_rps", "burst", "limit", "window_ms", "queue"} {
+		if slices.Contains(keys, param) {
+			t.Errorf("the picker offers the parameter %s", param)
+		}
+	}
+	for _, measure := range []string{"goodput_rps", "reject_pct", "sojourn_p99_ms"} {
+		if !slices.Contains(keys, measure) {
+			t.Errorf("the picker lacks %s", measure)
+		}
+	}
+	cfg, err := presets.Config("delay-budget")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := FromConfig(cfg)
+	f.Objectives = "reject_pct <= 5\ngoodput_rps >= 1\nreject_pct <= 5\n"
+	if _, got := f.Document(); got != nil {
+		t.Fatal("a duplicate objective taken")
+	}
+	errs := f.Err("objectives")
+	if len(errs) != 1 || strings.Count(errs[0], "objectives[") > 2 || strings.Contains(errs[0], "] objectives[") {
+		t.Errorf("duplicate: %q, want one message naming the two lines", errs)
 	}
 }
