@@ -16,6 +16,7 @@ import (
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/sweep"
+	"github.com/ratelab/ratelab/internal/seedlab"
 	"github.com/ratelab/ratelab/storage"
 	"github.com/ratelab/ratelab/web/form"
 )
@@ -69,8 +70,8 @@ func TestSubmitRunDownloadRerun(t *testing.T) {
 		}
 	}
 	sum := sha256.Sum256(l.get("/runs/" + id + "/files/bp-post3-burst-sweep.csv").Body.Bytes())
-	if hex.EncodeToString(sum[:]) != post3SweepSHA256 {
-		t.Errorf("bp-post3-burst-sweep.csv sha256 %x, want the seed lab's %s", sum, post3SweepSHA256)
+	if hex.EncodeToString(sum[:]) != seedlab.Post3BurstSweepSHA256 {
+		t.Errorf("bp-post3-burst-sweep.csv sha256 %x, want the seed lab's %s", sum, seedlab.Post3BurstSweepSHA256)
 	}
 	if w := l.get("/runs/" + id + "/files/nope.csv"); w.Code != http.StatusNotFound {
 		t.Errorf("missing file: %d", w.Code)
