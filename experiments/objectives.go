@@ -47,13 +47,17 @@ const (
 	ScenarioFields   = "fields"   // every swept workload and server field
 )
 
-// ScenarioAxes are the axes decision.scenarios may list, in this order.
-var ScenarioAxes = []string{ScenarioLoads, ScenarioServers, ScenarioPolicies, ScenarioFields}
+// ScenarioAxes are the axes decision.scenarios may list, in this order (a
+// fresh slice each call).
+func ScenarioAxes() []string {
+	return []string{ScenarioLoads, ScenarioServers, ScenarioPolicies, ScenarioFields}
+}
 
 // DefaultScenarios are the scenario axes when decision.scenarios is left
 // out: loads and swept fields are what the engineer does not choose;
-// servers and client policies are alternatives to pick among.
-var DefaultScenarios = []string{ScenarioLoads, ScenarioFields}
+// servers and client policies are alternatives to pick among (a fresh
+// slice each call).
+func DefaultScenarios() []string { return []string{ScenarioLoads, ScenarioFields} }
 
 // DefaultGoodputTolerancePct is decision.goodput_tolerance_pct left out.
 const DefaultGoodputTolerancePct = 1
@@ -62,7 +66,7 @@ const DefaultGoodputTolerancePct = 1
 // the config: decision.scenarios, else DefaultScenarios.
 func (c *Config) Scenario(axis string) bool {
 	if c.Decision == nil || c.Decision.Scenarios == nil {
-		return slices.Contains(DefaultScenarios, axis)
+		return slices.Contains(DefaultScenarios(), axis)
 	}
 	return slices.Contains(c.Decision.Scenarios, axis)
 }
@@ -92,7 +96,7 @@ func (c *Config) normalizeObjectives() {
 	}
 	d := c.Decision
 	if d.Scenarios == nil {
-		d.Scenarios = slices.Clone(DefaultScenarios)
+		d.Scenarios = DefaultScenarios()
 	}
 	if d.GoodputTolerancePct == nil {
 		tol := float64(DefaultGoodputTolerancePct)
@@ -101,7 +105,7 @@ func (c *Config) normalizeObjectives() {
 	// Known axes, each once, in ScenarioAxes order; a list with an
 	// unknown or repeated axis stays as given for Validate to name.
 	axes := []string{}
-	for _, a := range ScenarioAxes {
+	for _, a := range ScenarioAxes() {
 		if slices.Contains(d.Scenarios, a) {
 			axes = append(axes, a)
 		}
@@ -122,8 +126,8 @@ func (c *Config) validateDecision() field.List {
 	for i, a := range d.Scenarios {
 		path := field.Index("decision.scenarios", i)
 		switch {
-		case !slices.Contains(ScenarioAxes, a):
-			errs.Add(path, "unknown axis %q (one of %s; seeds and replications are always scenarios)", a, strings.Join(ScenarioAxes, ", "))
+		case !slices.Contains(ScenarioAxes(), a):
+			errs.Add(path, "unknown axis %q (one of %s; seeds and replications are always scenarios)", a, strings.Join(ScenarioAxes(), ", "))
 		case seen[a]:
 			errs.Add(path, "%q is listed twice", a)
 		}
@@ -135,13 +139,13 @@ func (c *Config) validateDecision() field.List {
 	return errs
 }
 
-// Ops are the comparisons an objective takes, each with its name in a
-// results.csv column (pass_<metric>_<name>_<value>).
-var Ops = []struct{ Op, Name string }{{"<=", "le"}, {">=", "ge"}, {"<", "lt"}, {">", "gt"}}
+// ops are the comparisons an objective takes, each with its name in a
+// results.csv column (pass_<metric>_<name>_<value>); OpName reads them.
+var ops = [...]struct{ Op, Name string }{{"<=", "le"}, {">=", "ge"}, {"<", "lt"}, {">", "gt"}}
 
 // OpName is the column name of op ("le" for "<="), or "".
 func OpName(op string) string {
-	for _, o := range Ops {
+	for _, o := range ops {
 		if o.Op == op {
 			return o.Name
 		}

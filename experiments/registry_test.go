@@ -53,13 +53,22 @@ func TestRegisteredGateNeedsNoOtherEdit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The columns every run has (the textbook gates' parameters) come
-	// first, then gap_ms, which this sweep uses; the spacer leaves theirs
-	// empty. No other gate's parameter has a column here.
-	builtin := []string{"rate_rps", "burst", "queue", "limit", "window_ms"}
+	// The columns every run has (the parameters whose rows say Column: the
+	// textbook gates') come first, in the registry's order, then gap_ms,
+	// which this sweep uses; the spacer leaves theirs empty. No other
+	// gate's parameter has a column here.
+	var builtin []string
+	for _, q := range limiter.AllParams() {
+		if q.Column {
+			builtin = append(builtin, q.Name)
+		}
+	}
+	if len(builtin) == 0 {
+		t.Fatal("no parameter of the registry is a column of every run")
+	}
 	header, _, _ := bytes.Cut(files[0].Data, []byte("\n"))
 	if !strings.Contains(string(header), ","+strings.Join(builtin, ",")+",gap_ms,arrivals,") {
-		t.Errorf("results.csv header is not the five parameters every run has, then gap_ms: %s", header)
+		t.Errorf("results.csv header is not the parameters every run has (%v), then gap_ms: %s", builtin, header)
 	}
 	if !bytes.Contains(files[0].Data, []byte("\n0,test-spacer,test-spacer,"+strings.Repeat(",", len(builtin))+"5.0,")) {
 		t.Errorf("results.csv has no row with gap_ms 5.0:\n%s", files[0].Data)

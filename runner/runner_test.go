@@ -15,13 +15,9 @@ import (
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/presets"
 	"github.com/ratelab/ratelab/experiments/sweep"
+	"github.com/ratelab/ratelab/internal/seedlab"
 	"github.com/ratelab/ratelab/storage"
 )
-
-// post3SweepSHA256 is the seed lab's published sha256 of bp-post3-burst-sweep.csv
-// (shared/seeds/token-vs-leaky-bucket.txt): the external contract, kept as
-// a sha256 rather than a golden file.
-const post3SweepSHA256 = "d29c75e9eaa020ba6192686883d30a6366ab7640534847a20d55e339072987c6"
 
 func newStore(t *testing.T) *storage.Store {
 	t.Helper()
@@ -147,12 +143,12 @@ func TestPost3PresetRunsToDone(t *testing.T) {
 	if want := []string{"token-bucket", "leaky-bucket"}; strings.Join(got.Limiters, ",") != strings.Join(want, ",") {
 		t.Errorf("limiters %v, want %v", got.Limiters, want)
 	}
-	f, err := st.File(t.Context(), run.ID, "bp-post3-burst-sweep.csv")
+	f, err := st.File(t.Context(), run.ID, seedlab.Post3BurstSweepFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.SHA256 != post3SweepSHA256 || (output.File{Data: f.Data}).SHA256() != post3SweepSHA256 {
-		t.Errorf("bp-post3-burst-sweep.csv sha256 %s, want %s", f.SHA256, post3SweepSHA256)
+	if f.SHA256 != seedlab.Post3BurstSweepSHA256 || (output.File{Data: f.Data}).SHA256() != seedlab.Post3BurstSweepSHA256 {
+		t.Errorf("bp-post3-burst-sweep.csv sha256 %s, want %s", f.SHA256, seedlab.Post3BurstSweepSHA256)
 	}
 	// Every stored file is what output.Files writes for the same config.
 	res, err := sweep.Run(t.Context(), cfg, sweep.Options{Workers: 1})

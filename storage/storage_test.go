@@ -19,6 +19,7 @@ import (
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/presets"
 	"github.com/ratelab/ratelab/experiments/sweep"
+	"github.com/ratelab/ratelab/internal/seedlab"
 	"github.com/ratelab/ratelab/migrations"
 )
 
@@ -311,13 +312,13 @@ func TestPost3PresetFileHash(t *testing.T) {
 	if err := st.Complete(t.Context(), r.ID, res, files); err != nil {
 		t.Fatal(err)
 	}
-	f, err := st.File(t.Context(), r.ID, "bp-post3-burst-sweep.csv")
+	f, err := st.File(t.Context(), r.ID, seedlab.Post3BurstSweepFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The seed lab's published sha256 (shared/seeds/token-vs-leaky-bucket.txt),
-	// the external contract: it stays a sha256, not a golden file.
-	const want = "d29c75e9eaa020ba6192686883d30a6366ab7640534847a20d55e339072987c6"
+	// The seed lab's published sha256 (internal/seedlab): the external
+	// contract, it stays a sha256, not a golden file.
+	const want = seedlab.Post3BurstSweepSHA256
 	if f.SHA256 != want || (output.File{Data: f.Data}).SHA256() != want {
 		t.Errorf("bp-post3-burst-sweep.csv sha256 %s, want %s", f.SHA256, want)
 	}

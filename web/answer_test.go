@@ -20,6 +20,7 @@ const answerDoc = `{"version":1,"seed":1,
  "objectives":[{"metric":"reject_pct","op":"<=","value":30},{"metric":"admitted_rps","op":"<=","value":45}]}`
 
 func TestAnswerPanel(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, true, 4)
 	w := l.postJSON("/api/runs", []byte(answerDoc))
 	if w.Code != http.StatusAccepted {

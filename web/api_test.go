@@ -16,6 +16,7 @@ import (
 )
 
 func TestAPI(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, true, 4)
 	w := l.postJSON("/api/runs", []byte(`{"version":1,"workload":{"duration_ms":1000,"parts":[{"type":"constant","rate_rps":50}]},"limiters":[{"type":"token-bucket","rate_rps":10,"burst":[0]}]}`))
 	// A well-formed document that is no config that can run is 422
@@ -59,6 +60,7 @@ func TestAPI(t *testing.T) {
 // with 413 and the part's path (it ran it, and the run could then not be
 // edited as a new sweep).
 func TestAPITraceLimit(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, false, 4)
 	csv := strings.Repeat("1,a\n", form.MaxTraceBytes/4+1)
 	doc := `{"version":1,"workload":{"duration_ms":1000,"parts":[{"type":"poisson","rate_rps":5},{"type":"trace","csv":"` +
@@ -76,6 +78,7 @@ func TestAPITraceLimit(t *testing.T) {
 // as data: the settings over their scenarios, the recommended one per
 // limiter and overall, its binding objective, scenario and margin.
 func TestAPIAnswer(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, true, 4)
 	w := l.postJSON("/api/runs", []byte(`{"version":1,"name":"answer","seed":1,
 		"workload":{"duration_ms":5000,"parts":[{"type":"poisson","rate_rps":90}]},

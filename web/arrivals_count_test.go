@@ -12,6 +12,7 @@ import (
 // below is 0" above a goodput of 100 req/s, and "(2 points, 0 arrivals)";
 // a rate sweep named its first point's count alone.
 func TestRunPageCountsEveryPointsArrivals(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, true, 4)
 	closed := doneRun(t, l, `{"version":1,"seed":1,"workload":{"duration_ms":2000,"parts":[
 		{"type":"users","group":"u","users":10,"think_ms":50,"timeout_ms":300}]},

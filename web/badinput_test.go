@@ -69,6 +69,7 @@ const formType = "application/x-www-form-urlencoded"
 // form of its request (a problem document on /api/*, a page elsewhere),
 // naming the field at fault and what is allowed.
 func TestBadInputs(t *testing.T) {
+	t.Parallel()
 	bigTrace := strings.Repeat(`1,a\n`, form.MaxTraceBytes/4+1)
 	const jt = "application/json"
 	cases := []badInput{
@@ -263,6 +264,7 @@ func checkProblem(t *testing.T, w *httptest.ResponseRecorder, status int, path, 
 // TestBodyBudget: past the budget of large bodies a post waits its turn;
 // one that cannot get it in time gets 503 with Retry-After.
 func TestBodyBudget(t *testing.T) {
+	t.Parallel()
 	l := attackLab(t, false, 4)
 	big := goodDoc + strings.Repeat(" ", 2*smallBody)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)

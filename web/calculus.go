@@ -110,14 +110,14 @@ func parseHops(text string) ([]presets.Hop, error) {
 		}
 		c, err1 := strconv.Atoi(strings.TrimSpace(fs[0]))
 		s, err2 := strconv.ParseFloat(strings.TrimSpace(fs[1]), 64)
-		if err1 != nil || float64(c) < presets.CalcWorkers.Min || float64(c) > presets.CalcWorkers.Max {
-			return nil, fmt.Errorf("line %d: workers must be a whole number from %s to %s", i+1, format.Num(presets.CalcWorkers.Min), format.Num(presets.CalcWorkers.Max))
+		if err1 != nil || float64(c) < presets.CalcWorkers().Min || float64(c) > presets.CalcWorkers().Max {
+			return nil, fmt.Errorf("line %d: workers must be a whole number from %s to %s", i+1, format.Num(presets.CalcWorkers().Min), format.Num(presets.CalcWorkers().Max))
 		}
 		if err2 != nil {
 			return nil, fmt.Errorf("line %d: service_ms %q is not a number", i+1, format.Clip(strings.TrimSpace(fs[1]), 40))
 		}
-		if !(s > presets.CalcServiceMS.Min && s <= presets.CalcServiceMS.Max) {
-			return nil, fmt.Errorf("line %d: service_ms must be more than 0 and at most %s", i+1, format.Num(presets.CalcServiceMS.Max))
+		if !(s > presets.CalcServiceMS().Min && s <= presets.CalcServiceMS().Max) {
+			return nil, fmt.Errorf("line %d: service_ms must be more than 0 and at most %s", i+1, format.Num(presets.CalcServiceMS().Max))
 		}
 		hops = append(hops, presets.Hop{Workers: c, ServiceMS: s})
 	}
@@ -135,11 +135,11 @@ func parseHops(text string) ([]presets.Hop, error) {
 func calculate(f CalcForm) *CalcPage {
 	p := &CalcPage{Form: f}
 	fm := &p.Form
-	R := fm.num("server_rps", f.ServerRPS, presets.CalcServerRPS)
-	T := fm.num("latency_ms", f.LatencyMS, presets.CalcLatencyMS)
-	D := fm.num("budget_ms", f.BudgetMS, presets.CalcBudgetMS)
-	r := fm.num("rate_rps", f.RateRPS, presets.CalcRateRPS)
-	b := fm.num("burst", f.Burst, presets.CalcBurst)
+	R := fm.num("server_rps", f.ServerRPS, presets.CalcServerRPS())
+	T := fm.num("latency_ms", f.LatencyMS, presets.CalcLatencyMS())
+	D := fm.num("budget_ms", f.BudgetMS, presets.CalcBudgetMS())
+	r := fm.num("rate_rps", f.RateRPS, presets.CalcRateRPS())
+	b := fm.num("burst", f.Burst, presets.CalcBurst())
 	// The chain is optional: with no servers listed the page answers for
 	// the single server only.
 	var hops []presets.Hop

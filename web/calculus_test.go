@@ -18,6 +18,7 @@ import (
 )
 
 func TestCalculate(t *testing.T) {
+	t.Parallel()
 	p := calculate(defaultCalcForm())
 	if len(p.Form.Errors) > 0 {
 		t.Fatalf("default form has errors: %v", p.Form.Errors)
@@ -54,6 +55,7 @@ func TestCalculate(t *testing.T) {
 // the whole page with 422 although the single-server answer needs none),
 // and a service time that is not a number says so.
 func TestCalculusHops(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, false, 4)
 	w := l.get("/calculus?server_rps=100&latency_ms=10&budget_ms=210&rate_rps=80&burst=20&hops=")
 	if w.Code != http.StatusOK {
@@ -72,6 +74,7 @@ func TestCalculusHops(t *testing.T) {
 // calculator, its single-server check (the new-sweep form, filled), the
 // chain check (its config, run), and the run page's bounds.
 func TestCalculusInBrowserFlow(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, true, 4)
 	w := l.get("/calculus")
 	body := w.Body.String()

@@ -14,6 +14,7 @@ import (
 // run · limiter; the run list's checkbox query redirects to the
 // permalink; bad queries are 4xx with a clear message.
 func TestComparePage(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, true, 8)
 	a := l.doneRun()
 	v := formValuesOf(form.Default())
@@ -71,6 +72,7 @@ func TestComparePage(t *testing.T) {
 // TestConfigDiff: leaves by config path, lists of values as one leaf,
 // missing fields empty.
 func TestConfigDiff(t *testing.T) {
+	t.Parallel()
 	rows, same, clipped := configDiff([][]byte{
 		[]byte(`{"a":1,"l":[{"b":[1,2],"c":"x"}],"only":true}`),
 		[]byte(`{"a":1,"l":[{"b":[1,3],"c":"x"}]}`),

@@ -12,6 +12,7 @@ import (
 // permalink then answers 404) and the list says so; a queued run is not
 // deleted.
 func TestDeleteRun(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, true, 4)
 	w := l.postJSON("/api/runs", []byte(answerDoc))
 	if w.Code != http.StatusAccepted {

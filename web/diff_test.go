@@ -15,6 +15,7 @@ import (
 // has a row for each; runs on other arrivals are refused saying why; bad
 // queries are 4xx with a clear message.
 func TestDecisionDiff(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, true, 8)
 	a := l.doneRun()
 	run, _ := l.store.Get(t.Context(), a)

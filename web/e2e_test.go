@@ -22,6 +22,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/ratelab/ratelab/internal/seedlab"
 	"github.com/ratelab/ratelab/web/form"
 )
 
@@ -238,8 +239,8 @@ func TestBrowserEndToEnd(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != post3SweepSHA256 {
-		t.Errorf("downloaded bp-post3-burst-sweep.csv has sha256 %x, want %s", sum, post3SweepSHA256)
+	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != seedlab.Post3BurstSweepSHA256 {
+		t.Errorf("downloaded bp-post3-burst-sweep.csv has sha256 %x, want %s", sum, seedlab.Post3BurstSweepSHA256)
 	}
 
 	// 4. The screenshot of the run page.

@@ -14,6 +14,7 @@ import (
 
 // TestEvents reads the event stream of a run over a real connection.
 func TestEvents(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, true, 4)
 	ts := httptest.NewServer(l.srv)
 	defer ts.Close()

@@ -45,6 +45,7 @@ func doneRun(t *testing.T, l *lab, doc string) string {
 // notes and the rerun button; the download and the API give the engine's
 // text; the rerun button starts a run of the config plus the gate.
 func TestDeploySection(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, true, 4)
 	id := doneRun(t, l, exportSweep)
 	cfg, err := document.DecodeConfig([]byte(exportSweep))
@@ -182,6 +183,7 @@ func TestDeploySection(t *testing.T) {
 // token bucket and differ by client policy, so each label names its policy
 // and no two are alike.
 func TestDeployMenuTellsPointsApart(t *testing.T) {
+	t.Parallel()
 	cfg, err := document.DecodeConfig([]byte(`{"version": 1, "seed": 1,
 	"workload": {"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 50}]},
 	"server": {"workers": 1, "service_ms": 1},

@@ -12,6 +12,7 @@ import (
 // five errors, each beside its field and in the summary as a link to the
 // field's input.
 func TestFormErrorsAtOnce(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, false, 4)
 	v := formValuesOf(form.Default())
 	bad := map[string]string{"limiters.0.burst": "1..x", "duration_ms": "-5", "server.workers": "0", "objectives": "nope <= 3", "parts.0.rate_rps": "abc"}
@@ -41,6 +42,7 @@ func TestFormErrorsAtOnce(t *testing.T) {
 // a post with rows numbered apart (0 and 1, then a copied row's number)
 // reads them in order.
 func TestFormRowTemplates(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, false, 4)
 	body := l.get("/").Body.String()
 	for _, id := range []string{`<template id="part-template">`, `<template id="limiter-template">`} {

@@ -13,6 +13,7 @@ import (
 )
 
 func TestHomePage(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, false, 4)
 	w := l.get("/")
 	if w.Code != http.StatusOK {
@@ -61,6 +62,7 @@ func TestHomePage(t *testing.T) {
 // TestFormValidation: each bad field gets its own message next to it, every
 // value comes back as typed, the status is 4xx, and nothing is stored.
 func TestFormValidation(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, false, 4)
 	for _, tc := range []struct {
 		key, value, msg string
@@ -107,6 +109,7 @@ func TestFormValidation(t *testing.T) {
 }
 
 func TestFormDuplicateNames(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, false, 4)
 	v := formValuesOf(form.Default())
 	for k, val := range map[string]string{"limiters.1.type": "token-bucket", "limiters.1.rate_rps": "50", "limiters.1.burst": "4"} {
@@ -119,6 +122,7 @@ func TestFormDuplicateNames(t *testing.T) {
 }
 
 func TestFormRows(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, false, 4)
 	v := formValuesOf(form.Default())
 	v.Set("action", "add-part")
@@ -144,6 +148,7 @@ func TestFormRows(t *testing.T) {
 // TestFormAllErrorsAtOnce: an input that does not parse does not hide the
 // engine's errors about the others.
 func TestFormAllErrorsAtOnce(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, false, 4)
 	v := formValuesOf(form.Default())
 	v.Set("limiters.0.burst", "1..x")
@@ -168,6 +173,7 @@ func TestFormAllErrorsAtOnce(t *testing.T) {
 // reads 0 as "the default" is refused beside its input; it used to run the
 // default silently (workers 0 ran 1 worker, deadline 0 ran 200 ms).
 func TestFormTypedZeroIsNotTheDefault(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, false, 4)
 	for _, key := range []string{"server.workers", "server.service_ms", "server.deadline_ms",
 		"metrics.rolling_window_ms", "metrics.fairness_window_ms", "parts.0.weight"} {
@@ -201,6 +207,7 @@ func TestFormTypedZeroIsNotTheDefault(t *testing.T) {
 // TestFormListItemNamed: an engine error about one item of a list input
 // says which item, since the input holds the whole list.
 func TestFormListItemNamed(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, false, 4)
 	for _, tc := range []struct {
 		set       map[string]string
@@ -229,6 +236,7 @@ func TestFormListItemNamed(t *testing.T) {
 // TestQueueFull: a full queue answers 429 with Retry-After, the form keeps
 // what was typed, and nothing is stored.
 func TestQueueFull(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, false, 1) // never started: the first run stays queued
 	v := formValuesOf(form.Default())
 	runIDFrom(t, l.postForm("/runs", v))
@@ -249,6 +257,7 @@ func TestQueueFull(t *testing.T) {
 }
 
 func TestTraceUpload(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, true, 4)
 	v := formValuesOf(form.Default())
 	v.Set("parts.0.type", "trace")
@@ -289,6 +298,7 @@ func TestTraceUpload(t *testing.T) {
 // error alone (not also "is empty", which the engine said of the unread
 // trace), under its config path in the summary.
 func TestOversizeTraceOnlySizeError(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, false, 4)
 	v := formValuesOf(form.Default())
 	v.Set("parts.0.type", "trace")

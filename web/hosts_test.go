@@ -13,6 +13,7 @@ import (
 // from --allowed-hosts are served on any port, or on theirs; everything
 // else gets 421.
 func TestHostAllowList(t *testing.T) {
+	t.Parallel()
 	extra, err := ParseHosts(" Lab.Example.org , 192.0.2.7:8443,[2001:db8::1]")
 	if err != nil {
 		t.Fatal(err)
@@ -64,6 +65,7 @@ func TestHostAllowList(t *testing.T) {
 // TestAllowedHostsServed: a deployment's name is served; a rebinding name
 // is refused with 421 before anything else runs (no run is stored).
 func TestAllowedHostsServed(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, false, 4)
 	l.srv = New(l.store, l.runner, Options{Listen: testHost, AllowedHosts: []string{"lab.example.org"}})
 	for host, want := range map[string]int{"lab.example.org": http.StatusOK, "localhost:8080": http.StatusOK, "rebind.example:8080": http.StatusMisdirectedRequest} {

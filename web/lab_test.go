@@ -25,11 +25,6 @@ import (
 	"golang.org/x/net/html"
 )
 
-// post3SweepSHA256 is the published sha256 of the seed lab's
-// bp-post3-burst-sweep.csv (shared/seeds/token-vs-leaky-bucket.txt): the
-// external contract, kept as a sha256 rather than a golden file.
-const post3SweepSHA256 = "d29c75e9eaa020ba6192686883d30a6366ab7640534847a20d55e339072987c6"
-
 type lab struct {
 	t      *testing.T
 	path   string // the database file

@@ -17,6 +17,7 @@ import (
 // on its page (with its charts, table and files) and in /runs, with its
 // size in the database; it compares and zips like a done run.
 func TestPartialRunShown(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, true, 4)
 	ctx := context.Background()
 	doc, cfg := form.Default().Document()

@@ -75,6 +75,7 @@ func TestRegisteredGateInFormAndAPI(t *testing.T) {
 // GET /api/types lists every registered limiter and part type with its
 // parameters or fields, and each limiter type's Retry-After.
 func TestAPITypes(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, false, 4)
 	w := l.get("/api/types")
 	var types APITypes

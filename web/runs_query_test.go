@@ -9,6 +9,7 @@ import (
 // TestRunsSortAndFilter: the run list sorts by its column headers and
 // filters by text and status; a bad sort is a 400 that says why.
 func TestRunsSortAndFilter(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, false, 8) // runs stay queued
 	for _, name := range []string{"bravo", "alpha", "charlie"} {
 		doc := strings.Replace(answerDoc, `{"version":1,`, `{"version":1,"name":"`+name+`",`, 1)

@@ -16,6 +16,7 @@ import (
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/sweep"
+	"github.com/ratelab/ratelab/internal/seedlab"
 	"github.com/ratelab/ratelab/storage"
 	"github.com/ratelab/ratelab/web/form"
 )
@@ -24,6 +25,7 @@ import (
 // its page shows charts and files, every download equals what the CLI
 // writes for the same config, and a re-run matches file by file.
 func TestSubmitRunDownloadRerun(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, true, 4)
 	v, cfg := presetValues(t, "token-vs-leaky")
 	id := runIDFrom(t, l.postForm("/runs", v))
@@ -69,8 +71,8 @@ func TestSubmitRunDownloadRerun(t *testing.T) {
 		}
 	}
 	sum := sha256.Sum256(l.get("/runs/" + id + "/files/bp-post3-burst-sweep.csv").Body.Bytes())
-	if hex.EncodeToString(sum[:]) != post3SweepSHA256 {
-		t.Errorf("bp-post3-burst-sweep.csv sha256 %x, want the seed lab's %s", sum, post3SweepSHA256)
+	if hex.EncodeToString(sum[:]) != seedlab.Post3BurstSweepSHA256 {
+		t.Errorf("bp-post3-burst-sweep.csv sha256 %x, want the seed lab's %s", sum, seedlab.Post3BurstSweepSHA256)
 	}
 	if w := l.get("/runs/" + id + "/files/nope.csv"); w.Code != http.StatusNotFound {
 		t.Errorf("missing file: %d", w.Code)
@@ -111,6 +113,7 @@ func TestSubmitRunDownloadRerun(t *testing.T) {
 // version and cannot match ("1 of 5 files differ" read as a failed
 // reproducibility check).
 func TestRerunAcrossEngineVersions(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, true, 4)
 	ctx := context.Background()
 	doc, cfg := form.Default().Document()
@@ -155,6 +158,7 @@ func TestRerunAcrossEngineVersions(t *testing.T) {
 }
 
 func TestCancelQueued(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, false, 4)
 	id := runIDFrom(t, l.postForm("/runs", formValuesOf(form.Default())))
 	w := l.get("/runs/" + id)
@@ -179,6 +183,7 @@ func TestCancelQueued(t *testing.T) {
 // TestRunWithoutArrivalsSaysSo: a run whose workload produced no arrivals
 // (Poisson 90 req/s in a 1 ms window) says so above its all-zero charts.
 func TestRunWithoutArrivalsSaysSo(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, true, 4)
 	v := formValuesOf(form.Default())
 	v.Set("duration_ms", "1")
@@ -198,6 +203,7 @@ func TestRunWithoutArrivalsSaysSo(t *testing.T) {
 // TestNoScriptInjection: user text (run and limiter names) never reaches a
 // script; the page's only scripts are the two static files.
 func TestNoScriptInjection(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, true, 4)
 	evil := `</script><script>alert(1)</script>`
 	doc := fmt.Sprintf(`{"version":1,"name":%q,"description":%q,"workload":{"duration_ms":2000,"parts":[
@@ -226,6 +232,7 @@ func TestNoScriptInjection(t *testing.T) {
 }
 
 func TestCrossOriginPost(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, false, 4)
 	req := httptest.NewRequest(http.MethodPost, "/runs", strings.NewReader(formValuesOf(form.Default()).Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -243,6 +250,7 @@ func TestCrossOriginPost(t *testing.T) {
 // TestHeadRequests: HEAD answers like GET without a body (it was 405), so
 // `curl -I` on a download shows its size and sha256.
 func TestHeadRequests(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, true, 4)
 	id := runIDFrom(t, l.postForm("/runs", formValuesOf(form.Default())))
 	l.wait(id)
@@ -259,6 +267,7 @@ func TestHeadRequests(t *testing.T) {
 }
 
 func TestNotFound(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, false, 4)
 	for _, p := range []string{"/runs/aaaaaaaaaaaa", "/runs/../../etc/passwd", "/runs/x", "/nope", "/runs/aaaaaaaaaaaa/files/results.csv"} {
 		if w := l.get(p); w.Code != http.StatusNotFound {
@@ -273,6 +282,7 @@ func TestNotFound(t *testing.T) {
 // TestChainRunEditsAsDocument: the form cannot show a chain, so editing a
 // chain run goes to the config document editor.
 func TestChainRunEditsAsDocument(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, true, 4)
 	w := l.postJSON("/api/runs", []byte(`{"version":1,"workload":{"duration_ms":1000,"parts":[{"type":"constant","rate_rps":50}]},
 		"limiters":[{"type":"chain","name":"tandem","stages":[{"type":"token-bucket","rate_rps":60,"burst":[2,4]},{"type":"server","workers":1,"service_ms":5}]}]}`))
@@ -293,6 +303,7 @@ func TestChainRunEditsAsDocument(t *testing.T) {
 }
 
 func TestRunsPaged(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, false, PageSize+5) // never started: the runs stay queued
 	doc := must(form.Default())
 	for range PageSize + 2 {

@@ -16,6 +16,7 @@ import (
 // immutable, gzip-compressed to well under its 1 MB for a client that takes
 // gzip, whole for one that does not; a revalidation with its ETag is a 304.
 func TestEchartsHashedGzip(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, false, 4)
 	u := static.URL("echarts.min.js")
 	if !strings.HasPrefix(u, "/static/echarts.min.") || u == "/static/echarts.min.js" {
@@ -67,6 +68,7 @@ func TestEchartsHashedGzip(t *testing.T) {
 }
 
 func TestAcceptsGzip(t *testing.T) {
+	t.Parallel()
 	for h, want := range map[string]bool{"": false, "gzip": true, "GZIP": true, "deflate, gzip;q=0.5": true, "gzip;q=0": false, "br": false, "x-gzip": false} {
 		if got := acceptsGzip(h); got != want {
 			t.Errorf("acceptsGzip(%q) = %v", h, got)

@@ -11,6 +11,7 @@ import (
 // service distribution by its settings and prints the derived mean and the
 // capacity rounded, never a float's every digit (13.056408444162809 ms).
 func TestSummaryServerLine(t *testing.T) {
+	t.Parallel()
 	cfg, err := presets.Config("heavy-tail")
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ const sweptWebDoc = `{"version":1,"seed":5,"replications":3,
  "limiters":[{"type":"token-bucket","rate_rps":100,"burst":10}]}`
 
 func TestSweptWorkloadFieldChartAxis(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, true, 4)
 	w := l.postJSON("/api/runs", []byte(sweptWebDoc))
 	if w.Code != http.StatusAccepted {
@@ -59,6 +60,7 @@ func TestSweptWorkloadFieldChartAxis(t *testing.T) {
 // With replications the answer panel judges an objective on its interval's
 // pessimistic end and says so.
 func TestAnswerWithIntervals(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, true, 4)
 	doc := strings.Replace(sweptWebDoc, `"limiters"`, `"objectives":[{"metric":"sojourn_p99_ms","op":"<=","value":500}],"limiters"`, 1)
 	w := l.postJSON("/api/runs", []byte(doc))
@@ -78,6 +80,7 @@ func TestAnswerWithIntervals(t *testing.T) {
 // one point per value (the product of the lists), and a bad value comes
 // back on its input with the list as typed.
 func TestFormSweepsBoundAndDistribution(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, true, 4)
 	cfg, err := document.DecodeConfig([]byte(`{"version":1,"seed":2,
  "workload":{"duration_ms":2000,"parts":[{"type":"poisson","rate_rps":150}]},

@@ -28,6 +28,7 @@ func resultRows(t *testing.T, body string) []string {
 // through ?feasible=1; each is its own cached page, and the links keep
 // the rest of the address.
 func TestResultsTableSortFilter(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, true, 4)
 	w := l.postJSON("/api/runs", []byte(answerDoc))
 	if w.Code != http.StatusAccepted {
@@ -82,6 +83,7 @@ func TestResultsTableSortFilter(t *testing.T) {
 // TestParetoAxesByQuery: the Pareto chart plots the columns ?px= and ?py=
 // name, its selects show them, and an unknown column falls back.
 func TestParetoAxesByQuery(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, true, 4)
 	w := l.postJSON("/api/runs", []byte(answerDoc))
 	if w.Code != http.StatusAccepted {

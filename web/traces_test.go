@@ -21,6 +21,7 @@ import (
 // its files by name in a trace part, the API runs a config naming one,
 // and refuses (422, with the field's path) a name the lab does not have.
 func TestTraceDirectory(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st, err := storage.Open(ctx, filepath.Join(t.TempDir(), "lab.db"))
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 // holds every file under <run-id>/, byte for byte (several chunks, one
 // chunk, empty); an unknown run and a run with no files are 404.
 func TestDownloadNamesAndZip(t *testing.T) {
+	t.Parallel()
 	l := newLab(t, false, 4)
 	var files []output.File
 	for i, n := range []int{3*storage.ChunkBytes + 17, storage.ChunkBytes, 0} {

@@ -410,7 +410,7 @@ func Decide(res *experiments.Result) *Answer {
 	cfg := res.Config
 	objs := cfg.Objectives
 	a := &Answer{Objectives: objs, TolerancePct: cfg.GoodputTolerancePct(), Verdicts: make([]Verdict, len(res.Points)), Best: -1}
-	for _, axis := range experiments.ScenarioAxes {
+	for _, axis := range experiments.ScenarioAxes() {
 		if cfg.Scenario(axis) {
 			a.ScenarioAxes = append(a.ScenarioAxes, axis)
 		}

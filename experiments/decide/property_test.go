@@ -131,13 +131,20 @@ func beats(cfg *experiments.Config, x, y *refSetting) bool {
 	if x.li != y.li {
 		return x.li < y.li
 	}
-	for _, name := range []string{limiter.ParamRate, limiter.ParamBurst, limiter.ParamLimit} {
-		if x.params[name] != y.params[name] {
-			return x.params[name] < y.params[name]
+	// The less permissive setting: every parameter of the limiter's
+	// registry row, in the row's order, read by the direction its row
+	// says admits more.
+	for _, q := range cfg.Limiters[x.li].Kind().Params {
+		a, b := x.params[q.Name], y.params[q.Name]
+		if a == b {
+			continue
 		}
-	}
-	if a, b := x.params[limiter.ParamWindow], y.params[limiter.ParamWindow]; a != b {
-		return a > b // a longer window admits less
+		switch q.Admits {
+		case limiter.AdmitsLarger:
+			return a < b
+		case limiter.AdmitsSmaller:
+			return a > b
+		}
 	}
 	return x.first < y.first
 }

@@ -98,6 +98,7 @@ func exports(t *testing.T, format string) []*deploy.Export {
 // TestExportLeavesThePointAlone: a spec without its options set is
 // exported with the defaults, and stays without them.
 func TestExportLeavesThePointAlone(t *testing.T) {
+	t.Parallel()
 	s := &limiter.Spec{Type: limiter.TypeNginxLimitReq}
 	p := limiter.Params{"rate_rps": 5, "burst": 4, "delay": 0}
 	for name, v := range p {
@@ -113,6 +114,7 @@ func TestExportLeavesThePointAlone(t *testing.T) {
 }
 
 func TestFormatsTable(t *testing.T) {
+	t.Parallel()
 	names := map[string]bool{}
 	for _, f := range deploy.Formats() {
 		if names[f.Name] {
@@ -147,6 +149,7 @@ func TestFormatsTable(t *testing.T) {
 // TestMapping is the mapping table: each case a point, a format, what the
 // text must say and the rerun (or none, or no export).
 func TestMapping(t *testing.T) {
+	t.Parallel()
 	type rerun struct {
 		typ     limiter.Type
 		params  limiter.Params
@@ -412,6 +415,7 @@ func TestMapping(t *testing.T) {
 // the rerun validates, is named, and differs from the point (else the
 // export is exact).
 func TestEveryRerunIsAValidGate(t *testing.T) {
+	t.Parallel()
 	for _, p := range samplePoints() {
 		for _, a := range deploy.Availability(p) {
 			if a.Err != nil {
@@ -435,6 +439,7 @@ func TestEveryRerunIsAValidGate(t *testing.T) {
 }
 
 func TestPointOfAndRerunConfig(t *testing.T) {
+	t.Parallel()
 	cfg, err := document.DecodeConfig([]byte(`{"version": 1, "seed": 1,
 		"workload": {"duration_ms": 1000, "parts": [{"type": "constant", "rate_rps": 50}]},
 		"server": {"workers": 1, "service_ms": 1},
@@ -486,6 +491,7 @@ func TestPointOfAndRerunConfig(t *testing.T) {
 // leaky bucket as Go), on random whole-ms arrivals, releasing within the
 // nanosecond.
 func TestRerunReproducesTheReading(t *testing.T) {
+	t.Parallel()
 	leaky := pt(limiter.TypeLeakyBucket, limiter.Params{"rate_rps": 50, "queue": 4})
 	e, err := deploy.Render("go-x-time-rate", leaky)
 	if err != nil {

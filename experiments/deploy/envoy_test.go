@@ -40,6 +40,7 @@ func envoyFilters(t *testing.T, text string) ([]*hcm.HttpFilter, error) {
 // and types go-control-plane generates from Envoy's API) and passes the
 // proto's own validation rules, with the values the rerun gate runs.
 func TestEnvoyExportsDecodeStrictlyAndValidate(t *testing.T) {
+	t.Parallel()
 	for i, e := range exports(t, "envoy") {
 		filters, err := envoyFilters(t, e.Text)
 		if err != nil {
@@ -88,6 +89,7 @@ func TestEnvoyExportsDecodeStrictlyAndValidate(t *testing.T) {
 // TestEnvoyDecodeIsStrict: the decoding refuses what Envoy would, so that
 // the test above means something.
 func TestEnvoyDecodeIsStrict(t *testing.T) {
+	t.Parallel()
 	e := exports(t, "envoy")[0]
 	cases := map[string]string{
 		"unknown field":     strings.Replace(e.Text, "stat_prefix:", "stat_prefixx:", 1),

@@ -66,13 +66,13 @@ func goXRerun(rate float64, burst int64, reserve bool, maxWaitMS float64) *limit
 	}
 	return spec(limiter.TypeXTimeRate,
 		limiter.Params{limiter.ParamRate: rate, limiter.ParamBurst: float64(burst), limiter.ParamMaxWait: maxWaitMS},
-		map[string]string{xrateMode: mode})
+		map[string]string{limiter.OptionXTimeRateMode: mode})
 }
 
 // goXFromX writes the x-time-rate gate's own setting.
 func goXFromX(pt *reading) (*Export, error) {
 	rate, burst := pt.param(limiter.ParamRate), int64(pt.param(limiter.ParamBurst))
-	reserve := pt.option(xrateMode) == limiter.XTimeRateReserve
+	reserve := pt.option(limiter.OptionXTimeRateMode) == limiter.XTimeRateReserve
 	w := pt.param(limiter.ParamMaxWait)
 	e := &Export{Text: goXText(rate, burst, reserve, msToNS(w)), Rerun: goXRerun(rate, burst, reserve, w)}
 	if reserve && nsToMS(msToNS(w)) != w {

@@ -41,6 +41,7 @@ func goTool(t *testing.T) string {
 // one main package that uses them all, runs go build and go vet on them
 // and checks that gofmt leaves them as they are.
 func TestGoExportsBuildAndVet(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds packages with the go command")
 	}

@@ -23,6 +23,7 @@ func guavaJar() string {
 // and one JVM do it all, each export goes in a package of its own (a
 // package line before the text) and one Main calls them all.
 func TestGuavaExportsCompileAndRun(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs javac and java")
 	}

@@ -53,6 +53,7 @@ http {
 // with both directives in the http block and once with limit_req in a
 // location, and checks the directives say what the rerun gate runs.
 func TestNginxAcceptsEveryExport(t *testing.T) {
+	t.Parallel()
 	bin := findNginx(t)
 	zone := regexp.MustCompile(`(?m)^limit_req_zone (\S+) zone=ratelab:10m rate=(\d+)r/(s|m);$`)
 	req := regexp.MustCompile(`(?m)^limit_req zone=ratelab( burst=(\d+))?( nodelay| delay=(\d+))?;$`)

@@ -38,6 +38,7 @@ func namedInNote(notes []string, name, value string) bool {
 // exported gate fails here until each format that expresses the gate
 // uses it or says it does not.
 func TestExportsReadEveryParameter(t *testing.T) {
+	t.Parallel()
 	for _, f := range deploy.Formats() {
 		for _, typ := range f.Types() {
 			k, ok := limiter.Lookup(typ)
@@ -91,6 +92,7 @@ func optionNames(k *limiter.Kind) []string {
 // not list (window counters, shared buckets, chains, none, and any gate
 // added to the registry) gets a NotExpressible from it, never a config.
 func TestTypesNotListedAreNotExpressible(t *testing.T) {
+	t.Parallel()
 	for _, k := range limiter.Kinds() {
 		p := &deploy.Point{Spec: &limiter.Spec{Type: k.Type}, Params: k.Example}
 		for _, a := range deploy.Availability(p) {

@@ -148,9 +148,6 @@ func readLeakyBucket(pt *reading) (bucket, error) {
 	return bucket{rate: r, burst: 1, queue: q - 1, maxWaitMS: float64(q-1) * 1000 / r}, nil
 }
 
-// xrateMode is the x-time-rate gate's option of allow or reserve mode.
-const xrateMode = "mode"
-
 // readXTimeRate: rate.NewLimiter(rate_rps, burst); in reserve mode a
 // request may wait max_wait_ms, which at the rate is floor(max_wait*rate)
 // requests beyond the burst.
@@ -163,7 +160,7 @@ func readXTimeRate(pt *reading) (bucket, error) {
 		return bucket{}, cannot("burst 0 refuses every request")
 	}
 	out := bucket{rate: r, burst: b}
-	if pt.option(xrateMode) == limiter.XTimeRateReserve {
+	if pt.option(limiter.OptionXTimeRateMode) == limiter.XTimeRateReserve {
 		w := pt.param(limiter.ParamMaxWait)
 		out.maxWaitMS = w
 		out.queue = int64(math.Floor(w*r/1000 + 1e-9))

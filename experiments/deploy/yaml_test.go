@@ -152,6 +152,7 @@ func TestResilience4jSchema(t *testing.T) {
 // instance "ratelab" that decodes and passes the library's checks, with
 // the values the rerun gate runs.
 func TestResilience4jExportsDecodeStrictly(t *testing.T) {
+	t.Parallel()
 	for i, e := range exports(t, "resilience4j") {
 		var s resilience4jSpring
 		if err := strictYAML(e.Text, &s); err != nil {
@@ -265,6 +266,7 @@ func (r *traefikRateLimit) check() error {
 // TestTraefikSchema: each documented field of rateLimit decodes with a
 // value of its type and is refused with one of another.
 func TestTraefikSchema(t *testing.T) {
+	t.Parallel()
 	doc := "http:\n  middlewares:\n    m:\n      rateLimit:\n%s\n"
 	cases := []struct {
 		name, good, bad string
@@ -318,6 +320,7 @@ func TestTraefikSchema(t *testing.T) {
 // middleware that decodes and passes Traefik's checks, whose rate
 // (average*1s/period, as Traefik computes it) and burst are the rerun's.
 func TestTraefikExportsDecodeStrictly(t *testing.T) {
+	t.Parallel()
 	for i, e := range exports(t, "traefik") {
 		var d traefikDynamic
 		if err := strictYAML(e.Text, &d); err != nil {

@@ -70,6 +70,7 @@ func xratePasses(r float64, b int, reserve bool, maxWait time.Duration, ops []xT
 // nanosecond and refuses one a nanosecond earlier. 300 seeded lists per
 // mode.
 func TestXTimeRateRetryAfterIsTheLibrarys(t *testing.T) {
+	t.Parallel()
 	for _, reserve := range []bool{false, true} {
 		refusals, same, early, later, never := 0, 0, 0, 0, 0
 		for run := range 300 {
@@ -149,6 +150,7 @@ func TestXTimeRateRetryAfterIsTheLibrarys(t *testing.T) {
 // 2017 are float64 steps of 60 ns, so its RetryAfter rounds); the script refuses a microsecond earlier (a refusal leaves
 // the key alone) and allows at the advised time. 300 seeded lists.
 func TestRedisRateRetryAfterIsTheScripts(t *testing.T) {
+	t.Parallel()
 	defer debug.SetGCPercent(debug.SetGCPercent(800))
 	ctx := context.Background()
 	m := miniredis.RunT(t)
@@ -230,6 +232,7 @@ func TestRedisRateRetryAfterIsTheScripts(t *testing.T) {
 // TestGuavaMatchesTheRealJar) at U - 1 µs, which it must refuse, and at U,
 // which it must grant, and every other decision must match the gate's.
 func TestGuavaRetryAfterAgreesWithTheJar(t *testing.T) {
+	t.Parallel()
 	type probe struct{ before, at int } // indexes in the stream; before -1: none
 	streams := make([]guavaStream, 300)
 	probes := make([][]probe, len(streams))

@@ -296,6 +296,7 @@ func (busyServer) InSystem(float64) int { return 1 << 30 }
 // 10,000 requests of three clients within 1 ms, behind a server that is
 // never free.
 func TestRowsSayWhichGatesGiveRetryAfter(t *testing.T) {
+	t.Parallel()
 	for _, k := range limiter.Kinds() {
 		s := limiter.Spec{Type: k.Type, Params: map[string]limiter.Values{}}
 		if k.Compound() {

@@ -11,6 +11,7 @@ import (
 // window (1000 ms), so a second request 999 ms after the first is refused
 // and one at 1000 ms admitted; the caller's map is left alone.
 func TestNewFillsOptionalParameters(t *testing.T) {
+	t.Parallel()
 	s := limiter.Spec{Type: limiter.TypeSlidingLog}
 	s.Normalize()
 	p := limiter.Params{limiter.ParamLimit: 1}

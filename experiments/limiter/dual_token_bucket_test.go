@@ -13,6 +13,7 @@ func dualParams(rate, burst, peak, peakBurst float64) limiter.Params {
 }
 
 func TestDualTokenBucketTable(t *testing.T) {
+	t.Parallel()
 	dual := limiter.Spec{Type: limiter.TypeDualTokenBucket}
 	for _, c := range []gateCase{
 		{
@@ -41,6 +42,7 @@ func TestDualTokenBucketTable(t *testing.T) {
 // sustained bucket passes, and the sustained bucket computes exactly as
 // the token bucket: every decision equal.
 func TestDualTokenBucketWithAWidePeakIsATokenBucket(t *testing.T) {
+	t.Parallel()
 	for run := range propertyRuns {
 		rng := rand.New(rand.NewPCG(60, uint64(run)))
 		r, b := randomRate(rng), float64(1+rng.IntN(20))
@@ -60,6 +62,7 @@ func TestDualTokenBucketWithAWidePeakIsATokenBucket(t *testing.T) {
 // burst + rate*d nor peak_burst + peak*d in any closed window, so never
 // the kind's curve min(...) (calculus.Dual), checked pair by pair.
 func TestDualTokenBucketStaysUnderBothCurves(t *testing.T) {
+	t.Parallel()
 	for run := range propertyRuns {
 		rng := rand.New(rand.NewPCG(61, uint64(run)))
 		r, b := randomRate(rng), float64(1+rng.IntN(20))

@@ -25,6 +25,7 @@ func ms(s string) float64 {
 }
 
 func TestGatesAtTheEdges(t *testing.T) {
+	t.Parallel()
 	cases := []gateCase{
 		{
 			// 233.09999999999997 < 7 * 33.3 (the float64 values), though
@@ -168,6 +169,7 @@ func equalShares(rateRPS, burst float64, n int) []*rationalBucket {
 //     at least one token (rate/n, burst/n, exact), and the hierarchical
 //     bucket admits every one of them.
 func TestEdgesProperty(t *testing.T) {
+	t.Parallel()
 	const traces = 10_000
 	sawTie := 0
 	for run := range traces {
@@ -297,6 +299,7 @@ func (m *hierarchicalModel) offer(t float64, c int32) (ok, tie bool) {
 // decision of the per-client bucket with the same weights with its exact
 // client buckets.
 func TestHierarchicalTokenBucketIsExact(t *testing.T) {
+	t.Parallel()
 	ties := 0
 	for run := range 2000 {
 		rng := rand.New(rand.NewPCG(16, uint64(run)))

@@ -16,6 +16,7 @@ func envoyParams(maxTokens, perFill, fillMS float64) limiter.Params {
 // Table tests of Envoy's local rate limit, one case per behaviour of
 // local_ratelimit_impl.cc (no Envoy package is reachable here to run).
 func TestEnvoyLocalRateLimit(t *testing.T) {
+	t.Parallel()
 	atomic := map[string]string{limiter.OptionEnvoyBucket: "atomic"}
 	runLibCases(t, []libraryCase{
 		{
@@ -64,6 +65,7 @@ func TestEnvoyLocalRateLimit(t *testing.T) {
 
 // The minimum fill interval is Envoy's own, said in the message.
 func TestEnvoyFillIntervalMinimum(t *testing.T) {
+	t.Parallel()
 	s := limiter.Spec{Type: limiter.TypeEnvoyLocalRateLimit, Params: map[string]limiter.Values{
 		limiter.ParamMaxTokens: {10}, limiter.ParamFillIntervalMS: {49.9}}}
 	s.Normalize()
@@ -81,6 +83,7 @@ func TestEnvoyFillIntervalMinimum(t *testing.T) {
 // (max_tokens + tokens_per_fill) + tokens_per_fill*d/fill_interval. Atomic
 // mode: at most max_tokens + rate*d.
 func TestEnvoyLocalRateLimitGuarantees(t *testing.T) {
+	t.Parallel()
 	for run := range propertyRuns {
 		rng := rand.New(rand.NewPCG(30, uint64(run)))
 		p := envoyParams(float64(1+rng.IntN(30)), float64(1+rng.IntN(10)), float64(50+rng.IntN(500))+[]float64{0, 0.5}[rng.IntN(2)])

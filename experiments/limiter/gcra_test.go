@@ -9,6 +9,7 @@ import (
 )
 
 func TestGCRATable(t *testing.T) {
+	t.Parallel()
 	gcra := limiter.Spec{Type: limiter.TypeGCRA}
 	for _, c := range []gateCase{
 		{
@@ -65,6 +66,7 @@ func (g *exactGCRA) offer(t float64) (bool, float64) {
 // gate rounds base + k*T once); after such a tie the two states differ by
 // an emission interval, so the list stops there.
 func TestGCRAIsTheTextbookGCRA(t *testing.T) {
+	t.Parallel()
 	decisions, rejects, ties := 0, 0, 0
 	for run := range propertyRuns {
 		rng := rand.New(rand.NewPCG(50, uint64(run)))
@@ -110,6 +112,7 @@ func abs(x float64) float64 { return max(x, -x) }
 // (1000/T, b) are the same policer. On dyadic rates and arrivals on a
 // 1/64 s grid both compute exactly, and every decision agrees.
 func TestGCRAEqualsTokenBucketWhenExact(t *testing.T) {
+	t.Parallel()
 	rates := []float64{1, 2, 4, 8, 16, 31.25, 62.5, 125, 250, 500, 1000, 2000}
 	for run := range propertyRuns {
 		rng := rand.New(rand.NewPCG(51, uint64(run)))
@@ -133,6 +136,7 @@ func TestGCRAEqualsTokenBucketWhenExact(t *testing.T) {
 // TestGCRAStaysUnderItsArrivalCurve: never more than burst + rate*d in a
 // closed window of d ms.
 func TestGCRAStaysUnderItsArrivalCurve(t *testing.T) {
+	t.Parallel()
 	for run := range propertyRuns {
 		rng := rand.New(rand.NewPCG(52, uint64(run)))
 		r, b := randomRate(rng), float64(1+rng.IntN(20))

@@ -18,6 +18,7 @@ import (
 // Table tests of the Guava gates, worked from SmoothRateLimiter.java by
 // hand: rate 10/s is a stable interval of 100 000 µs.
 func TestGuavaSmooth(t *testing.T) {
+	t.Parallel()
 	bursty := func(timeoutMS float64) limiter.Params {
 		return limiter.Params{limiter.ParamRate: 10, limiter.ParamMaxBurstMS: 1000, limiter.ParamTimeoutMS: timeoutMS}
 	}
@@ -87,6 +88,7 @@ func TestGuavaSmooth(t *testing.T) {
 // Each Guava gate's output stays under its arrival curve and its gate
 // delay under the timeout, over random streams.
 func TestGuavaStaysUnderItsCurveAndTimeout(t *testing.T) {
+	t.Parallel()
 	for run := range propertyRuns {
 		rng := rand.New(rand.NewPCG(10, uint64(run)))
 		s := randomGuavaStream(rng)
@@ -252,6 +254,7 @@ func runGuavaDriver(t *testing.T, streams []guavaStream) []byte {
 // testdata/guava/.../RateLabGuavaDriver.java in one JVM); every decision and
 // every wait, to the microsecond, must agree.
 func TestGuavaMatchesTheRealJar(t *testing.T) {
+	t.Parallel()
 	const guavaStreams = 2000
 	streams := make([]guavaStream, guavaStreams)
 	for i := range streams {
@@ -306,6 +309,7 @@ func TestGuavaMatchesTheRealJar(t *testing.T) {
 // A warm-up of 0, which Guava takes and then admits everything with, is
 // refused with Guava's reason; timeout_ms has no default (tryAcquire() is 0).
 func TestGuavaSettings(t *testing.T) {
+	t.Parallel()
 	s := limiter.Spec{Type: limiter.TypeGuavaSmoothWarmingUp, Params: map[string]limiter.Values{
 		limiter.ParamRate: {10}, limiter.ParamWarmupMS: {0}}}
 	s.Normalize()

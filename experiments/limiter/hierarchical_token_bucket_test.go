@@ -55,6 +55,7 @@ func randomHTBRun(rng *rand.Rand) hierarchicalRun {
 // any closed window, whatever the clients do: every admission, own-share
 // or borrowed, takes a global token.
 func TestHierarchicalTokenBucketStaysUnderTheGlobalCurve(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(4, 1))
 	for run := range 300 {
 		r := randomHTBRun(rng)
@@ -77,6 +78,7 @@ func TestHierarchicalTokenBucketStaysUnderTheGlobalCurve(t *testing.T) {
 // however hard the others push, and the reservations never exceed the
 // global bucket (the invariant G >= sum(C_i)).
 func TestHierarchicalTokenBucketGuaranteesShares(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(4, 2))
 	for run := range 300 {
 		r := randomHTBRun(rng)
@@ -148,6 +150,7 @@ func (s *shares) sum(t float64) float64 {
 // the whole rate, where the equal-share bucket strands the quiet client's
 // half.
 func TestHierarchicalTokenBucketLendsUnusedShare(t *testing.T) {
+	t.Parallel()
 	weights := []float64{1, 1}
 	htb := limiter.NewHierarchicalTokenBucket(100, 10, weights)
 	static := limiter.NewPerClientTokenBucket(100, 10, weights)
@@ -177,6 +180,7 @@ func TestHierarchicalTokenBucketLendsUnusedShare(t *testing.T) {
 // With every client saturated there is no surplus: the limiter admits the
 // same as the per-client buckets, each client its (weighted) share.
 func TestHierarchicalTokenBucketSaturatedMatchesShares(t *testing.T) {
+	t.Parallel()
 	weights := []float64{1, 2, 3, 4}
 	htb := limiter.NewHierarchicalTokenBucket(100, 20, weights)
 	static := limiter.NewPerClientTokenBucket(100, 20, weights)

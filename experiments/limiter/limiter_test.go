@@ -67,6 +67,7 @@ func (c *gateCase) run(t *testing.T) {
 }
 
 func TestGates(t *testing.T) {
+	t.Parallel()
 	cases := []gateCase{
 		{
 			name: "none admits everything at once",

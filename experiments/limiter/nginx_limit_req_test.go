@@ -34,6 +34,7 @@ var (
 // by hand. rate=10r/s is 10000 thousandths/s: 10 thousandths drain per ms,
 // and an excess of E waits E*1000/10000 ms.
 func TestNginxLimitReq(t *testing.T) {
+	t.Parallel()
 	runLibCases(t, []libraryCase{
 		{
 			name: "a new key passes empty; the excess waits whole intervals on the ms clock; past the burst 503",
@@ -119,6 +120,7 @@ func TestNginxLimitReq(t *testing.T) {
 // The row refuses per-client keys with delays (the releases would leave out
 // of order), and the parameter table states nginx's own limits.
 func TestNginxLimitReqSettings(t *testing.T) {
+	t.Parallel()
 	s := limiter.Spec{Type: limiter.TypeNginxLimitReq, Options: perKeyWait}
 	s.Normalize()
 	if _, err := limiter.New(&s, nginxParams(10, 5, 0), []float64{1, 1}, nil); err == nil || !strings.Contains(err.Error(), "out of arrival order") {
@@ -161,6 +163,7 @@ func randomNginx(rng *rand.Rand) (limiter.Params, bool) {
 // and no more than (burst+1) + rate*(d + 2 ms) in any window d (the
 // truncated rate; the ms clock costs up to 1 ms at each end).
 func TestNginxLimitReqZoneGuarantees(t *testing.T) {
+	t.Parallel()
 	for run := range propertyRuns {
 		rng := rand.New(rand.NewPCG(20, uint64(run)))
 		p, nodelay := randomNginx(rng)
@@ -184,6 +187,7 @@ func TestNginxLimitReqZoneGuarantees(t *testing.T) {
 // Per client key with nodelay, every client's releases obey the zone's
 // guarantee on its own.
 func TestNginxLimitReqPerKeyGuarantees(t *testing.T) {
+	t.Parallel()
 	for run := range propertyRuns / 4 {
 		rng := rand.New(rand.NewPCG(21, uint64(run)))
 		p, _ := randomNginx(rng)
@@ -535,6 +539,7 @@ func TestNginxDrainMatchesTheRealServer(t *testing.T) {
 // and 3 clients the aggregate is 3 times one key's (and 1 time with key
 // "zone").
 func TestKeyedCurveCountsClients(t *testing.T) {
+	t.Parallel()
 	p := limiter.Params{limiter.ParamRate: 10, limiter.ParamBurst: 4}
 	zone := &limiter.Spec{Type: limiter.TypeNginxLimitReq}
 	zone.Normalize()

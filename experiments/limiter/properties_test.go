@@ -144,6 +144,7 @@ func releaseTimes(rs []released) []float64 {
 }
 
 func TestTokenBucketStaysUnderItsArrivalCurve(t *testing.T) {
+	t.Parallel()
 	for run := range propertyRuns {
 		rng := rand.New(rand.NewPCG(1, uint64(run)))
 		rate, burst := randomRate(rng), float64(1+rng.IntN(20))
@@ -159,6 +160,7 @@ func TestTokenBucketStaysUnderItsArrivalCurve(t *testing.T) {
 }
 
 func TestLeakyBucketSpacesReleases(t *testing.T) {
+	t.Parallel()
 	for run := range propertyRuns {
 		rng := rand.New(rand.NewPCG(2, uint64(run)))
 		rate, queue := randomRate(rng), float64(1+rng.IntN(20))
@@ -200,6 +202,7 @@ func inWindow(a, t, l float64) bool {
 // exactly over the whole list of admissions, then checks that no window of
 // length window holds more than limit.
 func TestSlidingWindowLogIsExact(t *testing.T) {
+	t.Parallel()
 	// 182.1 - 33.3 rounds down to 148.8, but 148.8 and 182.1 are less than
 	// 33.3 apart: the second request finds the first still in its window.
 	g := limiter.NewSlidingWindowLog(1, 33.3)
@@ -257,6 +260,7 @@ func TestSlidingWindowLogIsExact(t *testing.T) {
 }
 
 func TestFixedWindowRollingMaxAtMostTwiceTheLimit(t *testing.T) {
+	t.Parallel()
 	sawEdge := false
 	for run := range propertyRuns {
 		rng := rand.New(rand.NewPCG(4, uint64(run)))
@@ -288,6 +292,7 @@ func TestFixedWindowRollingMaxAtMostTwiceTheLimit(t *testing.T) {
 }
 
 func TestSlidingWindowCounterBounds(t *testing.T) {
+	t.Parallel()
 	for run := range propertyRuns {
 		rng := rand.New(rand.NewPCG(5, uint64(run)))
 		limit := 1 + rng.IntN(10)
@@ -316,6 +321,7 @@ func TestSlidingWindowCounterBounds(t *testing.T) {
 // (finish times of the admitted requests), and with c workers that the
 // server never holds more than limit.
 func TestAdmissionNeverExceedsItsLimit(t *testing.T) {
+	t.Parallel()
 	for run := range propertyRuns {
 		rng := rand.New(rand.NewPCG(6, uint64(run)))
 		limit := 1 + rng.IntN(8)
@@ -356,6 +362,7 @@ func TestAdmissionNeverExceedsItsLimit(t *testing.T) {
 // against its own curve b_i + r_i*d, with b_i and r_i the client's share of
 // burst and rate, and the whole output against b + r*d.
 func TestPerClientBucketsStayUnderTheirShares(t *testing.T) {
+	t.Parallel()
 	for run := range propertyRuns {
 		rng := rand.New(rand.NewPCG(7, uint64(run)))
 		n := 1 + rng.IntN(5)

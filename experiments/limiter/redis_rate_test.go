@@ -18,6 +18,7 @@ import (
 )
 
 func TestRedisRateTable(t *testing.T) {
+	t.Parallel()
 	redisRate := limiter.Spec{Type: limiter.TypeRedisRate}
 	for _, c := range []gateCase{
 		{
@@ -94,6 +95,7 @@ func redisTimes(rng *rand.Rand, limit int, periodMS float64) []float64 {
 // with the keys' expiry following that clock (miniredis ClockTTL), half
 // without: the gate leaves expiry out, and it changes no decision.
 func TestRedisRateMatchesLibrary(t *testing.T) {
+	t.Parallel()
 	// Every call builds a Lua state (about a megabyte): collect less often.
 	defer debug.SetGCPercent(debug.SetGCPercent(800))
 	ctx := context.Background()
@@ -156,6 +158,7 @@ func TestRedisRateMatchesLibrary(t *testing.T) {
 // textbook burst + one per ms). The gate's curve, which counts the
 // rounding, still holds.
 func TestRedisRateRoundingAdmitsMore(t *testing.T) {
+	t.Parallel()
 	p := limiter.Params{limiter.ParamLimit: 1000, limiter.ParamPeriod: 1000, limiter.ParamBurst: 1000}
 	g, exact := limiter.NewRedisRate(1000, 1000, 1000), limiter.NewGCRA(1000, 1000)
 	admitted, textbook, last := 0, 0, 0.0
@@ -193,6 +196,7 @@ func TestRedisRateRoundingAdmitsMore(t *testing.T) {
 // curve (the GCRA's, widened by the script's clock and rounding) in any
 // closed window.
 func TestRedisRateStaysUnderItsCurve(t *testing.T) {
+	t.Parallel()
 	for run := range propertyRuns {
 		rng := rand.New(rand.NewPCG(41, uint64(run)))
 		limit, burst, periodMS := redisParams(rng)

@@ -16,6 +16,7 @@ func r4jParams(limit, periodMS, timeoutMS float64) limiter.Params {
 // of AtomicRateLimiter.java (no Resilience4j package is reachable here to
 // run).
 func TestResilience4j(t *testing.T) {
+	t.Parallel()
 	runLibCases(t, []libraryCase{
 		{
 			name: "limit_for_period permissions per cycle; without a timeout the rest are refused",
@@ -52,6 +53,7 @@ func TestResilience4j(t *testing.T) {
 
 // Resilience4j's own limits, in the messages.
 func TestResilience4jSettings(t *testing.T) {
+	t.Parallel()
 	s := limiter.Spec{Type: limiter.TypeResilience4j, Params: map[string]limiter.Values{
 		limiter.ParamLimitForPeriod: {0}, limiter.ParamLimitRefreshPeriodMS: {0}}}
 	s.Normalize()
@@ -70,6 +72,7 @@ func TestResilience4jSettings(t *testing.T) {
 // Releases in order, held at most the timeout, and under the fixed
 // window's staircase limit*(floor(d/P) + 2).
 func TestResilience4jGuarantees(t *testing.T) {
+	t.Parallel()
 	for run := range propertyRuns {
 		rng := rand.New(rand.NewPCG(40, uint64(run)))
 		period := float64(1+rng.IntN(300)) + []float64{0, 0.25, 0.000001}[rng.IntN(3)]

@@ -12,6 +12,7 @@ import (
 )
 
 func TestUberRateLimitTable(t *testing.T) {
+	t.Parallel()
 	uber := limiter.Spec{Type: limiter.TypeUberRateLimit}
 	for _, c := range []gateCase{
 		{
@@ -79,6 +80,7 @@ func uberParams(rng *rand.Rand) (limit int, periodMS float64, slack int) {
 // go.uber.org/ratelimit's Take returns, with the clock set to each
 // arrival through ratelimit.WithClock.
 func TestUberRateLimitMatchesLibrary(t *testing.T) {
+	t.Parallel()
 	decisions, delayed := 0, 0
 	for run := range propertyRuns {
 		rng := rand.New(rand.NewPCG(30, uint64(run)))
@@ -117,6 +119,7 @@ func TestUberRateLimitMatchesLibrary(t *testing.T) {
 // window of d (a GCRA spacer with tolerance slack*perRequest); without
 // slack, consecutive releases are at least perRequest apart.
 func TestUberRateLimitPacesWithSlack(t *testing.T) {
+	t.Parallel()
 	for run := range propertyRuns {
 		rng := rand.New(rand.NewPCG(31, uint64(run)))
 		limit, periodMS, slack := uberParams(rng)

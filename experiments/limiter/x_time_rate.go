@@ -63,6 +63,10 @@ type XTimeRate struct {
 	hasLast bool
 }
 
+// OptionXTimeRateMode is the x-time-rate gate's option naming its mode,
+// XTimeRateAllow or XTimeRateReserve.
+const OptionXTimeRateMode = "mode"
+
 // XTimeRate modes.
 const (
 	XTimeRateAllow   = "allow"
@@ -218,7 +222,7 @@ const ParamMaxWait = "max_wait_ms"
 // nanosecond clock: two arrivals rounded to the ns and a truncated wait.
 const xrateSlackMS = 2e-6
 
-var xrateModeOption = Option{Name: "mode", Label: "Mode", Choices: []string{XTimeRateAllow, XTimeRateReserve},
+var xrateModeOption = Option{Name: OptionXTimeRateMode, Label: "Mode", Choices: []string{XTimeRateAllow, XTimeRateReserve},
 	Doc: "allow: AllowN, refuse what must wait; reserve: ReserveN, wait up to max_wait_ms, else CancelAt and refuse"}
 
 func xTimeRateKind() *Kind {
@@ -241,7 +245,7 @@ func xTimeRateKind() *Kind {
 		Stage:   true,
 		Example: Params{ParamRate: 100, ParamBurst: 100, ParamMaxWait: 100},
 		New: func(s *Spec, p Params, _ Env) (Gate, error) {
-			mode := s.Option(xrateModeOption.Name)
+			mode := s.Option(OptionXTimeRateMode)
 			if mode != "" && mode != XTimeRateAllow && mode != XTimeRateReserve {
 				return nil, fmt.Errorf("x-time-rate: mode %q", mode)
 			}

@@ -28,6 +28,7 @@ func newXTimeRate(t *testing.T, mode string, p limiter.Params) limiter.Gate {
 }
 
 func TestXTimeRateTable(t *testing.T) {
+	t.Parallel()
 	for _, c := range []gateCase{
 		{
 			// 10 tokens/s, burst 2, AllowN: the bucket starts full, refills
@@ -119,6 +120,7 @@ func xrateTimes(rng *rand.Rand, r float64) []float64 {
 // with Limiter.AllowN(t, 1) of golang.org/x/time/rate, and the tokens with
 // Limiter.TokensAt(t) bit for bit.
 func TestXTimeRateAllowMatchesLibrary(t *testing.T) {
+	t.Parallel()
 	decisions, rejects := 0, 0
 	for run := range propertyRuns {
 		rng := rand.New(rand.NewPCG(20, uint64(run)))
@@ -153,6 +155,7 @@ func TestXTimeRateAllowMatchesLibrary(t *testing.T) {
 // else released at t + d. Decisions, delays to the nanosecond and tokens
 // must all be equal.
 func TestXTimeRateReserveMatchesLibrary(t *testing.T) {
+	t.Parallel()
 	decisions, rejects, delayed := 0, 0, 0
 	for run := range propertyRuns {
 		rng := rand.New(rand.NewPCG(21, uint64(run)))
@@ -200,6 +203,7 @@ func TestXTimeRateReserveMatchesLibrary(t *testing.T) {
 // burst + rate*(d + 2 ns) in every closed window, and in reserve mode no
 // request waits more than max_wait_ms.
 func TestXTimeRateStaysUnderItsCurve(t *testing.T) {
+	t.Parallel()
 	for run := range propertyRuns {
 		rng := rand.New(rand.NewPCG(22, uint64(run)))
 		r, b := xrateParams(rng)

@@ -40,6 +40,7 @@ func xrateAt(tMS float64) time.Time {
 // and per s are dyadic (31.25 to 2000 rps), so both implementations compute
 // every token count exactly: every decision must agree.
 func TestTokenBucketAgreesWithXTimeRateWhenExact(t *testing.T) {
+	t.Parallel()
 	rates := []float64{31.25, 62.5, 125, 250, 500, 1000, 2000}
 	decisions, rejects := 0, 0
 	for run := range propertyRuns {
@@ -77,6 +78,7 @@ func TestTokenBucketAgreesWithXTimeRateWhenExact(t *testing.T) {
 // After a disagreement the states differ by a token, so the list stops
 // there.
 func TestTokenBucketDisagreesWithXTimeRateOnlyAtOneToken(t *testing.T) {
+	t.Parallel()
 	lists, disagreed, decisions := 0, 0, 0
 	for run := range propertyRuns {
 		rng := rand.New(rand.NewPCG(11, uint64(run)))

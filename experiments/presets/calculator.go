@@ -14,18 +14,32 @@ import (
 // server (R, T) with a delay budget D, and through lab servers in series.
 // The web page only reads the inputs and shows these.
 
-// The calculator's input ranges: the engine's own limits where one applies.
-var (
-	CalcServerRPS = Range{Min: limiter.MinRateRPS, Max: limiter.MaxRateRPS}
-	CalcLatencyMS = Range{Min: 0, Max: server.MaxServiceMS}
-	CalcBudgetMS  = Range{Min: 0, Max: server.MaxDeadlineMS}
-	CalcRateRPS   = Range{Min: limiter.MinRateRPS, Max: limiter.MaxRateRPS}
-	CalcBurst     = Range{Min: 1, Max: limiter.MaxSize}
-	CalcWorkers   = Range{Min: 1, Max: server.MaxWorkers}
-	CalcServiceMS = Range{Min: 0, Max: server.MaxServiceMS} // exclusive of 0
-	// CalcMaxHops bounds the chain: a chain limiter's stages.
-	CalcMaxHops = limiter.MaxStages
-)
+// The calculator's input ranges: the engine's own limits where one applies
+// (funcs, so no importer can change them).
+
+// CalcServerRPS is the server's rate R, req/s.
+func CalcServerRPS() Range { return Range{Min: limiter.MinRateRPS, Max: limiter.MaxRateRPS} }
+
+// CalcLatencyMS is the server's latency T, ms.
+func CalcLatencyMS() Range { return Range{Min: 0, Max: server.MaxServiceMS} }
+
+// CalcBudgetMS is the delay budget D, ms.
+func CalcBudgetMS() Range { return Range{Min: 0, Max: server.MaxDeadlineMS} }
+
+// CalcRateRPS is the token bucket's rate r, req/s.
+func CalcRateRPS() Range { return Range{Min: limiter.MinRateRPS, Max: limiter.MaxRateRPS} }
+
+// CalcBurst is the token bucket's burst b, requests.
+func CalcBurst() Range { return Range{Min: 1, Max: limiter.MaxSize} }
+
+// CalcWorkers is a chain server's workers.
+func CalcWorkers() Range { return Range{Min: 1, Max: server.MaxWorkers} }
+
+// CalcServiceMS is a chain server's service_ms (exclusive of 0).
+func CalcServiceMS() Range { return Range{Min: 0, Max: server.MaxServiceMS} }
+
+// CalcMaxHops bounds the chain: a chain limiter's stages.
+const CalcMaxHops = limiter.MaxStages
 
 // Range is an input's allowed values, inclusive.
 type Range struct{ Min, Max float64 }

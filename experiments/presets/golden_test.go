@@ -7,14 +7,16 @@ import (
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/presets"
 	"github.com/ratelab/ratelab/experiments/sweep"
+	"github.com/ratelab/ratelab/internal/seedlab"
 )
 
-// The seed lab's published sha256 (../shared/seeds/token-vs-leaky-bucket.txt):
+// The seed lab's published sha256 (internal/seedlab, from
+// shared/seeds/token-vs-leaky-bucket.txt):
 // the external contract, so sha256 that RATELAB_UPDATE=1 cannot rewrite,
 // not goldens (the preset's own files are: outputs_test.go).
 var publishedSHA256 = map[string]string{
-	"bp-post3-burst-sweep.csv": "d29c75e9eaa020ba6192686883d30a6366ab7640534847a20d55e339072987c6",
-	"bp-post3-shaping.csv":     "80841498be4d0e0a48076599602ed624b18d23e45dcbd6e880ebd580b7471543",
+	seedlab.Post3BurstSweepFile: seedlab.Post3BurstSweepSHA256,
+	seedlab.Post3ShapingFile:    seedlab.Post3ShapingSHA256,
 }
 
 func TestTokenVsLeakyMatchesSeedLab(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/presets"
 	"github.com/ratelab/ratelab/experiments/sweep"
+	"github.com/ratelab/ratelab/internal/seedlab"
 )
 
 // postFiles are the seed lab's files by preset; postSums their sha256 at
@@ -38,8 +39,8 @@ var postSums = map[float64]map[string]string{
 	5000: {
 		"bp-post2-limit-sweep.csv": "35cc8107e84c0e60b0a7e2cd2d6476ef720e6892f7874583d81cd10864e05493",
 		"bp-post2-plateau.csv":     "b0fd5a5518c669cc96a11c01f1026d3797f57e21a507d9927263557d20d3a238",
-		"bp-post3-burst-sweep.csv": "d29c75e9eaa020ba6192686883d30a6366ab7640534847a20d55e339072987c6",
-		"bp-post3-shaping.csv":     "80841498be4d0e0a48076599602ed624b18d23e45dcbd6e880ebd580b7471543",
+		"bp-post3-burst-sweep.csv": seedlab.Post3BurstSweepSHA256,
+		"bp-post3-shaping.csv":     seedlab.Post3ShapingSHA256,
 		"bp-post4-shed-sweep.csv":  "bc2ba213029757e0f7a86fd9b940ad35d7d787184b69d563c22b8ca0029e9609",
 		"bp-post4-hangover.csv":    "2a2941d8f543cef2b563fab8ec83af554d4ab8378bc459c01ca89b2c9654d775",
 		"bp-post5-protection.csv":  "203c11498ab8bb7c7ed9fdba300e977b5d8864341382af6ec9db495cac108ecc",

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -19,8 +20,22 @@ func TestBehaviourKeysAreTheFields(t *testing.T) {
 	if !slices.Equal(slices.Sorted(slices.Values(keys)), slices.Sorted(slices.Values(names))) {
 		t.Fatalf("keys %v, fields %v", keys, names)
 	}
-	full := Behaviour{TimeoutMS: 1, Retries: 1, BackoffMS: 1, Backoff: "x", BackoffMaxMS: 1, Jitter: "x", RetryAfter: "x", Budget: "x",
-		BudgetRatio: 1, BudgetFloorRPS: 1, ThrottleK: 1, ThrottleWindowMS: 1}
+	// Every field of the struct set (read by reflection, not listed here,
+	// so a new field is in the document whether or not it has a slot).
+	var full Behaviour
+	v := reflect.ValueOf(&full).Elem()
+	for i := range v.NumField() {
+		switch f := v.Field(i); f.Kind() {
+		case reflect.Float64:
+			f.SetFloat(1)
+		case reflect.Int:
+			f.SetInt(1)
+		case reflect.String:
+			f.SetString("x")
+		default:
+			t.Fatalf("Behaviour.%s is a %s: set it here", v.Type().Field(i).Name, f.Kind())
+		}
+	}
 	b, _ := json.Marshal(full)
 	var order []string
 	dec := json.NewDecoder(bytes.NewReader(b))
