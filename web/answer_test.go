@@ -5,6 +5,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/ratelab/ratelab/experiments/limiter"
+	"github.com/ratelab/ratelab/internal/golden"
 )
 
 // answerDoc: 50 req/s, constant. A token bucket of burst 2 at 20, 40 and 60
@@ -13,6 +16,13 @@ import (
 // bucket at 40 meets both (point 1), admitted_rps binding ((45-40)/45 =
 // 11% to spare against reject's (30-20)/30 = 33%); "none" (point 3) comes
 // closest for itself, missing admitted_rps by (50-45)/45 = 11.1%.
+// tbText is how the lab writes a token bucket's setting of rate and
+// burst, its other parameters at their defaults: from the registry's rows.
+func tbText(rate, burst float64) string {
+	p := limiter.Params{limiter.ParamRate: rate, limiter.ParamBurst: burst}
+	return limiter.FormatParams(limiter.TypeTokenBucket, limiter.WithDefaults(limiter.TypeTokenBucket, p))
+}
+
 const answerDoc = `{"version":1,"seed":1,
  "workload":{"duration_ms":10000,"parts":[{"type":"constant","rate_rps":50}]},
  "server":{"workers":1,"service_ms":10},
@@ -39,7 +49,7 @@ func TestAnswerPanel(t *testing.T) {
 	answer := body[i : strings.Index(body[i:], "</section>")+i]
 	for _, want := range []string{
 		`id="answer-best" data-point="1"`, "Best overall:", "within 1% of the best goodput",
-		`data-point="1"`, "recommended:", "rate_rps=40 burst=2", "admitted_rps &lt;= 45 binds, 10.9% to spare (worst 40.1)",
+		`data-point="1"`, "recommended:", tbText(40, 2), "admitted_rps &lt;= 45 binds, 10.9% to spare (worst 40.1)",
 		"1 of 3 settings meet every objective in every scenario",
 		`data-point="3"`, "closest (misses admitted_rps &lt;= 45):", "admitted_rps &lt;= 45: worst 50.0, 11.1% past the target",
 		`href="/runs/` + id + `?point=3#deploy"`,
@@ -58,9 +68,10 @@ func TestAnswerPanel(t *testing.T) {
 	}
 	// The web lab stores settings.csv beside results.csv, as lab run writes it.
 	settings := l.get("/runs/" + id + "/files/settings.csv")
-	if settings.Code != http.StatusOK || !strings.Contains(settings.Body.String(), "\ntoken-bucket,token-bucket,40.0,2,,,,19.8,true,40.1,true,true,40.1,0.1089,admitted_rps <= 45,,true,true,false\n") {
-		t.Errorf("settings.csv %d:\n%s", settings.Code, settings.Body)
+	if settings.Code != http.StatusOK {
+		t.Fatalf("settings.csv %d:\n%s", settings.Code, settings.Body)
 	}
+	golden.Check(t, "testdata/answer-settings.csv", settings.Body.Bytes())
 }
 
 // twoLoadsDoc: the bucket at 40 req/s meets reject_pct <= 30 under the
@@ -87,14 +98,14 @@ func TestAnswerHoldsUnderEveryLoad(t *testing.T) {
 	}
 	answer := body[i : strings.Index(body[i:], "</section>")+i]
 	// Points: rate 40 light, 40 heavy, 60 light, 60 heavy, 80 light, 80 heavy.
-	for _, want := range []string{`id="answer-best" data-point="5"`, "<code>rate_rps=80 burst=2</code>",
+	for _, want := range []string{`id="answer-best" data-point="5"`, "<code>" + tbText(80, 2) + "</code>",
 		"reject_pct &lt;= 30 binds under load heavy, 34.2% to spare (worst 19.8)", "2 scenarios (what you don&#39;t choose: 2 loads)",
 		"1 of 3 settings meet every objective in every scenario"} {
 		if !strings.Contains(answer, want) {
 			t.Errorf("answer lacks %q:\n%s", want, answer)
 		}
 	}
-	if !strings.Contains(body, `<option value="5" selected>5: token-bucket rate_rps=80 burst=2 (heavy) · best overall</option>`) {
+	if !strings.Contains(body, `<option value="5" selected>5: token-bucket `+tbText(80, 2)+` (heavy) · best overall</option>`) {
 		t.Errorf("Deploy does not open on the recommended setting's point 5")
 	}
 	if !strings.Contains(body, `<span class="muted" title="Deploy and Over time show it">5 shown</span>`) {

@@ -131,7 +131,7 @@ func TestCompareAnswers(t *testing.T) {
 		t.Fatal("no answers side by side")
 	}
 	sec := body[i : i+strings.Index(body[i:], "</section>")]
-	for _, want := range []string{"<strong>token-bucket rate_rps=80 burst=2</strong>", "nothing meets every objective; closest: token-bucket rate_rps=80 burst=2",
+	for _, want := range []string{"<strong>token-bucket " + tbText(80, 2) + "</strong>", "nothing meets every objective; closest: token-bucket " + tbText(80, 2),
 		"reject_pct <= 30: worst 19.8", "reject_pct <= 10: worst 19.8 (misses)", "margin 34.2% under load heavy"} {
 		if !strings.Contains(sec, want) {
 			t.Errorf("the answers lack %q:\n%s", want, sec)
@@ -142,7 +142,7 @@ func TestCompareAnswers(t *testing.T) {
 	if n := strings.Count(sec, "<td>token-bucket <code>"); n != 3 {
 		t.Errorf("%d setting rows, want 3", n)
 	}
-	row := sec[strings.Index(sec, "<td>token-bucket <code>rate_rps=40 burst=2</code></td>"):]
+	row := sec[strings.Index(sec, "<td>token-bucket <code>"+tbText(40, 2)+"</code></td>"):]
 	row = row[:strings.Index(row, "</tr>")]
 	if strings.Count(row, "<strong>") != 1 {
 		t.Errorf("the setting only the first run has: %s", row)

@@ -46,8 +46,15 @@ func sweep(cfg *experiments.Config, cells []cell) *experiments.Result {
 	return res
 }
 
+// tbp is a token bucket's point: rate and burst, the other parameters at
+// their registry defaults (as a decoded config has them).
 func tbp(rate, burst float64) limiter.Params {
-	return limiter.Params{limiter.ParamRate: rate, limiter.ParamBurst: burst}
+	return limiter.WithDefaults(limiter.TypeTokenBucket, limiter.Params{limiter.ParamRate: rate, limiter.ParamBurst: burst})
+}
+
+// tbName is the name of tbp(rate, burst), written from the registry's rows.
+func tbName(rate, burst float64) string {
+	return limiter.FormatParams(limiter.TypeTokenBucket, tbp(rate, burst))
 }
 
 func objectives(lines string) []experiments.Objective {
@@ -95,7 +102,7 @@ func TestSettingsAndScenarios(t *testing.T) {
 	if len(a.Settings) != 4 || len(a.Scenarios) != 4 {
 		t.Fatalf("%d settings, %d scenarios; want 4 and 4", len(a.Settings), len(a.Scenarios))
 	}
-	if got := a.Settings[1].Name(); got != "rate_rps=100 burst=5, server lifo" {
+	if got := a.Settings[1].Name(); got != tbName(100, 5)+", server lifo" {
 		t.Errorf("setting 1: %q", got)
 	}
 	if got := a.Scenarios[3].Name(); got != "load bursty, seed 2" {
@@ -119,7 +126,7 @@ func TestSettingsAndScenarios(t *testing.T) {
 	// Loads as a setting axis (decision.scenarios without loads): seeds stay scenarios.
 	cfg.Decision.Scenarios = []string{}
 	a = Decide(sweep(cfg, cells))
-	if len(a.Settings) != 8 || len(a.Scenarios) != 2 || a.Settings[1].Name() != "rate_rps=100 burst=5, server fifo, load bursty" {
+	if len(a.Settings) != 8 || len(a.Scenarios) != 2 || a.Settings[1].Name() != tbName(100, 5)+", server fifo, load bursty" {
 		t.Fatalf("no scenario axes: %d settings, %d scenarios, setting 1 %q", len(a.Settings), len(a.Scenarios), a.Settings[1].Name())
 	}
 }
@@ -141,7 +148,7 @@ func TestSweptFieldsAreScenarios(t *testing.T) {
 	}
 	cfg.Decision = &experiments.Decision{Scenarios: []string{experiments.ScenarioLoads}}
 	a = Decide(sweep(cfg, cells))
-	if len(a.Settings) != 4 || len(a.Scenarios) != 1 || a.Settings[1].Name() != "rate_rps=100 burst=5, server.workers 2" {
+	if len(a.Settings) != 4 || len(a.Scenarios) != 1 || a.Settings[1].Name() != tbName(100, 5)+", server.workers 2" {
 		t.Fatalf("fields as settings: %d settings, %d scenarios, %q", len(a.Settings), len(a.Scenarios), a.Settings[1].Name())
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/decide"
 	"github.com/ratelab/ratelab/experiments/document"
+	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/sweep"
 )
@@ -167,7 +168,8 @@ func TestKnifeEdge(t *testing.T) {
   "objectives": [{"metric": "sojourn_p99_ms", "op": "<=", "value": 150}, {"metric": "goodput_rps", "op": ">=", "value": 150}, {"metric": "reject_pct", "op": "<=", "value": 25}]}`)
 	a := decide.Decide(res)
 	rec := &a.Settings[a.Best]
-	if rec.Name() != "rate_rps=200 burst=20" || rec.Binding != 1 || rec.Margin < 0.19 || !rec.Guarantee.Bounded {
+	want := limiter.FormatParams(limiter.TypeTokenBucket, limiter.WithDefaults(limiter.TypeTokenBucket, limiter.Params{limiter.ParamRate: 200, limiter.ParamBurst: 20}))
+	if rec.Name() != want || rec.Binding != 1 || rec.Margin < 0.19 || !rec.Guarantee.Bounded {
 		t.Errorf("recommended %q margin %v binding %d guarantee %+v", rec.Name(), rec.Margin, rec.Binding, rec.Guarantee)
 	}
 	g := 0.0

@@ -551,6 +551,17 @@ func withDefaults(k *Kind, p Params) Params {
 	return out
 }
 
+// WithDefaults is p with the optional parameters of typ's gate it leaves
+// out at their registry defaults (p itself when none is missing or typ is
+// unknown): the values a gate of typ runs with.
+func WithDefaults(typ Type, p Params) Params {
+	k, ok := Lookup(typ)
+	if !ok {
+		return p
+	}
+	return withDefaults(k, p)
+}
+
 // FormatParams writes the point's parameters as "rate_rps=100 burst=20".
 func FormatParams(typ Type, p Params) string {
 	var names []string

@@ -12,6 +12,7 @@ import (
 	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/sweep"
+	"github.com/ratelab/ratelab/internal/golden"
 )
 
 // objectivesDoc: 50 req/s, constant, through a token bucket of burst 2 at
@@ -78,14 +79,7 @@ func TestSettingsCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `limiter,type,rate_rps,burst,queue,limit,window_ms,worst_reject_pct,pass_reject_pct_le_30,worst_admitted_rps,pass_admitted_rps_le_45,meets_all,worst_goodput_rps,margin,binding_objective,binding_scenario,recommended,best_overall,closest
-token-bucket,token-bucket,20.0,2,,,,59.8,false,20.1,true,false,20.1,-0.9933,reject_pct <= 30,,false,false,false
-token-bucket,token-bucket,40.0,2,,,,19.8,true,40.1,true,true,40.1,0.1089,admitted_rps <= 45,,true,true,false
-token-bucket,token-bucket,60.0,2,,,,0.0,true,50.0,false,false,50.0,-0.1111,admitted_rps <= 45,,false,false,false
-`
-	if got := string(output.SettingsCSV(res)); got != want {
-		t.Errorf("settings.csv\n%s\nwant\n%s", got, want)
-	}
+	golden.Check(t, "testdata/settings.csv", output.SettingsCSV(res))
 	// Nothing feasible: no row recommended nor best overall; the closest
 	// (rate 20, admitted 20.1) is flagged closest.
 	objs := res.Config.Objectives
@@ -130,9 +124,7 @@ func TestSettingsCSVAxes(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(output.SettingsCSV(res))), "\n")
-	if lines[0] != "limiter,type,rate_rps,burst,queue,limit,window_ms,server,worst_goodput_rps_ge_30,pass_goodput_rps_ge_30,worst_reject_pct_le_80,pass_reject_pct_le_80,worst_reject_pct_ge_0,pass_reject_pct_ge_0,meets_all,worst_goodput_rps,margin,binding_objective,binding_scenario,recommended,best_overall,closest" {
-		t.Fatalf("header %s", lines[0])
-	}
+	golden.Check(t, "testdata/settings-axes-header.csv", []byte(lines[0]+"\n"))
 	if len(lines) != 5 {
 		t.Fatalf("%d rows, want 4 settings (2 rates × 2 servers)", len(lines)-1)
 	}
