@@ -123,7 +123,7 @@ func TestBrowserObjectivesAnswer(t *testing.T) {
 		!!document.getElementById('answer')`, 60*time.Second)
 	runID := strings.TrimPrefix(b.eval(`location.pathname`), "/runs/")
 	got := b.eval(`Array.from(document.querySelectorAll('#answer tbody tr')).map(r => r.getAttribute('data-point') + ':' + r.querySelector('td:nth-child(2)').textContent.replace(/\s+/g, ' ').trim()).join(' | ')`)
-	if !strings.HasPrefix(got, "1:recommended: rate_rps=40 burst=2 point 1, shown below") || !strings.Contains(got, "3:closest (misses admitted_rps <= 45): select point 3") {
+	if !strings.HasPrefix(got, "1:recommended: "+tbText(40, 2)+" point 1, shown below") || !strings.Contains(got, "3:closest (misses admitted_rps <= 45): select point 3") {
 		t.Errorf("answer panel: %q", got)
 	}
 
