@@ -12,7 +12,9 @@ import (
 // event loop finds the stages' hooks there.
 func TestChainPartsAreItsGateStages(t *testing.T) {
 	r, b := limiter.ParamRate, limiter.ParamBurst
-	leaky, bucket := limiter.Params{r: 80, limiter.ParamQueue: 3}, limiter.Params{r: 50, b: 2}
+	// The stages' other parameters at their defaults, as a decoded config has them.
+	leaky := limiter.WithDefaults(limiter.TypeLeakyBucket, limiter.Params{r: 80, limiter.ParamQueue: 3})
+	bucket := limiter.WithDefaults(limiter.TypeTokenBucket, limiter.Params{r: 50, b: 2})
 	s := limiter.Spec{Type: limiter.TypeChain, Stages: []limiter.Stage{
 		stage(limiter.TypeLeakyBucket, leaky),
 		serverStage(1, 7),
