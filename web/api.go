@@ -189,9 +189,10 @@ func apiAnswer(a *decide.Answer) *APIAnswer {
 	}
 	for _, ch := range a.Choices {
 		c := APIChoice{Limiter: ch.Limiter, Type: string(ch.Type), Settings: ch.Settings, Feasible: ch.Feasible,
-			Setting: idx(ch.Setting), Closest: ch.Setting >= 0 && ch.Feasible == 0, Conflict: conflict(ch.Conflict)}
+			Setting: idx(ch.Setting), Conflict: conflict(ch.Conflict)}
 		if ch.Setting >= 0 {
 			c.Point = idx(ch.Point)
+			c.Closest = a.Settings[ch.Setting].Closest
 		}
 		out.Recommended = append(out.Recommended, c)
 	}

@@ -50,8 +50,6 @@ func storedSize(r storage.Run) string {
 
 func joinLimiters(ls []string) string { return strings.Join(ls, ", ") }
 
-func pageURL(page int) string { return "/runs?page=" + strconv.Itoa(page) }
-
 func runsCount(n int) string {
 	switch n {
 	case 0:

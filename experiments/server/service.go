@@ -289,16 +289,6 @@ func (s *Spec) validateService(path string) field.List {
 	return errs
 }
 
-// derivedService reports whether service_ms is derived from the other
-// settings (the distribution's mean) rather than given.
-func (s *Spec) derivedService() bool {
-	switch s.Option(OptService) {
-	case ServiceLognormal, ServiceBimodal, ServiceEmpirical:
-		return true
-	}
-	return false
-}
-
 // SameService reports whether s and o draw the same service times.
 func (s *Spec) SameService(o *Spec) bool {
 	if s.Option(OptService) != o.Option(OptService) || s.ServiceMS != o.ServiceMS {

@@ -91,7 +91,6 @@ func (p pending) less(q pending) int {
 
 func (p pending) kind() eventKind { return eventKind(p.key >> eventIDBits & (1<<eventKindBits - 1)) }
 func (p pending) id() int32       { return int32(p.key & (1<<eventIDBits - 1)) }
-func (p pending) seq() int64      { return int64(p.key >> eventSeqShift) }
 
 // eventHeap is a binary min-heap of pending events by (t, sequence), the
 // attempts of eventAttempt events in a slab of slots with a free list. It
