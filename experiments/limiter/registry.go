@@ -372,7 +372,7 @@ func ParamByName(name string) (Param, bool) {
 			return p, true
 		}
 	}
-	return Param{}, false
+	return replicaParam(name)
 }
 
 // TypesWith lists the types that take a parameter or option of this name.
