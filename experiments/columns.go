@@ -454,6 +454,9 @@ func withOptionalColumns(cfg *Config, cols []Column) []Column {
 		at := slices.IndexFunc(cols, func(c Column) bool { return c.Measured })
 		cols = slices.Insert(cols, at, params...)
 		cols = append(cols, instanceColumns...)
+		if slices.ContainsFunc(cfg.Limiters, func(s limiter.Spec) bool { return s.Options[limiter.OptionSharing] == limiter.SharingCentral }) {
+			cols = append(cols, storeColumns...)
+		}
 	}
 	return cols
 }
@@ -480,6 +483,23 @@ var instanceColumns = measuredAll([]Column{
 	instanceMetric("busiest_share_pct", Fixed1, func(r *ReplicaMetrics) (float64, bool) { return r.BusiestSharePct, true }),
 })
 
+// storeColumns are what a central store's outage let through and
+// refused: results.csv has them when a limiter shares a central store.
+var storeColumns = measuredAll([]Column{
+	instanceMetric("store_down_admitted", Int, func(r *ReplicaMetrics) (float64, bool) {
+		if r.Store == nil {
+			return 0, false
+		}
+		return float64(r.Store.DownAdmitted), true
+	}),
+	instanceMetric("store_down_refused", Int, func(r *ReplicaMetrics) (float64, bool) {
+		if r.Store == nil {
+			return 0, false
+		}
+		return float64(r.Store.DownRefused), true
+	}),
+})
+
 func instanceMetric(key string, f Format, get func(r *ReplicaMetrics) (float64, bool)) Column {
 	return Column{Key: key, Format: f, Value: func(p *Point) (float64, bool) {
 		if p.Metrics.Replicas == nil {
@@ -495,7 +515,7 @@ func PointColumn(cfg *Config, key, class string) *Column {
 	if c := ColumnByKey(key); c != nil {
 		return c
 	}
-	for _, list := range [][]Column{variantColumns, queueColumns, clientColumns, {sloColumn}, instanceColumns} {
+	for _, list := range [][]Column{variantColumns, queueColumns, clientColumns, {sloColumn}, instanceColumns, storeColumns} {
 		for i := range list {
 			if list[i].Key == key {
 				return &list[i]
@@ -519,7 +539,7 @@ func PointColumn(cfg *Config, key, class string) *Column {
 // PointColumnKeys lists every key a "points" report can name.
 func PointColumnKeys() []string {
 	keys := append([]string{"swept", SweptOrLimiter}, ColumnKeys()...)
-	for _, list := range [][]Column{variantColumns, queueColumns, clientColumns, {sloColumn}, instanceColumns} {
+	for _, list := range [][]Column{variantColumns, queueColumns, clientColumns, {sloColumn}, instanceColumns, storeColumns} {
 		for _, c := range list {
 			keys = append(keys, c.Key)
 		}

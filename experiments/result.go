@@ -171,6 +171,13 @@ type InstanceMetrics struct {
 	AdmittedSeries []int32 `json:"admitted_series,omitempty"`
 }
 
+// StoreMetrics are the requests that reached a central store while it
+// was down: admitted by fail-open, refused by fail-closed.
+type StoreMetrics struct {
+	DownAdmitted int `json:"down_admitted"`
+	DownRefused  int `json:"down_refused"`
+}
+
 // ReplicaMetrics are what a point whose limiter runs as instances
 // (limiter.Spec.Replicated) measures of them (experiments/simulate,
 // instances.go): the limit one gate of the configured settings keeps
@@ -194,6 +201,9 @@ type ReplicaMetrics struct {
 	// instance's (1: even); BusiestSharePct its share of all offers.
 	SkewRatio       float64 `json:"skew_ratio"`
 	BusiestSharePct float64 `json:"busiest_share_pct"`
+	// Store is what a central store's outage let through and refused
+	// (nil without a central store).
+	Store *StoreMetrics `json:"store,omitempty"`
 	// Note says what dividing the limit rounded (sharing divided).
 	Note string `json:"note,omitempty"`
 }

@@ -30,6 +30,7 @@ type InstanceSet struct {
 	rng      *rand.Rand
 	inflight []int
 	byClient []int32 // hash: each client's instance
+	store    *store  // sharing central: the store decides for every instance
 }
 
 // HashPoints is the consistent-hash ring's points per instance.
@@ -128,7 +129,13 @@ func (r *InstanceSet) Route(_ float64, client int32) int {
 
 // OfferTo lets instance i decide the request.
 func (r *InstanceSet) OfferTo(i int, t float64, client int32) (float64, bool) {
-	release, ok := r.gates[i].Offer(t, client)
+	var release float64
+	var ok bool
+	if r.store != nil {
+		release, ok = r.store.offer(t, client)
+	} else {
+		release, ok = r.gates[i].Offer(t, client)
+	}
 	if ok && r.inflight != nil {
 		r.inflight[i]++
 	}

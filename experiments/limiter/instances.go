@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/ratelab/ratelab/experiments/calculus"
 	"github.com/ratelab/ratelab/experiments/field"
 )
 
@@ -50,6 +51,18 @@ const (
 const (
 	SharingLocal   = "local"
 	SharingDivided = "divided"
+	SharingCentral = "central"
+)
+
+// The central store's parameters and option (central.go).
+const (
+	ParamStoreRTT       = "store_rtt_ms"
+	ParamStoreCapacity  = "store_capacity_rps"
+	ParamOutageStart    = "outage_start_ms"
+	ParamOutageEnd      = "outage_end_ms"
+	OptionStoreDown     = "store_down"
+	StoreDownFailOpen   = "fail-open"
+	StoreDownFailClosed = "fail-closed"
 )
 
 // MaxInstances bounds instances.
@@ -60,14 +73,34 @@ const ParamBalancerSeed = "balancer_seed"
 
 // ReplicaParams are the parameters of a replicated limiter beyond its
 // gate's: swept like them, results columns in the runs that give
-// instances.
+// instances. A parameter of one sharing model (replicaParamFor) is
+// filled with its default under that model only.
 func ReplicaParams() []Param {
 	return []Param{
 		{Name: ParamInstances, Admits: AdmitsLarger, Label: "Instances", Unit: "instances", Integer: true, Min: 1, Max: MaxInstances,
 			Doc: "instances of the gate behind a balancer, each with its own state (a gateway's replicas)"},
 		{Name: ParamBalancerSeed, Admits: AdmitsNone, Label: "Balancer seed", Unit: "", Integer: true, Min: 0, Max: math.MaxInt32, Optional: true,
 			Doc: "the seed of the random balancer's PCG (balancer random only)"},
+		{Name: ParamStoreRTT, Admits: AdmitsNone, Label: "Store round trip", Unit: "ms", Min: 0, Max: 60_000, Default: 1,
+			Doc: "sharing central: the round trip from an instance to the shared store and back, added to every decision"},
+		{Name: ParamStoreCapacity, Admits: AdmitsNone, Label: "Store capacity", Unit: "req/s", Units: "requests/s", Min: 0, Max: MaxRateRPS, Optional: true,
+			Doc: "sharing central: decisions per second the store makes, one at a time in arrival order (0: no limit)"},
+		{Name: ParamOutageStart, Admits: AdmitsNone, Label: "Outage start", Unit: "ms", Min: 0, Max: MaxWindowMS, Optional: true,
+			Doc: "sharing central: the store is down from this time (store time) ..."},
+		{Name: ParamOutageEnd, Admits: AdmitsNone, Label: "Outage end", Unit: "ms", Min: 0, Max: MaxWindowMS, Optional: true,
+			Doc: "... to this one (equal to the start: no outage); store_down says what the instances do meanwhile"},
 	}
+}
+
+// replicaParamFor is the sharing model a replica parameter belongs to
+// ("" for every model; the random balancer's seed is filled by the
+// balancer).
+func replicaParamFor(name string) string {
+	switch name {
+	case ParamStoreRTT, ParamStoreCapacity, ParamOutageStart, ParamOutageEnd, OptionStoreDown:
+		return SharingCentral
+	}
+	return ""
 }
 
 // ReplicaOptions are the options of a replicated limiter, the first
@@ -76,8 +109,10 @@ func ReplicaOptions() []Option {
 	return []Option{
 		{Name: OptionBalancer, Label: "Balancer", Choices: []string{BalancerRoundRobin, BalancerRandom, BalancerLeastInflight, BalancerHash},
 			Doc: "which instance takes a request: in turn, at random (seeded by balancer_seed), the one with the fewest admitted requests in flight, or by the client's key on a consistent-hash ring"},
-		{Name: OptionSharing, Label: "Sharing", Choices: []string{SharingLocal, SharingDivided},
-			Doc: "what each instance enforces: local, the whole limit; divided, the limit / instances (a count rounded down)"},
+		{Name: OptionSharing, Label: "Sharing", Choices: []string{SharingLocal, SharingDivided, SharingCentral},
+			Doc: "what each instance enforces: local, the whole limit; divided, the limit / instances (a count rounded down); central, one gate in a shared store every decision asks"},
+		{Name: OptionStoreDown, Label: "Store down", Choices: []string{StoreDownFailOpen, StoreDownFailClosed},
+			Doc: "sharing central: while the store is down, admit every request (fail-open) or refuse it (fail-closed), answered after one round trip"},
 	}
 }
 
@@ -133,9 +168,18 @@ func (s *Spec) normalizeReplicas() {
 	if !s.Replicated() {
 		return
 	}
+	if s.Options[OptionSharing] == "" {
+		s.SetOption(OptionSharing, SharingLocal)
+	}
+	sharing := s.Options[OptionSharing]
 	for _, o := range ReplicaOptions() {
-		if s.Options[o.Name] == "" {
+		if f := replicaParamFor(o.Name); s.Options[o.Name] == "" && (f == "" || f == sharing) {
 			s.SetOption(o.Name, o.Choices[0])
+		}
+	}
+	for _, p := range ReplicaParams() {
+		if f := replicaParamFor(p.Name); f != "" && f == sharing && len(s.Params[p.Name]) == 0 {
+			s.SetValues(p.Name, Values{p.Default})
 		}
 	}
 	if s.Options[OptionBalancer] == BalancerRandom && len(s.Params[ParamBalancerSeed]) == 0 {
@@ -186,6 +230,22 @@ func (s *Spec) validateReplicas(path string, k *Kind) field.List {
 	for _, o := range ReplicaOptions() {
 		if v := s.Options[o.Name]; v != "" && !slices.Contains(o.Choices, v) {
 			errs.Add(field.Join(path, o.Name), "must be %s", choiceList(o.Choices))
+		}
+	}
+	sharing := s.Options[OptionSharing]
+	for _, name := range append(s.replicaParamsUsed(), OptionStoreDown) {
+		if f := replicaParamFor(name); f != "" && sharing != "" && f != sharing && (len(s.Params[name]) > 0 || s.Options[name] != "") {
+			errs.Add(field.Join(path, name), "belongs to sharing %q; sharing is %q", f, sharing)
+		}
+	}
+	if sharing == SharingCentral {
+		starts, ends := s.Params[ParamOutageStart], s.Params[ParamOutageEnd]
+		for _, a := range starts {
+			for _, b := range ends {
+				if b < a {
+					errs.Add(field.Join(path, ParamOutageEnd), "must be at least outage_start_ms (%g < %g)", b, a)
+				}
+			}
 		}
 	}
 	return errs
@@ -248,7 +308,21 @@ func newReplicated(s *Spec, k *Kind, p Params, env Env) (Gate, error) {
 		each, _ = Divide(k, p, n)
 	}
 	r := &InstanceSet{gates: make([]Gate, n), balancer: s.Options[OptionBalancer]}
+	if s.Options[OptionSharing] == SharingCentral {
+		g, err := k.New(s, p, env)
+		if err != nil {
+			return nil, err
+		}
+		r.store = newStore(g, p, s.Options[OptionStoreDown] == StoreDownFailOpen)
+		r.gates = r.gates[:0]
+		for range n {
+			r.gates = append(r.gates, nil) // the store decides
+		}
+	}
 	for i := range r.gates {
+		if r.store != nil {
+			break
+		}
 		g, err := k.New(s, each, env)
 		if err != nil {
 			return nil, err
@@ -264,3 +338,59 @@ func newReplicated(s *Spec, k *Kind, p Params, env Env) (Gate, error) {
 
 func isReplicaParam(key string) bool  { _, ok := replicaParam(key); return ok }
 func isReplicaOption(key string) bool { _, ok := replicaOption(key); return ok }
+
+// Single is the spec of one gate of the configured settings: s without
+// its instances, balancer and sharing (s itself when it has none).
+func (s *Spec) Single() *Spec {
+	if !s.Replicated() {
+		return s
+	}
+	out := *s
+	out.Params, out.Options = map[string]Values{}, map[string]string{}
+	for name, vs := range s.Params {
+		if !isReplicaParam(name) {
+			out.Params[name] = vs
+		}
+	}
+	for name, v := range s.Options {
+		if !isReplicaOption(name) {
+			out.Options[name] = v
+		}
+	}
+	return &out
+}
+
+// replicatedCurve is the arrival curve of a replicated point's releases:
+// N instances' curves under local and divided (each instance's own
+// settings), the one gate's under central (its decisions, shifted by the
+// round trip), and none under central with a fail-open outage (what
+// passes while the store is down obeys no curve).
+func replicatedCurve(s *Spec, k *Kind, p Params, clients int) (calculus.Curve, bool) {
+	n := max(p.Get(ParamInstances), 1)
+	one := k.Curve(p).Times(s.keys(clients))
+	switch s.Options[OptionSharing] {
+	case SharingDivided:
+		each, _ := Divide(k, p, int(n))
+		return k.Curve(each).Times(s.keys(clients) * n), true
+	case SharingCentral:
+		if p.Get(ParamOutageEnd) > p.Get(ParamOutageStart) && s.Options[OptionStoreDown] == StoreDownFailOpen {
+			return calculus.Curve{}, false
+		}
+		return one, true
+	}
+	return one.Times(n), true
+}
+
+// storeDelayBoundMS bounds the time a central limiter holds a request:
+// its gate's bound and the round trip, unbounded when the store has a
+// capacity (its queue has no bound).
+func storeDelayBoundMS(s *Spec, k *Kind, p Params) (float64, bool) {
+	if p.Get(ParamStoreCapacity) > 0 {
+		return 0, false
+	}
+	gate := 0.0
+	if k.DelayBoundMS != nil {
+		gate = k.DelayBoundMS(s, p)
+	}
+	return gate + p.Get(ParamStoreRTT), true
+}

@@ -629,6 +629,9 @@ func ArrivalCurve(s *Spec, p Params, clients int) (c calculus.Curve, ok bool) {
 	if k == nil || k.Curve == nil {
 		return calculus.Curve{}, false
 	}
+	if s.Replicated() {
+		return replicatedCurve(s, k, p, clients)
+	}
 	return k.Curve(p).Times(s.keys(clients)), true
 }
 
@@ -648,6 +651,9 @@ func GateDelayBoundMS(s *Spec, p Params) (float64, bool) {
 	k := s.Kind()
 	if k == nil {
 		return 0, true
+	}
+	if s.Replicated() && s.Options[OptionSharing] == SharingCentral {
+		return storeDelayBoundMS(s, k, p)
 	}
 	if k.DelayBoundMS == nil {
 		return 0, !k.Waits
@@ -689,6 +695,9 @@ func (s *Spec) LagMS(points []Params) float64 {
 		for _, p := range points {
 			lag = math.Max(lag, k.DelayBoundMS(s, p))
 		}
+	}
+	for _, p := range points {
+		lag = math.Max(lag, p.Get(ParamStoreRTT)) // a central store's round trip
 	}
 	return lag
 }

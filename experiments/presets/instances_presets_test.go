@@ -54,3 +54,27 @@ func TestHashSkewPreset(t *testing.T) {
 
 func round1(x float64) float64 { return float64(int64(x*10+0.5)) / 10 }
 func round2(x float64) float64 { return float64(int64(x*100+0.5)) / 100 }
+
+// The numbers redis-outage's description states: what fail-open lets
+// through and fail-closed refuses while the store is down.
+func TestRedisOutagePreset(t *testing.T) {
+	res := runPreset(t, "redis-outage")
+	one := point(t, res, "one-gate").Metrics
+	open, closed := point(t, res, "fail-open").Metrics, point(t, res, "fail-closed").Metrics
+	if one.Admitted != 2008 || open.Admitted != 2515 || closed.Admitted != 1516 {
+		t.Errorf("admitted: one gate %d, fail-open %d, fail-closed %d; the description says 2008, 2515, 1516", one.Admitted, open.Admitted, closed.Admitted)
+	}
+	if s := open.Replicas.Store; s == nil || s.DownAdmitted != 999 || s.DownRefused != 0 {
+		t.Errorf("fail-open while down: %+v, the description says 999 admitted", s)
+	}
+	if s := closed.Replicas.Store; s == nil || s.DownAdmitted != 0 || s.DownRefused != 999 {
+		t.Errorf("fail-closed while down: %+v, the description says 999 refused", s)
+	}
+	if open.RollingMax != 218 || closed.RollingMax != 109 || round2(open.Replicas.OverAdmission) != 1.98 || round2(closed.Replicas.OverAdmission) != 0.99 {
+		t.Errorf("rolling max: fail-open %d (%.2f), fail-closed %d (%.2f); the description says 218 (1.98), 109 (0.99)",
+			open.RollingMax, open.Replicas.OverAdmission, closed.RollingMax, closed.Replicas.OverAdmission)
+	}
+	if open.GateDelay.Max != 2 || closed.GateDelay.Max != 2 {
+		t.Errorf("gate delay max: %d and %d ms, the description says the store's 2", open.GateDelay.Max, closed.GateDelay.Max)
+	}
+}

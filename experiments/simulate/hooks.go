@@ -188,6 +188,11 @@ func (h *gateHooks) file(m *experiments.Metrics) {
 	for i := range m.Instances {
 		m.Instances[i].State = h.routed.r.State(i)
 	}
+	if d, ok := h.routed.r.(limiter.StoreReporter); ok {
+		if admitted, refused, ok := d.StoreDown(); ok {
+			m.Replicas = &experiments.ReplicaMetrics{Store: &experiments.StoreMetrics{DownAdmitted: admitted, DownRefused: refused}}
+		}
+	}
 }
 
 // completions schedules the completions of a point whose gate observes

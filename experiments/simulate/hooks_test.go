@@ -145,6 +145,13 @@ func (w *watchingInstances) Instances() int                    { return w.r.Inst
 func (w *watchingInstances) Route(t float64, client int32) int { return w.r.Route(t, client) }
 func (w *watchingInstances) State(i int) float64               { return w.r.State(i) }
 
+func (w *watchingInstances) StoreDown() (int, int, bool) {
+	if s, ok := w.r.(limiter.StoreReporter); ok {
+		return s.StoreDown()
+	}
+	return 0, 0, false
+}
+
 func (w *watchingInstances) OfferTo(i int, t float64, c int32) (float64, bool) {
 	w.offer(t)
 	release, ok := w.r.OfferTo(i, t, c)

@@ -17,16 +17,22 @@ func measureInstances(cfg *experiments.Config, spec *limiter.Spec, params limite
 	if m.Instances == nil || !spec.Replicated() {
 		return
 	}
-	r := &experiments.ReplicaMetrics{Note: limiter.DivideNote(spec, params)}
-	window := cfg.Metrics.RollingWindowMS
-	var limit float64 // what one gate of the settings lets through in a rolling window
-	if c, ok := limiter.ArrivalCurve(spec, params, clients); ok {
-		r.ConfiguredRPS, limit = c.Rate()*1000, c.At(window)
-	} else if far, ok := limiter.Nominal(spec, params, clients, configuredSpanMS); ok {
-		zero, _ := limiter.Nominal(spec, params, clients, 0)
-		r.ConfiguredRPS = (far - zero) / (configuredSpanMS / 1000)
-		limit, _ = limiter.Nominal(spec, params, clients, window)
+	r := m.Replicas // the store's counts, when filed (gateHooks.file)
+	if r == nil {
+		r = new(experiments.ReplicaMetrics)
 	}
+	r.Note = limiter.DivideNote(spec, params)
+	window := cfg.Metrics.RollingWindowMS
+	one := spec.Single()
+	var limit float64 // what one gate of the settings lets through in a rolling window
+	if c, ok := limiter.ArrivalCurve(one, params, clients); ok {
+		r.ConfiguredRPS, limit = c.Rate()*1000, c.At(window)
+	} else if far, ok := limiter.Nominal(one, params, clients, configuredSpanMS); ok {
+		zero, _ := limiter.Nominal(one, params, clients, 0)
+		r.ConfiguredRPS = (far - zero) / (configuredSpanMS / 1000)
+		limit, _ = limiter.Nominal(one, params, clients, window)
+	}
+
 	if r.ConfiguredRPS > 0 {
 		r.EffectiveRatio = m.AdmittedRPS / r.ConfiguredRPS
 	}
