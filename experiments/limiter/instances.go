@@ -206,6 +206,13 @@ func (s *Spec) validateReplicas(path string, k *Kind) field.List {
 	}
 	if k.Shaper || k.Waits || k.ReadsServer {
 		errs.Add(field.Join(path, ParamInstances), "%s cannot run as instances: instances take a gate that releases at the arrival (a policer) and does not read the server", k.Type)
+	} else if k.DelayBoundMS != nil && len(errs) == 0 {
+		for _, p := range s.Points() {
+			if d := k.DelayBoundMS(s, withDefaults(k, p)); d > 0 {
+				errs.Add(field.Join(path, ParamInstances), "%s holds requests up to %g ms at %s: instances take a gate that releases at the arrival (give it no wait)", k.Type, d, FormatParams(s.Type, p))
+				break
+			}
+		}
 	}
 	for _, p := range ReplicaParams() {
 		vs := s.Params[p.Name]
@@ -393,4 +400,22 @@ func storeDelayBoundMS(s *Spec, k *Kind, p Params) (float64, bool) {
 		gate = k.DelayBoundMS(s, p)
 	}
 	return gate + p.Get(ParamStoreRTT), true
+}
+
+// WithReplicasOf gives s the instances, balancer and sharing of from (and
+// their parameters), replacing its own: a rerun of a replicated point's
+// deployed setting runs as the point's instances do.
+func (s *Spec) WithReplicasOf(from *Spec) {
+	for _, p := range ReplicaParams() {
+		delete(s.Params, p.Name)
+		if vs := from.Params[p.Name]; len(vs) > 0 {
+			s.SetValues(p.Name, slices.Clone(vs))
+		}
+	}
+	for _, o := range ReplicaOptions() {
+		delete(s.Options, o.Name)
+		if v := from.Options[o.Name]; v != "" {
+			s.SetOption(o.Name, v)
+		}
+	}
 }
