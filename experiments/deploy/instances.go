@@ -58,7 +58,6 @@ func replicaNotes(spec *limiter.Spec, p limiter.Params) []string {
 	return out
 }
 
-
 // onePoint is spec with its replica parameters at the point's values (a
 // rerun runs the point's instances, not the spec's whole sweep of them).
 func onePoint(spec *limiter.Spec, p limiter.Params) *limiter.Spec {
