@@ -257,23 +257,54 @@ func (q *eventHeap) pop() pending {
 	top := s[0]
 	last := len(s) - 1
 	x := s[last]
-	s = s[:last]
-	q.h = s
-	if n := len(s); n > 0 {
-		i := 0
-		for {
-			c := 2*i + 1
-			if c+1 < n {
-				c += s[c+1].less(s[c])
-			} else if c >= n {
-				break
-			}
-			s[i] = s[c]
-			i = c
-		}
-		q.up(i, x)
+	q.h = s[:last]
+	if last > 0 {
+		q.sift(x)
 	}
 	return top
+}
+
+// replaceTop replaces the earliest pending event by one that is not
+// numbered (pickKey) at t: a pop and a push in one pass, which stops as
+// soon as the new event is in place (the next pick is often the earliest
+// event still).
+func (q *eventHeap) replaceTop(t float64, key uint64) {
+	x := pending{key: key, tb: math.Float64bits(t)}
+	s := q.h
+	n := len(s)
+	i := 0
+	for {
+		c := 2*i + 1
+		if c+1 < n {
+			c += s[c+1].less(s[c])
+		} else if c >= n {
+			break
+		}
+		if x.less(s[c]) == 1 {
+			break
+		}
+		s[i] = s[c]
+		i = c
+	}
+	s[i] = x
+}
+
+// sift puts x in the hole at the top (the heap is not empty).
+func (q *eventHeap) sift(x pending) {
+	s := q.h
+	n := len(s)
+	i := 0
+	for {
+		c := 2*i + 1
+		if c+1 < n {
+			c += s[c+1].less(s[c])
+		} else if c >= n {
+			break
+		}
+		s[i] = s[c]
+		i = c
+	}
+	q.up(i, x)
 }
 
 // popAttempt removes the earliest pending event, an attempt, into *a.
@@ -460,14 +491,27 @@ func (l *pointLoop) run(ctx context.Context, batch bool) error {
 		if !list {
 			switch {
 			case kind == eventPick:
-				// The queue's pick, if it still stands.
-				h.pop()
+				// The queue's pick, if it still stands; its event becomes
+				// the next pick's.
 				if t != l.pickMS {
+					h.pop()
 					l.stalePicks--
 					continue
 				}
-				l.pickMS = math.Inf(1) // taken: the next is scheduled
 				l.q.Pick()
+				if top := h.top(); top.key != pickKey || top.tb != math.Float64bits(t) {
+					// The pick scheduled an event before its own event
+					// (a request shed at its pick: its completion then,
+					// or its retry): its own stays, stale.
+					l.stalePicks++
+					l.pickMS = math.Inf(1)
+				} else if p := l.q.NextPickMS(); !math.IsInf(p, 1) {
+					h.replaceTop(p, pickKey)
+					l.pickMS = p
+				} else {
+					h.pop()
+					l.pickMS = p
+				}
 				continue
 			case kind == eventCut:
 				// The window ends: what still waits is shed at its end,
