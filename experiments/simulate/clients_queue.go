@@ -133,9 +133,10 @@ type queueClients struct {
 
 // entering is the attempt offered to a queue that decides at entry
 // (server.NewQueueDecidingAtEntry): its fate comes back from the offer
-// (Served, Shed), before it returns.
+// (Served, Shed), before it returns. A copy: a pointer to the loop's
+// attempt kept here would move that attempt to the heap, once per event.
 type entering struct {
-	a                  *attempt
+	a                  attempt
 	instance           int32
 	release, abandonAt float64
 }
@@ -209,7 +210,7 @@ func (x *queueClients) Served(id int32, release, start, finish float64) {
 		e := &x.entering
 		x.qr.finishAt(e.a.t, finish)
 		x.m.Served++
-		x.served(e.a, e.instance, release, start, finish, e.abandonAt, false)
+		x.served(&e.a, e.instance, release, start, finish, e.abandonAt, false)
 		return
 	}
 	rec := &x.bufs.recs[id]
@@ -229,7 +230,7 @@ func (x *queueClients) Shed(id int32, at float64, _ server.Why) {
 		e := &x.entering
 		x.m.Shed++
 		x.qr.bufs.shedWait.Record(float64(metrics.ClampMS(at - e.a.t)))
-		x.failed(e.a, e.instance, e.release, at, e.abandonAt)
+		x.failed(&e.a, e.instance, e.release, at, e.abandonAt)
 		return
 	}
 	rec := &x.bufs.recs[id]
@@ -354,8 +355,7 @@ func (x *queueClients) admit(at *attempt, release, abandonAt float64, rel *relea
 		r.droppedUnstarted(at, inst, release, abandonAt, x.done, x.fate)
 		return
 	}
-	x.entering = entering{a: at, instance: inst, release: release, abandonAt: abandonAt}
+	x.entering = entering{a: *at, instance: inst, release: release, abandonAt: abandonAt}
 	x.q.OfferFor(0, at.class, at.t, release, at.svc)
-	x.entering.a = nil
 	rel.add(x.s, x.in, release, x.q.InSystem(release))
 }
