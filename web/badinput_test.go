@@ -86,6 +86,14 @@ func TestBadInputs(t *testing.T) {
 		{name: "lone surrogate", body: editDoc(`"seed":1`, `"seed":1,"name":"\udead"`), status: 400, field: "name", msg: "lone surrogate"},
 		{name: "key not UTF-8", body: editDoc(`"burst":[1,5]`, "\"burst\":[1,5],\"\xff\":1"), status: 400, field: "limiters[0]", msg: "has a key that is not valid UTF-8"},
 		{name: "control character", body: editDoc(`"seed":1`, "\"seed\":1,\"name\":\"a\x01\""), status: 400, field: "name", msg: "control character"},
+		// Names are one line of printable text (issue 25, item 2): escaped
+		// line breaks, NUL and U+2028 are valid JSON, refused by the engine.
+		{name: "run name with a line break", body: editDoc(`"seed":1`, `"seed":1,"name":"a\nserver { listen 80; }"`), status: 422, field: "name", msg: "must be one line of printable text: it has U+000A at byte 1"},
+		{name: "run name with a NUL", body: editDoc(`"seed":1`, `"seed":1,"name":"a\u0000b"`), status: 422, field: "name", msg: "U+0000"},
+		{name: "limiter name with a line break", body: editDoc(`"burst":[1,5]`, `"burst":[1,5],"name":"tb\r\nlimit_req_zone x"`), status: 422, field: "limiters[0].name", msg: "must be one line of printable text: it has U+000D"},
+		{name: "limiter name with U+2028", body: editDoc(`"burst":[1,5]`, `"burst":[1,5],"name":"tb\u2028x"`), status: 422, field: "limiters[0].name", msg: "U+2028"},
+		{name: "chain name with a tab", body: editDoc(`{"type":"token-bucket","rate_rps":10,"burst":[1,5]}`, `{"type":"chain","name":"c\td","stages":[{"type":"token-bucket","rate_rps":10,"burst":1}]}`), status: 422, field: "limiters[0].name", msg: "U+0009"},
+		{name: "form name with a line break", path: "/runs", ctype: formType, body: formBody(func(v url.Values) { v.Set("name", "a\nb") }), status: 422, field: "name", msg: "must be one line of printable text"},
 		// Content types.
 		{name: "text/plain", ctype: "text/plain", body: goodDoc, status: 415, msg: "send the config document as application/json"},
 		{name: "no Content-Type", ctype: "-", body: goodDoc, status: 415, msg: "has no Content-Type"},
