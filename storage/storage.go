@@ -72,6 +72,8 @@ const InterruptedError = "the server stopped before this sweep finished; re-run 
 var (
 	// ErrNotFound: no run (or file) by that id (or name).
 	ErrNotFound = errors.New("not found")
+	// ErrNotDatabase: the file is not an SQLite database.
+	ErrNotDatabase = errors.New("not an SQLite database")
 	// ErrFinished: the run has already ended (done, failed, cancelled or
 	// interrupted) and cannot change status again.
 	ErrFinished = errors.New("run already finished")
@@ -388,6 +390,13 @@ func Backup(ctx context.Context, path, dest string) (runs int, err error) {
 		return 0, fmt.Errorf("open %s: %w", path, err)
 	}
 	defer db.Close()
+	var n int
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(&n); err != nil {
+		if strings.Contains(err.Error(), "not a database") {
+			return 0, fmt.Errorf("%s: %w", path, ErrNotDatabase)
+		}
+		return 0, fmt.Errorf("open %s: %w", path, err)
+	}
 	if err := (&Store{db: db}).Backup(ctx, dest); err != nil {
 		return 0, err
 	}

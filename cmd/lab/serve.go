@@ -26,6 +26,10 @@ const (
 	shutdownGrace     = 20 * time.Second
 )
 
+// maxPageCacheMB bounds --page-cache-mb (64 GiB): a typo must not
+// overflow the byte count or promise memory the lab never has.
+const maxPageCacheMB = 64 << 10
+
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("lab serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -52,8 +56,11 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *workers < 1 || *queue < 1 || *heavy < 1 {
 		return usagef("--workers, --queue and --heavy must be at least 1")
 	}
-	if *pageCacheMB < 0 {
-		return usagef("--page-cache-mb must not be negative")
+	if *engineWorkers < 0 || *engineWorkers > maxWorkers {
+		return usagef("--engine-workers %d: give 0 (every core) or a number of points from 1 to %d", *engineWorkers, maxWorkers)
+	}
+	if *pageCacheMB < 0 || *pageCacheMB > maxPageCacheMB {
+		return usagef("--page-cache-mb %d: give 0 (no cache) to %d MiB", *pageCacheMB, maxPageCacheMB)
 	}
 	pageCache := *pageCacheMB << 20
 	if pageCache == 0 {

@@ -177,8 +177,8 @@ func TestRunTraceSort(t *testing.T) {
 			break
 		}
 	}
-	want1 := fmt.Sprintf(`trace file "shuffled.csv": line %d: t_ms`, first)
-	if code == 0 || !strings.Contains(stderr.String(), want1) || !strings.Contains(stderr.String(), "--sort") {
+	want1 := fmt.Sprintf(`shuffled.csv: line %d: t_ms`, first)
+	if code != 2 || !strings.Contains(stderr.String(), want1) || !strings.Contains(stderr.String(), "--sort") {
 		t.Errorf("unsorted trace: exit %d, %q; want %q", code, stderr.String(), want1)
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
@@ -241,7 +241,7 @@ func TestSortTraceExternal(t *testing.T) {
 	}
 }
 
-// Bad input: an error naming the file and the line, exit status not 0,
+// Bad input: an error naming the file given and the line, exit status 2,
 // nothing in the output directory.
 func TestRunTraceBadInput(t *testing.T) {
 	dir := t.TempDir()
@@ -252,11 +252,11 @@ func TestRunTraceBadInput(t *testing.T) {
 		data       []byte
 		want       string
 	}{
-		{"non-numeric", "a.csv", []byte("t_ms,client\n1,a\nabc,b\n"), `trace file "a.csv": line 3: t_ms "abc" is not a number`},
-		{"negative", "b.csv", []byte("1,a\n-5,b\n"), `trace file "b.csv": line 2: t_ms -5 is negative`},
-		{"long line", "c.csv", []byte("1,a\n2," + strings.Repeat("y", 1<<20) + "\n"), `trace file "c.csv": line 2: longer than 1048576 bytes (1 MB)`},
-		{"truncated gzip", "d.csv.gz", whole[:len(whole)*2/3], `trace file "d.csv.gz": line `},
-		{"not gzip after all", "e.csv.gz", append([]byte{0x1f, 0x8b}, "garbage"...), `trace file "e.csv.gz": gzip:`},
+		{"non-numeric", "a.csv", []byte("t_ms,client\n1,a\nabc,b\n"), `a.csv: line 3: t_ms "abc" is not a number`},
+		{"negative", "b.csv", []byte("1,a\n-5,b\n"), "b.csv: line 2: t_ms -5 is negative"},
+		{"long line", "c.csv", []byte("1,a\n2," + strings.Repeat("y", 1<<20) + "\n"), "c.csv: line 2: longer than 1048576 bytes (1 MB)"},
+		{"truncated gzip", "d.csv.gz", whole[:len(whole)*2/3], "d.csv.gz: line "},
+		{"not gzip after all", "e.csv.gz", append([]byte{0x1f, 0x8b}, "garbage"...), "e.csv.gz: gzip:"},
 		{"missing", "", nil, "trace " + filepath.Join(dir, "missing.csv") + ": "},
 	}
 	cfg := writeTemp(t, dir, "sweep.json", fmt.Appendf(nil, traceSweep, `{"type":"constant","rate_rps":1}`))
@@ -274,8 +274,8 @@ func TestRunTraceBadInput(t *testing.T) {
 				}
 				var stdout, stderr bytes.Buffer
 				code := run(context.Background(), args, &stdout, &stderr)
-				if code == 0 || !strings.Contains(stderr.String(), c.want) {
-					t.Errorf("sort %v: exit %d, %q; want %q", sort, code, stderr.String(), c.want)
+				if code != 2 || !strings.Contains(stderr.String(), c.want) {
+					t.Errorf("sort %v: exit %d, %q; want 2 and %q", sort, code, stderr.String(), c.want)
 				}
 				if c.name == "truncated gzip" && !strings.Contains(stderr.String(), "the gzip stream is truncated") {
 					t.Errorf("sort %v: %q does not say the gzip stream is truncated", sort, stderr.String())
