@@ -67,8 +67,9 @@ type Server struct {
 type Options struct {
 	// Logger receives one line per request (default slog.Default()).
 	Logger *slog.Logger
-	// Done, when closed, ends open event streams so a graceful shutdown
-	// does not wait for them.
+	// Done, when closed, tells open event streams that the lab stops:
+	// each sends its run's last event (runner.Shutdown publishes it) and
+	// ends, waiting at most ShutdownEventWait for it.
 	Done <-chan struct{}
 	// HeavyLimit is how many heavy requests (sweep submissions, downloads,
 	// renders of a done run's page) are served at once (default

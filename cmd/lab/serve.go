@@ -92,9 +92,12 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("mark interrupted runs: %w", err)
 	}
 	if n > 0 {
-		log.Warn("runs left unfinished by the last server are now interrupted", "runs", n)
+		log.Warn("runs left running by the last server are now interrupted", "runs", n)
 	}
 	rn := runner.New(st, ropt)
+	if _, err := rn.Requeue(ctx); err != nil {
+		return err
+	}
 	rn.Start()
 
 	ln, err := net.Listen("tcp", *addr)
@@ -128,14 +131,22 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	log.Info("shutting down: finishing requests, then the running sweep")
+	log.Info("shutting down: finishing requests and the running sweep; queued runs stay queued")
+	// The runner stops beside the server, so that event streams, which
+	// the server waits for, get their run's last event: queued at once, a
+	// running sweep's end within the grace period.
 	close(done)
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	stopped := make(chan struct{})
+	go func() {
+		shutdownRunner(rn, log)
+		close(stopped)
+	}()
+	sctx, cancel := context.WithTimeout(context.Background(), web.ShutdownEventWait+time.Second)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Error("http shutdown", "err", err)
 	}
-	shutdownRunner(rn, log)
+	<-stopped
 	return nil
 }
 
