@@ -103,6 +103,8 @@ func TestBadInputs(t *testing.T) {
 		{name: "page point abc", method: http.MethodGet, path: "/runs/{run}?point=abc", status: 400, msg: "?point=abc is not a point"},
 		{name: "page point past the run", method: http.MethodGet, path: "/runs/{run}?point=99999", status: 400, msg: "?point=99999: this run has points 0 to 1"},
 		{name: "page format junk", method: http.MethodGet, path: "/runs/{run}?format=junk", status: 400, msg: "?format=junk is not a deploy format: one of nginx, envoy"},
+		{name: "Idempotency-Key too long", body: goodDoc, header: map[string]string{IdempotencyHeader: strings.Repeat("k", 256)}, status: 400, field: IdempotencyHeader, msg: "1 to 255 characters"},
+		{name: "Idempotency-Key not ASCII", body: goodDoc, header: map[string]string{IdempotencyHeader: "clé"}, status: 400, field: IdempotencyHeader, msg: "must be printable ASCII"},
 		// Content types.
 		{name: "text/plain", ctype: "text/plain", body: goodDoc, status: 415, msg: "send the config document as application/json"},
 		{name: "no Content-Type", ctype: "-", body: goodDoc, status: 415, msg: "has no Content-Type"},

@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -61,6 +62,8 @@ type Server struct {
 	hosts *hostPolicy
 	// bodies is the budget of large request bodies read at once.
 	bodies *bodyGate
+	// idem remembers the runs Idempotency-Keys queued (idempotency.go).
+	idem *idempotency
 }
 
 // Options configure a Server.
@@ -93,7 +96,7 @@ type Options struct {
 
 // New returns the lab's handler over a store and a started runner.
 func New(st *storage.Store, rn *runner.Runner, opt Options) *Server {
-	s := &Server{store: st, runner: rn, log: opt.Logger, done: opt.Done, bodies: newBodyGate(BodyBudget)}
+	s := &Server{store: st, runner: rn, log: opt.Logger, done: opt.Done, bodies: newBodyGate(BodyBudget), idem: newIdempotency()}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -191,4 +194,15 @@ func submitStatus(w http.ResponseWriter, err error) int {
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
+}
+
+// clientID names the client a request comes from, for what the lab keeps
+// per client (Idempotency-Keys, submission limits, event streams): its
+// IP address.
+func clientID(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }
