@@ -98,13 +98,14 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *sortTrace && *tracePath == "" {
 		return usagef("--sort sorts the --trace FILE: give one")
 	}
+
 	var traces workload.TraceOpener
 	if *tracePath != "" {
 		if cfg, err = traceWorkload(cfg, *tracePath); err != nil {
 			return usageError{err}
 		}
 		var cleanup func()
-		traces, cleanup = traceFileOpener(*tracePath, *sortTrace, os.TempDir())
+		traces, cleanup = traceFileOpener(ctx, *tracePath, *sortTrace, os.TempDir())
 		defer cleanup()
 	}
 

@@ -8,10 +8,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -215,7 +217,7 @@ func TestSortTraceExternal(t *testing.T) {
 	}
 	tmp := t.TempDir()
 	for _, c := range []struct{ chunk, fanIn int }{{1 << 30, 128}, {2000, 3}, {500, 2}} {
-		rc, err := sortTrace(strings.NewReader(b.String()), tmp, c.chunk, c.fanIn)
+		rc, err := sortTrace(context.Background(), strings.NewReader(b.String()), tmp, c.chunk, c.fanIn)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -233,7 +235,7 @@ func TestSortTraceExternal(t *testing.T) {
 			t.Errorf("chunk %d: %d temp entries left", c.chunk, len(left))
 		}
 	}
-	if _, err := sortTrace(strings.NewReader("1,a\n2,b\nx,c\n"), tmp, 10, 2); err == nil || err.Error() != `line 3: t_ms "x" is not a number` {
+	if _, err := sortTrace(context.Background(), strings.NewReader("1,a\n2,b\nx,c\n"), tmp, 10, 2); err == nil || err.Error() != `line 3: t_ms "x" is not a number` {
 		t.Errorf("bad line while sorting: %v", err)
 	}
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
@@ -324,6 +326,56 @@ func TestDirTraceOpener(t *testing.T) {
 		if rc, err := open(name); err == nil {
 			rc.Close()
 			t.Errorf("opened %q", name)
+		}
+	}
+}
+
+// TestSortCancelled: a sort checks for cancellation while it reads and
+// merges (Ctrl-C and SIGTERM cancel lab run's context) and removes its
+// files; a lab at start removes the sort folders of labs no longer
+// running, and only those.
+func TestSortCancelled(t *testing.T) {
+	tmp := t.TempDir()
+	var b strings.Builder
+	for i := range 3 * sortCheckRows {
+		fmt.Fprintf(&b, "%d,c%d\n", (i*7919)%100000, i%13)
+	}
+	for _, chunk := range []int{1 << 30, 64 << 10} { // while reading; while merging
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if _, err := sortTrace(ctx, strings.NewReader(b.String()), tmp, chunk, 2); !errors.Is(err, context.Canceled) {
+			t.Errorf("chunk %d: a cancelled sort: %v, want context.Canceled", chunk, err)
+		}
+		if left, _ := os.ReadDir(tmp); len(left) != 0 {
+			t.Errorf("chunk %d: a cancelled sort left %d entries", chunk, len(left))
+		}
+	}
+
+	// Stale folders: a dead pid's go, a live one's and other names stay.
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Skip("no true command:", err)
+	}
+	mk := func(name string) string {
+		p := filepath.Join(tmp, name)
+		if err := os.MkdirAll(filepath.Join(p, "x"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(p, "x", "chunk-0.csv"), []byte("1,a\n"), 0o644)
+		return p
+	}
+	stale := mk(fmt.Sprintf("lab-sort-%d-123", dead.Process.Pid))
+	mine := mk(fmt.Sprintf("lab-sort-%d-456", os.Getpid()))
+	live := mk(fmt.Sprintf("lab-sort-%d-789", os.Getppid()))
+	recentOld := mk("lab-sort-99887766")
+	other := mk("lab-sorted-notes")
+	removed := cleanStaleSorts(tmp)
+	if len(removed) != 1 || removed[0] != filepath.Base(stale) {
+		t.Errorf("removed %v, want only %s", removed, filepath.Base(stale))
+	}
+	for _, p := range []string{mine, live, recentOld, other} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s was removed", filepath.Base(p))
 		}
 	}
 }
