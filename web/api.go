@@ -264,6 +264,9 @@ func (s *Server) apiCreateRun(w http.ResponseWriter, r *http.Request) {
 	defer release()
 	body := http.MaxBytesReader(w, r.Body, MaxAPIBytes)
 	cfg, err := document.ReadConfig(body, document.Limits{MaxBytes: MaxAPIBytes, MaxString: form.MaxTraceBytes})
+	if s.refusedBody(w, r, err) {
+		return
+	}
 	if err != nil {
 		status, detail, errs := documentStatus(err)
 		problem(w, r, status, detail, errs)

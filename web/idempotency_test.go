@@ -99,3 +99,64 @@ func TestSlowBodyKeepsItsAnswer(t *testing.T) {
 		t.Errorf("%d %s", resp.StatusCode, body)
 	}
 }
+
+// TestSlowSendersLoseTheirShare: three posts declaring 32 MB and sending
+// 100 B/s once held the whole 64 MB budget until the read timeout, and a
+// normal 2 MB submission got 503 after 20 s. The budget now holds the
+// bytes received, and a body slower than MinBodyRate past the grace gets
+// 408: the 2 MB post is accepted at once, the slow ones cut.
+func TestSlowSendersLoseTheirShare(t *testing.T) {
+	t.Parallel()
+	l := newLab(t, false, 16)
+	l.srv.bodyGrace = 500 * time.Millisecond
+	ts := httptest.NewServer(l.srv)
+	defer ts.Close()
+	slow := make(chan int, 3)
+	for range 3 {
+		go func() {
+			pr, pw := io.Pipe()
+			go func() {
+				defer pw.Close()
+				pw.Write([]byte(`{"version":1,"name":"`))
+				for range 100 {
+					if _, err := pw.Write([]byte(strings.Repeat("s", 10))); err != nil {
+						return
+					}
+					time.Sleep(100 * time.Millisecond) // 100 B/s
+				}
+			}()
+			req, _ := http.NewRequest(http.MethodPost, ts.URL+"/api/runs", pr)
+			req.Header.Set("Content-Type", "application/json")
+			req.ContentLength = 32 << 20
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				slow <- 0 // the server closed the connection on it
+				return
+			}
+			resp.Body.Close()
+			slow <- resp.StatusCode
+		}()
+	}
+	time.Sleep(200 * time.Millisecond) // the slow ones have started
+	start := time.Now()
+	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/api/runs", strings.NewReader(goodDoc+strings.Repeat(" ", 2<<20)))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted || time.Since(start) > 3*time.Second {
+		t.Errorf("a 2 MB post beside slow senders: %d after %v, want 202 at once", resp.StatusCode, time.Since(start))
+	}
+	for range 3 {
+		select {
+		case code := <-slow:
+			if code != http.StatusRequestTimeout && code != 0 {
+				t.Errorf("a slow sender got %d, want 408", code)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("a slow sender still holds its connection")
+		}
+	}
+}

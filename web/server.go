@@ -62,6 +62,9 @@ type Server struct {
 	hosts *hostPolicy
 	// bodies is the budget of large request bodies read at once.
 	bodies *bodyGate
+	// bodyGrace is how long a body may take before MinBodyRate applies
+	// (bodyGrace; a test shortens it).
+	bodyGrace time.Duration
 	// idem remembers the runs Idempotency-Keys queued (idempotency.go).
 	idem *idempotency
 }
@@ -96,7 +99,7 @@ type Options struct {
 
 // New returns the lab's handler over a store and a started runner.
 func New(st *storage.Store, rn *runner.Runner, opt Options) *Server {
-	s := &Server{store: st, runner: rn, log: opt.Logger, done: opt.Done, bodies: newBodyGate(BodyBudget), idem: newIdempotency()}
+	s := &Server{store: st, runner: rn, log: opt.Logger, done: opt.Done, bodies: newBodyGate(BodyBudget), idem: newIdempotency(), bodyGrace: bodyGrace}
 	if s.log == nil {
 		s.log = slog.Default()
 	}

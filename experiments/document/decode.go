@@ -109,7 +109,7 @@ func ReadConfig(r io.Reader, lim Limits) (*experiments.Config, error) {
 	if errs := strict(skeleton, &shell, ""); errs != nil {
 		return nil, errs
 	}
-	var errs field.List
+	var errs, zeros field.List
 	if shell.Version != experiments.Version {
 		errs.Add("version", "must be %d (this engine reads version %d documents)", experiments.Version, experiments.Version)
 		return nil, errs
@@ -145,7 +145,7 @@ func ReadConfig(r io.Reader, lim Limits) (*experiments.Config, error) {
 		raw, ls, e := lists.Split(shell.Server, "server", server.Sweepable)
 		errs = append(errs, e...)
 		errs = append(errs, strict(raw, &cfg.Server, "server")...)
-		errs = append(errs, givenZero(raw, "server")...)
+		zeros = givenZero(raw, "server")
 		cfg.Server.Lists = ls
 	}
 	if len(shell.Metrics) > 0 {
@@ -183,8 +183,10 @@ func ReadConfig(r io.Reader, lim Limits) (*experiments.Config, error) {
 		return nil, errorsKept(errs)
 	}
 	cfg.Normalize()
-	if err := cfg.Validate(); err != nil {
-		return nil, errorsKept(field.Errors(err))
+	// A server field given as 0 is refused beside the validation's errors
+	// (Normalize has put the default in its place).
+	if err := cfg.Validate(); err != nil || len(zeros) > 0 {
+		return nil, errorsKept(append(zeros, field.Errors(err)...))
 	}
 	return cfg, nil
 }
