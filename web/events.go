@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/ratelab/ratelab/runner"
@@ -30,6 +31,14 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 	if run == nil {
 		return
 	}
+	client := clientID(r)
+	if !s.streams.enter(client) {
+		w.Header().Set("Retry-After", strconv.Itoa(RetryAfterSeconds))
+		s.fail(w, r, http.StatusTooManyRequests, "Too many event streams",
+			fmt.Sprintf("the lab keeps at most %d event streams open for one client and %d in all: close a run page, or try again in %d seconds", s.streams.perClient, s.streams.all, RetryAfterSeconds))
+		return
+	}
+	defer s.streams.leave(client)
 	rc := http.NewResponseController(w)
 	// Event streams outlive the server's write timeout.
 	if err := rc.SetWriteDeadline(time.Time{}); err != nil && err != http.ErrNotSupported {

@@ -65,6 +65,13 @@ type Server struct {
 	// bodyGrace is how long a body may take before MinBodyRate applies
 	// (bodyGrace; a test shortens it).
 	bodyGrace time.Duration
+	// token is the access token ("" : none, every request served);
+	// session the sign-in cookie's value (access.go).
+	token, session string
+	// submits limits submissions per client, signins sign-in attempts
+	// (nil: no limit); streams caps the event streams open.
+	submits, signins *clientLimits
+	streams          *streamCaps
 	// idem remembers the runs Idempotency-Keys queued (idempotency.go).
 	idem *idempotency
 }
@@ -95,6 +102,19 @@ type Options struct {
 	Listen string
 	// AllowedHosts are more names to serve, as ParseHosts reads them.
 	AllowedHosts []string
+	// Token, when not "", is the access token every request but the
+	// sign-in page and the static assets must carry: "Authorization:
+	// Bearer TOKEN", or the session cookie /signin gives (access.go).
+	Token string
+	// SubmitsPerMinute limits each client's submissions (sweeps posted to
+	// the API, the form, the editor, a re-run or an export's rerun) with
+	// bursts of SubmitBurst (default DefaultSubmitBurst); 0: no limit.
+	SubmitsPerMinute float64
+	SubmitBurst      int
+	// StreamsPerClient and StreamsTotal cap the event streams open at once
+	// per client and in all (defaults DefaultStreamsPerClient and
+	// DefaultStreamsTotal).
+	StreamsPerClient, StreamsTotal int
 }
 
 // New returns the lab's handler over a store and a started runner.
@@ -112,6 +132,22 @@ func New(st *storage.Store, rn *runner.Runner, opt Options) *Server {
 	if opt.PageCacheBytes == 0 {
 		opt.PageCacheBytes = DefaultPageCacheBytes
 	}
+	if opt.SubmitBurst <= 0 {
+		opt.SubmitBurst = DefaultSubmitBurst
+	}
+	if opt.StreamsPerClient <= 0 {
+		opt.StreamsPerClient = DefaultStreamsPerClient
+	}
+	if opt.StreamsTotal <= 0 {
+		opt.StreamsTotal = DefaultStreamsTotal
+	}
+	s.token = opt.Token
+	if s.token != "" {
+		s.session = sessionValue(s.token)
+		s.signins = newClientLimits(signinPerMinute, signinBurst)
+	}
+	s.submits = newClientLimits(opt.SubmitsPerMinute, opt.SubmitBurst)
+	s.streams = newStreamCaps(opt.StreamsPerClient, opt.StreamsTotal)
 	s.heavy = newGate(opt.HeavyLimit, opt.HeavyWait)
 	s.downloads = newGate(opt.HeavyLimit, opt.HeavyWait)
 	s.pages = newPageCache(opt.PageCacheBytes)

@@ -57,6 +57,11 @@ func TestBadCommandLines(t *testing.T) {
 		{"manifest with an edited output sha256", []string{"run", "-q", "--config", editedSHA, "--trace", sorted, "--out", filepath.Join(dir, "o1")}, "results.csv: sha256 " + results + ", the manifest recorded 0000", ""},
 		{"re-run with another unsorted trace", []string{"run", "-q", "--config", manifest, "--trace", unsorted, "--out", filepath.Join(dir, "o2")}, "--trace " + unsorted + ": line 4: t_ms 5 is before", `"sorted.csv"`},
 		{"backup of a file that is no database", []string{"backup", "--db", notDB, filepath.Join(dir, "b.db")}, "--db " + notDB + ": not an SQLite database", ".partial"},
+		{"serve beyond loopback without a token", []string{"serve", "--addr", "0.0.0.0:0", "--db", filepath.Join(dir, "x.db")}, "is not a loopback address: others can reach the lab there, so give it an access token", ""},
+		{"serve with a short token", []string{"serve", "--addr", "0.0.0.0:0", "--token", "short", "--db", filepath.Join(dir, "x.db")}, "the access token has 5 characters: give at least 16", ""},
+		{"serve with --token and --token-file", []string{"serve", "--token", "0123456789abcdef0", "--token-file", small, "--db", filepath.Join(dir, "x.db")}, "give --token or --token-file, not both", ""},
+		{"serve with an empty token file", []string{"serve", "--token-file", file("empty-token", "\n"), "--db", filepath.Join(dir, "x.db")}, "its first line is empty", ""},
+		{"serve --submits-per-minute -5", []string{"serve", "--submits-per-minute", "-5", "--db", filepath.Join(dir, "x.db")}, "--submits-per-minute -5", ""},
 		{"trace content", []string{"run", "-q", "--config", small, "--trace", badTrace, "--out", filepath.Join(dir, "o3")}, `line 3: t_ms "xx" is not a number`, ""},
 		{"unsorted trace", []string{"run", "-q", "--config", small, "--trace", unsorted, "--out", filepath.Join(dir, "o4")}, "the trace must be sorted by time (lab run --sort sorts it)", ""},
 	}
