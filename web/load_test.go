@@ -239,10 +239,14 @@ func TestFinishedPageCache(t *testing.T) {
 		t.Errorf("HEAD: %d, ETag %q", w.Code, w.Header().Get("ETag"))
 	}
 
-	// ?point=N: its own page; out-of-range and junk share the default's.
-	for _, q := range []string{"?point=999", "?point=-2", "?point=x", "?point="} {
-		if w := l.get("/runs/" + id + q); w.Header().Get("ETag") != etag {
-			t.Errorf("%s: ETag %q, want the default page's", q, w.Header().Get("ETag"))
+	// ?point=N: its own page; an empty one is the default's; out-of-range
+	// and junk are 400 (TestBadInputs).
+	if w := l.get("/runs/" + id + "?point="); w.Header().Get("ETag") != etag {
+		t.Errorf("?point=: ETag %q, want the default page's", w.Header().Get("ETag"))
+	}
+	for _, q := range []string{"?point=999", "?point=-2", "?point=x"} {
+		if w := l.get("/runs/" + id + q); w.Code != http.StatusBadRequest {
+			t.Errorf("%s: %d, want 400", q, w.Code)
 		}
 	}
 	before := renders()

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -19,6 +20,10 @@ import (
 	"github.com/ratelab/ratelab/experiments/workload"
 	"github.com/ratelab/ratelab/web/format"
 )
+
+// maxWorkers bounds --workers and --engine-workers: more goroutines than
+// points gain nothing, and a typo of a billion would only cost memory.
+const maxWorkers = 4096
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("lab run", flag.ContinueOnError)
@@ -48,6 +53,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	if *workers < 0 || *workers > maxWorkers {
+		return usagef("--workers %d: give 0 (every core) or a number of points from 1 to %d", *workers, maxWorkers)
 	}
 	if (*preset == "") == (*configPath == "") {
 		return usagef("give exactly one of --preset or --config")
@@ -90,13 +98,14 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *sortTrace && *tracePath == "" {
 		return usagef("--sort sorts the --trace FILE: give one")
 	}
+
 	var traces workload.TraceOpener
 	if *tracePath != "" {
 		if cfg, err = traceWorkload(cfg, *tracePath); err != nil {
 			return usageError{err}
 		}
 		var cleanup func()
-		traces, cleanup = traceFileOpener(*tracePath, *sortTrace, os.TempDir())
+		traces, cleanup = traceFileOpener(ctx, *tracePath, *sortTrace, os.TempDir())
 		defer cleanup()
 	}
 
@@ -133,6 +142,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	res, err := sweep.Run(ctx, cfg, opt)
+	var fe *workload.FileError
+	if *tracePath != "" && errors.As(err, &fe) {
+		// The config names the trace as the manifest recorded it; the
+		// user gave this file.
+		return usagef("--trace %s: %v", *tracePath, fe.Err)
+	}
 	// Interrupted (SIGINT, SIGTERM) after some points finished: write
 	// those, marked partial in manifest.json, and still fail.
 	stopped := err
@@ -141,7 +156,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if manifest != nil && err == nil {
 		if err := output.CheckInputs(manifest, res.Inputs); err != nil {
-			return fmt.Errorf("config %s: %w", *configPath, err)
+			if *tracePath != "" {
+				return usagef("--trace %s: %w", *tracePath, err)
+			}
+			return usagef("config %s: %w", *configPath, err)
 		}
 	}
 	var files []output.File
@@ -159,6 +177,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fmt.Fprintf(stdout, "%d points, %s, %d files in %s (%.2fs)\n", len(res.Points), format.Arrivals(res.ArrivalsSpan()), len(files), *out, time.Since(start).Seconds())
 	for _, f := range files {
 		fmt.Fprintf(stdout, "  %s  %s\n", f.SHA256(), f.Name)
+	}
+	if manifest != nil && stopped == nil && shard == nil {
+		// A run from a manifest reproduces its outputs, or says which not.
+		if err := output.CheckOutputs(manifest, files); err != nil {
+			return fmt.Errorf("config %s: %w (the files are written to %s)", *configPath, err, *out)
+		}
 	}
 	if stopped != nil {
 		return fmt.Errorf("run: %w: the first %d of %d points finished and are written to %s, marked partial in manifest.json",

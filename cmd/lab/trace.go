@@ -12,6 +12,7 @@ import (
 	"cmp"
 	"compress/gzip"
 	"container/heap"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +21,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
+	"syscall"
+	"time"
 
 	"github.com/ratelab/ratelab/experiments/workload"
 )
@@ -68,7 +72,7 @@ func (g gzipReader) Read(p []byte) (int, error) {
 // (lab run --trace names it by its base name). With sort, the first open
 // sorts it into a temp file that later opens (the engine reads a trace
 // twice: its clients, then its requests) read again; cleanup removes it.
-func traceFileOpener(path string, sort bool, tmpDir string) (open workload.TraceOpener, cleanup func()) {
+func traceFileOpener(ctx context.Context, path string, sort bool, tmpDir string) (open workload.TraceOpener, cleanup func()) {
 	if !sort {
 		return func(string) (io.ReadCloser, error) { return openTrace(path) }, func() {}
 	}
@@ -80,7 +84,7 @@ func traceFileOpener(path string, sort bool, tmpDir string) (open workload.Trace
 				return nil, err
 			}
 			defer rc.Close()
-			if sorted, err = sortTrace(rc, tmpDir, sortChunkBytes, sortFanIn); err != nil {
+			if sorted, err = sortTrace(ctx, rc, tmpDir, sortChunkBytes, sortFanIn); err != nil {
 				return nil, err
 			}
 		}
@@ -143,7 +147,59 @@ func listTraces(dir string) ([]string, error) {
 const (
 	sortChunkBytes = 64 << 20
 	sortFanIn      = 128
+	// sortCheckRows is how often the sort looks for cancellation.
+	sortCheckRows = 1 << 16
+	// sortDirPrefix starts the sort's folder's name, then the lab's pid.
+	sortDirPrefix = "lab-sort-"
 )
+
+// cleanStaleSorts removes from dir the folders of sorts whose lab is no
+// longer running (lab-sort-<pid>-*, the pid of no process): a lab killed
+// with SIGKILL, or a crash, leaves its chunks behind, hundreds of MB of a
+// day's trace. Folders of the form before the pid was in the name
+// (lab-sort-<digits>) go when a day old. It reports what it removed.
+func cleanStaleSorts(dir string) (removed []string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), sortDirPrefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidText, _, withPID := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil {
+			continue
+		}
+		if withPID {
+			if pid == os.Getpid() || processAlive(pid) {
+				continue
+			}
+		} else if info, err := e.Info(); err != nil || time.Since(info.ModTime()) < 24*time.Hour {
+			continue
+		}
+		if os.RemoveAll(filepath.Join(dir, e.Name())) == nil {
+			removed = append(removed, e.Name())
+		}
+	}
+	return removed
+}
+
+// processAlive reports whether a process with this pid runs (signal 0:
+// nothing is sent; EPERM means it runs as another user).
+func processAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	err = p.Signal(syscall.Signal(0))
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
 
 // sortedRow is one row of a chunk in memory: its time, and its client and
 // service time as text in the chunk's arena.
@@ -154,9 +210,13 @@ type sortedRow struct {
 
 // sortTrace reads the trace r and returns a temp file (in dir; removed when
 // closed) of its rows sorted by time, ties in file order, as CSV. Errors
-// name the line of r. Memory: one chunk of about chunkBytes.
-func sortTrace(r io.Reader, dir string, chunkBytes, fanIn int) (_ *tempFile, err error) {
-	tmp, err := os.MkdirTemp(dir, "lab-sort-")
+// name the line of r. Memory: one chunk of about chunkBytes. It checks ctx
+// every sortCheckRows rows, read or merged, and between chunks: a
+// cancelled sort (Ctrl-C, SIGTERM) returns ctx's error and, like any
+// failed sort, removes its files. Its folder is lab-sort-<pid>-*, so that
+// a later lab removes what a killed one left (cleanStaleSorts).
+func sortTrace(ctx context.Context, r io.Reader, dir string, chunkBytes, fanIn int) (_ *tempFile, err error) {
+	tmp, err := os.MkdirTemp(dir, fmt.Sprintf("%s%d-", sortDirPrefix, os.Getpid()))
 	if err != nil {
 		return nil, fmt.Errorf("sort: %w", err)
 	}
@@ -189,7 +249,10 @@ func sortTrace(r io.Reader, dir string, chunkBytes, fanIn int) (_ *tempFile, err
 		return err
 	}
 	d := workload.NewTraceDecoder(r)
-	for {
+	for n := 1; ; n++ {
+		if n%sortCheckRows == 0 && ctx.Err() != nil {
+			return nil, fmt.Errorf("sort: %w", ctx.Err())
+		}
 		row, err := d.Next()
 		if err == io.EOF {
 			break
@@ -226,8 +289,11 @@ func sortTrace(r io.Reader, dir string, chunkBytes, fanIn int) (_ *tempFile, err
 				next = append(next, group[0])
 				continue
 			}
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("sort: %w", ctx.Err())
+			}
 			name := filepath.Join(tmp, fmt.Sprintf("merge-%d-%d.csv", pass, len(next)))
-			if err := mergeChunks(name, group); err != nil {
+			if err := mergeChunks(ctx, name, group); err != nil {
 				return nil, fmt.Errorf("sort: %w", err)
 			}
 			next = append(next, name)
@@ -273,7 +339,7 @@ func writeFile(name string, fill func(w *bufio.Writer) error) error {
 
 // mergeChunks merges sorted chunk files into one, ties in chunk order (the
 // chunks are consecutive pieces of the trace, in order), and removes them.
-func mergeChunks(name string, chunks []string) error {
+func mergeChunks(ctx context.Context, name string, chunks []string) error {
 	h := &chunkHeap{}
 	for i, c := range chunks {
 		f, err := os.Open(c)
@@ -291,7 +357,10 @@ func mergeChunks(name string, chunks []string) error {
 	heap.Init(h)
 	err := writeFile(name, func(w *bufio.Writer) error {
 		var num []byte
-		for h.Len() > 0 {
+		for n := 1; h.Len() > 0; n++ {
+			if n%sortCheckRows == 0 && ctx.Err() != nil {
+				return ctx.Err()
+			}
 			src := h.s[0]
 			num = strconv.AppendFloat(num[:0], src.row.T, 'g', -1, 64)
 			num = append(num, ',')
