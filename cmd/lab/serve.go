@@ -11,6 +11,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/ratelab/ratelab/experiments/workload"
 	"github.com/ratelab/ratelab/runner"
 	"github.com/ratelab/ratelab/storage"
 	"github.com/ratelab/ratelab/web"
@@ -71,6 +72,11 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		dir := *tracesDir
 		ropt.Traces = dirTraceOpener(dir)
 		ropt.TraceNames = func() ([]string, error) { return listTraces(dir) }
+		removeStaleTemp(os.TempDir())
+		ropt.NewSpill = func() (workload.Spill, func()) {
+			s := newFileSpill(os.TempDir())
+			return s, s.remove
+		}
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	ropt.Logger = log

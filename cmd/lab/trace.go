@@ -10,7 +10,6 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
-	"compress/gzip"
 	"container/heap"
 	"errors"
 	"fmt"
@@ -21,11 +20,15 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/klauspost/compress/gzip"
+
 	"github.com/ratelab/ratelab/experiments/workload"
 )
 
 // openTrace opens a trace file: its CSV bytes, gunzipped when the file is a
-// gzip stream; a truncated gzip stream reads as an error saying so.
+// gzip stream (klauspost/compress's decoder, in a goroutine of its own
+// reading ahead of the parser); a truncated gzip stream reads as an error
+// saying so.
 func openTrace(path string) (io.ReadCloser, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -41,7 +44,7 @@ func openTrace(path string) (io.ReadCloser, error) {
 		f.Close()
 		return nil, fmt.Errorf("gzip: %w", err)
 	}
-	return readCloser{gzipReader{zr}, f}, nil
+	return newReadAhead(gzipReader{zr}, f), nil
 }
 
 type readCloser struct {
@@ -156,7 +159,7 @@ type sortedRow struct {
 // closed) of its rows sorted by time, ties in file order, as CSV. Errors
 // name the line of r. Memory: one chunk of about chunkBytes.
 func sortTrace(r io.Reader, dir string, chunkBytes, fanIn int) (_ *tempFile, err error) {
-	tmp, err := os.MkdirTemp(dir, "lab-sort-")
+	tmp, err := os.MkdirTemp(dir, tempPattern("sort"))
 	if err != nil {
 		return nil, fmt.Errorf("sort: %w", err)
 	}
