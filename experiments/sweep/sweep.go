@@ -286,13 +286,18 @@ func runGens(ctx context.Context, cfg *experiments.Config, open OpenLoad, opt Op
 			if d := decisions + float64(n)*float64(len(pts)); d > budget {
 				return nil, budgetError(d, budget)
 			}
+			// The arrival curves are computed beside the points (a worker
+			// less busy at the end of the load takes them), not before.
+			curves := make(chan *experiments.ArrivalCurves, 1)
 			if lo == 0 {
-				res.ArrivalCurves = arrivalCurves(cfg, t)
-			}
-			if lo == 0 {
+				go func() { curves <- arrivalCurves(cfg, t) }()
 				res.Arrivals = n
 			}
-			if err := runMemory(ctx, cfg, a, pts, opt, pr); err != nil {
+			err := runMemory(ctx, cfg, a, pts, opt, pr)
+			if lo == 0 {
+				res.ArrivalCurves = <-curves
+			}
+			if err != nil {
 				return partialResult(ctx, res, pr, err)
 			}
 		}
