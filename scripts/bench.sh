@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# The table of docs/speed.md, measured here: whole-process times of lab run
+# beside their references, interleaved and repeated (REPEAT, default 3),
+# medians printed with the machine's load. Run by `task bench` (after the
+# engine's go benchmarks) or alone: bash scripts/bench.sh
+#
+#   LINES=10000000   lines of the gzip trace (row 1)
+#   REPEAT=3         runs of each command, interleaved
+#   BIG=1            also row 5, 10^9 generated arrivals (a minute a run)
+#   BASE=path        an older lab binary to print beside this one ("before")
+#   SEED_JAVA=dir    the seed lab's Java sources (ShapingScenario.java ...),
+#                    compiled and run for row 2's reference when a JDK is here
+set -euo pipefail
+cd "$(dirname "$0")/.."
+LINES=${LINES:-10000000}
+REPEAT=${REPEAT:-3}
+work=$(mktemp -d "${TMPDIR:-/tmp}/lab-bench-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+go build -o "$work/lab" ./cmd/lab
+labs=("$work/lab")
+names=(after)
+if [ -n "${BASE:-}" ]; then labs=("$BASE" "${labs[@]}"); names=(before after); fi
+
+# wall seconds of a command (its output discarded)
+wall() { local s e; s=$(date +%s.%N); "$@" >/dev/null 2>&1; e=$(date +%s.%N); echo "$e - $s" | bc -l; }
+median() { sort -g | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.2f", m}'; }
+ratio() { echo "$1 / $2" | bc -l | awk '{printf "%.2f", $1}'; }
+
+echo "== inputs"
+trace="$work/trace.csv.gz"
+awk -v n="$LINES" 'BEGIN { srand(1); t = 0; print "t_ms,client";
+  for (i = 0; i < n; i++) { t += -log(1 - rand()) * 0.09; printf "%.3f,client-%d\n", t, int(rand() * 1000) } }' | gzip -6 >"$trace"
+dur=$(awk -v n="$LINES" 'BEGIN { printf "%d", n * 0.09 * 1.2 + 1000 }')
+cat >"$work/trace.json" <<JSON
+{"version": 1, "name": "trace", "workload": {"duration_ms": $dur, "parts": [{"type": "trace", "file": "trace.csv.gz"}]},
+ "server": {"workers": 100, "service_ms": 10, "deadline_ms": 200},
+ "limiters": [{"type": "token-bucket", "rate_rps": 10000, "burst": 1000}]}
+JSON
+python3 - "$work" <<'PY'
+import json, sys
+work = sys.argv[1]
+c = json.load(open("experiments/presets/token-vs-leaky.json"))
+c["workload"]["duration_ms"] = 9900000
+json.dump(c, open(work + "/post3.json", "w"))
+json.dump({"version": 1, "name": "stream8", "seed": 1,
+  "workload": {"duration_ms": 100000, "parts": [{"type": "clients", "group": "c", "clients": 100, "rate_rps": 1000, "arrival": "poisson"}]},
+  "server": {"workers": 100, "service_ms": 1, "deadline_ms": 200},
+  "limiters": [{"type": "token-bucket", "rate_rps": 90000, "burst": [10, 100, 1000, 10000]},
+               {"type": "leaky-bucket", "rate_rps": 90000, "queue": [10, 100, 1000, 10000]}]},
+  open(work + "/stream8.json", "w"))
+json.dump({"version": 1, "name": "big", "seed": 1,
+  "workload": {"duration_ms": 1000000, "parts": [{"type": "poisson", "rate_rps": 1000000}]},
+  "server": {"workers": 1000, "service_ms": 1, "deadline_ms": 200},
+  "limiters": [{"type": "token-bucket", "rate_rps": 900000, "burst": 1000}]}, open(work + "/big.json", "w"))
+PY
+
+echo "== runs ($REPEAT each, interleaved); machine: $(nproc) cores, $(uptime | sed 's/.*load/load/')"
+declare -A t
+add() { t[$1]="${t[$1]:-} $2"; }
+for r in $(seq "$REPEAT"); do
+  add zcat "$(wall sh -c "zcat '$trace' | wc -l")"
+  for i in "${!labs[@]}"; do
+    l=${labs[$i]}; n=${names[$i]}
+    add "trace-$n" "$(wall "$l" run -q --config "$work/trace.json" --trace "$trace" --out "$work/o")"
+    add "post3-$n" "$(wall "$l" run -q --config "$work/post3.json" --out "$work/o")"
+    add "post3w1-$n" "$(wall "$l" run -q --workers 1 --config "$work/post3.json" --out "$work/o")"
+    add "stream8w1-$n" "$(wall "$l" run -q --workers 1 --config "$work/stream8.json" --out "$work/o")"
+    add "stream8-$n" "$(wall "$l" run -q --workers 2 --config "$work/stream8.json" --out "$work/o")"
+    if [ -n "${BIG:-}" ]; then add "big-$n" "$(wall "$l" run -q --config "$work/big.json" --out "$work/o")"; fi
+  done
+done
+med() { echo "${t[$1]}" | tr ' ' '\n' | grep . | median; }
+
+java=""
+if [ -n "${SEED_JAVA:-}" ] && command -v javac >/dev/null; then
+  mkdir -p "$work/java" && javac -d "$work/java" "$SEED_JAVA"/*.java
+  for r in $(seq "$REPEAT"); do add java "$(wall java -cp "$work/java" ShapingScenario 9900)"; done
+  java=$(med java)
+fi
+
+echo
+echo "| work | build | median s | reference | ratio | goal |"
+echo "|---|---|---|---|---|---|"
+z=$(med zcat)
+for n in "${names[@]}"; do
+  a=$(med "trace-$n"); echo "| $LINES-line gzip trace, one point (lab run --trace) | $n | $a | zcat \| wc -l: $z s | $(ratio "$a" "$z")× zcat | ≤ 1.5× |"
+done
+for n in "${names[@]}"; do
+  a=$(med "post3-$n")
+  if [ -n "$java" ]; then ref="seed Java: $java s"; r="$(ratio "$java" "$a")× faster"
+  else ref="seed Java: 3.6 s (issue 24; its source is not here)"; r="$(ratio 3.6 "$a")× faster"; fi
+  echo "| Post 3 sweep at 9,900 s, whole process | $n | $a | $ref | $r | ≥ 10× |"
+done
+for n in "${names[@]}"; do
+  a=$(med "post3w1-$n"); b=$(med "post3-$n"); echo "| Post 3 sweep, 2 workers vs 1 | $n | $b | 1 worker: $a s | $(ratio "$a" "$b")× | ≥ 1.8× |"
+done
+for n in "${names[@]}"; do
+  a=$(med "stream8w1-$n"); b=$(med "stream8-$n"); echo "| streamed 10^7 arrivals × 8 points, 2 workers vs 1 | $n | $b | 1 worker: $a s | $(ratio "$a" "$b")× | ≥ 1.8× |"
+done
+if [ -n "${BIG:-}" ]; then
+  for n in "${names[@]}"; do echo "| 10^9 generated arrivals, one point | $n | $(med "big-$n") | — | — | ≤ 30 s |"; done
+fi
+echo
+echo "load after: $(uptime | sed 's/.*load/load/')"
