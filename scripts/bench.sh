@@ -101,5 +101,26 @@ done
 if [ -n "${BIG:-}" ]; then
   for n in "${names[@]}"; do echo "| 10^9 generated arrivals, one point | $n | $(med "big-$n") | — | — | ≤ 30 s |"; done
 fi
+
+# The flash-crowd run page, from lab serve over loopback: its bytes sent
+# without and with gzip and the time to its first byte (a cached page).
+# Its time to the first chart drawn is the browser test's log line:
+#   go test -run TestBrowserFlashCrowdPage -v ./web/
+for i in "${!labs[@]}"; do
+  l=${labs[$i]}; n=${names[$i]}
+  port=$((20000 + RANDOM % 20000))
+  "$l" serve --addr "127.0.0.1:$port" --db "$work/lab-$n.db" >/dev/null 2>&1 &
+  pid=$!
+  for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/api/types" >/dev/null && break; sleep 0.1; done
+  loc=$("$l" presets flash-crowd | curl -s -D - -o /dev/null -H 'Content-Type: application/json' --data-binary @- "http://127.0.0.1:$port/api/runs" | tr -d '\r' | awk 'tolower($1) == "location:" {print $2}')
+  id=${loc##*/}
+  for _ in $(seq 600); do curl -s "http://127.0.0.1:$port/api/runs/$id" | grep -q '"status": *"done"' && break; sleep 0.2; done
+  curl -s -o /dev/null "http://127.0.0.1:$port/runs/$id" # rendered once, then cached
+  plain=$(curl -s -o /dev/null -w '%{size_download}' "http://127.0.0.1:$port/runs/$id")
+  gz=$(curl -s -o /dev/null -H 'Accept-Encoding: gzip' -w '%{size_download} %{time_starttransfer}' "http://127.0.0.1:$port/runs/$id")
+  enc=$(curl -s -o /dev/null -D - -H 'Accept-Encoding: gzip' "http://127.0.0.1:$port/runs/$id" | tr -d '\r' | awk 'tolower($1) == "content-encoding:" {print $2}')
+  kill "$pid"; wait "$pid" 2>/dev/null || true
+  echo "| flash-crowd run page (lab serve, loopback) | $n | first byte ${gz#* } s | $plain bytes of HTML | ${gz% *} bytes sent (${enc:-identity}) | compressed |"
+done
 echo
 echo "load after: $(uptime | sed 's/.*load/load/')"
