@@ -125,6 +125,7 @@ for i in "${!labs[@]}"; do
   id=${loc##*/}
   for _ in $(seq 600); do curl -s "http://127.0.0.1:$port/api/runs/$id" | grep -q '"status": *"done"' && break; sleep 0.2; done
   curl -s -o /dev/null "http://127.0.0.1:$port/runs/$id" # rendered once, then cached
+  curl -s -o /dev/null -H 'Accept-Encoding: gzip' "http://127.0.0.1:$port/runs/$id" # its gzip bytes made once
   plain=$(curl -s -o /dev/null -w '%{size_download}' "http://127.0.0.1:$port/runs/$id")
   gz=$(curl -s -o /dev/null -H 'Accept-Encoding: gzip' -w '%{size_download} %{time_starttransfer}' "http://127.0.0.1:$port/runs/$id")
   enc=$(curl -s -o /dev/null -D - -H 'Accept-Encoding: gzip' "http://127.0.0.1:$port/runs/$id" | tr -d '\r' | awk 'tolower($1) == "content-encoding:" {print $2}')
