@@ -367,8 +367,8 @@ func (s *Spec) Validate(path string) field.List {
 	if len(s.Stages) > 0 {
 		errs.Add(field.Join(path, "stages"), "only a chain has stages")
 	}
-	if len(s.Name) > MaxNameLen {
-		errs.Add(field.Join(path, "name"), "is longer than %d characters", MaxNameLen)
+	if msg := field.Line(s.Name, MaxNameLen); msg != "" {
+		errs.Add(field.Join(path, "name"), "%s", msg)
 	}
 	errs = append(errs, s.validateReplicas(path, k)...)
 	for _, name := range s.paramOrder() {
