@@ -188,7 +188,8 @@ var metricColumns = measuredAll([]Column{
 	metric("jain_index", Fixed4, func(m *Metrics) float64 { return m.Jain }),
 	// Network-calculus bounds (see Bounds): empty cells when the point has
 	// none, and bound_note says why ("unbounded (r > R)", "no arrival
-	// curve (admission)"); tightness is measured / bound.
+	// curve (admission)", "no bound (lifo server: ...)"): every point
+	// has bounds or a note; tightness is measured / bound.
 	{Key: "bound_note", Format: Text, Label: func(p *Point) string {
 		if p.Bounds == nil {
 			return ""

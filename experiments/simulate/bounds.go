@@ -195,9 +195,15 @@ func computeBounds(hops []pathHop) experiments.Bounds {
 
 // pointBounds computes the bounds of a point and puts the measurements
 // beside them. A gate with no arrival curve (none, admission) gets no
-// bounds, only a note saying so.
-func pointBounds(cfg *experiments.Config, spec *limiter.Spec, p limiter.Params, clients int, m *experiments.Metrics, gateMaxMS, endToEndMaxMS float64) *experiments.Bounds {
-	b := computeBounds(path(cfg, spec, p, clients))
+// bounds, only a note saying so; so does a server that does not serve in
+// FIFO order (fifo false), whatever the gate.
+func pointBounds(cfg *experiments.Config, spec *limiter.Spec, p limiter.Params, clients int, m *experiments.Metrics, gateMaxMS, endToEndMaxMS float64, fifo bool) *experiments.Bounds {
+	var b experiments.Bounds
+	if fifo {
+		b = computeBounds(path(cfg, spec, p, clients))
+	} else {
+		b.Note = notFIFONote(cfg.Server.Option(server.OptDiscipline))
+	}
 	if b.Note == "no arrival curve" {
 		b.Note = fmt.Sprintf("no arrival curve (%s)", spec.Type)
 	}
@@ -206,4 +212,12 @@ func pointBounds(cfg *experiments.Config, spec *limiter.Spec, p limiter.Params, 
 	b.GateDelayMaxMS = gateMaxMS
 	b.EndToEndMaxMS = endToEndMaxMS
 	return &b
+}
+
+// notFIFONote is the note of a point whose server serves in another order
+// than FIFO (discipline lifo, lifo-tail-drop, ...): the service curve gives
+// a delay bound for FIFO order only, and out of order a request can wait
+// as long as newer ones keep coming.
+func notFIFONote(discipline string) string {
+	return fmt.Sprintf("no bound (%s server: the delay bound holds for FIFO order only)", discipline)
 }

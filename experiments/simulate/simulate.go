@@ -495,18 +495,16 @@ func (f *ForwardPass) finish() error {
 
 // finishPoint files a point's measures, the end every simulation shares:
 // each client's share and Jain's index over them (group(i) is client i's
-// group), the network-calculus bounds where the point has them (bounds: a
-// FIFO server), the output curve of the releases kept (curve), the series,
+// group), the network-calculus bounds where the point has them (fifo: a
+// FIFO server; otherwise a note says why there are none), the output curve of the releases kept (curve), the series,
 // and the clients and Jain's index over time when fairness windows are on.
 // m.Recovery is the caller's (each simulation measures its own).
 func finishPoint(cfg *experiments.Config, pt *experiments.Point, spec *limiter.Spec, params limiter.Params, in *Instruments, m *experiments.Metrics, s *experiments.Series,
-	clients []experiments.ClientResult, fair *fairWindows, ngroup int, group func(i int) int, gateMax, endToEndMax float64, bounds, curve bool) {
+	clients []experiments.ClientResult, fair *fairWindows, ngroup int, group func(i int) int, gateMax, endToEndMax float64, fifo, curve bool) {
 	durationMS := cfg.Workload.DurationMS
 	clientShares(m, clients, ngroup, group, durationMS/1000)
 	pt.Metrics = *m
-	if bounds {
-		pt.Bounds = pointBounds(cfg, spec, params, len(clients), m, gateMax, endToEndMax)
-	}
+	pt.Bounds = pointBounds(cfg, spec, params, len(clients), m, gateMax, endToEndMax, fifo)
 	if curve {
 		pt.OutputCurve = calculus.Empirical(in.releases, calculus.Grid(durationMS))
 	}
