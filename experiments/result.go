@@ -103,9 +103,15 @@ type Metrics struct {
 	OnTime   int `json:"on_time"`
 	Late     int `json:"late"`
 
-	OfferedRPS  float64 `json:"offered_rps"`
-	AdmittedRPS float64 `json:"admitted_rps"`
-	GoodputRPS  float64 `json:"goodput_rps"`
+	// LevelRPS is the load's configured rate, the sum of its parts' levels
+	// (workload.Spec.LevelRPS: a constant or Poisson part's rate_rps, a
+	// client group's clients × rate_rps, a demand curve's mean over one
+	// cycle); nil when a part has none (a trace, bursts, a flash crowd,
+	// users). OfferedRPS is the measured rate, arrivals over the window.
+	LevelRPS    *float64 `json:"level_rps,omitempty"`
+	OfferedRPS  float64  `json:"offered_rps"`
+	AdmittedRPS float64  `json:"admitted_rps"`
+	GoodputRPS  float64  `json:"goodput_rps"`
 	// RejectPct and ServedLatePct are shares of the arrivals; under the
 	// client model (retries) of the attempts at the gate.
 	RejectPct     float64 `json:"reject_pct"`
@@ -202,8 +208,9 @@ type ClientMetrics struct {
 	// QueueDepthMean is the mean number of requests in the system that an
 	// attempt found at the gate (by the server's occupancy rule).
 	QueueDepthMean float64 `json:"queue_depth_mean"`
-	// IdealGoodputRPS is min(offered, capacity): the goodput a server
-	// without losses would give.
+	// IdealGoodputRPS is min(level, capacity): the goodput a server
+	// without losses would give (Metrics.LevelRPS; the measured
+	// offered_rps where the load has no level), as the seed lab's Post 1.
 	IdealGoodputRPS float64 `json:"ideal_goodput_rps"`
 }
 

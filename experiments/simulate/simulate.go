@@ -503,6 +503,7 @@ func finishPoint(cfg *experiments.Config, pt *experiments.Point, spec *limiter.S
 	clients []experiments.ClientResult, fair *fairWindows, ngroup int, group func(i int) int, gateMax, endToEndMax float64, fifo, curve bool) {
 	durationMS := cfg.Workload.DurationMS
 	clientShares(m, clients, ngroup, group, durationMS/1000)
+	m.LevelRPS = levelRPS(cfg)
 	pt.Metrics = *m
 	pt.Bounds = pointBounds(cfg, spec, params, len(clients), m, gateMax, endToEndMax, fifo)
 	if curve {
@@ -513,6 +514,15 @@ func finishPoint(cfg *experiments.Config, pt *experiments.Point, spec *limiter.S
 		pt.Clients = clients
 		pt.JainSeries = fair.finish()
 	}
+}
+
+// levelRPS is the point's configured load, the sum of its parts' rates
+// (workload.Spec.LevelRPS): nil when a part has none.
+func levelRPS(cfg *experiments.Config) *float64 {
+	if v, ok := cfg.Workload.LevelRPS(); ok {
+		return &v
+	}
+	return nil
 }
 
 // measureCommon fills the measures every simulation takes alike from its
