@@ -301,6 +301,28 @@ type ClientResult struct {
 	Attempts    int     `json:"attempts,omitempty"`
 	Admitted    int     `json:"admitted"`
 	AdmittedRPS float64 `json:"admitted_rps"`
+	// SojournMaxMS is the client's longest time at the run's server,
+	// release to finish, unrounded (measured where Flow is set).
+	SojournMaxMS float64 `json:"sojourn_max_ms,omitempty"`
+	// Flow is the client's own network-calculus bound at a FIFO server it
+	// shares with the others (nil where the point has none).
+	Flow *FlowBound `json:"flow,omitempty"`
+}
+
+// FlowBound is one client's delay bound at the run's server (release to
+// finish, ms) when the clients of a gate that keys them (per-client or
+// hierarchical token bucket) share one FIFO server: calculus.FIFODelay,
+// the smallest bound of the FIFO residual service curves and the theta
+// that attains it (or the aggregate's FIFO bound where smaller: FIFO serves
+// every request within it), and calculus.BlindDelay, blind multiplexing's
+// (no assumption on the order; 0 where the client's rate exceeds what the
+// others leave). Without a FIFO bound (r > R) the numbers are 0 and Note
+// says so.
+type FlowBound struct {
+	FIFOBoundMS  float64 `json:"fifo_bound_ms"`
+	ThetaMS      float64 `json:"theta_ms"`
+	BlindBoundMS float64 `json:"blind_bound_ms,omitempty"` // 0: none (r_i > R - r')
+	Note         string  `json:"note,omitempty"`
 }
 
 // Partial marks a result cut short: its sweep was cancelled (or the

@@ -214,6 +214,45 @@ func pointBounds(cfg *experiments.Config, spec *limiter.Spec, p limiter.Params, 
 	return &b
 }
 
+// flowBounds sets each client's own bound (experiments.FlowBound) when
+// the point's gate keys its clients (Kind.FlowCurves: per-client and
+// hierarchical token buckets) and stands alone before a FIFO server whose
+// service time has a maximum: the clients share that server, each with the
+// others as cross traffic (calculus.FIFODelay, calculus.BlindDelay).
+// FIFO serves every request within the aggregate's own bound too, so the
+// FIFO bound is the smaller of the residual family's and the aggregate's
+// (the gate's curve; theta is then T + b/R): a hierarchical bucket's client
+// may take all the others leave, and its own curve and theirs are each the
+// global bucket's. A blind bound that does not exist is 0 (an empty cell).
+func flowBounds(cfg *experiments.Config, spec *limiter.Spec, p limiter.Params, weights []float64, clients []experiments.ClientResult) {
+	k := spec.Kind()
+	if k == nil || k.FlowCurves == nil || k.Compound() || len(clients) == 0 || cfg.Server.Option(server.OptDiscipline) != server.FIFO {
+		return
+	}
+	srv := serverHop(cfg.Server)
+	if srv.noMax {
+		return
+	}
+	own, cross := k.FlowCurves(spec, p, weights)
+	total, _ := limiter.ArrivalCurve(spec, p, len(clients))
+	aggregate, aggregateTheta := calculus.FIFODelay(total, calculus.Affine(0, 0), srv.beta)
+	for i := range clients {
+		d, theta := calculus.FIFODelay(own[i], cross[i], srv.beta)
+		if aggregate < d {
+			d, theta = aggregate, aggregateTheta
+		}
+		if math.IsInf(d, 1) {
+			clients[i].Flow = &experiments.FlowBound{Note: "unbounded (r > R)"}
+			continue
+		}
+		f := &experiments.FlowBound{FIFOBoundMS: d, ThetaMS: theta}
+		if blind := calculus.BlindDelay(own[i], cross[i], srv.beta); !math.IsInf(blind, 1) {
+			f.BlindBoundMS = blind
+		}
+		clients[i].Flow = f
+	}
+}
+
 // notFIFONote is the note of a point whose server serves in another order
 // than FIFO (discipline lifo, lifo-tail-drop, ...): the service curve gives
 // a delay bound for FIFO order only, and out of order a request can wait

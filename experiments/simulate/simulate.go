@@ -200,6 +200,7 @@ type ForwardPass struct {
 
 	s       experiments.Series
 	clients []experiments.ClientResult
+	weights []float64 // the clients' weights, for per-flow bounds
 	fair    fairWindows
 
 	m                                      experiments.Metrics
@@ -342,8 +343,10 @@ func startForwardPass(ctx context.Context, cfg *experiments.Config, clients []wo
 	f := &ForwardPass{ctx: ctx, cfg: cfg, spec: spec, params: params, in: in, pt: pt, ngroup: ngroup}
 	f.srv = server.New(cfg.Server)
 	f.groups = make([]int, len(clients))
+	f.weights = make([]float64, len(clients))
 	for i, c := range clients {
 		f.groups[i] = c.GroupIndex()
+		f.weights[i] = c.Weight
 	}
 	gate, err := pointGateWith(spec, params, clients, f.srv, sw)
 	if err != nil {
@@ -439,8 +442,12 @@ func (f *ForwardPass) forward(ts []float64, cs []int32) error {
 		if done != nil || fate != nil {
 			f.completed(int64(f.n+i), c, t, release, finish, onTime, sojourn <= f.deadlineMS)
 		}
-		if d := finish - release; d > f.serverSojournMax {
+		d := finish - release
+		if d > f.serverSojournMax {
 			f.serverSojournMax = d
+		}
+		if d > f.clients[c].SojournMaxMS {
+			f.clients[c].SojournMaxMS = d
 		}
 		f.gateMax, f.endToEndMax = max(f.gateMax, release-t), max(f.endToEndMax, finish-t)
 	}
@@ -489,6 +496,9 @@ func (f *ForwardPass) finish() error {
 
 	m.Recovery = recovery(cfg, s, f.windowMS)
 	f.hooks.file(m)
+	if f.loop == nil { // the forward step measured each client's sojourn
+		flowBounds(cfg, f.spec, f.params, f.weights, f.clients)
+	}
 	finishPoint(cfg, f.pt, f.spec, f.params, in, m, s, f.clients, &f.fair, f.ngroup, func(i int) int { return f.groups[i] }, f.gateMax, f.endToEndMax, true, f.rel.keep)
 	return nil
 }
