@@ -71,7 +71,14 @@ import (
 // pick < timeout, B enters first and lifo picks B, not A. The pick's
 // place is "just before the first timeout pending at its time": it
 // depends on what is pending when it comes, which the heap tells at the
-// timeout's turn.
+// timeout's turn. (TestTieRule runs this case.)
+//
+// Picks the loop does not make, under the same rule (server.PickFirst)
+// inside the queue: the queue model without hooks (the list alone, and
+// each offer makes the picks before its release), and with hooks the
+// picks before a release a gate delays (the queue model offers a request
+// at its arrival's turn, at its release, as the forward pass does). A
+// queue deciding at entry (the client model's FIFO admissions) makes none.
 //
 // Under that rule each model adds its steps: modelPlain, the forward
 // pass's own step one arrival at a time (for a gate with hooks); modelQueue,
