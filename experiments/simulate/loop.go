@@ -366,7 +366,7 @@ type pointLoop struct {
 // once the heap is ready: the completions it observes (in the worker's
 // buffers, in), its syncs before endMS (the release horizon).
 func (l *pointLoop) startHooks(gate limiter.Gate, endMS float64, in *Instruments) error {
-	l.hooks = hooksOf(gate)
+	l.hooks = hooksOf(gate, in)
 	l.done = newCompletions(&l.hooks, l.heap, &in.done)
 	return l.startSyncs(&l.hooks, endMS)
 }

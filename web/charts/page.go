@@ -98,6 +98,7 @@ var sections = []func(v *View) *Group{
 	downstreamSection,
 	fairnessSection,
 	timeSection,
+	instancesSection,
 	recoverySection,
 	clientSection,
 	hangoverSection,
