@@ -245,7 +245,7 @@ func (s *nginxScope) where() string {
 	if s.d.name == "" {
 		return "the top level"
 	}
-	return strings.TrimSpace(s.d.name + " " + strings.Join(s.d.args, " ")) + fmt.Sprintf(" (line %d)", s.d.line)
+	return strings.TrimSpace(s.d.name+" "+strings.Join(s.d.args, " ")) + fmt.Sprintf(" (line %d)", s.d.line)
 }
 
 func scopeList(ss []*nginxScope) string {
