@@ -328,7 +328,17 @@ func (rd *Reader) parse(line []byte) {
 		}
 		req.StartMS = end
 		if rd.reqTime >= 0 {
-			rt, ok := parseDecimalMS(rd.fields[rd.reqTime])
+			// nginx may write -0.001: $msec and the start read the wall
+			// clock at different updates
+			v := rd.fields[rd.reqTime]
+			neg := len(v) > 1 && v[0] == '-'
+			if neg {
+				v = v[1:]
+			}
+			rt, ok := parseDecimalMS(v)
+			if neg {
+				rt = -rt
+			}
 			if !ok {
 				rd.bad(ReasonRequest, line)
 				return

@@ -395,3 +395,40 @@ func parseNginxConf(text string) (*nginxDirective, error) {
 	}
 	return root, nil
 }
+
+// NginxLogFormat finds log_format name in an nginx configuration and
+// returns the directive's text (for accesslog.ParseFormat): a log and its
+// config read together need the format only by name.
+func NginxLogFormat(text, name string) (string, error) {
+	root, err := parseNginxConf(text)
+	if err != nil {
+		return "", err
+	}
+	var found *nginxDirective
+	var names []string
+	var walk func(ds []*nginxDirective)
+	walk = func(ds []*nginxDirective) {
+		for _, d := range ds {
+			if d.name == "log_format" && len(d.args) > 0 {
+				names = append(names, d.args[0])
+				if d.args[0] == name && found == nil {
+					found = d
+				}
+			}
+			walk(d.block)
+		}
+	}
+	walk(root.block)
+	if found == nil {
+		return "", fmt.Errorf("nginx: no log_format %q in the configuration (it has: %s)", name, strings.Join(names, ", "))
+	}
+	var b strings.Builder
+	b.WriteString("log_format")
+	for _, a := range found.args {
+		b.WriteString(" '")
+		b.WriteString(strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(a))
+		b.WriteString("'")
+	}
+	b.WriteString(";")
+	return b.String(), nil
+}

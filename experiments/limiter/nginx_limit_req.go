@@ -150,7 +150,7 @@ func (g *NginxLimitReq) Offer(t float64, client int32) (float64, bool) {
 // drained below the burst. A key that is not in the zone passes at once.
 func (g *NginxLimitReq) NextAdmitMS(t float64, client int32) float64 {
 	k := keySlot(g.keys, client)
-	if int(k) >= len(g.live) || !g.live[k] {
+	if int(k) >= len(g.live) || !g.live[k] || g.excess[k] == nginxFresh {
 		return t
 	}
 	// excess - rate*ms/1000 + 1000 <= burst  <=>  rate*ms/1000 >= need
@@ -172,7 +172,7 @@ func (g *NginxLimitReq) expire(now int64) {
 			return
 		}
 		ms := now - g.last[k]
-		if ms < nginxExpireIdleMS || g.excess[k]-g.rate*ms/1000 > 0 {
+		if g.excess[k] != nginxFresh && (ms < nginxExpireIdleMS || g.excess[k]-g.rate*ms/1000 > 0) {
 			return
 		}
 		g.unlink(k)

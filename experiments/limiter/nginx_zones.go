@@ -11,17 +11,17 @@ import "math"
 //     (ngx_http_limit_req_lookup with account 0): it computes the key's
 //     excess, excess' = max(0, excess - rate*ms/1000 + 1000), and refuses
 //     past the burst, but stores nothing, except that a key it has not seen
-//     is created then (excess 0, last = now, after dropping up to two idle
-//     keys) and stays even when the request is refused; the last zone with
-//     a key stores its excess' at once (account 1), and a new key there
-//     starts at excess 0;
+//     is created then (after dropping up to two idle keys) with excess 0
+//     and last = 0, the clock's origin, and stays even when the request is
+//     refused; the last zone with a key stores its excess' at once
+//     (account 1), and a new key there starts at excess 0, last = now;
 //   - the first zone that refuses stops the loop and the request is refused
 //     (limit_req_status, default 503): the zones before it are left as
 //     they were (save for keys they created);
 //   - when none refuses, ngx_http_limit_req_account charges every zone
-//     looked up before the last, recomputing its excess' (so a key that
-//     zone created in this request ends at excess 1000, where the last zone
-//     leaves a new key at 0), and the request waits the longest of the
+//     looked up before the last, recomputing its excess' (a key that zone
+//     created reads last = 0, so it drains whole: it ends at excess 0, as
+//     a new key of the last zone does), and the request waits the longest of the
 //     zones' delays, (excess' - delay)*1000/rate ms for each zone whose
 //     excess' passes its delay=, on the millisecond clock;
 //   - with every key empty the request passes at once, untouched.
@@ -70,17 +70,12 @@ func (g *NginxLimitReq) lookup(now int64, k int32, account bool) (int, int64) {
 		if account {
 			return nginxOK, 0
 		}
+		g.excess[k] = nginxFresh // nginx: lr->last = 0
 		return nginxAgain, 0
 	}
 	g.unlink(k)
 	g.pushFront(k)
-	ms := now - g.last[k]
-	if ms < -60000 {
-		ms = 1
-	} else if ms < 0 {
-		ms = 0
-	}
-	excess := max(g.excess[k]-g.rate*ms/1000+1000, 0)
+	ms, excess := g.drain(now, k)
 	if excess > g.burst {
 		return nginxBusy, excess
 	}
@@ -98,18 +93,36 @@ func (g *NginxLimitReq) lookup(now int64, k int32, account bool) (int, int64) {
 // before the last: it stores the key's excess' and returns it.
 func (g *NginxLimitReq) charge(now int64, k int32) int64 {
 	k = keySlot(g.keys, k)
-	ms := now - g.last[k]
-	if ms < -60000 {
-		ms = 1
-	} else if ms < 0 {
-		ms = 0
-	}
-	excess := max(g.excess[k]-g.rate*ms/1000+1000, 0)
+	ms, excess := g.drain(now, k)
 	if ms != 0 {
 		g.last[k] = now
 	}
 	g.excess[k] = excess
 	return excess
+}
+
+// nginxFresh marks the excess of a key a zone before the last created
+// and has not charged: nginx creates it with last = 0 (the clock's
+// origin), so its next reading drains everything, excess' =
+// max(0 - rate*now/1000 + 1000, 0) = 0 on a server up for more than
+// 1000/rate seconds (the lab assumes it is), and the idle-key expiry may
+// drop it.
+const nginxFresh = -1
+
+// drain is the key's excess' at now (the drain, then the request's 1000)
+// and the ms since its last change, as the lookup and the account read
+// them.
+func (g *NginxLimitReq) drain(now int64, k int32) (ms, excess int64) {
+	if g.excess[k] == nginxFresh {
+		return 1, 0
+	}
+	ms = now - g.last[k]
+	if ms < -60000 {
+		ms = 1
+	} else if ms < 0 {
+		ms = 0
+	}
+	return ms, max(g.excess[k]-g.rate*ms/1000+1000, 0)
 }
 
 // delayMS is the wait of a request whose key holds excess in the zone.

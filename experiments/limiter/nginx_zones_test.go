@@ -50,23 +50,25 @@ func TestNginxZonesTwo(t *testing.T) {
 		name  string
 		steps []step
 	}{
-		{"a new key in A is created at excess 0 and charged to 1000 when B passes; B's refusal charges A nothing", []step{
-			{0, []int32{0, 0}, true},     // A: new key 0 (charged after B: 0-0+1000 = 1000); B: new, 0
-			{0, []int32{0, 0}, false},    // A: 1000+1000 = 2000 > 1000
-			{0, []int32{1, 0}, true},     // A: new key 1; B: 1000
-			{0, []int32{2, 0}, true},     // A: new key 2; B: 2000
-			{0, []int32{3, 0}, false},    // A: key 3 created (stays at 0, last 0); B: 3000 > 2000
-			{500, []int32{3, 0}, false},  // A: 0-500+1000 = 500; B: 2000-500+1000 = 2500 > 2000
-			{1000, []int32{3, 0}, true},  // A: 0; B: 2000-1000+1000 = 2000, stored; A charged 0
-			{1000, []int32{3, 0}, false}, // A: 1000; B: 3000 > 2000
+		{"a key a zone before the last creates starts drained: its first request costs nothing; B's refusal charges A nothing", []step{
+			{0, []int32{0, 0}, true},     // A: new key 0, created with last = 0, charged to max(0 - all + 1000, 0) = 0; B: new, 0
+			{0, []int32{0, 0}, true},     // A: 0+1000 = 1000, charged; B: 1000
+			{0, []int32{0, 0}, false},    // A: 2000 > 1000
+			{0, []int32{1, 0}, true},     // A: new key 1; B: 2000
+			{0, []int32{2, 0}, false},    // A: key 2 created (never charged); B: 3000 > 2000
+			{500, []int32{2, 0}, false},  // A: key 2 drained, 0; B: 2000-500+1000 = 2500 > 2000
+			{1000, []int32{2, 0}, true},  // A: 0; B: 2000-1000+1000 = 2000, stored; A charged 0
+			{1000, []int32{2, 0}, false}, // A: 1000 (not stored); B: 3000 > 2000
+			{1000, []int32{2, 0}, false}, // the same: A still at 0
 		}},
-		{"an empty key skips its zone; the last zone with a key charges like the others", []step{
+		{"an empty key skips its zone; the last zone with a key is charged like the others", []step{
 			{0, []int32{-1, 0}, true},
 			{0, []int32{-1, 0}, true},
 			{0, []int32{-1, 0}, true},
 			{0, []int32{-1, 0}, false}, // B: 3000 > 2000
 			{0, []int32{-1, -1}, true}, // no key: untouched
-			{0, []int32{5, -1}, true},  // A: new key 5, charged to 1000 (looked up as a zone before the last)
+			{0, []int32{5, -1}, true},  // A: new key 5, charged to 0
+			{0, []int32{5, -1}, true},  // A: 1000
 			{0, []int32{5, -1}, false}, // A: 2000 > 1000
 		}},
 	}

@@ -1,0 +1,208 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ratelab/ratelab/experiments/accesslog"
+	"github.com/ratelab/ratelab/experiments/deploy"
+	"github.com/ratelab/ratelab/experiments/shadow"
+)
+
+// cmdShadow replays an access log through a deployed limiter's config:
+// who would have been limited, when, and what the service would have
+// seen (experiments/shadow). The log is read once, streamed (plain or
+// gzip, openTrace); nothing is written when it has too many bad lines.
+func cmdShadow(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("lab shadow", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	logPath := fs.String("log", "", "the access log `FILE` (plain or gzip)")
+	format := fs.String("format", "nginx", "the log's server: nginx")
+	logFormat := fs.String("log-format", "combined", "nginx's log_format: \"combined\", its definition ('$remote_addr ... $msec $request_time'), the log_format directive, or a JSON (escape=json) definition")
+	configPath := fs.String("config", "", "the limiter's config `FILE` (nginx.conf with limit_req_zone and limit_req)")
+	location := fs.String("location", "", "the nginx location whose limit_req to replay, by its arguments (\"/api/\"), when several blocks set limit_req")
+	key := fs.String("key", "", "the key `EXPR` the verdict is per (default: the first zone's key), e.g. '$remote_addr' or '$http_x_api_key'")
+	route := fs.String("route", "", "replay only requests whose path starts with `PREFIX`")
+	status := fs.String("status", "", "replay only requests whose logged status matches, e.g. '2xx,404,500-504'")
+	from := fs.String("from", "", "replay only requests starting at or after `TIME` (RFC 3339)")
+	to := fs.String("to", "", "replay only requests starting before `TIME` (RFC 3339)")
+	windowMS := fs.Float64("reorder-window-ms", accesslog.DefaultWindowMS, "put lines in start order within this window; an earlier line is counted bad")
+	maxBad := fs.Float64("max-bad-pct", shadow.DefaultMaxBadPct, "fail, writing nothing, when more than this percent of lines are bad")
+	requests := fs.Bool("requests", false, "also write "+shadow.RequestsFile+", a row per request")
+	out := fs.String("out", "", "the output `DIR`")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: lab shadow --log access.log.gz [--log-format '...'] --config nginx.conf --out DIR")
+		fmt.Fprintln(stderr, "Replays an access log through the limiter the config deploys, as the library decides:")
+		fmt.Fprintf(stderr, "writes %s (per key: requests, limited, delayed, first limited at, longest\n", shadow.KeysFile)
+		fmt.Fprintf(stderr, "limited streak, peak rate in a second), %s (per minute) and %s.\n", shadow.TimelineFile, shadow.SummaryFile)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	switch {
+	case *logPath == "":
+		return usagef("--log FILE is required")
+	case *configPath == "":
+		return usagef("--config FILE is required")
+	case *out == "":
+		return usagef("--out DIR is required")
+	case *format != "nginx":
+		return usagef("--format %q: the lab reads nginx logs (formats: nginx)", *format)
+	}
+	f, err := accesslog.ParseFormat(*logFormat)
+	if err != nil {
+		return usagef("--log-format: %v", err)
+	}
+	confText, err := os.ReadFile(*configPath)
+	if err != nil {
+		return usageError{err}
+	}
+	im, err := deploy.Import(*format, string(confText), deploy.ImportOptions{Location: *location})
+	if err != nil {
+		return usagef("--config %s: %v", *configPath, err)
+	}
+	logOpt := accesslog.Options{Format: f, Route: *route, WindowMS: *windowMS}
+	if *status != "" {
+		if logOpt.Status, err = accesslog.ParseStatusFilter(*status); err != nil {
+			return usagef("--status: %v", err)
+		}
+	}
+	for flagName, v := range map[string]struct {
+		text string
+		ms   *float64
+	}{"--from": {*from, &logOpt.FromMS}, "--to": {*to, &logOpt.ToMS}} {
+		if v.text == "" {
+			continue
+		}
+		tm, err := time.Parse(time.RFC3339Nano, v.text)
+		if err != nil {
+			return usagef("%s: %v", flagName, err)
+		}
+		*v.ms = float64(tm.UnixMilli())
+	}
+	rc, err := openTrace(*logPath)
+	if err != nil {
+		return usageError{err}
+	}
+	defer rc.Close()
+
+	opt := shadow.Options{Import: im, ReportKey: *key, Log: logOpt, MaxBadPct: *maxBad}
+	if *maxBad == 0 {
+		opt.MaxBadPct = math.SmallestNonzeroFloat64 // 0 means none may be bad
+	}
+	var rw *shadow.RequestsWriter
+	var spool *os.File
+	if *requests {
+		// spooled outside DIR: nothing is written there before the log passes
+		if spool, err = os.CreateTemp("", "lab-shadow-requests-*.csv"); err != nil {
+			return err
+		}
+		defer os.Remove(spool.Name())
+		defer spool.Close()
+		rw = shadow.NewRequestsWriter(spool, im.Status)
+		opt.Each = rw.Add
+	}
+	start := time.Now()
+	opt.Progress = func(lines int64) {
+		fmt.Fprintf(stderr, "\rread %d lines (%.0f s)", lines, time.Since(start).Seconds())
+	}
+	rp, err := shadow.Open(rc, opt)
+	if err != nil {
+		return usageError{err}
+	}
+	res, err := runShadow(ctx, rp)
+	fmt.Fprintln(stderr)
+	var tooMany *shadow.TooManyBad
+	if errors.As(err, &tooMany) {
+		var b strings.Builder
+		for _, bl := range tooMany.Stats.FirstBad {
+			fmt.Fprintf(&b, "\n  line %d: %s: %s", bl.Line, bl.Reason, bl.Text)
+		}
+		for reason, n := range tooMany.Stats.Reasons {
+			fmt.Fprintf(&b, "\n  %d: %s", n, reason)
+		}
+		return fmt.Errorf("%s: %w%s", *logPath, err, b.String())
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", *logPath, err)
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return err
+	}
+	write := func(name string, fn func(io.Writer) error) error {
+		file, err := os.Create(filepath.Join(*out, name))
+		if err != nil {
+			return err
+		}
+		if err := fn(file); err != nil {
+			file.Close()
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		return file.Close()
+	}
+	where := fmt.Sprintf("%s %s, %s", im.Format, im.Where, stagesText(im))
+	if err := errors.Join(
+		write(shadow.KeysFile, res.WriteKeys),
+		write(shadow.TimelineFile, res.WriteTimeline),
+		write(shadow.SummaryFile, func(w io.Writer) error { return res.WriteSummary(w, where) }),
+	); err != nil {
+		return err
+	}
+	if rw != nil {
+		if err := rw.Flush(); err != nil {
+			return err
+		}
+		if _, err := spool.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		if err := write(shadow.RequestsFile, func(w io.Writer) error { _, err := io.Copy(w, spool); return err }); err != nil {
+			return err
+		}
+	}
+	for _, n := range im.Notes {
+		fmt.Fprintf(stderr, "note: %s\n", n)
+	}
+	fmt.Fprintf(stderr, "read in %.1f s\n", time.Since(start).Seconds())
+	return res.WriteSummary(stdout, where)
+}
+
+// runShadow runs the replay; an interrupt stops it at the next request
+// (the verdict so far is not written: a partial log's verdict would read
+// as the whole's).
+func runShadow(ctx context.Context, rp *shadow.Replay) (*shadow.Result, error) {
+	type answer struct {
+		res *shadow.Result
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		res, err := rp.Run()
+		done <- answer{res, err}
+	}()
+	select {
+	case a := <-done:
+		return a.res, a.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func stagesText(im *deploy.Imported) string {
+	var parts []string
+	for _, s := range im.Stages {
+		parts = append(parts, fmt.Sprintf("zone %s by %s: %s", s.Name, s.Key, s.Spec.Label()))
+	}
+	return strings.Join(parts, "; ")
+}
