@@ -26,7 +26,7 @@ func cmdShadow(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.SetOutput(stderr)
 	logPath := fs.String("log", "", "the access log `FILE` (plain or gzip)")
 	format := fs.String("format", "nginx", "the log's server: nginx")
-	logFormat := fs.String("log-format", "combined", "nginx's log_format: \"combined\", its definition ('$remote_addr ... $msec $request_time'), the log_format directive, or a JSON (escape=json) definition")
+	logFormat := fs.String("log-format", "combined", "nginx's log_format: \"combined\", the name of a log_format in --config, its definition ('$remote_addr ... $msec $request_time'), the log_format directive, or a JSON (escape=json) definition")
 	configPath := fs.String("config", "", "the limiter's config `FILE` (nginx.conf with limit_req_zone and limit_req)")
 	location := fs.String("location", "", "the nginx location whose limit_req to replay, by its arguments (\"/api/\"), when several blocks set limit_req")
 	key := fs.String("key", "", "the key `EXPR` the verdict is per (default: the first zone's key), e.g. '$remote_addr' or '$http_x_api_key'")
@@ -61,13 +61,20 @@ func cmdShadow(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	case *format != "nginx":
 		return usagef("--format %q: the lab reads nginx logs (formats: nginx)", *format)
 	}
-	f, err := accesslog.ParseFormat(*logFormat)
-	if err != nil {
-		return usagef("--log-format: %v", err)
-	}
 	confText, err := os.ReadFile(*configPath)
 	if err != nil {
 		return usageError{err}
+	}
+	def := *logFormat
+	if isFormatName(def) && def != "combined" {
+		// a log_format of the config, by name
+		if def, err = deploy.NginxLogFormat(string(confText), def); err != nil {
+			return usagef("--log-format: %v", err)
+		}
+	}
+	f, err := accesslog.ParseFormat(def)
+	if err != nil {
+		return usagef("--log-format: %v", err)
 	}
 	im, err := deploy.Import(*format, string(confText), deploy.ImportOptions{Location: *location})
 	if err != nil {
@@ -205,4 +212,17 @@ func stagesText(im *deploy.Imported) string {
 		parts = append(parts, fmt.Sprintf("zone %s by %s: %s", s.Name, s.Key, s.Spec.Label()))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// isFormatName says whether s is a log_format's name rather than its text.
+func isFormatName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if !(c == '_' || c == '-' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
 }
