@@ -210,22 +210,28 @@ func (k *Key) Constant() bool {
 // slot is the key's index on a line (0, 1, ... in order of first
 // appearance), -1 when empty.
 func (k *Key) slot(fields [][]byte) int32 {
-	k.buf = k.buf[:0]
-	for _, p := range k.parts {
-		if p.src == nil {
-			k.buf = append(k.buf, p.lit...)
-		} else {
-			k.buf = append(k.buf, p.src.value(fields)...)
+	var text []byte
+	if len(k.parts) == 1 && k.parts[0].src != nil {
+		text = k.parts[0].src.value(fields) // one variable: its bytes as they are
+	} else {
+		k.buf = k.buf[:0]
+		for _, p := range k.parts {
+			if p.src == nil {
+				k.buf = append(k.buf, p.lit...)
+			} else {
+				k.buf = append(k.buf, p.src.value(fields)...)
+			}
 		}
+		text = k.buf
 	}
-	if len(k.buf) == 0 {
+	if len(text) == 0 {
 		return -1
 	}
-	if i, ok := k.names[string(k.buf)]; ok {
+	if i, ok := k.names[string(text)]; ok {
 		return i
 	}
 	i := int32(len(k.list))
-	s := string(k.buf)
+	s := string(text)
 	k.names[s] = i
 	k.list = append(k.list, s)
 	return i

@@ -109,6 +109,7 @@ type Reader struct {
 	f      *Format
 	opt    Options
 	keys   []*Key
+	same   []int // same[i]: the first key of the same expression as key i
 	route  *source
 	fields [][]byte
 	scr    []byte
@@ -149,7 +150,12 @@ func NewReader(r io.Reader, opt Options) (*Reader, error) {
 		return nil, fmt.Errorf("%d keys: at most %d", len(opt.Keys), MaxKeys)
 	}
 	rd := &Reader{br: bufio.NewReaderSize(r, 256<<10), f: f, opt: opt, fields: make([][]byte, len(f.vars))}
-	for _, expr := range opt.Keys {
+	for i, expr := range opt.Keys {
+		rd.same = append(rd.same, i)
+		if j := slices.Index(opt.Keys[:i], expr); j >= 0 {
+			rd.keys, rd.same[i] = append(rd.keys, rd.keys[j]), j // computed once
+			continue
+		}
 		k, err := f.CompileKey(expr)
 		if err != nil {
 			return nil, err
@@ -396,7 +402,11 @@ func (rd *Reader) parse(line []byte) {
 		return
 	}
 	for i, k := range rd.keys {
-		req.Keys[i] = k.slot(rd.fields)
+		if j := rd.same[i]; j < i {
+			req.Keys[i] = req.Keys[j]
+		} else {
+			req.Keys[i] = k.slot(rd.fields)
+		}
 	}
 	for i := len(rd.keys); i < MaxKeys; i++ {
 		req.Keys[i] = -1
