@@ -27,8 +27,9 @@ func cmdShadow(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	logPath := fs.String("log", "", "the access log `FILE` (plain or gzip)")
 	format := fs.String("format", "nginx", "the log's server: nginx")
 	logFormat := fs.String("log-format", "combined", "nginx's log_format: \"combined\", the name of a log_format in --config, its definition ('$remote_addr ... $msec $request_time'), the log_format directive, or a JSON (escape=json) definition")
-	configPath := fs.String("config", "", "the limiter's config `FILE` (nginx.conf with limit_req_zone and limit_req)")
-	location := fs.String("location", "", "the nginx location whose limit_req to replay, by its arguments (\"/api/\"), when several blocks set limit_req")
+	configPath := fs.String("config", "", "the limiter's config `FILE` (nginx.conf with limit_req_zone and limit_req, or Traefik's dynamic configuration YAML with a rateLimit middleware)")
+	configFormat := fs.String("config-format", "", "the config's format: "+strings.Join(deploy.ImportFormats(), ", ")+" (default: traefik for a .yaml or .yml file, else nginx)")
+	location := fs.String("location", "", "the nginx location whose limit_req to replay, by its arguments (\"/api/\"), or the Traefik middleware by name, when the config has several")
 	key := fs.String("key", "", "the key `EXPR` the verdict is per (default: the first zone's key), e.g. '$remote_addr' or '$http_x_api_key'")
 	route := fs.String("route", "", "replay only requests whose path starts with `PREFIX`")
 	status := fs.String("status", "", "replay only requests whose logged status matches, e.g. '2xx,404,500-504'")
@@ -65,8 +66,15 @@ func cmdShadow(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return usageError{err}
 	}
+	cf := *configFormat
+	if cf == "" {
+		cf = "nginx"
+		if ext := filepath.Ext(*configPath); ext == ".yaml" || ext == ".yml" {
+			cf = "traefik"
+		}
+	}
 	def := *logFormat
-	if isFormatName(def) && def != "combined" {
+	if isFormatName(def) && def != "combined" && cf == "nginx" {
 		// a log_format of the config, by name
 		if def, err = deploy.NginxLogFormat(string(confText), def); err != nil {
 			return usagef("--log-format: %v", err)
@@ -76,7 +84,7 @@ func cmdShadow(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return usagef("--log-format: %v", err)
 	}
-	im, err := deploy.Import(*format, string(confText), deploy.ImportOptions{Location: *location})
+	im, err := deploy.Import(cf, string(confText), deploy.ImportOptions{Location: *location})
 	if err != nil {
 		return usagef("--config %s: %v", *configPath, err)
 	}

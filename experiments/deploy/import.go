@@ -69,7 +69,8 @@ func (e *Unmodelled) Error() string {
 // export.
 func importers() map[string]func(text string, opt ImportOptions) (*Imported, error) {
 	return map[string]func(string, ImportOptions) (*Imported, error){
-		"nginx": importNginx,
+		"nginx":   importNginx,
+		"traefik": importTraefik,
 	}
 }
 

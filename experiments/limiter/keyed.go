@@ -25,6 +25,17 @@ type handlerZone interface {
 	handlerZone() *NginxLimitReq
 }
 
+// keysAsNamed is a keyed gate that makes a key's state when the key first
+// comes (a replay names keys as it reads them; a sweep's gates are sized
+// for their clients).
+type keysAsNamed interface {
+	Gate
+	keysAsNamed()
+}
+
+func (*NginxLimitReq) keysAsNamed()   {}
+func (*XTimeRatePerKey) keysAsNamed() {}
+
 // NewKeyed builds the gate of a shadow replay's stages, each a spec at
 // one point (its parameters' first values). Stages that are all nginx
 // limit_req zones are checked as nginx checks the limit_req directives of
@@ -55,7 +66,7 @@ func NewKeyed(stages []*Spec) (KeyedGate, error) {
 			return nil, fmt.Errorf("stage %d: %w", i+1, err)
 		}
 		if k.Keyed != nil && k.Keyed(s) {
-			if _, ok := g.(handlerZone); !ok {
+			if _, ok := g.(keysAsNamed); !ok {
 				return nil, fmt.Errorf("stage %d: %s keeps a state per key, which a replay names as it reads: not yet supported for this type", i+1, s.Type)
 			}
 			keyed[i] = true

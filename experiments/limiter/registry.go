@@ -260,6 +260,7 @@ func builtinKinds() []*Kind {
 		gcraKind(),
 		dualTokenBucketKind(),
 		xTimeRateKind(),
+		xTimeRatePerKeyKind(),
 		redisRateKind(),
 		uberRateLimitKind(),
 		nginxLimitReqKind(),
