@@ -15,15 +15,27 @@ func RoundMS(x float64) float64 { return math.Floor(x + 0.5) }
 // recorded value is an integer in that range, its nearest-rank percentiles
 // are exact, with no samples kept.
 type Histogram struct {
-	counts [MaxDelayMS + 1]uint32
+	counts []uint32 // counts[v] for v <= max; grown as larger values come, never shrunk
 	n      int
 	max    int
 }
 
-// Reset empties the histogram.
+// Reset empties the histogram, keeping its storage. Only counts[:max+1] can
+// be non-zero, so only they are cleared: a point's histograms cost what
+// its delays reach, not MaxDelayMS.
 func (h *Histogram) Reset() {
-	clear(h.counts[:])
+	if h.n > 0 {
+		clear(h.counts[:h.max+1])
+	}
 	h.n, h.max = 0, 0
+}
+
+// grow makes counts[v] addressable: at least doubling, up to MaxDelayMS+1.
+func (h *Histogram) grow(v int) {
+	size := min(max(v+1, 2*len(h.counts), 1024), MaxDelayMS+1)
+	counts := make([]uint32, size)
+	copy(counts, h.counts)
+	h.counts = counts
 }
 
 // Record adds one delay in ms: rounded half up and clamped to [0, MaxDelayMS].
@@ -36,6 +48,9 @@ func (h *Histogram) Record(ms float64) {
 		if x >= 0 {
 			v = int(x) // floor for non-negative values
 		}
+	}
+	if v >= len(h.counts) {
+		h.grow(v)
 	}
 	h.counts[v]++
 	h.n++

@@ -130,7 +130,19 @@ func (q *Queue) busy(t float64) int {
 	return c - lo
 }
 
-// advance makes every pick that happens before t.
+// PickFirst is the pick rule, which every driver of a Queue's picks
+// follows (the Queue's own, advance, before a request's release, and an
+// event loop that makes the picks with Pick): a pick at pickMS happens
+// before an event at eventMS when it is earlier, or at the same time when
+// the event is a client giving up (timeout). A request released at p
+// enters before the pick at p (and sees the worker freeing at p as idle;
+// under lifo it is the one picked); a request picked at its client's
+// deadline has started.
+func PickFirst(pickMS, eventMS float64, timeout bool) bool {
+	return pickMS < eventMS || timeout && pickMS == eventMS
+}
+
+// advance makes every pick that happens before a release at t.
 func (q *Queue) advance(t float64) {
 	if t < q.lastMS {
 		panic("server: time went backwards")
@@ -138,7 +150,7 @@ func (q *Queue) advance(t float64) {
 	q.lastMS = t
 	for {
 		p := q.NextPickMS()
-		if !(p < t) {
+		if !PickFirst(p, t, false) {
 			return
 		}
 		q.pick(p)
