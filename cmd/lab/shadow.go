@@ -15,6 +15,7 @@ import (
 	"github.com/ratelab/ratelab/experiments/accesslog"
 	"github.com/ratelab/ratelab/experiments/deploy"
 	"github.com/ratelab/ratelab/experiments/shadow"
+	"github.com/ratelab/ratelab/experiments/workload"
 )
 
 // cmdShadow replays an access log through a deployed limiter's config:
@@ -233,4 +234,28 @@ func isFormatName(s string) bool {
 		}
 	}
 	return true
+}
+
+// accessLogOpener opens the access log at path as a trace
+// (accesslog.Trace): lab run --trace FILE --trace-log-format FMT.
+func accessLogOpener(path, logFormat, key string, maxBadPct float64) (workload.TraceOpener, error) {
+	f, err := accesslog.ParseFormat(logFormat)
+	if err != nil {
+		return nil, fmt.Errorf("--trace-log-format: %w", err)
+	}
+	if _, err := f.CompileKey(key); err != nil {
+		return nil, fmt.Errorf("--trace-key: %w", err)
+	}
+	return func(string) (io.ReadCloser, error) {
+		rc, err := openTrace(path)
+		if err != nil {
+			return nil, err
+		}
+		rd, err := accesslog.NewReader(rc, accesslog.Options{Format: f, Keys: []string{key}})
+		if err != nil {
+			rc.Close()
+			return nil, err
+		}
+		return readCloser{accesslog.NewTrace(rd, 0, maxBadPct), rc}, nil
+	}, nil
 }

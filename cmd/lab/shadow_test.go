@@ -89,3 +89,29 @@ func TestShadowCommand(t *testing.T) {
 		t.Errorf("dry run: exit %d: %s", code, stderr.String())
 	}
 }
+
+// An access log read as the trace of lab run gives the run the trace
+// file of the same requests gives.
+func TestRunAccessLogTrace(t *testing.T) {
+	dir := t.TempDir()
+	var csv, log strings.Builder
+	csv.WriteString("t_ms,client,service_ms\n")
+	for i := range 400 {
+		ms := i*7 + i%3
+		client := fmt.Sprintf("10.0.0.%d", i%5)
+		fmt.Fprintf(&csv, "%d,%s,%d\n", ms, client, 1+i%4)
+		// logged at the end, out of start order by the request time
+		fmt.Fprintf(&log, "%s %.3f %.3f %.3f\n", client, 1796148840+float64(ms+20)/1000, 0.020, float64(1+i%4)/1000)
+	}
+	csvPath := writeTemp(t, dir, "day.csv", []byte(csv.String()))
+	logPath := writeTemp(t, dir, "access.log", gzipped(t, log.String()))
+	cfg := writeTemp(t, dir, "sweep.json", fmt.Appendf(nil, traceSweep, `{"type":"constant","rate_rps":1}`))
+	mustRun(t, "run", "-q", "--config", cfg, "--trace", csvPath, "--out", filepath.Join(dir, "csv"))
+	mustRun(t, "run", "-q", "--config", cfg, "--trace", logPath, "--trace-log-format", "$remote_addr $msec $request_time $upstream_response_time", "--out", filepath.Join(dir, "log"))
+	want, got := readDir(t, filepath.Join(dir, "csv")), readDir(t, filepath.Join(dir, "log"))
+	for _, name := range []string{"results.csv", "series.csv", "clients.csv"} {
+		if len(want[name]) == 0 || !bytes.Equal(want[name], got[name]) {
+			t.Errorf("%s: the access log's run differs from the trace file's", name)
+		}
+	}
+}
