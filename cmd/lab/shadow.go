@@ -26,8 +26,8 @@ func cmdShadow(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := flag.NewFlagSet("lab shadow", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	logPath := fs.String("log", "", "the access log `FILE` (plain or gzip)")
-	format := fs.String("format", "nginx", "the log's server: nginx")
-	logFormat := fs.String("log-format", "combined", "nginx's log_format: \"combined\", the name of a log_format in --config, its definition ('$remote_addr ... $msec $request_time'), the log_format directive, or a JSON (escape=json) definition")
+	format := fs.String("format", "nginx", "the log's server: "+strings.Join(accesslog.Servers(), ", "))
+	logFormat := fs.String("log-format", "", "nginx: its log_format (default combined): a log_format's name in --config, the definition ('$remote_addr ... $msec $request_time'), the directive, or a JSON (escape=json) definition; envoy: its format string or JSON format (default: Envoy's default format); alb: none")
 	configPath := fs.String("config", "", "the limiter's config `FILE` (nginx.conf with limit_req_zone and limit_req, or Traefik's dynamic configuration YAML with a rateLimit middleware)")
 	configFormat := fs.String("config-format", "", "the config's format: "+strings.Join(deploy.ImportFormats(), ", ")+" (default: traefik for a .yaml or .yml file, else nginx)")
 	location := fs.String("location", "", "the nginx location whose limit_req to replay, by its arguments (\"/api/\"), or the Traefik middleware by name, when the config has several")
@@ -60,8 +60,6 @@ func cmdShadow(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return usagef("--config FILE is required")
 	case *out == "":
 		return usagef("--out DIR is required")
-	case *format != "nginx":
-		return usagef("--format %q: the lab reads nginx logs (formats: nginx)", *format)
 	}
 	confText, err := os.ReadFile(*configPath)
 	if err != nil {
@@ -75,15 +73,18 @@ func cmdShadow(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	def := *logFormat
-	if isFormatName(def) && def != "combined" && cf == "nginx" {
+	if def == "" && *format == "nginx" {
+		def = "combined"
+	}
+	if *format == "nginx" && isFormatName(def) && def != "combined" && cf == "nginx" {
 		// a log_format of the config, by name
 		if def, err = deploy.NginxLogFormat(string(confText), def); err != nil {
 			return usagef("--log-format: %v", err)
 		}
 	}
-	f, err := accesslog.ParseFormat(def)
+	f, err := accesslog.ServerFormat(*format, def)
 	if err != nil {
-		return usagef("--log-format: %v", err)
+		return usagef("--format %s --log-format: %v", *format, err)
 	}
 	im, err := deploy.Import(cf, string(confText), deploy.ImportOptions{Location: *location})
 	if err != nil {

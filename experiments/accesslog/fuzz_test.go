@@ -80,3 +80,16 @@ func FuzzFormat(f *testing.F) {
 		readEvery(t, fm, "1.000 200\n{\"a\":\"1.5\",\"b\":200}\n", nil)
 	})
 }
+
+func FuzzEnvoyFormat(f *testing.F) {
+	f.Add(accesslog.EnvoyDefault)
+	f.Add(`{"start_time": "%START_TIME%", "code": %RESPONSE_CODE%}`)
+	f.Add("%REQ(X?Y):10% %% %RESP(A)%")
+	f.Fuzz(func(t *testing.T, def string) {
+		fm, err := accesslog.ServerFormat("envoy", def)
+		if err != nil {
+			return
+		}
+		readEvery(t, fm, "[2016-04-15T20:17:00.310Z] \"POST / HTTP/2\" 204 - 1 2 3 4 \"a\" \"b\" \"c\" \"d\" \"e\"\n", nil)
+	})
+}

@@ -22,6 +22,7 @@ const (
 	deriveRequestURI
 	deriveArgs
 	deriveArg
+	deriveHost // the address of "address:port" ("[v6]:port")
 )
 
 // resolve finds how a line gives variable name: logged, or derived from a
@@ -32,10 +33,13 @@ func (f *Format) resolve(name string) (source, error) {
 	}
 	from := func(v string) (int, bool) { i, ok := f.index[v]; return i, ok }
 	switch {
-	case name == "binary_remote_addr":
+	case name == "binary_remote_addr" || name == "remote_addr":
 		// one key per address as nginx's 4 or 16 bytes are
 		if i, ok := from("remote_addr"); ok {
 			return source{field: i}, nil
+		}
+		if i, ok := from("client_port"); ok { // ALB's client:port
+			return source{field: -1, derive: deriveHost, from: i}, nil
 		}
 	case name == "uri" || name == "document_uri":
 		if i, ok := from("request_uri"); ok {
@@ -109,6 +113,12 @@ func derived(s *source, v []byte) []byte {
 	if d < 0 { // from $args
 		return argValue(v, s.arg)
 	}
+	if d == deriveHost {
+		if i := bytes.LastIndexByte(v, ':'); i >= 0 {
+			v = v[:i]
+		}
+		return bytes.TrimSuffix(bytes.TrimPrefix(v, []byte{'['}), []byte{']'})
+	}
 	uri := v
 	if d == deriveMethod || bytes.IndexByte(v, ' ') >= 0 {
 		method, rest, ok := bytes.Cut(v, []byte{' '})
@@ -121,6 +131,13 @@ func derived(s *source, v []byte) []byte {
 		uri, _, _ = bytes.Cut(rest, []byte{' '})
 	}
 	path, args, _ := bytes.Cut(uri, []byte{'?'})
+	if i := bytes.Index(path, []byte("://")); i >= 0 { // an absolute URI (ALB): its path
+		if j := bytes.IndexByte(path[i+3:], '/'); j >= 0 {
+			path = path[i+3+j:]
+		} else {
+			path = []byte{'/'}
+		}
+	}
 	switch d {
 	case derivePath:
 		return path

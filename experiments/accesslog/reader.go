@@ -121,6 +121,7 @@ type Reader struct {
 
 	// time
 	msec, reqTime, local, iso, status, upstream int // fields, -1 when not logged
+	start, upstreamMS                           int
 	lastLocal                                   []byte
 	lastLocalSec                                int64
 
@@ -177,7 +178,10 @@ func NewReader(r io.Reader, opt Options) (*Reader, error) {
 	}
 	rd.msec, rd.reqTime, rd.local, rd.iso = idx("msec"), idx("request_time"), idx("time_local"), idx("time_iso8601")
 	rd.status, rd.upstream = idx("status"), idx("upstream_response_time")
+	rd.start, rd.upstreamMS = idx("start_time"), idx("upstream_service_time_ms")
 	switch {
+	case rd.start >= 0:
+		rd.stats.StartNote = "start = the logged start time (Envoy's START_TIME, ALB's request_creation_time)"
 	case rd.msec >= 0 && rd.reqTime >= 0:
 		rd.stats.StartNote = "start = $msec - $request_time (ms)"
 	case rd.msec >= 0:
@@ -326,6 +330,14 @@ func (rd *Reader) parse(line []byte) {
 	req.Line = rd.line
 	var sec int64
 	switch {
+	case rd.start >= 0:
+		start, ok := parseRFC3339MS(rd.fields[rd.start])
+		if !ok {
+			rd.bad(ReasonTime, line)
+			return
+		}
+		req.StartMS = start
+		sec = int64(math.Floor(start / 1000))
 	case rd.msec >= 0:
 		end, ok := parseDecimalMS(rd.fields[rd.msec])
 		if !ok {
@@ -383,7 +395,16 @@ func (rd *Reader) parse(line []byte) {
 		req.Status = int32(st)
 	}
 	req.ServiceMS = math.NaN()
-	if rd.upstream >= 0 {
+	if rd.upstreamMS >= 0 {
+		if v := rd.fields[rd.upstreamMS]; len(v) > 0 && !(len(v) == 1 && v[0] == '-') {
+			ms, ok := parseDecimalMS(v) // read as seconds: the value is ms
+			if !ok {
+				rd.bad(ReasonService, line)
+				return
+			}
+			req.ServiceMS = ms / 1000
+		}
+	} else if rd.upstream >= 0 {
 		v := rd.fields[rd.upstream]
 		if len(v) > 0 && !(len(v) == 1 && v[0] == '-') {
 			ms, ok := upstreamMS(v)
@@ -429,6 +450,9 @@ func upstreamMS(v []byte) (float64, bool) {
 		part = bytes.TrimSpace(part)
 		if len(part) == 1 && part[0] == '-' {
 			continue
+		}
+		if string(part) == "-1" { // ALB: no target answered
+			return math.NaN(), true
 		}
 		ms, ok := parseDecimalMS(part)
 		if !ok {

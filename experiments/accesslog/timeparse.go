@@ -170,3 +170,37 @@ func parseOffset(b []byte, colon bool) (int64, bool) {
 	}
 	return off, true
 }
+
+// parseRFC3339MS reads an RFC 3339 time with an optional fraction of up to
+// 9 digits ("2016-04-15T20:17:00.310Z", "2018-07-02T22:22:48.364000Z",
+// "2026-12-01T18:14:20.5+01:00") as Unix ms.
+func parseRFC3339MS(b []byte) (float64, bool) {
+	if len(b) < 20 {
+		return 0, false
+	}
+	frac := 0.0
+	rest := b[19:]
+	if rest[0] == '.' {
+		i := 1
+		var v, scale int64 = 0, 1
+		for ; i < len(rest) && rest[i] >= '0' && rest[i] <= '9'; i++ {
+			if i > 9 {
+				return 0, false
+			}
+			v = v*10 + int64(rest[i]-'0')
+			scale *= 10
+		}
+		if i == 1 {
+			return 0, false
+		}
+		frac = float64(v) * 1000 / float64(scale)
+		rest = rest[i:]
+	}
+	whole := make([]byte, 0, 25)
+	whole = append(append(whole, b[:19]...), rest...)
+	sec, ok := parseISO8601(whole)
+	if !ok {
+		return 0, false
+	}
+	return float64(sec*1000) + frac, true
+}
