@@ -28,8 +28,8 @@ func cmdShadow(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	logPath := fs.String("log", "", "the access log `FILE` (plain or gzip)")
 	format := fs.String("format", "nginx", "the log's server: "+strings.Join(accesslog.Servers(), ", "))
 	logFormat := fs.String("log-format", "", "nginx: its log_format (default combined): a log_format's name in --config, the definition ('$remote_addr ... $msec $request_time'), the directive, or a JSON (escape=json) definition; envoy: its format string or JSON format (default: Envoy's default format); alb: none")
-	configPath := fs.String("config", "", "the limiter's config `FILE` (nginx.conf with limit_req_zone and limit_req, or Traefik's dynamic configuration YAML with a rateLimit middleware)")
-	configFormat := fs.String("config-format", "", "the config's format: "+strings.Join(deploy.ImportFormats(), ", ")+" (default: traefik for a .yaml or .yml file, else nginx)")
+	configPath := fs.String("config", "", "the limiter's config `FILE` (nginx.conf with limit_req_zone and limit_req, Traefik's dynamic configuration YAML with a rateLimit middleware, or Envoy's config with the local_ratelimit HTTP filter)")
+	configFormat := fs.String("config-format", "", "the config's format: "+strings.Join(deploy.ImportFormats(), ", ")+" (default: for a .yaml or .yml file envoy when it has the local_ratelimit filter, else traefik; else nginx)")
 	location := fs.String("location", "", "the nginx location whose limit_req to replay, by its arguments (\"/api/\"), or the Traefik middleware by name, when the config has several")
 	key := fs.String("key", "", "the key `EXPR` the verdict is per (default: the first zone's key), e.g. '$remote_addr' or '$http_x_api_key'")
 	route := fs.String("route", "", "replay only requests whose path starts with `PREFIX`")
@@ -70,6 +70,9 @@ func cmdShadow(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		cf = "nginx"
 		if ext := filepath.Ext(*configPath); ext == ".yaml" || ext == ".yml" {
 			cf = "traefik"
+			if strings.Contains(string(confText), "envoy.filters.http.local_ratelimit") {
+				cf = "envoy"
+			}
 		}
 	}
 	def := *logFormat

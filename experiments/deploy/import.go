@@ -69,6 +69,7 @@ func (e *Unmodelled) Error() string {
 // export.
 func importers() map[string]func(text string, opt ImportOptions) (*Imported, error) {
 	return map[string]func(string, ImportOptions) (*Imported, error){
+		"envoy":   importEnvoy,
 		"nginx":   importNginx,
 		"traefik": importTraefik,
 	}

@@ -231,3 +231,52 @@ func TestImportTraefik(t *testing.T) {
 		t.Errorf("b: %v %+v", err, im)
 	}
 }
+
+const envoyConf = `static_resources:
+  listeners:
+  - name: listener_0
+    filter_chains:
+    - filters:
+      - name: envoy.filters.network.http_connection_manager
+        typed_config:
+          http_filters:
+          - name: envoy.filters.http.local_ratelimit
+            typed_config:
+              "@type": type.googleapis.com/envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit
+              stat_prefix: http_local_rate_limiter
+              token_bucket:
+                max_tokens: 10000
+                tokens_per_fill: 1000
+                fill_interval: 1s
+              filter_enabled:
+                runtime_key: local_rate_limit_enabled
+                default_value:
+                  numerator: 100
+                  denominator: HUNDRED
+              filter_enforced:
+                runtime_key: local_rate_limit_enforced
+                default_value:
+                  numerator: 100
+                  denominator: HUNDRED
+          - name: envoy.filters.http.router
+`
+
+func TestImportEnvoy(t *testing.T) {
+	t.Parallel()
+	im, err := deploy.Import("envoy", envoyConf, deploy.ImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := specJSON(t, im.Stages[0].Spec); im.Status != 429 || got != `{"type":"envoy-local-ratelimit","max_tokens":[10000],"tokens_per_fill":[1000],"fill_interval_ms":[1000],"descriptor":"none","token_bucket":"atomic"}` {
+		t.Errorf("%d %s", im.Status, got)
+	}
+	for _, c := range []struct{ conf, want string }{
+		{strings.Replace(envoyConf, "numerator: 100\n                  denominator: HUNDRED\n              filter_enforced", "numerator: 50\n                  denominator: HUNDRED\n              filter_enforced", 1), "filter_enabled 50/HUNDRED"},
+		{strings.Replace(envoyConf, "              stat_prefix:", "              descriptors:\n              - entries: x\n              stat_prefix:", 1), "descriptors"},
+		{strings.Replace(envoyConf, "local_ratelimit\n", "ratelimit\n", 1), "no http filter named"},
+	} {
+		if _, err := deploy.Import("envoy", c.conf, deploy.ImportOptions{}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v, want %q", err, c.want)
+		}
+	}
+}
