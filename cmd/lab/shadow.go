@@ -39,6 +39,7 @@ func cmdShadow(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	windowMS := fs.Float64("reorder-window-ms", accesslog.DefaultWindowMS, "put lines in start order within this window; an earlier line is counted bad")
 	maxBad := fs.Float64("max-bad-pct", shadow.DefaultMaxBadPct, "fail, writing nothing, when more than this percent of lines are bad")
 	requests := fs.Bool("requests", false, "also write "+shadow.RequestsFile+", a row per request")
+	whatIf := fs.Bool("what-if", false, "also write "+shadow.WhatIfFile+": the verdict at the imported rate and burst ×0.5, ×1, ×2 and ×4 (one pass), each setting's config to paste back")
 	out := fs.String("out", "", "the output `DIR`")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: lab shadow --log access.log.gz [--log-format '...'] --config nginx.conf --out DIR")
@@ -118,7 +119,7 @@ func cmdShadow(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	defer rc.Close()
 
-	opt := shadow.Options{Import: im, ReportKey: *key, Log: logOpt, MaxBadPct: *maxBad}
+	opt := shadow.Options{Import: im, ReportKey: *key, Log: logOpt, MaxBadPct: *maxBad, WhatIf: *whatIf}
 	if *maxBad == 0 {
 		opt.MaxBadPct = math.SmallestNonzeroFloat64 // 0 means none may be bad
 	}
@@ -179,6 +180,11 @@ func cmdShadow(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		write(shadow.SummaryFile, func(w io.Writer) error { return res.WriteSummary(w, where) }),
 	); err != nil {
 		return err
+	}
+	if *whatIf {
+		if err := write(shadow.WhatIfFile, res.WriteWhatIf); err != nil {
+			return err
+		}
 	}
 	if rw != nil {
 		if err := rw.Flush(); err != nil {

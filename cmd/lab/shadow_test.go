@@ -49,7 +49,7 @@ func TestShadowCommand(t *testing.T) {
 	writeShadowLog(t, log, 0)
 	out := filepath.Join(dir, "out")
 	var stdout, stderr bytes.Buffer
-	args := []string{"shadow", "--log", log, "--log-format", "timed", "--config", conf, "--out", out, "--requests"}
+	args := []string{"shadow", "--log", log, "--log-format", "timed", "--config", conf, "--out", out, "--requests", "--what-if"}
 	if code := run(context.Background(), args, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
@@ -63,6 +63,9 @@ func TestShadowCommand(t *testing.T) {
 	reqs, err := os.ReadFile(filepath.Join(out, "shadow-requests.csv"))
 	if err != nil || !strings.Contains(string(reqs), "\n2,2026-12-01T18:14:00.005Z,10.0.0.1,true,0,200,429\n") {
 		t.Errorf("shadow-requests.csv: %v\n%.300s", err, reqs)
+	}
+	if w, err := os.ReadFile(filepath.Join(out, "shadow-whatif.csv")); err != nil || !strings.Contains(string(w), "\n2,1,rate_rps=200 burst=0 delay=0,100,0,0.00,") {
+		t.Errorf("shadow-whatif.csv: %v\n%s", err, w)
 	}
 	if !strings.Contains(stdout.String(), "limited: 50 (50.00%)") {
 		t.Errorf("summary:\n%s", stdout.String())

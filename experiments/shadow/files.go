@@ -17,6 +17,7 @@ const (
 	TimelineFile = "shadow-timeline.csv"
 	SummaryFile  = "shadow-summary.txt"
 	RequestsFile = "shadow-requests.csv"
+	WhatIfFile   = "shadow-whatif.csv"
 )
 
 // stamp writes Unix ms as RFC 3339 UTC with milliseconds ("" for NaN).
@@ -151,3 +152,23 @@ func (rw *RequestsWriter) Add(d *Decision) {
 
 // Flush writes what is buffered.
 func (rw *RequestsWriter) Flush() error { return rw.bw.Flush() }
+
+// WriteWhatIf writes shadow-whatif.csv: a row per setting of the sweep
+// around the imported one, with its config to paste back.
+func (r *Result) WriteWhatIf(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	bw.WriteString("rate_x,burst_x,setting,requests,limited,limited_pct,delayed,keys_limited,passed_peak_rps,service_p99_ms,config\n")
+	for _, s := range r.WhatIf {
+		pct := 0.0
+		if r.Requests > 0 {
+			pct = 100 * float64(s.Limited) / float64(r.Requests)
+		}
+		p99 := ""
+		if !math.IsNaN(s.ServiceP99MS) {
+			p99 = num(s.ServiceP99MS)
+		}
+		fmt.Fprintf(bw, "%s,%s,%s,%d,%d,%s,%d,%d,%d,%s,%s\n", num(s.Rate), num(s.Burst), csvField(s.Setting()), r.Requests, s.Limited,
+			strconv.FormatFloat(pct, 'f', 2, 64), s.Delayed, s.KeysLimited, s.PassedPeakRPS, p99, csvField(s.Config))
+	}
+	return bw.Flush()
+}

@@ -44,6 +44,9 @@ type Options struct {
 	Each func(*Decision)
 	// Progress, when set, hears the lines read every 2^16 requests.
 	Progress func(lines int64)
+	// WhatIf replays the same requests at the imported rate and burst
+	// times 0.5, 1, 2 and 4 in the same pass (Result.WhatIf).
+	WhatIf bool
 }
 
 // Decision is one request's fate.
@@ -64,6 +67,7 @@ type Replay struct {
 	gate   limiter.KeyedGate
 	stages int
 	report int // the report key's index among the reader's keys
+	whatIf []*WhatIf
 }
 
 // Open prepares the replay of the log r holds.
@@ -104,7 +108,13 @@ func Open(r io.Reader, opt Options) (*Replay, error) {
 	if opt.MaxBadPct == 0 {
 		opt.MaxBadPct = DefaultMaxBadPct
 	}
-	return &Replay{opt: opt, rd: rd, gate: gate, stages: len(stages), report: len(keys) - 1}, nil
+	rp := &Replay{opt: opt, rd: rd, gate: gate, stages: len(stages), report: len(keys) - 1}
+	if opt.WhatIf {
+		if rp.whatIf, err = whatIfs(opt.Import); err != nil {
+			return nil, fmt.Errorf("shadow: %w", err)
+		}
+	}
+	return rp, nil
 }
 
 // defaultReportKey is the first stage key with a variable, else
@@ -156,6 +166,9 @@ func (rp *Replay) Run() (*Result, error) {
 			d.DelayMS = release - req.StartMS
 		}
 		v.add(req, req.Keys[rp.report], &d)
+		for _, w := range rp.whatIf {
+			w.offer(req, keys, req.Keys[rp.report])
+		}
 		if rp.opt.Each != nil {
 			d.Key = rp.rd.Key(rp.report).Name(req.Keys[rp.report])
 			rp.opt.Each(&d)
@@ -168,7 +181,12 @@ func (rp *Replay) Run() (*Result, error) {
 	if rp.opt.MaxBadPct >= 0 && st.BadPct() > rp.opt.MaxBadPct {
 		return nil, &TooManyBad{Stats: st, MaxBadPct: rp.opt.MaxBadPct}
 	}
-	return v.result(st, rp.rd.Key(rp.report)), nil
+	res := v.result(st, rp.rd.Key(rp.report))
+	for _, w := range rp.whatIf {
+		w.finish()
+	}
+	res.WhatIf = rp.whatIf
+	return res, nil
 }
 
 // KeyVerdict is one key's verdict.
@@ -222,6 +240,8 @@ type Result struct {
 	ServiceP99MS  float64
 	// MaxDelayMS is the longest a passed request was held.
 	MaxDelayMS float64
+	// WhatIf is the sweep around the imported setting (Options.WhatIf).
+	WhatIf []*WhatIf
 }
 
 // Passed is the number of requests the limiter lets through.

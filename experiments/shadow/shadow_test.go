@@ -1,6 +1,7 @@
 package shadow_test
 
 import (
+	"encoding/csv"
 	"fmt"
 	"strings"
 	"testing"
@@ -52,7 +53,23 @@ func TestSixThousandPerMinute(t *testing.T) {
 	for i := range 10 {
 		fmt.Fprintf(&b, "10.0.0.2 %.3f 0.000 200 -\n", base+0.05+float64(i)*0.1)
 	}
-	res := run(t, conf, b.String(), shadow.Options{})
+	res := run(t, conf, b.String(), shadow.Options{WhatIf: true})
+	// The sweep around the setting: burst 0 scales to 0, so four rates;
+	// at x1 the verdict itself; at x2 (5 ms apart at 200r/s) none.
+	var whatIf strings.Builder
+	if err := res.WriteWhatIf(&whatIf); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(strings.NewReader(whatIf.String())).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := func(i int) string { return strings.Join(rows[i][:10], ",") }
+	if len(rows) != 5 || line(1) != "0.5,1,rate_rps=50 burst=0 delay=0,164,77,46.95,0,1,12,4" ||
+		line(2) != "1,1,rate_rps=100 burst=0 delay=0,164,77,46.95,0,1,12,4" || line(3) != "2,1,rate_rps=200 burst=0 delay=0,164,0,0.00,0,0,14,20" ||
+		!strings.Contains(rows[2][10], "limit_req_zone $binary_remote_addr zone=z:10m rate=100r/s;") {
+		t.Errorf("shadow-whatif.csv:\n%s", whatIf.String())
+	}
 	var keys, timeline strings.Builder
 	if err := res.WriteKeys(&keys); err != nil {
 		t.Fatal(err)
