@@ -59,6 +59,10 @@ type Request struct {
 	ServiceMS float64
 	// Line is the line's number in the log, from 1.
 	Line int64
+	// Conn is nginx's $connection (the connection's serial number, in
+	// accept order), -1 when not logged: requests that start in the same
+	// ms are put in its order (their line order says when they ended).
+	Conn int64
 }
 
 // BadLine is a line that was not read, with why.
@@ -121,7 +125,7 @@ type Reader struct {
 
 	// time
 	msec, reqTime, local, iso, status, upstream int // fields, -1 when not logged
-	start, upstreamMS                           int
+	start, upstreamMS, conn                     int
 	lastLocal                                   []byte
 	lastLocalSec                                int64
 
@@ -178,7 +182,7 @@ func NewReader(r io.Reader, opt Options) (*Reader, error) {
 	}
 	rd.msec, rd.reqTime, rd.local, rd.iso = idx("msec"), idx("request_time"), idx("time_local"), idx("time_iso8601")
 	rd.status, rd.upstream = idx("status"), idx("upstream_response_time")
-	rd.start, rd.upstreamMS = idx("start_time"), idx("upstream_service_time_ms")
+	rd.start, rd.upstreamMS, rd.conn = idx("start_time"), idx("upstream_service_time_ms"), idx("connection")
 	switch {
 	case rd.start >= 0:
 		rd.stats.StartNote = "start = the logged start time (Envoy's START_TIME, ALB's request_creation_time)"
@@ -415,6 +419,12 @@ func (rd *Reader) parse(line []byte) {
 			req.ServiceMS = ms
 		}
 	}
+	req.Conn = -1
+	if rd.conn >= 0 {
+		if c, ok := parseUint(rd.fields[rd.conn]); ok {
+			req.Conn = c
+		}
+	}
 	rd.stats.Requests++
 	if rd.route != nil && !bytes.HasPrefix(rd.route.value(rd.fields), []byte(rd.opt.Route)) ||
 		rd.opt.Status != nil && !rd.opt.Status.Match(int(req.Status)) ||
@@ -505,7 +515,7 @@ func (rd *Reader) flush(upTo int64) {
 }
 
 // emit appends one second's requests in start order: sorted by start
-// (ties in line order), or, with whole-second times, spread evenly across
+// (ties by $connection when logged, else in line order), or, with whole-second times, spread evenly across
 // the second in line order.
 func (rd *Reader) emit(reqs []Request, sec int64) {
 	if rd.stats.Approximate {
@@ -519,6 +529,11 @@ func (rd *Reader) emit(reqs []Request, sec int64) {
 			case a.StartMS < b.StartMS:
 				return -1
 			case a.StartMS > b.StartMS:
+				return 1
+			case a.Conn >= 0 && b.Conn >= 0 && a.Conn != b.Conn:
+				if a.Conn < b.Conn {
+					return -1
+				}
 				return 1
 			}
 			return 0

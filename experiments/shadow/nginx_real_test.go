@@ -52,7 +52,7 @@ error_log %[1]s/error.log;
 events { worker_connections 512; }
 http {
   log_format shadow '$remote_addr [$time_local] "$request" $status '
-                    '$msec $request_time "$http_x_api_key"';
+                    '$connection $msec $request_time "$http_x_api_key"';
   access_log %[1]s/access.log shadow;
   client_body_temp_path %[1]s/tmp/body;
   proxy_temp_path %[1]s/tmp/proxy;
