@@ -154,7 +154,7 @@ func cmdShadow(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		for reason, n := range tooMany.Stats.Reasons {
 			fmt.Fprintf(&b, "\n  %d: %s", n, reason)
 		}
-		return fmt.Errorf("%s: %w%s", *logPath, err, b.String())
+		return usageError{fmt.Errorf("%s: %w%s", *logPath, err, b.String())} // the log is input the user can fix: exit 2
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", *logPath, err)

@@ -76,7 +76,7 @@ func TestShadowCommand(t *testing.T) {
 	out2 := filepath.Join(dir, "out2")
 	stderr.Reset()
 	args = []string{"shadow", "--log", log, "--log-format", "timed", "--config", conf, "--out", out2}
-	if code := run(context.Background(), args, &stdout, &stderr); code == 0 || !strings.Contains(stderr.String(), "2 of 102 lines (1.96%) are bad, more than --max-bad-pct 1%: nothing written") ||
+	if code := run(context.Background(), args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "2 of 102 lines (1.96%) are bad, more than --max-bad-pct 1%: nothing written") ||
 		!strings.Contains(stderr.String(), "line 101: does not match the log format: garbage") {
 		t.Errorf("exit %d: %s", code, stderr.String())
 	}
@@ -88,7 +88,7 @@ func TestShadowCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	stderr.Reset()
-	if code := run(context.Background(), args, &stdout, &stderr); code == 0 || !strings.Contains(stderr.String(), "limit_req_dry_run on") {
+	if code := run(context.Background(), args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "limit_req_dry_run on") {
 		t.Errorf("dry run: exit %d: %s", code, stderr.String())
 	}
 }
