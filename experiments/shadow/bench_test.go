@@ -1,9 +1,15 @@
 package shadow_test
 
 import (
+	"bufio"
 	"bytes"
+	"compress/gzip"
+	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"syscall"
 	"testing"
 
@@ -19,6 +25,12 @@ const benchFormat = `$remote_addr - $remote_user [$time_local] "$request" $statu
 // by their request times (as docs/shadow.md's 10^7-line log).
 func benchShadowLog(n int) []byte {
 	var b bytes.Buffer
+	writeShadowLog(&b, n)
+	return b.Bytes()
+}
+
+// writeShadowLog writes benchShadowLog's lines to w.
+func writeShadowLog(b io.Writer, n int) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	t := 1796148840.0
 	for i := range n {
@@ -30,10 +42,34 @@ func benchShadowLog(n int) []byte {
 		rt := float64(rng.IntN(80)) / 1000
 		end := t + rt
 		sec := int64(end) - 1796148840
-		fmt.Fprintf(&b, "10.%d.%d.%d - - [01/Dec/2026:%02d:%02d:%02d +0000] \"GET /api/v1/items/%d HTTP/1.1\" 200 512 \"-\" \"Mozilla/5.0 (X11; Linux x86_64)\" %.3f %.3f %.3f\n",
+		fmt.Fprintf(b, "10.%d.%d.%d - - [01/Dec/2026:%02d:%02d:%02d +0000] \"GET /api/v1/items/%d HTTP/1.1\" 200 512 \"-\" \"Mozilla/5.0 (X11; Linux x86_64)\" %.3f %.3f %.3f\n",
 			ip>>16, (ip>>8)&255, ip&255, 18+(14*60+sec)/3600, (14+sec/60)%60, sec%60, i%1000, end, rt, rt*0.9)
 	}
-	return b.Bytes()
+}
+
+// TestWriteGeneratedLog writes docs/shadow.md's generated log when asked:
+// RATELAB_SHADOW_LOG=access.log.gz RATELAB_SHADOW_LINES=10000000 go test
+// ./experiments/shadow/ -run TestWriteGeneratedLog (gzip, its log_format
+// benchFormat).
+func TestWriteGeneratedLog(t *testing.T) {
+	path, lines := os.Getenv("RATELAB_SHADOW_LOG"), os.Getenv("RATELAB_SHADOW_LINES")
+	if path == "" || lines == "" {
+		t.Skip("set RATELAB_SHADOW_LOG and RATELAB_SHADOW_LINES to write the log")
+	}
+	n, err := strconv.Atoi(lines)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw, _ := gzip.NewWriterLevel(f, gzip.BestSpeed)
+	bw := bufio.NewWriterSize(zw, 1<<20)
+	writeShadowLog(bw, n)
+	if err := errors.Join(bw.Flush(), zw.Close(), f.Close()); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // BenchmarkShadowReplay is lab shadow's work on a log in memory (no
