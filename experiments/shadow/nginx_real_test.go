@@ -235,8 +235,11 @@ func TestShadowReproducesRealNginx(t *testing.T) {
 		}
 		route := "/" + loc + "/"
 		// agrees says whether the replay's decision of a request is
-		// nginx's: its status, and its delay within [-1, +100] ms of
-		// nginx's request time (the timer fires late on a loaded machine).
+		// nginx's: its status, and its delay within [-1, +150] ms of
+		// nginx's request time (the timer fires late on a loaded machine:
+		// 113 ms seen at load 30; 150 stays under the shortest interval
+		// between two delays here, 1000/5 = 200 ms, so another decision's
+		// delay still fails).
 		agrees := func(d realDecision) (bool, float64) {
 			fields := strings.Fields(lines[d.line-1])
 			rt, _ := strconv.ParseFloat(fields[len(fields)-2], 64)
@@ -245,7 +248,7 @@ func TestShadowReproducesRealNginx(t *testing.T) {
 			if d.limited {
 				want = im.Status
 			}
-			return want == int(d.logged) && (d.limited || nginxDelay >= d.delay-1 && nginxDelay <= d.delay+100), nginxDelay
+			return want == int(d.logged) && (d.limited || nginxDelay >= d.delay-1 && nginxDelay <= d.delay+150), nginxDelay
 		}
 		// The log cannot say two things nginx knew: the order of requests
 		// that start in the same ms, and its own ms clock (monotonic,
