@@ -259,6 +259,7 @@ func TestShadowReproducesRealNginx(t *testing.T) {
 		// named), and the replay goes on from there. A request no place
 		// explains fails the test.
 		shifts := map[int64]float64{}
+		placed := map[int]bool{} // a request is placed once: no walking it away
 		for range 100 {
 			decisions := replay(t, im, f, string(logText), route, shifts)
 			bad := slices.IndexFunc(decisions, func(d realDecision) bool { ok, _ := agrees(d); return !ok })
@@ -278,6 +279,11 @@ func TestShadowReproducesRealNginx(t *testing.T) {
 			_, nginxDelay := agrees(d)
 			what := fmt.Sprintf("request %d %s (log line %d, start %.3f): nginx %d after %g ms, replay %s after %g ms",
 				d.id, seq[d.id].path, d.line, d.start/1000, d.logged, nginxDelay, map[bool]string{true: "limited", false: "passed"}[d.limited], d.delay)
+			if placed[d.id] {
+				t.Errorf("%s, after being placed once already", what)
+				break
+			}
+			placed[d.id] = true
 			var peers []int64
 			for _, o := range decisions {
 				if o.id != d.id && math.Floor(o.start) == math.Floor(d.start) {
