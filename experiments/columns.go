@@ -160,12 +160,22 @@ var headColumns = []Column{
 	{Key: "type", Format: Text, Label: func(p *Point) string { return string(p.Type) }},
 }
 
-var metricColumns = measuredAll([]Column{
+var metricColumns = slices.Concat(measuredAll([]Column{
 	metric("arrivals", Int, func(m *Metrics) float64 { return float64(m.Arrivals) }),
 	metric("admitted", Int, func(m *Metrics) float64 { return float64(m.Admitted) }),
 	metric("rejected", Int, func(m *Metrics) float64 { return float64(m.Rejected) }),
 	metric("on_time", Int, func(m *Metrics) float64 { return float64(m.OnTime) }),
 	metric("late", Int, func(m *Metrics) float64 { return float64(m.Late) }),
+}), []Column{
+	// level_rps is the load's configured rate (Metrics.LevelRPS), a
+	// setting rather than a measurement: empty when a part has none.
+	{Key: "level_rps", Format: Fixed1, Value: func(p *Point) (float64, bool) {
+		if p.Metrics.LevelRPS == nil {
+			return 0, false
+		}
+		return *p.Metrics.LevelRPS, true
+	}},
+}, measuredAll([]Column{
 	metric("offered_rps", Fixed1, func(m *Metrics) float64 { return m.OfferedRPS }),
 	metric("admitted_rps", Fixed1, func(m *Metrics) float64 { return m.AdmittedRPS }),
 	metric("goodput_rps", Fixed1, func(m *Metrics) float64 { return m.GoodputRPS }),
@@ -188,7 +198,8 @@ var metricColumns = measuredAll([]Column{
 	metric("jain_index", Fixed4, func(m *Metrics) float64 { return m.Jain }),
 	// Network-calculus bounds (see Bounds): empty cells when the point has
 	// none, and bound_note says why ("unbounded (r > R)", "no arrival
-	// curve (admission)"); tightness is measured / bound.
+	// curve (admission)", "no bound (lifo server: ...)"): every point
+	// has bounds or a note; tightness is measured / bound.
 	{Key: "bound_note", Format: Text, Label: func(p *Point) string {
 		if p.Bounds == nil {
 			return ""
@@ -222,7 +233,7 @@ var metricColumns = measuredAll([]Column{
 		}
 		return 0, false
 	}},
-})
+}))
 
 // ColumnByKey finds a column of Columns, or nil.
 func ColumnByKey(key string) *Column {

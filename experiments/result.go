@@ -103,9 +103,15 @@ type Metrics struct {
 	OnTime   int `json:"on_time"`
 	Late     int `json:"late"`
 
-	OfferedRPS  float64 `json:"offered_rps"`
-	AdmittedRPS float64 `json:"admitted_rps"`
-	GoodputRPS  float64 `json:"goodput_rps"`
+	// LevelRPS is the load's configured rate, the sum of its parts' levels
+	// (workload.Spec.LevelRPS: a constant or Poisson part's rate_rps, a
+	// client group's clients × rate_rps, a demand curve's mean over one
+	// cycle); nil when a part has none (a trace, bursts, a flash crowd,
+	// users). OfferedRPS is the measured rate, arrivals over the window.
+	LevelRPS    *float64 `json:"level_rps,omitempty"`
+	OfferedRPS  float64  `json:"offered_rps"`
+	AdmittedRPS float64  `json:"admitted_rps"`
+	GoodputRPS  float64  `json:"goodput_rps"`
 	// RejectPct and ServedLatePct are shares of the arrivals; under the
 	// client model (retries) of the attempts at the gate.
 	RejectPct     float64 `json:"reject_pct"`
@@ -245,8 +251,9 @@ type ClientMetrics struct {
 	// QueueDepthMean is the mean number of requests in the system that an
 	// attempt found at the gate (by the server's occupancy rule).
 	QueueDepthMean float64 `json:"queue_depth_mean"`
-	// IdealGoodputRPS is min(offered, capacity): the goodput a server
-	// without losses would give.
+	// IdealGoodputRPS is min(level, capacity): the goodput a server
+	// without losses would give (Metrics.LevelRPS; the measured
+	// offered_rps where the load has no level), as the seed lab's Post 1.
 	IdealGoodputRPS float64 `json:"ideal_goodput_rps"`
 }
 
@@ -337,6 +344,28 @@ type ClientResult struct {
 	Attempts    int     `json:"attempts,omitempty"`
 	Admitted    int     `json:"admitted"`
 	AdmittedRPS float64 `json:"admitted_rps"`
+	// SojournMaxMS is the client's longest time at the run's server,
+	// release to finish, unrounded (measured where Flow is set).
+	SojournMaxMS float64 `json:"sojourn_max_ms,omitempty"`
+	// Flow is the client's own network-calculus bound at a FIFO server it
+	// shares with the others (nil where the point has none).
+	Flow *FlowBound `json:"flow,omitempty"`
+}
+
+// FlowBound is one client's delay bound at the run's server (release to
+// finish, ms) when the clients of a gate that keys them (per-client or
+// hierarchical token bucket) share one FIFO server: calculus.FIFODelay,
+// the smallest bound of the FIFO residual service curves and the theta
+// that attains it (or the aggregate's FIFO bound where smaller: FIFO serves
+// every request within it), and calculus.BlindDelay, blind multiplexing's
+// (no assumption on the order; 0 where the client's rate exceeds what the
+// others leave). Without a FIFO bound (r > R) the numbers are 0 and Note
+// says so.
+type FlowBound struct {
+	FIFOBoundMS  float64 `json:"fifo_bound_ms"`
+	ThetaMS      float64 `json:"theta_ms"`
+	BlindBoundMS float64 `json:"blind_bound_ms,omitempty"` // 0: none (r_i > R - r')
+	Note         string  `json:"note,omitempty"`
 }
 
 // Partial marks a result cut short: its sweep was cancelled (or the

@@ -45,8 +45,10 @@ var (
 		Min: 1, Max: MaxSize, Doc: "bucket size: requests admitted back to back"}
 	queueParam = Param{Name: ParamQueue, Admits: AdmitsLarger, Column: true, Label: "Queue", Unit: "requests", Integer: true,
 		Min: 1, Max: MaxSize, Doc: "requests waiting for their release, at most"}
+	// A limit of 0 refuses every request (the seed lab's Post 2 runs
+	// round(capacity × deadline) = 0); every gate taking limitParam does.
 	limitParam = Param{Name: ParamLimit, Admits: AdmitsLarger, Column: true, Label: "Limit", Unit: "requests", Integer: true,
-		Min: 1, Max: MaxSize, Doc: "requests per window (or in the system)"}
+		Min: 0, Max: MaxSize, Doc: "requests per window (or in the system); 0 refuses every request"}
 	windowParam = Param{Name: ParamWindow, Admits: AdmitsSmaller, Column: true, Label: "Window", Unit: "ms",
 		Min: MinWindowMS, Max: MaxWindowMS, Default: DefaultWindow, Doc: "window length"}
 )

@@ -97,6 +97,7 @@ var sections = []func(v *View) *Group{
 	delaySection,
 	downstreamSection,
 	fairnessSection,
+	flowSection,
 	timeSection,
 	instancesSection,
 	recoverySection,
