@@ -160,6 +160,9 @@ type Metrics struct {
 	// gate runs as several instances behind a balancer
 	// (limiter.Replicated, experiments/simulate hooks.go): nil otherwise.
 	Instances []InstanceMetrics `json:"instances,omitempty"`
+	// Replicas are the measures of the instances against the configured
+	// limit (nil unless the limiter gives instances).
+	Replicas *ReplicaMetrics `json:"replicas,omitempty"`
 }
 
 // InstanceMetrics are one instance's decisions of a replicated gate: the
@@ -169,6 +172,46 @@ type InstanceMetrics struct {
 	Offered  int     `json:"offered"`
 	Admitted int     `json:"admitted"`
 	State    float64 `json:"state"`
+	// AdmittedSeries counts the instance's admissions per series window
+	// of their arrival (Config.SeriesWindow), to its last admission.
+	AdmittedSeries []int32 `json:"admitted_series,omitempty"`
+}
+
+// StoreMetrics are the requests that reached a central store while it
+// was down: admitted by fail-open, refused by fail-closed.
+type StoreMetrics struct {
+	DownAdmitted int `json:"down_admitted"`
+	DownRefused  int `json:"down_refused"`
+}
+
+// ReplicaMetrics are what a point whose limiter runs as instances
+// (limiter.Spec.Replicated) measures of them (experiments/simulate,
+// instances.go): the limit one gate of the configured settings keeps
+// against what the instances let through.
+type ReplicaMetrics struct {
+	// ConfiguredRPS is the configured limit's long-run rate: the rate of
+	// one gate's arrival curve (limiter.ArrivalCurve), else the slope of
+	// its Nominal; 0 for a gate that promises none.
+	ConfiguredRPS float64 `json:"configured_rps"`
+	// EffectiveRatio is the admitted rate over ConfiguredRPS: the
+	// effective limit in units of the configured one (under load above
+	// the limit).
+	EffectiveRatio float64 `json:"effective_ratio"`
+	// OverAdmission is rolling_max over what one gate of the configured
+	// settings lets through in a rolling window (its arrival curve at
+	// metrics.rolling_window_ms, b + r·w for a bucket; else its Nominal):
+	// above 1, the instances let through more than the limit in some
+	// window.
+	OverAdmission float64 `json:"over_admission"`
+	// SkewRatio is the busiest instance's offered requests over the mean
+	// instance's (1: even); BusiestSharePct its share of all offers.
+	SkewRatio       float64 `json:"skew_ratio"`
+	BusiestSharePct float64 `json:"busiest_share_pct"`
+	// Store is what a central store's outage let through and refused
+	// (nil without a central store).
+	Store *StoreMetrics `json:"store,omitempty"`
+	// Note says what dividing the limit rounded (sharing divided).
+	Note string `json:"note,omitempty"`
 }
 
 // ClientMetrics are the client model's measurements of one point. Under

@@ -382,7 +382,7 @@ func ParamByName(name string) (Param, bool) {
 			}
 		}
 	}
-	return Param{}, false
+	return replicaParam(name)
 }
 
 // TypesWith lists the types that take a parameter or option of this name.

@@ -159,6 +159,7 @@ type Instruments struct {
 	clients             *clientBufs   // the event loop's heap (loop.go), the client model's
 	admitted            *admittedBufs // the client model on a queue (clients_queue.go)
 	done                completions   // the completions of a gate that observes (hooks.go)
+	seriesWindowMS      float64       // the point's series window (startPoint)
 }
 
 // loopHeap is the worker's event heap, emptied, its first event numbered
@@ -318,6 +319,7 @@ func pointGateWith(spec *limiter.Spec, params limiter.Params, clients []workload
 // startPoint readies a worker's delay histograms and rolling count for a
 // point of cfg.
 func (in *Instruments) startPoint(cfg *experiments.Config) {
+	in.seriesWindowMS = cfg.SeriesWindow()
 	in.gate.Reset()
 	in.wait.Reset()
 	in.sojourn.Reset()
@@ -358,7 +360,7 @@ func startForwardPass(ctx context.Context, cfg *experiments.Config, clients []wo
 	}
 	f.gate, f.fate = gate, sw.fateLog()
 	in.startPoint(cfg)
-	if f.hooks = hooksOf(gate); f.hooks.loop() || sw != nil && sw.Model == SwitchForwardInLoop {
+	if f.hooks = hooksOf(gate, in); f.hooks.loop() || sw != nil && sw.Model == SwitchForwardInLoop {
 		l := &pointLoop{model: modelPlain, forwardPass: f, heap: in.loopHeap(0)} // the forward pass's events are numbered from 0
 		l.a = &l.batch
 		l.done = newCompletions(&f.hooks, l.heap, &in.done)
@@ -518,6 +520,7 @@ func finishPoint(cfg *experiments.Config, pt *experiments.Point, spec *limiter.S
 	clients []experiments.ClientResult, fair *fairWindows, ngroup int, group func(i int) int, gateMax, endToEndMax float64, fifo, curve bool) {
 	durationMS := cfg.Workload.DurationMS
 	clientShares(m, clients, ngroup, group, durationMS/1000)
+	measureInstances(cfg, spec, params, len(clients), m)
 	m.LevelRPS = levelRPS(cfg)
 	pt.Metrics = *m
 	pt.Bounds = pointBounds(cfg, spec, params, len(clients), m, gateMax, endToEndMax, fifo)

@@ -99,6 +99,7 @@ var sections = []func(v *View) *Group{
 	fairnessSection,
 	flowSection,
 	timeSection,
+	instancesSection,
 	recoverySection,
 	clientSection,
 	hangoverSection,
