@@ -764,6 +764,7 @@ func (l *pointLoop) startQueue(cfg *experiments.Config, classes []uint8, spec *l
 		}
 		m.Recovery = recovery(cfg, s, windowMS)
 		l.hooks.file(m)
+		flowBounds(cfg, spec, params, clientWeights(a.Clients), r.clients)
 		finishPoint(cfg, pt, spec, params, in, m, s, r.clients, r.fair, len(a.Groups), a.GroupOf, r.gateMax, r.endToEndMax,
 			cfg.Server.Option(server.OptDiscipline) == server.FIFO, rel.keep)
 		return nil
