@@ -199,4 +199,15 @@ func limiterHelp(w io.Writer) {
 			fmt.Fprintf(w, "  %-26s   %s (%s): %s\n", "", o.Name, strings.Join(o.Choices, " | "), o.Doc)
 		}
 	}
+	fmt.Fprintln(w, "Instances (any type but chain whose gate releases at the arrival; none given: one instance):")
+	for _, p := range limiter.ReplicaParams() {
+		kind := "number"
+		if p.Integer {
+			kind = "whole number"
+		}
+		fmt.Fprintf(w, "  %-26s   %s (%s, %s to %s): %s\n", "", p.Name, kind, format.Num(p.Min), format.Num(p.Max), p.Doc)
+	}
+	for _, o := range limiter.ReplicaOptions() {
+		fmt.Fprintf(w, "  %-26s   %s (%s): %s\n", "", o.Name, strings.Join(o.Choices, " | "), o.Doc)
+	}
 }

@@ -13,7 +13,9 @@
 //     the client policy it runs with when the sweep lists several (servers,
 //     policies: alternatives to pick among). A scenario is what the
 //     engineer does not choose: loads, swept workload or server fields,
-//     seeds. Replications of one scenario count as one scenario, judged on
+//     seeds, a limiter's scaling events (scale_at_ms, scale_to: its
+//     instances change at a time; its instances, balancer and sharing
+//     are the setting's). Replications of one scenario count as one scenario, judged on
 //     the pessimistic end of their 95% interval (the upper end for <= and
 //     <, the lower end for >= and >). The config's decision.scenarios
 //     overrides the default (Config.Scenario): the axes that are scenarios
@@ -506,7 +508,7 @@ func (a *Answer) group(res *experiments.Result) {
 			si = len(a.Settings)
 			settingOf[sk] = si
 			a.Settings = append(a.Settings, Setting{Index: si, LimiterIndex: p.LimiterIndex, Limiter: p.Limiter, Type: p.Type,
-				Params: p.Params, Parts: setParts, Binding: -1, BindingScenario: -1})
+				Params: choiceParams(p.Params), Parts: setParts, Binding: -1, BindingScenario: -1})
 		}
 		ck := partsKey(scenParts)
 		ci, ok := scenarioOf[ck]
@@ -527,7 +529,7 @@ func (a *Answer) group(res *experiments.Result) {
 				si := len(a.Settings)
 				settingOf[sk] = si
 				a.Settings = append(a.Settings, Setting{Index: si, LimiterIndex: q.LimiterIndex, Limiter: q.Limiter, Type: q.Type,
-					Params: q.Params, Parts: setParts, Binding: -1, BindingScenario: -1})
+					Params: choiceParams(q.Params), Parts: setParts, Binding: -1, BindingScenario: -1})
 			}
 			if ck := partsKey(scenParts); !has(scenarioOf, ck) {
 				scenarioOf[ck] = len(a.Scenarios)
@@ -584,10 +586,32 @@ func splitParts(cfg *experiments.Config, axes []experiments.Axis, p *experiments
 		add(cfg.Scenario(experiments.ScenarioLoads), ScenarioPart{"load", nameOr(p.LoadName, p.Load)})
 	}
 	field(false)
+	for _, q := range limiter.ReplicaParams() { // a limiter's scaling event
+		if v, ok := p.Params[q.Name]; ok && limiter.IsScenario(q.Name) {
+			add(true, ScenarioPart{q.Name, strconv.FormatFloat(v, 'g', -1, 64)})
+		}
+	}
 	if p.Seed != "" {
 		add(true, ScenarioPart{"seed", p.Seed})
 	}
 	return setting, scenario
+}
+
+// choiceParams are a point's parameters that its setting chooses: all
+// but a scaling event's (limiter.IsScenario), which are its scenario's.
+func choiceParams(p limiter.Params) limiter.Params {
+	for n := range p {
+		if limiter.IsScenario(n) {
+			out := limiter.Params{}
+			for n, v := range p {
+				if !limiter.IsScenario(n) {
+					out[n] = v
+				}
+			}
+			return out
+		}
+	}
+	return p
 }
 
 func has(m map[string]int, k string) bool {
@@ -616,7 +640,9 @@ func partsKey(parts []ScenarioPart) string {
 func settingKey(p *experiments.Point, parts []ScenarioPart) string {
 	names := make([]string, 0, len(p.Params))
 	for n := range p.Params {
-		names = append(names, n)
+		if !limiter.IsScenario(n) {
+			names = append(names, n)
+		}
 	}
 	slices.Sort(names)
 	b := []byte(strconv.Itoa(p.LimiterIndex))

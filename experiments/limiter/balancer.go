@@ -31,6 +31,11 @@ type InstanceSet struct {
 	inflight []int
 	byClient []int32 // hash: each client's instance
 	store    *store  // sharing central: the store decides for every instance
+	// active instances take requests: the first active of gates; a
+	// scaling event makes them scaleTo at scaleAtMS (+Inf: none).
+	active, scaleTo int
+	scaleAtMS       float64
+	clients         int
 }
 
 // HashPoints is the consistent-hash ring's points per instance.
@@ -44,7 +49,21 @@ func (r *InstanceSet) startBalancer(seed uint64, clients int) {
 	case BalancerLeastInflight:
 		r.inflight = make([]int, len(r.gates))
 	case BalancerHash:
-		r.byClient = HashRing(len(r.gates), clients)
+		r.byClient = HashRing(r.active, clients)
+	}
+	r.clients = clients
+}
+
+// scale applies the scaling event once its time has come: the balancer
+// sends requests to the first scaleTo instances from then on (the hash
+// ring rebuilt: consistent hashing moves only the arcs that change).
+func (r *InstanceSet) scale(t float64) {
+	if t < r.scaleAtMS || r.active == r.scaleTo {
+		return
+	}
+	r.active = r.scaleTo
+	if r.byClient != nil {
+		r.byClient = HashRing(r.active, r.clients)
 	}
 }
 
@@ -102,8 +121,9 @@ func splitmix64(x uint64) uint64 {
 func (r *InstanceSet) Instances() int { return len(r.gates) }
 
 // Route chooses the instance of a request from client at t.
-func (r *InstanceSet) Route(_ float64, client int32) int {
-	n := len(r.gates)
+func (r *InstanceSet) Route(t float64, client int32) int {
+	r.scale(t)
+	n := r.active
 	switch r.balancer {
 	case BalancerRandom:
 		return r.rng.IntN(n)

@@ -65,6 +65,19 @@ const (
 	StoreDownFailClosed = "fail-closed"
 )
 
+// A scaling event: the instances become scale_to at scale_at_ms
+// (autoscaling out, or in: a replica that fails leaves the balancer).
+const (
+	ParamScaleAt = "scale_at_ms"
+	ParamScaleTo = "scale_to"
+)
+
+// IsScenario reports whether a replica parameter is a scenario, not a
+// choice: what happens to the deployment (a scaling event), which the
+// answer's rule judges a setting under (experiments/decide), not a
+// setting of its own.
+func IsScenario(name string) bool { return name == ParamScaleAt || name == ParamScaleTo }
+
 // MaxInstances bounds instances.
 const MaxInstances = 1000
 
@@ -81,6 +94,10 @@ func ReplicaParams() []Param {
 			Doc: "instances of the gate behind a balancer, each with its own state (a gateway's replicas)"},
 		{Name: ParamBalancerSeed, Admits: AdmitsNone, Label: "Balancer seed", Unit: "", Integer: true, Min: 0, Max: math.MaxInt32, Optional: true,
 			Doc: "the seed of the random balancer's PCG (balancer random only)"},
+		{Name: ParamScaleAt, Admits: AdmitsNone, Label: "Scale at", Unit: "ms", Min: 0, Max: MaxWindowMS, Optional: true,
+			Doc: "a scaling event: at this time the instances become scale_to (a scenario of the answer, not a choice)"},
+		{Name: ParamScaleTo, Admits: AdmitsNone, Label: "Scale to", Unit: "instances", Integer: true, Min: 0, Max: MaxInstances, Optional: true,
+			Doc: "the instances after scale_at_ms (fewer: replicas fail or scale in, the balancer stops sending them requests; more: new ones start with fresh state; 0: no event)"},
 		{Name: ParamStoreRTT, Admits: AdmitsNone, Label: "Store round trip", Unit: "ms", Min: 0, Max: 60_000, Default: 1,
 			Doc: "sharing central: the round trip from an instance to the shared store and back, added to every decision"},
 		{Name: ParamStoreCapacity, Admits: AdmitsNone, Label: "Store capacity", Unit: "req/s", Units: "requests/s", Min: 0, Max: MaxRateRPS, Optional: true,
@@ -336,6 +353,21 @@ func newReplicated(s *Spec, k *Kind, p Params, env Env) (Gate, error) {
 		}
 		r.gates[i] = g
 	}
+	r.active, r.scaleAtMS, r.scaleTo = n, math.Inf(1), n
+	if to := int(p.Get(ParamScaleTo)); to > 0 && to != n {
+		r.scaleAtMS, r.scaleTo = p.Get(ParamScaleAt), to
+		for len(r.gates) < to { // the instances that start at the event
+			if r.store != nil {
+				r.gates = append(r.gates, nil)
+				continue
+			}
+			g, err := k.New(s, each, env)
+			if err != nil {
+				return nil, err
+			}
+			r.gates = append(r.gates, g)
+		}
+	}
 	r.startBalancer(uint64(p.Get(ParamBalancerSeed)), len(env.Weights))
 	if r.balancer == BalancerLeastInflight {
 		return &observedInstances{r}, nil
@@ -373,7 +405,7 @@ func (s *Spec) Single() *Spec {
 // round trip), and none under central with a fail-open outage (what
 // passes while the store is down obeys no curve).
 func replicatedCurve(s *Spec, k *Kind, p Params, clients int) (calculus.Curve, bool) {
-	n := max(p.Get(ParamInstances), 1)
+	n := max(p.Get(ParamInstances), p.Get(ParamScaleTo), 1) // the most instances at once
 	one := k.Curve(p).Times(s.keys(clients))
 	switch s.Options[OptionSharing] {
 	case SharingDivided:

@@ -216,3 +216,39 @@ func TestInstancesValidate(t *testing.T) {
 		}
 	}
 }
+
+// A scaling event: from scale_at_ms the balancer sends requests to the
+// first scale_to instances; the new ones start fresh, the others keep
+// their state; the hash ring moves only the changed arcs.
+func TestScalingEvent(t *testing.T) {
+	for _, c := range []struct {
+		balancer string
+		n, to    float64
+		want     []int // the instances of requests at 0..5 ms, the event at 3
+	}{
+		{limiter.BalancerRoundRobin, 3, 1, []int{0, 1, 2, 0, 0, 0}},
+		{limiter.BalancerRoundRobin, 2, 4, []int{0, 1, 0, 1, 2, 3}},
+		{limiter.BalancerLeastInflight, 2, 3, []int{0, 1, 0, 2, 1, 2}}, // the fewest in flight, ties from the one after the last
+	} {
+		s := replicated(limiter.TypeTokenBucket, c.n, c.balancer, limiter.SharingLocal, limiter.Params{limiter.ParamRate: 1000, limiter.ParamBurst: 1000})
+		s.SetValues(limiter.ParamScaleAt, limiter.Values{3})
+		s.SetValues(limiter.ParamScaleTo, limiter.Values{c.to})
+		g, err := limiter.New(s, s.Points()[0], []float64{1}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := g.(limiter.Replicated)
+		if r.Instances() != int(max(c.n, c.to)) {
+			t.Fatalf("%d instances, want %g", r.Instances(), max(c.n, c.to))
+		}
+		var got []int
+		for k := range 6 {
+			i := r.Route(float64(k), 0)
+			r.OfferTo(i, float64(k), 0)
+			got = append(got, i)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s %g → %g at 3 ms: routes %v, want %v", c.balancer, c.n, c.to, got, c.want)
+		}
+	}
+}

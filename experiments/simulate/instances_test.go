@@ -20,7 +20,8 @@ const instancesDoc = `{"version": 1, "name": "instances", "seed": 7,
     {"type": "token-bucket", "name": "rr", "rate_rps": 20, "burst": 5, "instances": [1, 2, 3]},
     {"type": "gcra", "name": "random", "rate_rps": 20, "burst": 5, "instances": 3, "balancer": "random", "balancer_seed": [1, 2]},
     {"type": "fixed-window", "name": "hash", "limit": 20, "instances": 3, "balancer": "hash", "sharing": "divided"},
-    {"type": "sliding-window-log", "name": "lif", "limit": 20, "instances": [2, 4], "balancer": "least-inflight"}]}`
+    {"type": "sliding-window-log", "name": "lif", "limit": 20, "instances": [2, 4], "balancer": "least-inflight"},
+    {"type": "token-bucket", "name": "scaled", "rate_rps": 20, "burst": 5, "instances": 2, "balancer": "hash", "sharing": "divided", "scale_at_ms": 2500, "scale_to": [1, 3]}]}`
 
 // A replicated sweep gives the same bytes at 1 and 3 workers, and each
 // instance's decisions add up to the point's.
@@ -40,12 +41,12 @@ func TestInstancesDeterministicAcrossWorkers(t *testing.T) {
 	if a, b := jsonOf(t, one), jsonOf(t, three); !bytes.Equal(a, b) {
 		t.Fatal("1 and 3 workers measure differently")
 	}
-	if len(one.Points) != 3+2+1+2 {
+	if len(one.Points) != 3+2+1+2+2 {
 		t.Fatalf("%d points", len(one.Points))
 	}
 	for _, p := range one.Points {
 		m := &p.Metrics
-		if m.Replicas == nil || len(m.Instances) != int(p.Params["instances"]) {
+		if m.Replicas == nil || len(m.Instances) != int(max(p.Params["instances"], p.Params["scale_to"])) {
 			t.Fatalf("point %d (%s): %d instances filed, replica measures %v", p.Index, p.Limiter, len(m.Instances), m.Replicas)
 		}
 		offered, admitted, series := 0, 0, 0
