@@ -62,6 +62,10 @@ type Options struct {
 	// that names another. nil: the lab has no trace files.
 	Traces     workload.TraceOpener
 	TraceNames func() ([]string, error)
+	// NewSpill, when not nil, gives each run that reads trace files a
+	// spill (sweep.Options.Spill: each trace parsed once) and the func
+	// that removes it when the run ends.
+	NewSpill func() (spill workload.Spill, remove func())
 }
 
 // TraceError is Submit's refusal of a config whose trace part names a file
@@ -619,7 +623,13 @@ func (r *Runner) sweep(j *job, prog *progressWriter) (res *experiments.Result, f
 			res, files, err = nil, nil, fmt.Errorf("internal error: %v", p)
 		}
 	}()
-	res, err = sweep.Run(j.ctx, j.cfg, sweep.Options{Workers: r.opt.EngineWorkers, Progress: prog.report, Reading: prog.reading, MaxDecisions: experiments.MaxWork, Traces: r.opt.Traces})
+	opt := sweep.Options{Workers: r.opt.EngineWorkers, Progress: prog.report, Reading: prog.reading, MaxDecisions: experiments.MaxWork, Traces: r.opt.Traces}
+	if r.opt.Traces != nil && r.opt.NewSpill != nil {
+		spill, remove := r.opt.NewSpill()
+		defer remove()
+		opt.Spill = spill
+	}
+	res, err = sweep.Run(j.ctx, j.cfg, opt)
 	if err != nil && res != nil && res.Partial != nil {
 		// Cut short with points finished: their files, and still err.
 		if files, ferr := output.Files(res); ferr == nil {

@@ -40,6 +40,9 @@ func (s *Server) routes() http.Handler {
 	// HEAD is GET without the body: curl -I on a download shows its size
 	// and X-Checksum-Sha256.
 	r.Use(middleware.GetHead)
+	// HTML, CSV and JSON go gzip-compressed to clients that take it
+	// (compress.go; the run page's cache keeps its gzip bytes).
+	r.Use(compressResponses)
 
 	r.Get("/", s.home)                                                  // new-sweep form + recent runs
 	r.Post("/runs", s.throttled(s.createRun))                           // the form posts here
@@ -122,13 +125,15 @@ func serveAsset(w http.ResponseWriter, r *http.Request, a *static.Asset) {
 	h.Set("Cache-Control", "public, max-age=31536000, immutable")
 	h.Set("Vary", "Accept-Encoding")
 	h.Set("Content-Type", mime.TypeByExtension(path.Ext(a.Name)))
-	body, etag := a.Body, `"`+a.SHA256+`"`
+	identity := `"` + a.SHA256 + `"`
+	body, etag := a.Body, identity
 	if acceptsGzip(r.Header.Get("Accept-Encoding")) {
-		body, etag = a.Gzip(), `"`+a.SHA256+`-gz"`
+		body, etag = a.Gzip(), gzipETag(identity)
 		h.Set("Content-Encoding", "gzip")
 	}
 	h.Set("ETag", etag)
-	if match := r.Header.Get("If-None-Match"); match != "" && strings.Contains(match, etag) {
+	// compressResponses hands a "-gz" tag in as the identity tag
+	if match := r.Header.Get("If-None-Match"); match != "" && (strings.Contains(match, etag) || strings.Contains(match, identity)) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}

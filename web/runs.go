@@ -235,13 +235,19 @@ func (s *Server) servePage(w http.ResponseWriter, r *http.Request, e *pageEntry)
 	h.Set("Cache-Control", "no-cache")
 	h.Set("ETag", e.etag)
 	if etagMatch(r.Header.Get("If-None-Match"), e.etag) {
-		w.WriteHeader(http.StatusNotModified)
+		w.WriteHeader(http.StatusNotModified) // compressResponses names the client's encoding
 		return
 	}
 	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Length", strconv.Itoa(len(e.body)))
+	body := e.body
+	if acceptsGzip(r.Header.Get("Accept-Encoding")) && len(body) >= minCompressBytes {
+		body = e.gzip() // compressed once, kept with the page
+		h.Set("Content-Encoding", "gzip")
+		h.Set("ETag", gzipETag(e.etag))
+	}
+	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(e.body)
+	_, _ = w.Write(body)
 }
 
 // etagMatch reports whether an If-None-Match header names etag (weak

@@ -77,9 +77,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		usage(stderr)
 		return 0
 	}
-	// A lab killed while it sorted a trace left its chunks behind.
-	for _, name := range cleanStaleSorts(os.TempDir()) {
-		fmt.Fprintf(stderr, "lab: removed %s, the files of a sort that a stopped lab left in %s\n", name, os.TempDir())
+	// A lab killed while it read a trace left its spill or its sort's
+	// chunks behind.
+	for _, name := range removeStaleTemp(os.TempDir()) {
+		fmt.Fprintf(stderr, "lab: removed %s, the temp files a stopped lab left in %s\n", name, os.TempDir())
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {

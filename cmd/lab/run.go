@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -34,7 +35,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	workers := fs.Int("workers", 0, "points to run at once (default: all cores); never changes the output")
 	quiet := fs.Bool("q", false, "no progress on stderr")
 	tracePath := fs.String("trace", "", "replay the trace `FILE` (CSV or gzip CSV: t_ms,client[,service_ms] a line, sorted by time) as the workload, streamed a line at a time")
+	spill := fs.Bool("spill", true, "with a trace file: parse it once into a binary spill in $TMPDIR (removed after) that later passes read; false parses the text on every pass")
 	sortTrace := fs.Bool("sort", false, "with --trace: sort the trace by time first (ties in file order), in bounded memory through temp files")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `FILE` (go tool pprof)")
 	shardFlag := fs.String("shard", "", "run only shard `K/N` of the sweep's points (point i is in shard i mod N, K from 0); join the shards with lab merge")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: lab run (--preset NAME | --config FILE) --out DIR")
@@ -108,6 +111,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		traces, cleanup = traceFileOpener(ctx, *tracePath, *sortTrace, os.TempDir())
 		defer cleanup()
 	}
+	var spiller *fileSpill
+	if traces != nil && *spill {
+		spiller = newFileSpill(os.TempDir())
+		defer spiller.remove()
+	}
 
 	var shard *shardSpec
 	if *shardFlag != "" {
@@ -118,9 +126,19 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		shard = &sh
 	}
 
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	start := time.Now()
 	last := start
 	opt := sweep.Options{Workers: *workers, Traces: traces}
+	if spiller != nil {
+		opt.Spill = spiller
+	}
 	total := len(cfg.Points())
 	if shard != nil {
 		opt.Points = shardPoints(*shard, total)
@@ -189,6 +207,22 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			stopped, res.Partial.PointsDone, res.Partial.PointsTotal, *out)
 	}
 	return nil
+}
+
+// startCPUProfile profiles the process's CPU into path until stop.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // writeFiles writes each file through a temporary name and a rename, so a

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ratelab/ratelab/experiments/workload"
 	"github.com/ratelab/ratelab/runner"
 	"github.com/ratelab/ratelab/storage"
 	"github.com/ratelab/ratelab/web"
@@ -132,6 +133,10 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		dir := *tracesDir
 		ropt.Traces = dirTraceOpener(dir)
 		ropt.TraceNames = func() ([]string, error) { return listTraces(dir) }
+		ropt.NewSpill = func() (workload.Spill, func()) {
+			s := newFileSpill(os.TempDir())
+			return s, s.remove
+		}
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	ropt.Logger = log

@@ -10,7 +10,6 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
-	"compress/gzip"
 	"container/heap"
 	"context"
 	"errors"
@@ -21,15 +20,16 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
-	"syscall"
-	"time"
+
+	"github.com/klauspost/compress/gzip"
 
 	"github.com/ratelab/ratelab/experiments/workload"
 )
 
 // openTrace opens a trace file: its CSV bytes, gunzipped when the file is a
-// gzip stream; a truncated gzip stream reads as an error saying so.
+// gzip stream (klauspost/compress's decoder, in a goroutine of its own
+// reading ahead of the parser); a truncated gzip stream reads as an error
+// saying so.
 func openTrace(path string) (io.ReadCloser, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -45,7 +45,7 @@ func openTrace(path string) (io.ReadCloser, error) {
 		f.Close()
 		return nil, fmt.Errorf("gzip: %w", err)
 	}
-	return readCloser{gzipReader{zr}, f}, nil
+	return newReadAhead(gzipReader{zr}, f), nil
 }
 
 type readCloser struct {
@@ -149,57 +149,7 @@ const (
 	sortFanIn      = 128
 	// sortCheckRows is how often the sort looks for cancellation.
 	sortCheckRows = 1 << 16
-	// sortDirPrefix starts the sort's folder's name, then the lab's pid.
-	sortDirPrefix = "lab-sort-"
 )
-
-// cleanStaleSorts removes from dir the folders of sorts whose lab is no
-// longer running (lab-sort-<pid>-*, the pid of no process): a lab killed
-// with SIGKILL, or a crash, leaves its chunks behind, hundreds of MB of a
-// day's trace. Folders of the form before the pid was in the name
-// (lab-sort-<digits>) go when a day old. It reports what it removed.
-func cleanStaleSorts(dir string) (removed []string) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil
-	}
-	for _, e := range entries {
-		rest, ok := strings.CutPrefix(e.Name(), sortDirPrefix)
-		if !ok || !e.IsDir() {
-			continue
-		}
-		pidText, _, withPID := strings.Cut(rest, "-")
-		pid, err := strconv.Atoi(pidText)
-		if err != nil {
-			continue
-		}
-		if withPID {
-			if pid == os.Getpid() || processAlive(pid) {
-				continue
-			}
-		} else if info, err := e.Info(); err != nil || time.Since(info.ModTime()) < 24*time.Hour {
-			continue
-		}
-		if os.RemoveAll(filepath.Join(dir, e.Name())) == nil {
-			removed = append(removed, e.Name())
-		}
-	}
-	return removed
-}
-
-// processAlive reports whether a process with this pid runs (signal 0:
-// nothing is sent; EPERM means it runs as another user).
-func processAlive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	p, err := os.FindProcess(pid)
-	if err != nil {
-		return false
-	}
-	err = p.Signal(syscall.Signal(0))
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
 
 // sortedRow is one row of a chunk in memory: its time, and its client and
 // service time as text in the chunk's arena.
@@ -213,10 +163,11 @@ type sortedRow struct {
 // name the line of r. Memory: one chunk of about chunkBytes. It checks ctx
 // every sortCheckRows rows, read or merged, and between chunks: a
 // cancelled sort (Ctrl-C, SIGTERM) returns ctx's error and, like any
-// failed sort, removes its files. Its folder is lab-sort-<pid>-*, so that
-// a later lab removes what a killed one left (cleanStaleSorts).
+// failed sort, removes its files. Its folder is one of the lab's temp
+// entries (tempPattern), so that a later lab removes what a killed one
+// left (removeStaleTemp).
 func sortTrace(ctx context.Context, r io.Reader, dir string, chunkBytes, fanIn int) (_ *tempFile, err error) {
-	tmp, err := os.MkdirTemp(dir, fmt.Sprintf("%s%d-", sortDirPrefix, os.Getpid()))
+	tmp, err := os.MkdirTemp(dir, tempPattern("sort"))
 	if err != nil {
 		return nil, fmt.Errorf("sort: %w", err)
 	}

@@ -364,14 +364,15 @@ func TestSortCancelled(t *testing.T) {
 		os.WriteFile(filepath.Join(p, "x", "chunk-0.csv"), []byte("1,a\n"), 0o644)
 		return p
 	}
-	stale := mk(fmt.Sprintf("lab-sort-%d-123", dead.Process.Pid))
-	mine := mk(fmt.Sprintf("lab-sort-%d-456", os.Getpid()))
-	live := mk(fmt.Sprintf("lab-sort-%d-789", os.Getppid()))
+	stale := mk(fmt.Sprintf("%s%d-sort-123", tempPrefix, dead.Process.Pid))
+	staleOlder := mk(fmt.Sprintf("lab-sort-%d-123", dead.Process.Pid)) // an older lab's name for it
+	mine := mk(fmt.Sprintf("%s%d-sort-456", tempPrefix, os.Getpid()))
+	live := mk(fmt.Sprintf("%s%d-spill-789", tempPrefix, os.Getppid()))
 	recentOld := mk("lab-sort-99887766")
 	other := mk("lab-sorted-notes")
-	removed := cleanStaleSorts(tmp)
-	if len(removed) != 1 || removed[0] != filepath.Base(stale) {
-		t.Errorf("removed %v, want only %s", removed, filepath.Base(stale))
+	removed := removeStaleTemp(tmp)
+	if want := []string{filepath.Base(staleOlder), filepath.Base(stale)}; !slices.Equal(removed, want) {
+		t.Errorf("removed %v, want only %v", removed, want)
 	}
 	for _, p := range []string{mine, live, recentOld, other} {
 		if _, err := os.Stat(p); err != nil {

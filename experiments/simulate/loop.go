@@ -838,12 +838,9 @@ func (l *pointLoop) startClientsQueue(cfg *experiments.Config, classes []uint8, 
 		qr:   qr, bufs: in.admitted, in: in, m: m, cm: cm, s: &s,
 		lazy:       lazy,
 		cancel:     cfg.Server.Option(server.OptCancel) == server.CancelDrop,
-		expire:     cfg.Server.Option(server.OptExpire) == server.ExpireAtDequeue,
-		endMS:      endMS,
 		classes:    classes != nil,
 		deadlineMS: deadlineMS,
 		windowMS:   windowMS,
-		offering:   -1,
 
 		goodputWindow: metrics.NewWindowCursor(windowMS),
 	}
@@ -858,17 +855,22 @@ func (l *pointLoop) startClientsQueue(cfg *experiments.Config, classes []uint8, 
 			users.cum = append(users.cum, sum)
 		}
 	}
-	q := server.NewQueue(cfg.Server, durationMS, nclass, x)
-	x.q = q
-	// Decided at admission: a FIFO copy of the workers says when each
-	// attempt starts (and, under occupancy busy-ceil, what the gate reads).
-	var occ limiter.Occupancy = q
-	if !lazy {
-		x.shadow = server.New(cfg.Server)
+	// Decided at admission: the queue decides each attempt's fate as it
+	// enters (and, under occupancy busy-ceil, its workers' schedule is
+	// what the gate reads).
+	var q *server.Queue
+	var occ limiter.Occupancy
+	if lazy {
+		q = server.NewQueue(cfg.Server, durationMS, nclass, x)
+		occ = q
+	} else {
+		q = server.NewQueueDecidingAtEntry(cfg.Server, durationMS, nclass, x)
+		occ = q
 		if cfg.Server.Option(server.OptOccupancy) == server.OccupancyBusyCeil {
-			occ = x.shadow
+			occ = q.Schedule()
 		}
 	}
+	x.q = q
 	gate, err := pointGateWith(spec, params, a.Clients, occ, l.sw)
 	if err != nil {
 		return nil, err
@@ -909,9 +911,6 @@ func (l *pointLoop) startClientsQueue(cfg *experiments.Config, classes []uint8, 
 		}
 		if qr.finishOrderViolated {
 			return fmt.Errorf("the queue server finished requests out of order") // cannot happen: fixed service
-		}
-		if x.mismatch != "" {
-			return fmt.Errorf("the queue and the client model disagree %d times, first: %s", x.mismatches, x.mismatch) // cannot happen
 		}
 
 		clientTotals(cfg, r, m, cm, in, clientTally{busyMS: x.busyMS, serverSojournMaxMS: x.serverSojournMax, rel: &rel, users: totalUsers})

@@ -372,6 +372,9 @@ func (f *fileRun) Next() (float64, int32, bool) {
 
 func (f *fileRun) Err() error { return f.err }
 
+// Len is how many requests the first pass read.
+func (f *fileRun) Len() int64 { return f.want }
+
 // failedRun is a run that fails at once.
 type failedRun struct{ err error }
 
