@@ -71,7 +71,14 @@ import (
 // pick < timeout, B enters first and lifo picks B, not A. The pick's
 // place is "just before the first timeout pending at its time": it
 // depends on what is pending when it comes, which the heap tells at the
-// timeout's turn.
+// timeout's turn. (TestTieRule runs this case.)
+//
+// Picks the loop does not make, under the same rule (server.PickFirst)
+// inside the queue: the queue model without hooks (the list alone, and
+// each offer makes the picks before its release), and with hooks the
+// picks before a release a gate delays (the queue model offers a request
+// at its arrival's turn, at its release, as the forward pass does). A
+// queue deciding at entry (the client model's FIFO admissions) makes none.
 //
 // Under that rule each model adds its steps: modelPlain, the forward
 // pass's own step one arrival at a time (for a gate with hooks); modelQueue,
@@ -366,7 +373,7 @@ type pointLoop struct {
 // once the heap is ready: the completions it observes (in the worker's
 // buffers, in), its syncs before endMS (the release horizon).
 func (l *pointLoop) startHooks(gate limiter.Gate, endMS float64, in *Instruments) error {
-	l.hooks = hooksOf(gate)
+	l.hooks = hooksOf(gate, in)
 	l.done = newCompletions(&l.hooks, l.heap, &in.done)
 	return l.startSyncs(&l.hooks, endMS)
 }
