@@ -266,6 +266,7 @@ func builtinKinds() []*Kind {
 		gcraKind(),
 		dualTokenBucketKind(),
 		xTimeRateKind(),
+		xTimeRatePerKeyKind(),
 		redisRateKind(),
 		uberRateLimitKind(),
 		nginxLimitReqKind(),

@@ -50,11 +50,13 @@ import (
 //
 // The rule, the one tie rule of a point: events run in (time, sequence)
 // order, the list's arrival at a time before every scheduled event at it
-// but the end cut; the end cut before every event at its time; a pick
-// after every event at its time, except that a timeout at its time waits
-// for it (server.PickFirst, the queue's pick rule: a request released at
-// p enters before the pick at p, and one picked at its client's deadline
-// has started).
+// but the end cut; the end cut before every event at its time; a pick at
+// t after the events at t numbered before the first timeout pending at t,
+// and before that timeout and every event at t after it (after every
+// event at t when no timeout is pending at t). So a request released at
+// p before any timeout at p enters before the pick at p, and one picked
+// at its client's deadline has started (server.PickFirst, the queue's
+// pick rule, compares a pick with the next event at its turn).
 //
 // That exception is the one order the key cannot hold, and none of the
 // loop's sources is merged beside the heap for it: the pick event is in
@@ -762,6 +764,7 @@ func (l *pointLoop) startQueue(cfg *experiments.Config, classes []uint8, spec *l
 		}
 		m.Recovery = recovery(cfg, s, windowMS)
 		l.hooks.file(m)
+		flowBounds(cfg, spec, params, clientWeights(a.Clients), r.clients)
 		finishPoint(cfg, pt, spec, params, in, m, s, r.clients, r.fair, len(a.Groups), a.GroupOf, r.gateMax, r.endToEndMax,
 			cfg.Server.Option(server.OptDiscipline) == server.FIFO, rel.keep)
 		return nil

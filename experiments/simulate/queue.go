@@ -121,6 +121,9 @@ func (r *queueRun) Served(id int32, release, start, finish float64) {
 	if d := finish - release; d > r.serverSojournMax {
 		r.serverSojournMax = d
 	}
+	if c := r.a.Client[id]; finish-release > r.clients[c].SojournMaxMS {
+		r.clients[c].SojournMaxMS = finish - release
+	}
 	r.endToEndMax = max(r.endToEndMax, finish-t)
 	if r.classes != nil {
 		k := r.classes[id]

@@ -286,6 +286,15 @@ func (p *peak100) add(release float64) {
 	p.max = max(p.max, p.count)
 }
 
+// clientWeights are the clients' weights, in client order.
+func clientWeights(clients []workload.Client) []float64 {
+	w := make([]float64, len(clients))
+	for i, c := range clients {
+		w[i] = c.Weight
+	}
+	return w
+}
+
 // pointGate is a point's gate in front of occ, each client with its
 // weight, behind routedGate when it is replicated (hooks.go).
 func pointGate(spec *limiter.Spec, params limiter.Params, clients []workload.Client, occ limiter.Occupancy) (limiter.Gate, error) {
@@ -294,11 +303,7 @@ func pointGate(spec *limiter.Spec, params limiter.Params, clients []workload.Cli
 
 // pointGateWith is pointGate under a test's switches (nil: none).
 func pointGateWith(spec *limiter.Spec, params limiter.Params, clients []workload.Client, occ limiter.Occupancy, sw *Switches) (limiter.Gate, error) {
-	weights := make([]float64, len(clients))
-	for i, c := range clients {
-		weights[i] = c.Weight
-	}
-	gate, err := limiter.New(spec, params, weights, occ)
+	gate, err := limiter.New(spec, params, clientWeights(clients), occ)
 	if err != nil {
 		return nil, err
 	}
@@ -345,10 +350,9 @@ func startForwardPass(ctx context.Context, cfg *experiments.Config, clients []wo
 	f := &ForwardPass{ctx: ctx, cfg: cfg, spec: spec, params: params, in: in, pt: pt, ngroup: ngroup}
 	f.srv = server.New(cfg.Server)
 	f.groups = make([]int, len(clients))
-	f.weights = make([]float64, len(clients))
+	f.weights = clientWeights(clients)
 	for i, c := range clients {
 		f.groups[i] = c.GroupIndex()
-		f.weights[i] = c.Weight
 	}
 	gate, err := pointGateWith(spec, params, clients, f.srv, sw)
 	if err != nil {
@@ -501,9 +505,7 @@ func (f *ForwardPass) finish() error {
 
 	m.Recovery = recovery(cfg, s, f.windowMS)
 	f.hooks.file(m)
-	if f.loop == nil { // the forward step measured each client's sojourn
-		flowBounds(cfg, f.spec, f.params, f.weights, f.clients)
-	}
+	flowBounds(cfg, f.spec, f.params, f.weights, f.clients) // forward measured each client's sojourn (in the loop too)
 	finishPoint(cfg, f.pt, f.spec, f.params, in, m, s, f.clients, &f.fair, f.ngroup, func(i int) int { return f.groups[i] }, f.gateMax, f.endToEndMax, true, f.rel.keep)
 	return nil
 }
