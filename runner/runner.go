@@ -164,7 +164,7 @@ type Runner struct {
 // job is one active (queued or running) run.
 type job struct {
 	id     string
-	cfg    *experiments.Config
+	cfg    *experiments.Config // read from the store when the job runs
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	// Guarded by Runner.mu.
@@ -263,7 +263,9 @@ func (r *Runner) Submit(ctx context.Context, cfg *experiments.Config, name, reru
 		return nil, fmt.Errorf("submit: %w", err)
 	}
 	jctx, cancel := context.WithCancelCause(context.Background())
-	j := &job{id: run.ID, cfg: cfg, ctx: jctx, cancel: cancel, status: storage.StatusQueued, total: run.PointsTotal}
+	// A queued job holds no config: a waiting sweep costs no memory (its
+	// inline traces may be tens of MB); run reads it back from the store.
+	j := &job{id: run.ID, ctx: jctx, cancel: cancel, status: storage.StatusQueued, total: run.PointsTotal}
 	if r.closed {
 		// Shut down while the run was being stored.
 		j.ending = true
@@ -446,7 +448,8 @@ func (r *Runner) Requeue(ctx context.Context) (int, error) {
 			continue
 		}
 		jctx, cancel := context.WithCancelCause(context.Background())
-		j := &job{id: run.ID, cfg: cfg, ctx: jctx, cancel: cancel, status: storage.StatusQueued, total: run.PointsTotal}
+		_ = cfg // checked here, read again when it runs
+		j := &job{id: run.ID, ctx: jctx, cancel: cancel, status: storage.StatusQueued, total: run.PointsTotal}
 		r.mu.Lock()
 		if r.closed {
 			r.mu.Unlock()
@@ -544,6 +547,14 @@ func (r *Runner) run(j *job) {
 	start := time.Now()
 	if err := r.st.SetStatus(bg, j.id, storage.StatusRunning); err != nil {
 		r.log.Error("run start", "run", j.id, "err", err)
+	}
+	stored, err := r.st.Get(bg, j.id)
+	if err == nil {
+		j.cfg, err = document.DecodeConfig(stored.Config)
+	}
+	if err != nil {
+		r.end(j, storage.StatusFailed, "read the run's config: "+err.Error())
+		return
 	}
 	r.mu.Lock()
 	// The engine counts a replicated point's runs (Progress, Reading): a

@@ -289,16 +289,19 @@ func checkProblem(t *testing.T, w *httptest.ResponseRecorder, status int, path, 
 	t.Errorf("no error at %q containing %q: %+v", path, msg, p.Errors)
 }
 
-// TestBodyBudget: past the budget of large bodies a post waits its turn;
-// one that cannot get it in time gets 503 with Retry-After.
+// TestBodyBudget: past the budget a post waits its turn, whatever its
+// size (small bodies count too); one that cannot get it in time gets 503
+// with Retry-After.
 func TestBodyBudget(t *testing.T) {
 	t.Parallel()
 	l := attackLab(t, false, 4)
 	big := goodDoc + strings.Repeat(" ", 2*smallBody)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	// Hold the whole budget, as other large posts would.
-	if err := l.srv.bodies.acquire(ctx, BodyBudget); err != nil {
+	// Hold the budget but what a small post costs decoded, as other large
+	// posts would.
+	room := int64(len(goodDoc)) * decodeWeight
+	if err := l.srv.bodies.acquire(ctx, BodyBudget-room); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan *httptest.ResponseRecorder)
@@ -308,11 +311,25 @@ func TestBodyBudget(t *testing.T) {
 		t.Fatalf("a large post did not wait for the budget: %d", w.Code)
 	case <-time.After(200 * time.Millisecond):
 	}
-	// A small one does not wait.
+	// A small one fits in the room left.
 	if w := post(l, "/api/runs", "application/json", goodDoc, nil); w.Code != http.StatusAccepted {
 		t.Fatalf("small post: %d %s", w.Code, w.Body)
 	}
+	// Held whole, the budget makes a small post wait too.
+	if err := l.srv.bodies.acquire(ctx, room); err != nil {
+		t.Fatal(err)
+	}
+	small := make(chan *httptest.ResponseRecorder)
+	go func() { small <- post(l, "/api/runs", "application/json", goodDoc, nil) }()
+	select {
+	case w := <-small:
+		t.Fatalf("a small post did not wait for the budget: %d", w.Code)
+	case <-time.After(200 * time.Millisecond):
+	}
 	l.srv.bodies.release(BodyBudget)
+	if w := <-small; w.Code != http.StatusAccepted {
+		t.Fatalf("small post after the budget came back: %d %s", w.Code, w.Body)
+	}
 	if w := <-done; w.Code != http.StatusAccepted {
 		t.Fatalf("large post after the budget came back: %d %s", w.Code, w.Body)
 	}

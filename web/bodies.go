@@ -13,21 +13,34 @@ import (
 	"time"
 )
 
-// Large request bodies (a config document or a form with a trace) are read
-// under a budget of bytes, so twenty 31 MB posts at once do not hold twenty
-// documents: past the budget a post waits for its turn (at most
-// bodyWait, then 503 with Retry-After). Bodies of at most smallBody bytes
-// are not counted. When the last large body is done the memory it took is
-// given back to the system (a garbage collection and a scavenge), since an
-// idle server would otherwise keep it until its next collection.
+// Request bodies (a config document or a form with a trace) are read
+// under a budget of what they cost decoded, so that the server stays under
+// its memory ceiling (Options.MaxMemoryBytes, lab serve --max-memory-mb)
+// whatever the mix of requests: every body's bytes are counted as they
+// arrive, decodeWeight times (the document's strings, the normalized
+// document written for the store, the store's copy), a form's formWeight
+// times more; the budget is half the ceiling (the other half: the running
+// sweep, the page cache, the rest of the lab). Past the budget a read waits
+// for its turn (at most bodyWait, then 503 with Retry-After). When the
+// last body is done the memory it took is given back to the system (a
+// garbage collection and a scavenge), since an idle server would otherwise
+// keep it until its next collection.
 const (
-	// BodyBudget is the bytes of large bodies read at once.
-	BodyBudget = 64 << 20
-	smallBody  = 1 << 20
-	bodyWait   = 20 * time.Second
-	// formWeight counts a new-sweep form three times its size: it is
-	// read whole, then written as a document, then decoded.
+	// DefaultMaxMemoryBytes is the default ceiling (512 MiB).
+	DefaultMaxMemoryBytes = 512 << 20
+	// BodyBudget is the budget at the default ceiling.
+	BodyBudget = DefaultMaxMemoryBytes / 2
+	// decodeWeight is what one byte of a config document costs until its
+	// run is stored: measured, a 16 MB document of two inline traces holds
+	// about 5 times its size at the peak of its decoding and storing.
+	decodeWeight = 5
+	bodyWait     = 20 * time.Second
+	// formWeight counts a new-sweep form three times more: it is read
+	// whole, then written as a document, then decoded.
 	formWeight = 3
+	// smallBody is a body small enough that waiting for the budget is not
+	// worth a test's time (tests only).
+	smallBody = 1 << 20
 )
 
 // bodyGate is a counting semaphore of bytes.
@@ -83,16 +96,12 @@ func (g *bodyGate) release(n int64) {
 // so a sender holds only what it has sent; and the body must arrive at
 // MinBodyRate at least once the first bodyGrace has passed, so a sender
 // of 100 B/s loses its connection (408) long before the server's read
-// timeout instead of holding its share. A body declared at most smallBody
-// long is not counted (its rate is still checked). Past the budget a read
+// timeout instead of holding its share. Past the budget a read
 // waits for its turn, at most bodyWait, then fails (503 with Retry-After,
 // bodyStatus). The returned function gives the body's bytes back; it is
 // never nil.
 func (s *Server) admitBody(w http.ResponseWriter, r *http.Request, limit int64, weight int64) (release func()) {
-	m := &meteredBody{rc: r.Body, rc2: http.NewResponseController(w), ctx: r.Context(), start: time.Now(), weight: weight, grace: s.bodyGrace}
-	if r.ContentLength < 0 || r.ContentLength > smallBody {
-		m.gate = s.bodies
-	}
+	m := &meteredBody{rc: r.Body, rc2: http.NewResponseController(w), ctx: r.Context(), start: time.Now(), weight: weight * decodeWeight, grace: s.bodyGrace, gate: s.bodies}
 	r.Body = m
 	return m.release
 }
@@ -108,7 +117,7 @@ const (
 var (
 	errSlowBody   = fmt.Errorf("the request body arrived slower than %d KiB/s: send it faster, or on a faster link", MinBodyRate>>10)
 	errClientGone = errors.New("the client left")
-	errBodyBudget = fmt.Errorf("other large submissions are being read (%d MB at once at most): send this one again in %d seconds", BodyBudget>>20, RetryAfterSeconds)
+	errBodyBudget = fmt.Errorf("other submissions are being read and stored as much as the lab's memory ceiling takes at once: send this one again in %d seconds", RetryAfterSeconds)
 )
 
 // refusedBody answers a request whose body the budget or the rate
@@ -167,7 +176,11 @@ func (m *meteredBody) Read(p []byte) (int, error) {
 		ctx, cancel := context.WithTimeout(m.ctx, bodyWait)
 		var aerr error
 		if want > 0 {
+			waited := time.Now()
 			aerr = m.gate.acquire(ctx, want)
+			// Waiting for the budget is the lab's doing, not the sender's:
+			// it does not count against the rate.
+			m.start = m.start.Add(time.Since(waited))
 		}
 		cancel()
 		if aerr != nil {

@@ -139,9 +139,9 @@ func (c *compressWriter) Flush() {
 	if c.zw != nil {
 		c.zw.Flush()
 	}
-	if f, ok := c.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
+	// The writer below may be a wrapper (the request log's statusWriter)
+	// that only unwraps: the controller finds the connection's Flush.
+	_ = http.NewResponseController(c.ResponseWriter).Flush()
 }
 
 func (c *compressWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }

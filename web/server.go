@@ -102,6 +102,11 @@ type Options struct {
 	Listen string
 	// AllowedHosts are more names to serve, as ParseHosts reads them.
 	AllowedHosts []string
+	// MaxMemoryBytes is the memory ceiling the server keeps under
+	// (default DefaultMaxMemoryBytes): half of it is the budget of request
+	// bodies by what they cost decoded (bodies.go); lab serve also sets
+	// the Go runtime's memory limit from it.
+	MaxMemoryBytes int64
 	// Token, when not "", is the access token every request but the
 	// sign-in page and the static assets must carry: "Authorization:
 	// Bearer TOKEN", or the session cookie /signin gives (access.go).
@@ -119,7 +124,7 @@ type Options struct {
 
 // New returns the lab's handler over a store and a started runner.
 func New(st *storage.Store, rn *runner.Runner, opt Options) *Server {
-	s := &Server{store: st, runner: rn, log: opt.Logger, done: opt.Done, bodies: newBodyGate(BodyBudget), idem: newIdempotency(), bodyGrace: bodyGrace}
+	s := &Server{store: st, runner: rn, log: opt.Logger, done: opt.Done, idem: newIdempotency(), bodyGrace: bodyGrace}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -132,6 +137,10 @@ func New(st *storage.Store, rn *runner.Runner, opt Options) *Server {
 	if opt.PageCacheBytes == 0 {
 		opt.PageCacheBytes = DefaultPageCacheBytes
 	}
+	if opt.MaxMemoryBytes <= 0 {
+		opt.MaxMemoryBytes = DefaultMaxMemoryBytes
+	}
+	s.bodies = newBodyGate(opt.MaxMemoryBytes / 2)
 	if opt.SubmitBurst <= 0 {
 		opt.SubmitBurst = DefaultSubmitBurst
 	}

@@ -60,7 +60,8 @@ func TestUnderLoad(t *testing.T) {
 	done := make(chan struct{})
 	defer close(done)
 	ts := httptest.NewUnstartedServer(nil)
-	ts.Config.Handler = New(st, rn, Options{Logger: log, Done: done, Listen: ts.Listener.Addr().String()})
+	// 200 clients from one address: the stream caps (TestStreamCaps) sized for them.
+	ts.Config.Handler = New(st, rn, Options{Logger: log, Done: done, Listen: ts.Listener.Addr().String(), StreamsPerClient: loadClients, StreamsTotal: loadClients})
 	ts.Start()
 	defer ts.Close()
 

@@ -53,7 +53,7 @@ func TestBadCommandLines(t *testing.T) {
 		{"run --workers -1", []string{"run", "--preset", "token-vs-leaky", "--out", dir, "--workers", "-1"}, "--workers -1: give 0 (every core) or a number of points from 1 to 4096", ""},
 		{"run --workers 1e9", []string{"run", "--preset", "token-vs-leaky", "--out", dir, "--workers", "1000000000"}, "--workers 1000000000", ""},
 		{"serve --engine-workers -5", []string{"serve", "--engine-workers", "-5", "--db", filepath.Join(dir, "x.db")}, "--engine-workers -5", ""},
-		{"serve --page-cache-mb huge", []string{"serve", "--page-cache-mb", "999999999999", "--db", filepath.Join(dir, "x.db")}, "--page-cache-mb 999999999999: give 0 (no cache) to 65536 MiB", ""},
+		{"serve --page-cache-mb huge", []string{"serve", "--page-cache-mb", "999999999999", "--db", filepath.Join(dir, "x.db")}, "--page-cache-mb 999999999999: give 0 (no cache) to 128 MiB, a quarter of --max-memory-mb", ""},
 		{"manifest with an edited output sha256", []string{"run", "-q", "--config", editedSHA, "--trace", sorted, "--out", filepath.Join(dir, "o1")}, "results.csv: sha256 " + results + ", the manifest recorded 0000", ""},
 		{"re-run with another unsorted trace", []string{"run", "-q", "--config", manifest, "--trace", unsorted, "--out", filepath.Join(dir, "o2")}, "--trace " + unsorted + ": line 4: t_ms 5 is before", `"sorted.csv"`},
 		{"backup of a file that is no database", []string{"backup", "--db", notDB, filepath.Join(dir, "b.db")}, "--db " + notDB + ": not an SQLite database", ".partial"},

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -65,6 +66,10 @@ func accessToken(token, file string) (string, error) {
 	return token, nil
 }
 
+// minMemoryMB is the smallest --max-memory-mb: a sweep and a page need
+// their room.
+const minMemoryMB = 128
+
 // maxPageCacheMB bounds --page-cache-mb (64 GiB): a typo must not
 // overflow the byte count or promise memory the lab never has.
 const maxPageCacheMB = 64 << 10
@@ -87,6 +92,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	submitsPerMin := fs.Float64("submits-per-minute", -1, "sweeps one client (an IP address) may submit a minute, in bursts of 4, past which it gets 429 (0: no limit; default: 6 on an address that is not loopback, no limit on loopback)")
 	streamsPerClient := fs.Int("streams-per-client", web.DefaultStreamsPerClient, "event streams (open run pages) one client may hold at once")
 	streams := fs.Int("streams", web.DefaultStreamsTotal, "event streams open at once in all")
+	maxMemoryMB := fs.Int("max-memory-mb", web.DefaultMaxMemoryBytes>>20, "the memory `MiB` the lab stays under: half of it bounds the submissions read at once, by what they cost decoded (more wait, then get 503 with Retry-After), and the Go runtime collects harder near it")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: lab serve [--addr 127.0.0.1:8080] [--db ./ratelab.db] [--token-file FILE] [--allowed-hosts NAMES] [--traces DIR]")
 		fmt.Fprintln(stderr, "Starts the web lab: define sweeps in the browser, watch them run, compare them, share permalinks.")
@@ -104,8 +110,11 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *engineWorkers < 0 || *engineWorkers > maxWorkers {
 		return usagef("--engine-workers %d: give 0 (every core) or a number of points from 1 to %d", *engineWorkers, maxWorkers)
 	}
-	if *pageCacheMB < 0 || *pageCacheMB > maxPageCacheMB {
-		return usagef("--page-cache-mb %d: give 0 (no cache) to %d MiB", *pageCacheMB, maxPageCacheMB)
+	if *maxMemoryMB < minMemoryMB || *maxMemoryMB > maxPageCacheMB*4 {
+		return usagef("--max-memory-mb %d: give %d to %d MiB", *maxMemoryMB, minMemoryMB, maxPageCacheMB*4)
+	}
+	if *pageCacheMB < 0 || *pageCacheMB > maxPageCacheMB || *pageCacheMB > *maxMemoryMB/4 {
+		return usagef("--page-cache-mb %d: give 0 (no cache) to %d MiB, a quarter of --max-memory-mb", *pageCacheMB, min(maxPageCacheMB, *maxMemoryMB/4))
 	}
 	pageCache := *pageCacheMB << 20
 	if pageCache == 0 {
@@ -140,6 +149,10 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	ropt.Logger = log
+	// The runtime collects harder as the heap nears the ceiling (the
+	// request budget keeps the heap's need under it; a seven-eighths
+	// limit leaves room for what is not heap: stacks, the runtime).
+	debug.SetMemoryLimit(int64(*maxMemoryMB) << 20 * 7 / 8)
 
 	st, err := storage.Open(ctx, *dbPath)
 	if err != nil {
@@ -182,7 +195,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	done := make(chan struct{})
 	srv := &http.Server{
 		Handler: web.New(st, rn, web.Options{Logger: log, Done: done, HeavyLimit: *heavy, PageCacheBytes: pageCache, Listen: ln.Addr().String(), AllowedHosts: hosts,
-			Token: tok, SubmitsPerMinute: *submitsPerMin, StreamsPerClient: *streamsPerClient, StreamsTotal: *streams}),
+			MaxMemoryBytes: int64(*maxMemoryMB) << 20, Token: tok, SubmitsPerMinute: *submitsPerMin, StreamsPerClient: *streamsPerClient, StreamsTotal: *streams}),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,

@@ -67,22 +67,21 @@ func traceKind() *Kind {
 			if p.File != "" {
 				return // named as the file is read
 			}
-			events, err := ParseTrace(p.CSV)
-			if err != nil {
-				return // reported by Validate
-			}
-			for _, e := range events {
+			_ = eachTraceEvent(p.CSV, func(e TraceEvent) error { // an error is reported by Validate
 				g.Client(traceClient(e), p.Group, p.Weight)
-			}
+				return nil
+			})
 		},
 		CountClients: func(p *Part) int {
 			if p.File != "" {
 				return 0 // bounded as the file is read (MaxClients)
 			}
-			events, _ := ParseTrace(p.CSV)
 			names := map[string]bool{}
-			for _, e := range events {
+			if eachTraceEvent(p.CSV, func(e TraceEvent) error {
 				names[e.Client] = true
+				return nil
+			}) != nil {
+				return 0
 			}
 			return len(names)
 		},
@@ -102,14 +101,21 @@ func validateTrace(p *Part, path string, durationMS float64) field.List {
 	}
 	if p.CSV == "" {
 		errs.Add(field.Join(path, "csv"), "is empty: give the trace as \"t_ms,client\" lines (or a trace file as file)")
-	} else if events, err := ParseTrace(p.CSV); err != nil {
-		errs.Add(field.Join(path, "csv"), "%v", err)
-	} else if finite(durationMS) && durationMS > 0 {
-		for _, e := range events {
-			if e.T >= durationMS {
-				errs.Add(field.Join(path, "csv"), "line %d: t_ms %g is at or after the end of the run (duration_ms %g)", e.Line, e.T, durationMS)
-				break
+	} else {
+		// Read as a stream, never held as events: a 10 MB trace is a
+		// million lines.
+		var late *TraceEvent
+		err := eachTraceEvent(p.CSV, func(e TraceEvent) error {
+			if late == nil && finite(durationMS) && durationMS > 0 && e.T >= durationMS {
+				late = &e
 			}
+			return nil
+		})
+		switch {
+		case err != nil:
+			errs.Add(field.Join(path, "csv"), "%v", err)
+		case late != nil:
+			errs.Add(field.Join(path, "csv"), "line %d: t_ms %g is at or after the end of the run (duration_ms %g)", late.Line, late.T, durationMS)
 		}
 	}
 	return errs
@@ -121,15 +127,16 @@ func generateTrace(g *Generator, p *Part) error {
 	if p.File != "" {
 		return g.traceFile(p)
 	}
-	events, err := ParseTrace(p.CSV)
-	if err != nil {
+	// The text is checked whole first (Validate's order of errors), then
+	// emitted a line at a time: the generator's arrays are the only copy.
+	if err := eachTraceEvent(p.CSV, func(TraceEvent) error { return nil }); err != nil {
 		return fmt.Errorf("csv: %w", err)
 	}
 	w := g.WindowMS()
 	g.StartRun()
-	for _, e := range events {
+	err := eachTraceEvent(p.CSV, func(e TraceEvent) error {
 		if e.T >= w {
-			return fmt.Errorf("csv: line %d: t_ms %g is at or after the end of the run (duration_ms %g)", e.Line, e.T, w)
+			return fmt.Errorf("line %d: t_ms %g is at or after the end of the run (duration_ms %g)", e.Line, e.T, w)
 		}
 		c := g.Client(traceClient(e), p.Group, p.Weight)
 		if math.IsNaN(e.ServiceMS) {
@@ -137,6 +144,10 @@ func generateTrace(g *Generator, p *Part) error {
 		} else {
 			g.EmitService(e.T, c, e.ServiceMS) // read by the empirical service (Arrivals.GivenServiceMS)
 		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("csv: %w", err)
 	}
 	g.SortRun()
 	return nil
@@ -168,24 +179,43 @@ type TraceEvent struct {
 // order.
 func ParseTrace(text string) ([]TraceEvent, error) {
 	var events []TraceEvent
+	err := eachTraceEvent(text, func(e TraceEvent) error {
+		events = append(events, e)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return events, nil
+}
+
+// eachTraceEvent calls fn with each event of a trace given as text, in file
+// order, without holding them (ParseTrace's errors, and fn's): what the
+// engine does with an inline trace, so a trace of a million lines costs
+// its text and what fn keeps, not a million events.
+func eachTraceEvent(text string, fn func(e TraceEvent) error) error {
 	d := NewTraceDecoder(strings.NewReader(text))
+	n := 0
 	for {
 		row, err := d.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if len(events) == MaxTraceEvents {
-			return nil, fmt.Errorf("line %d: more than %d requests in the trace", row.Line, MaxTraceEvents)
+		if n == MaxTraceEvents {
+			return fmt.Errorf("line %d: more than %d requests in the trace", row.Line, MaxTraceEvents)
 		}
-		events = append(events, TraceEvent{T: row.T, Client: string(row.Client), ServiceMS: row.ServiceMS, Line: row.Line})
+		n++
+		if err := fn(TraceEvent{T: row.T, Client: string(row.Client), ServiceMS: row.ServiceMS, Line: row.Line}); err != nil {
+			return err
+		}
 	}
-	if len(events) == 0 {
-		return nil, fmt.Errorf("no requests in the trace")
+	if n == 0 {
+		return fmt.Errorf("no requests in the trace")
 	}
-	return events, nil
+	return nil
 }
 
 func isHeader(s []byte) bool {
@@ -377,13 +407,10 @@ func ServiceColumnWith(parts []Part, windowMS float64, traces TraceOpener) (n in
 			}
 			continue
 		}
-		events, err := ParseTrace(p.CSV)
-		if err != nil {
-			continue
-		}
-		for _, e := range events {
+		_ = eachTraceEvent(p.CSV, func(e TraceEvent) error { // an error is reported by Validate
 			add(e.ServiceMS)
-		}
+			return nil
+		})
 	}
 	return n, sumMS, maxMS, nil
 }

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// traceDoc is a config document whose workload is parts inline traces of
+// about csvBytes each ("t\n" lines), its body about 1.16 times that.
+func traceDoc(csvBytes, parts int) []byte {
+	var ps []map[string]string
+	for range parts {
+		var b strings.Builder
+		for t := 0; b.Len() < csvBytes; t++ {
+			b.WriteString(strconv.Itoa(t))
+			b.WriteByte('\n')
+		}
+		ps = append(ps, map[string]string{"type": "trace", "csv": b.String()})
+	}
+	doc, _ := json.Marshal(map[string]any{"version": 1, "seed": 1,
+		"workload": map[string]any{"duration_ms": 3_600_000, "parts": ps},
+		"limiters": []any{map[string]any{"type": "token-bucket", "rate_rps": 100, "burst": 10}}})
+	return doc
+}
+
+// TestMemoryCeiling runs a real lab serve process (this test binary as
+// lab) under --max-memory-mb 512, posts 40 inline-trace bodies of 1 MB
+// and 4 of 16 MB at once, and checks that the process's peak resident
+// memory (VmHWM) stayed under the ceiling: the request budget counts what
+// bodies cost decoded, inline traces are read as streams, and queued runs
+// hold no config. Every answer is 202, 429 (queue full) or 503 with
+// Retry-After (past the budget), never another 5xx.
+func TestMemoryCeiling(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts lab serve and sends it 100 MB")
+	}
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		t.Skip("no /proc: VmHWM is Linux's")
+	}
+	const ceilingMB = 512
+	small, big := traceDoc(880_000, 1), traceDoc(6_950_000, 2)
+	if len(small) < 1<<20-100_000 || len(big) < 15<<20 {
+		t.Fatalf("bodies of %d and %d bytes", len(small), len(big))
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "lab.db"),
+		"--engine-workers", "1", "--max-memory-mb", strconv.Itoa(ceilingMB))
+	cmd.Env = append(os.Environ(), "LAB_TEST_MAIN=1")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	m := regexp.MustCompile(`running at (http://\S+) `).FindStringSubmatch(line)
+	if err != nil || m == nil {
+		t.Fatalf("lab serve said %q (%v): %s", line, err, stderr.String())
+	}
+	base := m[1]
+	var (
+		mu    sync.Mutex
+		codes = map[int]int{}
+		wg    sync.WaitGroup
+	)
+	send := func(doc []byte) {
+		defer wg.Done()
+		resp, err := http.Post(base+"/api/runs", "application/json", bytes.NewReader(doc))
+		code := 0
+		if err == nil {
+			code = resp.StatusCode
+			if (code == 503 || code == 429) && resp.Header.Get("Retry-After") == "" {
+				code = -code
+			}
+			resp.Body.Close()
+		} else {
+			t.Logf("post: %v", err)
+		}
+		mu.Lock()
+		codes[code]++
+		mu.Unlock()
+	}
+	start := time.Now()
+	for i := range 44 {
+		wg.Add(1)
+		if i%11 == 5 {
+			go send(big)
+		} else {
+			go send(small)
+		}
+	}
+	wg.Wait()
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hwm := regexp.MustCompile(`VmHWM:\s+(\d+) kB`).FindSubmatch(status)
+	if hwm == nil {
+		t.Fatalf("no VmHWM in\n%s", status)
+	}
+	kb, _ := strconv.Atoi(string(hwm[1]))
+	t.Logf("40 × %d B and 4 × %d B at once in %v: answers %v, peak RSS %d MiB (ceiling %d MiB)",
+		len(small), len(big), time.Since(start).Round(time.Millisecond), codes, kb>>10, ceilingMB)
+	if kb>>10 >= ceilingMB {
+		t.Errorf("peak RSS %d MiB, over the %d MiB ceiling", kb>>10, ceilingMB)
+	}
+	for code, n := range codes {
+		if code != 202 && code != 429 && code != 503 {
+			t.Errorf("%d answers %d (negative: without Retry-After; 0: no answer)", n, code)
+		}
+	}
+	if codes[202] == 0 {
+		t.Errorf("no submission was accepted: %v", codes)
+	}
+}
