@@ -78,12 +78,15 @@ func TestSubmitRunDownloadRerun(t *testing.T) {
 		t.Errorf("missing file: %d", w.Code)
 	}
 
-	// A chosen point, and a point out of range falls back to the default.
+	// A chosen point; the default point; a point out of range is refused.
 	if w := l.get("/runs/" + id + "?point=3"); !strings.Contains(w.Body.String(), "Over time, at token-bucket burst=8") {
 		t.Error("?point=3 does not show token-bucket burst=8")
 	}
-	if w := l.get("/runs/" + id + "?point=999"); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "Over time, at token-bucket burst=20") {
+	if w := l.get("/runs/" + id); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "Over time, at token-bucket burst=20") {
 		t.Error("default point is not the shaping report's burst 20")
+	}
+	if w := l.get("/runs/" + id + "?point=999"); w.Code != http.StatusBadRequest {
+		t.Errorf("?point=999: %d, want 400", w.Code)
 	}
 
 	// Re-run: every file matches.

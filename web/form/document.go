@@ -44,6 +44,17 @@ func (f *Sweep) Document() ([]byte, *experiments.Config) {
 	f.notZero("server.service_ms", "server.service_ms", f.ServiceMS, cfg.Server.ServiceMS, "must be more than 0 ms", format.Num(server.DefaultServiceMS)+" ms")
 	cfg.Server.DeadlineMS = f.serverValues(&cfg.Server, "deadline_ms", f.DeadlineMS)
 	f.notZero("server.deadline_ms", "server.deadline_ms", f.DeadlineMS, cfg.Server.DeadlineMS, "must be more than 0 ms", format.Num(server.DefaultDeadlineMS)+" ms")
+	// An empty field is the default: the document says so, since the
+	// engine refuses these fields given as 0.
+	if strings.TrimSpace(f.Workers) == "" {
+		cfg.Server.Workers = server.DefaultWorkers
+	}
+	if strings.TrimSpace(f.ServiceMS) == "" {
+		cfg.Server.ServiceMS = server.DefaultServiceMS
+	}
+	if strings.TrimSpace(f.DeadlineMS) == "" {
+		cfg.Server.DeadlineMS = server.DefaultDeadlineMS
+	}
 	cfg.Metrics.RollingWindowMS = f.number("metrics.rolling_window_ms", "metrics.rolling_window_ms", f.RollingWindowMS)
 	f.notZero("metrics.rolling_window_ms", "metrics.rolling_window_ms", f.RollingWindowMS, cfg.Metrics.RollingWindowMS, "must be more than 0 ms", format.Num(experiments.DefaultMetricsWindowMS)+" ms")
 	cfg.Metrics.FairnessWindowMS = f.number("metrics.fairness_window_ms", "metrics.fairness_window_ms", f.FairnessWindowMS)
