@@ -259,9 +259,7 @@ func runGens(ctx context.Context, cfg *experiments.Config, open OpenLoad, opt Op
 			if d := decisions + float64(n)*float64(len(pts)); d > budget {
 				return nil, budgetError(d, budget)
 			}
-			if lo == 0 {
-				res.ArrivalCurves = arrivalCurves(cfg, t)
-			}
+			loadCurves(cfg, res, lo, w.DurationMS, t)
 			if lo == 0 {
 				res.Arrivals = n
 			}
@@ -315,6 +313,30 @@ func arrivalCurves(cfg *experiments.Config, t []float64) *experiments.ArrivalCur
 	}
 	grid := calculus.Grid(cfg.Workload.DurationMS)
 	return &experiments.ArrivalCurves{GridMS: grid, Offered: calculus.Empirical(t, grid)}
+}
+
+// loadCurves files the empirical arrival curve of generated load lo's
+// arrivals t: the run's (ArrivalCurves.Offered) for load 0, and with
+// several generated loads each load's own in ArrivalCurves.Loads, so a
+// point's chart draws what its own load offered. A load streamed (more
+// than MaxCurveArrivals) has none.
+func loadCurves(cfg *experiments.Config, res *experiments.Result, lo int, durationMS float64, t []float64) {
+	if lo == 0 {
+		res.ArrivalCurves = arrivalCurves(cfg, t)
+	}
+	n := cfg.GeneratedLoads()
+	if n < 2 || res.ArrivalCurves == nil || len(t) > experiments.MaxCurveArrivals {
+		return
+	}
+	ac := res.ArrivalCurves
+	if ac.Loads == nil {
+		ac.Loads = make([][]int, n)
+	}
+	if lo == 0 {
+		ac.Loads[0] = ac.Offered
+		return
+	}
+	ac.Loads[lo] = calculus.Empirical(t, calculus.Grid(durationMS))
 }
 
 // readUpTo reads a stream into memory until it ends or holds more than

@@ -1,6 +1,8 @@
 package charts
 
 import (
+	"github.com/ratelab/ratelab/web/format"
+	"math"
 	"slices"
 	"strconv"
 )
@@ -230,3 +232,50 @@ const (
 	legendLineWidth  = 30
 	legendLineHeight = 4
 )
+
+// itemY is an item's y: a bar's value or a point's second coordinate.
+func itemY(it Item) (float64, bool) {
+	switch v := it.Value.(type) {
+	case float64:
+		return v, true
+	case []float64:
+		if len(v) == 2 {
+			return v[1], true
+		}
+	}
+	return 0, false
+}
+
+// fitY fits a chart's value axis to its data when they sit in a band
+// narrow beside their distance from 0 (Jain's index from 0.9845 to 0.9955
+// on a 0-1 axis shows no difference): the axis runs from a round value
+// below the lowest to one above the highest, at most top, and the
+// subtitle states where it starts. Data reaching 0 keep the axis at 0.
+func fitY(o *Option, top float64) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, s := range o.Series {
+		if s.Type != "line" && s.Type != "bar" {
+			continue
+		}
+		for _, it := range s.Data {
+			if y, ok := itemY(it); ok && !math.IsNaN(y) {
+				lo, hi = math.Min(lo, y), math.Max(hi, y)
+			}
+		}
+	}
+	if !(lo > 0) || math.IsInf(hi, 0) || hi-lo >= lo/2 {
+		return
+	}
+	pad := math.Max((hi-lo)*0.15, hi*1e-4)
+	places := -int(math.Floor(math.Log10(pad)))
+	step := math.Pow(10, -float64(places))
+	minY := format.RoundTo(math.Floor((lo-pad)/step)*step, max(places, 0))
+	maxY := math.Min(top, format.RoundTo(math.Ceil((hi+pad)/step)*step, max(places, 0)))
+	o.YAxis[0].Min, o.YAxis[0].Max = &minY, &maxY
+	note := "y axis from " + format.Num(minY) + ", not 0"
+	if o.Title.Subtext == "" {
+		o.Title.Subtext = note
+	} else {
+		o.Title.Subtext += "; " + note
+	}
+}
