@@ -202,7 +202,10 @@ func TestBrowserEndToEnd(t *testing.T) {
 	if v := eval(`echarts.version`); v != "5.4.3" {
 		t.Errorf("echarts.version = %q, want 5.4.3", v)
 	}
-	// Every chart has a canvas with something painted on it.
+	// Every chart has a canvas with something painted on it, the closed
+	// sections' once opened.
+	eval(jsOpenAll)
+	poll("every chart drawn", `document.querySelectorAll('div.chart[data-drawn]').length === document.querySelectorAll('div.chart').length`, 20*time.Second)
 	drawn := eval(`(() => {
 		const out = [];
 		for (const el of document.querySelectorAll('div.chart')) {

@@ -1,10 +1,12 @@
 package charts
 
 import (
-	"github.com/ratelab/ratelab/web/format"
 	"math"
 	"slices"
 	"strconv"
+	"strings"
+
+	"github.com/ratelab/ratelab/web/format"
 )
 
 // Chart is one echarts chart on a page: the element id (unique on the
@@ -16,6 +18,9 @@ type Chart struct {
 	ID     string
 	Title  string
 	Option string
+	// Height is the chart's height in px when its legend needs more than
+	// the default 380 (0: the default): a legend never pages.
+	Height int
 }
 
 // Group is one section of charts on the run page.
@@ -70,8 +75,12 @@ func newLine(title, subtitle, xName, yName, xType string) *Option {
 func chart(id, title string, o *Option) Chart {
 	roundData(o)
 	lineIcons(o)
-	fitLegend(o)
-	return Chart{ID: id, Title: title, Option: o.JSON()}
+	extra := fitLegend(o)
+	c := Chart{ID: id, Title: title, Option: o.JSON()}
+	if extra > 0 {
+		c.Height = chartHeightPx + extra
+	}
+	return c
 }
 
 // A seriesOption styles a series; later ones override earlier ones.
@@ -181,31 +190,43 @@ func legendRows(names []string) int {
 	return rows
 }
 
-// fitLegend keeps a long plain legend off the x axis name: three or four
-// rows raise the grid's bottom by a row each; more become a one-row
-// scrolling legend.
-func fitLegend(o *Option) {
+// chartHeightPx is a chart's height (static/style.css div.chart).
+const chartHeightPx = 380
+
+// fitLegend keeps a long legend off the x axis name and never pages it
+// (a scrolling legend hides series behind "1/8"): every row past two
+// raises the grid's bottom by a row, and the chart grows by as much so
+// the plot keeps its size; it returns the px the chart grows. A time
+// series' legend sits above its zoom slider.
+func fitLegend(o *Option) int {
 	l := o.Legend
-	if l == nil || l.Type == "scroll" || l.Show != nil && !*l.Show || len(o.Grid) == 0 {
-		return
+	if l == nil || l.Show != nil && !*l.Show || len(o.Grid) == 0 {
+		return 0
 	}
+	l.Type = "plain"
 	names := make([]string, 0, len(o.Series))
 	for _, s := range o.Series {
-		if !slices.Contains(names, s.Name) {
+		if !slices.Contains(names, s.Name) && !strings.HasSuffix(s.Name, " 95% CI") {
 			names = append(names, s.Name)
 		}
 	}
-	rows := legendRows(names)
-	if rows <= 2 {
-		return
+	rows, room := legendRows(names), 2
+	if len(o.DataZoom) > 0 {
+		room = 1 // the slider sits above the legend's first row
 	}
-	if rows > legendMaxRows {
-		l.Type = "scroll"
-		return
+	if rows <= room {
+		return 0
 	}
+	extra := legendRowPx * (rows - room)
 	if b, err := strconv.Atoi(o.Grid[0].Bottom); err == nil {
-		o.Grid[0].Bottom = strconv.Itoa(b + legendRowPx*(rows-2))
+		o.Grid[0].Bottom = strconv.Itoa(b + extra)
 	}
+	for i := range o.DataZoom {
+		if b, err := strconv.Atoi(o.DataZoom[i].Bottom); err == nil && o.DataZoom[i].Type == "slider" {
+			o.DataZoom[i].Bottom = strconv.Itoa(b + extra)
+		}
+	}
+	return extra
 }
 
 // lineIcons shows each line's type in the legend of a chart of lines only.
@@ -278,4 +299,18 @@ func fitY(o *Option, top float64) {
 	} else {
 		o.Title.Subtext += "; " + note
 	}
+}
+
+// maxCategoryLabels is the most category labels a chart prints side by
+// side; past it echarts thins them (the tooltip still names every bar).
+const maxCategoryLabels = 12
+
+// thinned labels a category axis of n categories: every one, turned 20°,
+// up to maxCategoryLabels; else echarts' own interval, which leaves out
+// labels that would overprint.
+func thinned(n int) *AxisLabel {
+	if n <= maxCategoryLabels {
+		return &AxisLabel{Rotate: 20, Interval: "0"}
+	}
+	return &AxisLabel{Rotate: 30, Interval: "auto"}
 }

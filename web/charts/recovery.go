@@ -93,7 +93,7 @@ func (v *View) recoveryBars(span string) Chart {
 	}
 	o := newChart("Recovery time", sub, "recovery (ms)", Grid{Left: "110", Top: "70", Right: "30", Bottom: "110"})
 	o.Legend = &Legend{Show: boolPtr(false)}
-	o.XAxis = []XAxis{{Type: "category", Data: names, AxisLabel: &AxisLabel{Rotate: 20, Interval: "0"}}}
+	o.XAxis = []XAxis{{Type: "category", Data: names, AxisLabel: thinned(len(names))}}
 	o.measure("recovery_ms")
 	o.add("recovery_ms", "bar", data)
 	return chart("chart-recovery", "Recovery time after the flash crowd", o)
