@@ -25,6 +25,11 @@ func (b *browserLab) openAll() {
 	b.poll("every chart drawn", `document.querySelectorAll('div.chart[data-drawn]').length === document.querySelectorAll('div.chart').length`, 20*time.Second)
 }
 
+// readmePreset is the preset whose first screen is the README's
+// screenshot (RATELAB_SCREENSHOT=$PWD/docs/run-page.png): a run with
+// objectives, so it shows the answer, the key chart and Deploy.
+const readmePreset = "delay-budget"
+
 // maxRunPagePx is the tallest a finished run's page may be at 1280 px with
 // its sections closed (issue 26).
 const maxRunPagePx = 3000
@@ -79,7 +84,8 @@ const jsLegends = `(() => {
 // maxRunPagePx tall, its key chart is drawn in the first screen, no chart
 // has a paging legend or several series without a key, and no word breaks
 // inside its letters at 1280 or 420 px. A screenshot of each first screen
-// is saved under $RATELAB_ARTIFACTS (else a temporary folder).
+// is saved under $RATELAB_ARTIFACTS (else a temporary folder), and
+// readmePreset's at $RATELAB_SCREENSHOT when set.
 func TestBrowserPresetPages(t *testing.T) {
 	b := newBrowserLab(t, 10*time.Minute)
 	shots := os.Getenv("RATELAB_ARTIFACTS")
@@ -129,6 +135,11 @@ func TestBrowserPresetPages(t *testing.T) {
 		}
 		if err := os.WriteFile(filepath.Join(shots, p.Name+".png"), shot, 0o644); err != nil {
 			t.Fatal(err)
+		}
+		if out := os.Getenv("RATELAB_SCREENSHOT"); out != "" && p.Name == readmePreset {
+			if err := os.WriteFile(out, shot, 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 		b.step(p.Name+" at 420", chromedp.EmulateViewport(420, 900))
 		time.Sleep(150 * time.Millisecond)

@@ -127,8 +127,6 @@ func (b *browserLog) snapshot() (requests, errors []string) {
 // TestBrowserEndToEnd drives the lab in headless Chromium as a new user
 // would: preset, run, live page, charts, download, bad form. It skips when
 // Chromium is missing, unless RATELAB_E2E=1 (CI), where it fails.
-// RATELAB_SCREENSHOT=PATH saves the run page's screenshot there (the README's
-// docs/run-page.png).
 func TestBrowserEndToEnd(t *testing.T) {
 	exe := chromium(t)
 	l := newLab(t, true, 4)
@@ -255,10 +253,7 @@ func TestBrowserEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := os.Getenv("RATELAB_SCREENSHOT")
-	if out == "" {
-		out = filepath.Join(t.TempDir(), "run-page.png")
-	}
+	out := filepath.Join(t.TempDir(), "run-page.png") // the README's comes from TestBrowserPresetPages
 	if err := os.WriteFile(out, shot, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -63,5 +64,34 @@ func TestFirstClickSortsBestFirst(t *testing.T) {
 		if got := d.firstDir(key); got != want {
 			t.Errorf("firstDir(%s) = %s, want %s", key, got, want)
 		}
+	}
+}
+
+// TestStartAfterTheWindowIsRefused: a part starting after the arrival
+// window is refused at its start_ms, not run with 0 arrivals.
+func TestStartAfterTheWindowIsRefused(t *testing.T) {
+	l := newLab(t, false, 4)
+	w := l.postJSON("/api/runs", []byte(`{"version":1,"workload":{"duration_ms":10000,"parts":[{"type":"poisson","rate_rps":90,"start_ms":20000}]},"limiters":[{"type":"none"}]}`))
+	if w.Code != http.StatusUnprocessableEntity || !strings.Contains(w.Body.String(), `"path": "workload.parts[0].start_ms"`) {
+		t.Fatalf("%d %s", w.Code, w.Body)
+	}
+}
+
+// TestTooManyPointsNamesTheLists: a sweep past the point limit is refused
+// at its longest list's input, the message naming the lists that multiply.
+func TestTooManyPointsNamesTheLists(t *testing.T) {
+	l := newLab(t, false, 4)
+	list := func(n int) string {
+		v := make([]string, n)
+		for i := range v {
+			v[i] = strconv.Itoa(i + 1)
+		}
+		return "[" + strings.Join(v, ",") + "]"
+	}
+	w := l.postJSON("/api/runs", []byte(`{"version":1,"workload":{"duration_ms":1000,"parts":[{"type":"constant","rate_rps":10}]},
+		"limiters":[{"type":"token-bucket","rate_rps":`+list(1000)+`,"burst":`+list(20)+`}]}`))
+	if w.Code != http.StatusUnprocessableEntity || !strings.Contains(w.Body.String(), `"path": "limiters[0].rate_rps"`) ||
+		!strings.Contains(w.Body.String(), "1000 values of rate_rps × 20 values of burst") {
+		t.Fatalf("%d %s", w.Code, w.Body)
 	}
 }
