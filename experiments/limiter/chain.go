@@ -150,8 +150,8 @@ func (s *Spec) normalizeChain() {
 
 func (s *Spec) validateChain(path string) field.List {
 	var errs field.List
-	if len(s.Name) > MaxNameLen {
-		errs.Add(field.Join(path, "name"), "is longer than %d characters", MaxNameLen)
+	if msg := field.Line(s.Name, MaxNameLen); msg != "" {
+		errs.Add(field.Join(path, "name"), "%s", msg)
 	}
 	for _, p := range s.paramOrder() {
 		if len(s.Params[p]) > 0 {

@@ -367,9 +367,13 @@ func AllOptions() []Option {
 
 // ParamByName finds a parameter's definition among the registered types.
 func ParamByName(name string) (Param, bool) {
-	for _, p := range AllParams() {
-		if p.Name == name {
-			return p, true
+	// The first type that has it, as AllParams lists it, without building
+	// that list: validation asks once per column.
+	for _, k := range Kinds() {
+		for _, p := range k.Params {
+			if p.Name == name {
+				return p, true
+			}
 		}
 	}
 	return Param{}, false

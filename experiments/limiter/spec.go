@@ -356,8 +356,8 @@ func (s *Spec) Validate(path string) field.List {
 	if len(s.Stages) > 0 {
 		errs.Add(field.Join(path, "stages"), "only a chain has stages")
 	}
-	if len(s.Name) > MaxNameLen {
-		errs.Add(field.Join(path, "name"), "is longer than %d characters", MaxNameLen)
+	if msg := field.Line(s.Name, MaxNameLen); msg != "" {
+		errs.Add(field.Join(path, "name"), "%s", msg)
 	}
 	for _, name := range s.paramOrder() {
 		if _, ok := k.Param(name); !ok && len(s.Params[name]) > 0 {

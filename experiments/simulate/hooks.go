@@ -250,8 +250,7 @@ func (l *pointLoop) sync(t float64, listLeft bool) error {
 	if !(s > t) {
 		return fmt.Errorf("the gate's next sync at %g ms is not after its sync at %g ms", s, t)
 	}
-	picks := l.model == modelClientsEvents || l.drivePicks // the loop makes the queue's picks
-	left := listLeft || l.heap.len() > 0 || picks && !math.IsInf(l.q.NextPickMS(), 1)
+	left := listLeft || l.eventsLeft()
 	if s < l.syncEndMS && left {
 		l.heap.pushEvent(s, eventSync, 0)
 	}

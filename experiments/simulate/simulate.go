@@ -428,6 +428,9 @@ func (f *ForwardPass) forward(ts []float64, cs []int32) error {
 		f.rel.add(s, in, release, f.srv.Len())
 		in.gate.Record(release - t)
 		in.wait.Record(start - release)
+		// RoundMS, floor(x + 0.5), not the other models' RoundHalfUp: they
+		// differ on 0.49999999999999994 (1 against 0) and on odd integers
+		// from 2^52, so one cannot serve both without moving outputs.
 		sojourn := max(svc, metrics.RoundMS(finish-t))
 		in.sojourn.Record(sojourn)
 		onTime := sojourn <= f.deadlineMS

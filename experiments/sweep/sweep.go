@@ -45,6 +45,11 @@ type Options struct {
 	// Traces opens the trace files the workload names (a trace part's
 	// file); nil when the run reads none.
 	Traces workload.TraceOpener
+	// Spill, when not nil, keeps the rows of each trace file the run reads:
+	// the text is decompressed and parsed once, every pass after the first
+	// reads the spill (workload.SpilledTraces; bounded by the work budget
+	// over the run's points). It never changes the output.
+	Spill workload.Spill
 	// Points, when not nil, runs only the points of these indexes (into
 	// Config.Points, increasing): one shard of a sweep run across machines.
 	// The result holds those points alone, each with the same numbers as in
@@ -112,6 +117,9 @@ func Run(ctx context.Context, cfg *experiments.Config, opt Options) (*experiment
 	if opt.Traces != nil {
 		digests = newTraceDigests(opt.Traces)
 		opt.Traces = digests.opener
+		if opt.Spill != nil {
+			opt.Traces = workload.NewSpilledTraces(opt.Traces, opt.Spill, spillRows(cfg, opt)).Open
+		}
 	}
 	cfg, err := cfg.WithTraceFileColumn(opt.Traces)
 	if err != nil {
@@ -129,6 +137,20 @@ func Run(ctx context.Context, cfg *experiments.Config, opt Options) (*experiment
 		res.Inputs = inputs
 	}
 	return res, err
+}
+
+// spillRows bounds a trace's spill by the run's work budget: no more
+// arrivals than the budget allows its points (at least one point).
+func spillRows(cfg *experiments.Config, opt Options) int64 {
+	budget := int64(experiments.MaxDecisions)
+	if opt.MaxDecisions > 0 {
+		budget = min(opt.MaxDecisions, budget)
+	}
+	points := len(cfg.Runs())
+	if opt.Points != nil {
+		points = len(opt.Points) * cfg.Replicas()
+	}
+	return budget / int64(max(points, 1))
 }
 
 // OpenLoad opens the arrival stream of load i (0 without loads): the
@@ -236,7 +258,12 @@ func runGens(ctx context.Context, cfg *experiments.Config, open OpenLoad, opt Op
 			limit = experiments.MaxArrivals
 		}
 		_, w, seed := cfg.GeneratedLoad(lo)
-		t, c, more, err := readUpTo(st, limit, w.Expected(), opt.test.batch())
+		expected := max(w.Expected(), float64(st.AtLeast())) // a trace file's length, known from its first read
+		readLimit := limit
+		if expected > float64(limit) {
+			readLimit, expected = 0, 0 // it streams: read one batch ahead, not limit arrivals
+		}
+		t, c, more, err := readUpTo(st, readLimit, expected, opt.test.batch())
 		if err != nil {
 			return nil, loadErr(lo, err)
 		}
@@ -259,11 +286,16 @@ func runGens(ctx context.Context, cfg *experiments.Config, open OpenLoad, opt Op
 			if d := decisions + float64(n)*float64(len(pts)); d > budget {
 				return nil, budgetError(d, budget)
 			}
-			loadCurves(cfg, res, lo, w.DurationMS, t)
+			// The arrival curves are computed beside the points (a worker
+			// less busy at the end of the load takes them), not before.
+			curves := make(chan []int, 1)
+			go func() { curves <- offeredCurve(cfg, lo, w.DurationMS, t) }()
 			if lo == 0 {
 				res.Arrivals = n
 			}
-			if err := runMemory(ctx, cfg, a, pts, opt, pr); err != nil {
+			err := runMemory(ctx, cfg, a, pts, opt, pr)
+			fileCurve(cfg, res, lo, <-curves)
+			if err != nil {
 				return partialResult(ctx, res, pr, err)
 			}
 		}
@@ -315,28 +347,39 @@ func arrivalCurves(cfg *experiments.Config, t []float64) *experiments.ArrivalCur
 	return &experiments.ArrivalCurves{GridMS: grid, Offered: calculus.Empirical(t, grid)}
 }
 
-// loadCurves files the empirical arrival curve of generated load lo's
-// arrivals t: the run's (ArrivalCurves.Offered) for load 0, and with
-// several generated loads each load's own in ArrivalCurves.Loads, so a
-// point's chart draws what its own load offered. A load streamed (more
-// than MaxCurveArrivals) has none.
-func loadCurves(cfg *experiments.Config, res *experiments.Result, lo int, durationMS float64, t []float64) {
-	if lo == 0 {
-		res.ArrivalCurves = arrivalCurves(cfg, t)
+// offeredCurve is the empirical arrival curve of generated load lo's
+// arrivals t: load 0's on the run's grid, another load's on its own (kept
+// only when the run has several loads); nil above MaxCurveArrivals.
+func offeredCurve(cfg *experiments.Config, lo int, durationMS float64, t []float64) []int {
+	switch {
+	case len(t) > experiments.MaxCurveArrivals:
+		return nil
+	case lo == 0:
+		return calculus.Empirical(t, calculus.Grid(cfg.Workload.DurationMS))
+	case cfg.GeneratedLoads() < 2:
+		return nil
+	}
+	return calculus.Empirical(t, calculus.Grid(durationMS))
+}
+
+// fileCurve files load lo's offered curve: the run's
+// (ArrivalCurves.Offered) for load 0, and with several generated loads
+// each load's own in ArrivalCurves.Loads, so a point's chart draws what
+// its own load offered. A load streamed (more than MaxCurveArrivals), or
+// any load when load 0 was streamed, has none.
+func fileCurve(cfg *experiments.Config, res *experiments.Result, lo int, curve []int) {
+	if lo == 0 && curve != nil {
+		res.ArrivalCurves = &experiments.ArrivalCurves{GridMS: calculus.Grid(cfg.Workload.DurationMS), Offered: curve}
 	}
 	n := cfg.GeneratedLoads()
-	if n < 2 || res.ArrivalCurves == nil || len(t) > experiments.MaxCurveArrivals {
+	if n < 2 || res.ArrivalCurves == nil || curve == nil {
 		return
 	}
 	ac := res.ArrivalCurves
 	if ac.Loads == nil {
 		ac.Loads = make([][]int, n)
 	}
-	if lo == 0 {
-		ac.Loads[0] = ac.Offered
-		return
-	}
-	ac.Loads[lo] = calculus.Empirical(t, calculus.Grid(durationMS))
+	ac.Loads[lo] = curve
 }
 
 // readUpTo reads a stream into memory until it ends or holds more than
