@@ -58,6 +58,7 @@ func commands() []command {
 		{"presets", "list the preset sweeps, or print one preset's config", cmdPresets},
 		{"bench", "measure each limiter's decision cost (ns and allocations per decision)", cmdBench},
 		{"export", "print the config that deploys one point (nginx, Envoy, Go, Guava, Resilience4j, Traefik)", cmdExport},
+		{"shadow", "replay an access log through a deployed limiter's config: who would have been limited, when", cmdShadow},
 		{"backup", "write a consistent copy of the lab's database, also while it serves", cmdBackup},
 	}
 }

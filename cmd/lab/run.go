@@ -37,6 +37,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	tracePath := fs.String("trace", "", "replay the trace `FILE` (CSV or gzip CSV: t_ms,client[,service_ms] a line, sorted by time) as the workload, streamed a line at a time")
 	spill := fs.Bool("spill", true, "with a trace file: parse it once into a binary spill in $TMPDIR (removed after) that later passes read; false parses the text on every pass")
 	sortTrace := fs.Bool("sort", false, "with --trace: sort the trace by time first (ties in file order), in bounded memory through temp files")
+	traceLog := fs.String("trace-log-format", "", "with --trace: the FILE is an nginx access log of this log_format (\"combined\", the definition or the directive; see lab shadow), read as the trace: starts from the first request's, clients by --trace-key, the upstream time as service_ms")
+	traceKey := fs.String("trace-key", "$remote_addr", "with --trace-log-format: the client key `EXPR` over the log's variables")
+	traceBad := fs.Float64("trace-max-bad-pct", 1, "with --trace-log-format: fail when more than this percent of the log's lines are bad")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `FILE` (go tool pprof)")
 	shardFlag := fs.String("shard", "", "run only shard `K/N` of the sweep's points (point i is in shard i mod N, K from 0); join the shards with lab merge")
 	fs.Usage = func() {
@@ -110,6 +113,16 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		var cleanup func()
 		traces, cleanup = traceFileOpener(ctx, *tracePath, *sortTrace, os.TempDir())
 		defer cleanup()
+		if *traceLog != "" {
+			if *sortTrace {
+				return usagef("--sort with --trace-log-format: the log is put in start order as it is read (lab shadow's reorder window)")
+			}
+			if traces, err = accessLogOpener(*tracePath, *traceLog, *traceKey, *traceBad); err != nil {
+				return usageError{err}
+			}
+		}
+	} else if *traceLog != "" {
+		return usagef("--trace-log-format reads the --trace FILE: give one")
 	}
 	var spiller *fileSpill
 	if traces != nil && *spill {

@@ -179,6 +179,10 @@ func (f *Format) export(pt *Point) (*Export, *reading, error) {
 		return nil, r, err
 	}
 	e.Format = f
+	e.Notes = append(e.Notes, replicaNotes(pt.Spec, pt.Params)...)
+	if e.Rerun != nil && spec.Replicated() {
+		e.Notes = append(e.Notes, rerunReplicas(e.Rerun, onePoint(&spec, pt.Params))...)
+	}
 	if e.Rerun != nil {
 		e.Rerun.Normalize()
 		if errs := e.Rerun.Validate("rerun"); len(errs) > 0 {

@@ -267,6 +267,10 @@ func TestMapping(t *testing.T) {
 			notes: []string{"33.33 requests/s (zone ratelab_peak) is written rate=2000r/m"}},
 		{name: "dual token bucket is no Envoy setting",
 			point: pt(limiter.TypeDualTokenBucket, limiter.Params{"rate_rps": 100, "burst": 100, "peak_rps": 200, "peak_burst": 1}), format: "envoy", cannot: "expresses"},
+		{name: "fixed window of limit 0 is no Envoy setting",
+			point: pt(limiter.TypeFixedWindow, limiter.Params{"limit": 0, "window_ms": 1000}), format: "envoy", cannot: "a limit of 0 refuses every request, and Envoy's max_tokens must be at least 1"},
+		{name: "fixed window of limit 0 is no Resilience4j setting",
+			point: pt(limiter.TypeFixedWindow, limiter.Params{"limit": 0, "window_ms": 1000}), format: "resilience4j", cannot: "a limit of 0 refuses every request, and Resilience4j's limitForPeriod must be at least 1"},
 		{name: "fixed window is no nginx setting",
 			point: pt(limiter.TypeFixedWindow, limiter.Params{"limit": 100, "window_ms": 1000}), format: "nginx", cannot: "nginx limit_req expresses"},
 

@@ -187,6 +187,10 @@ func (s *Spec) validateChain(path string) field.List {
 		if len(st.Stages) > 0 {
 			errs.Add(field.Join(p, "stages"), "only a chain has stages")
 		}
+		if st.Spec.Replicated() {
+			errs.Add(field.Join(p, ParamInstances), "a stage of a chain runs as one instance (give instances on a limiter of its own)")
+			continue
+		}
 		e := st.Spec.Validate(p)
 		errs = append(errs, e...)
 		if len(e) == 0 && st.Spec.Count() > 1 {

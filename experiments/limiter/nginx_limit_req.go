@@ -112,6 +112,9 @@ func nginxRate(rateRPS float64) int64 { return clockUnits(rateRPS, 1000) }
 func (g *NginxLimitReq) Offer(t float64, client int32) (float64, bool) {
 	now := int64(math.Floor(t))
 	k := keySlot(g.keys, client)
+	if int(k) >= len(g.live) {
+		g.grow(k)
+	}
 	if !g.live[k] {
 		g.expire(now)
 		g.live[k], g.excess[k], g.last[k] = true, 0, now
@@ -147,7 +150,7 @@ func (g *NginxLimitReq) Offer(t float64, client int32) (float64, bool) {
 // drained below the burst. A key that is not in the zone passes at once.
 func (g *NginxLimitReq) NextAdmitMS(t float64, client int32) float64 {
 	k := keySlot(g.keys, client)
-	if !g.live[k] {
+	if int(k) >= len(g.live) || !g.live[k] || g.excess[k] == nginxFresh {
 		return t
 	}
 	// excess - rate*ms/1000 + 1000 <= burst  <=>  rate*ms/1000 >= need
@@ -169,12 +172,23 @@ func (g *NginxLimitReq) expire(now int64) {
 			return
 		}
 		ms := now - g.last[k]
-		if ms < nginxExpireIdleMS || g.excess[k]-g.rate*ms/1000 > 0 {
+		if g.excess[k] != nginxFresh && (ms < nginxExpireIdleMS || g.excess[k]-g.rate*ms/1000 > 0) {
 			return
 		}
 		g.unlink(k)
 		g.live[k] = false
 	}
+}
+
+// grow makes room for key slot k: a shadow replay names its keys as it
+// reads them (a sweep sizes the gate for its clients, and never grows it).
+func (g *NginxLimitReq) grow(k int32) {
+	n := max(int(k)+1, 2*len(g.live))
+	extend := func(s []int64) []int64 { return append(s, make([]int64, n-len(s))...) }
+	g.excess, g.last = extend(g.excess), extend(g.last)
+	g.live = append(g.live, make([]bool, n-len(g.live))...)
+	g.prev = append(g.prev, make([]int32, n-len(g.prev))...)
+	g.next = append(g.next, make([]int32, n-len(g.next))...)
 }
 
 func (g *NginxLimitReq) pushFront(k int32) {

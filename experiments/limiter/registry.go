@@ -182,6 +182,12 @@ type Kind struct {
 	// Curve is the arrival curve the gate's output obeys whatever its input
 	// (requests and ms; see package calculus); nil for a gate without one.
 	Curve func(p Params) calculus.Curve
+	// FlowCurves are, for a gate that keys its clients, each client's
+	// arrival curve (own) and that of all the other clients together
+	// (cross) at the gate's output, for the per-flow bounds of clients
+	// sharing a FIFO server (calculus.FIFODelay, calculus.BlindDelay);
+	// weights are the workload's client weights. nil: no per-client curves.
+	FlowCurves func(s *Spec, p Params, weights []float64) (own, cross []calculus.Curve)
 	// DelayBoundMS bounds the time the gate holds a request before its
 	// release; nil for policers (0).
 	DelayBoundMS func(s *Spec, p Params) float64
@@ -260,6 +266,7 @@ func builtinKinds() []*Kind {
 		gcraKind(),
 		dualTokenBucketKind(),
 		xTimeRateKind(),
+		xTimeRatePerKeyKind(),
 		redisRateKind(),
 		uberRateLimitKind(),
 		nginxLimitReqKind(),
@@ -376,7 +383,7 @@ func ParamByName(name string) (Param, bool) {
 			}
 		}
 	}
-	return Param{}, false
+	return replicaParam(name)
 }
 
 // TypesWith lists the types that take a parameter or option of this name.

@@ -554,15 +554,26 @@ func forEach(n int, f func(i int)) {
 // ClientsCSV is clients.csv: per point, per client. A run with client
 // behaviour (the client model) also gives each client's attempts at the
 // gate after offered (its requests: first attempts), since admitted counts
-// admitted attempts, retries included.
+// admitted attempts, retries included. A run with per-flow bounds (a
+// per-client or hierarchical token bucket before a FIFO server) also gives
+// each client's longest time at the server beside its own bound
+// (experiments.FlowBound): sojourn_max_ms, fifo_bound_ms, fifo_theta_ms,
+// blind_bound_ms, fifo_tightness (measured / FIFO bound) and flow_note,
+// empty where a point has none.
 func ClientsCSV(res *experiments.Result) []byte {
 	w := newWriter(res)
 	attempts := slices.ContainsFunc(res.Points, func(p experiments.Point) bool { return p.Metrics.Client != nil })
+	flows := slices.ContainsFunc(res.Points, func(p experiments.Point) bool {
+		return slices.ContainsFunc(p.Clients, func(c experiments.ClientResult) bool { return c.Flow != nil })
+	})
+	head := []string{"point", "limiter", "client", "group", "offered", "admitted", "admitted_rps", "share_pct"}
 	if attempts {
-		w.header("point", "limiter", "client", "group", "offered", "attempts", "admitted", "admitted_rps", "share_pct")
-	} else {
-		w.header("point", "limiter", "client", "group", "offered", "admitted", "admitted_rps", "share_pct")
+		head = slices.Insert(head, 5, "attempts")
 	}
+	if flows {
+		head = append(head, "sojourn_max_ms", "fifo_bound_ms", "fifo_theta_ms", "blind_bound_ms", "fifo_tightness", "flow_note")
+	}
+	w.header(head...)
 	names := 0
 	for _, c := range res.Clients {
 		names += len(c.Name) + len(c.Group)
@@ -596,10 +607,41 @@ func ClientsCSV(res *experiments.Result) []byte {
 				share = 100 * float64(cl.Admitted) / float64(p.Metrics.Admitted)
 			}
 			w.num(experiments.Fixed1, share)
+			if flows {
+				flowCells(&w, &cl)
+			}
 			w.end()
 		}
 	}
 	return w.b
+}
+
+// flowCells are a client's per-flow columns (see ClientsCSV).
+func flowCells(w *csvWriter, cl *experiments.ClientResult) {
+	f := cl.Flow
+	if f == nil {
+		for range 6 {
+			w.empty()
+		}
+		return
+	}
+	w.num(experiments.Fixed1, cl.SojournMaxMS)
+	if f.Note != "" {
+		for range 4 {
+			w.empty()
+		}
+		w.text(f.Note)
+		return
+	}
+	w.num(experiments.Fixed1, f.FIFOBoundMS)
+	w.num(experiments.Fixed1, f.ThetaMS)
+	if f.BlindBoundMS > 0 {
+		w.num(experiments.Fixed1, f.BlindBoundMS)
+	} else {
+		w.empty()
+	}
+	w.num(experiments.Fixed4, experiments.Tightness(cl.SojournMaxMS, f.FIFOBoundMS))
+	w.empty()
 }
 
 // clientRowBytes is about the bytes of a clients.csv row besides the

@@ -196,11 +196,13 @@ func (q *Queue) busy(t float64) int {
 // PickFirst is the pick rule, which every driver of a Queue's picks
 // follows (the Queue's own, advance, before a request's release, and an
 // event loop that makes the picks with Pick): a pick at pickMS happens
-// before an event at eventMS when it is earlier, or at the same time when
-// the event is a client giving up (timeout). A request released at p
-// enters before the pick at p (and sees the worker freeing at p as idle;
-// under lifo it is the one picked); a request picked at its client's
-// deadline has started.
+// before the next event, at eventMS, when it is earlier, or at the same
+// time when that event is a client giving up (timeout). So a request
+// released at p, with no timeout at p before it, enters before the pick
+// at p (and sees the worker freeing at p as idle; under lifo it is the
+// one picked); a request picked at its client's deadline has started. The
+// rule compares a pick with the next event only: in an event loop, a
+// release at p that comes after a timeout at p comes after the pick too.
 func PickFirst(pickMS, eventMS float64, timeout bool) bool {
 	return pickMS < eventMS || timeout && pickMS == eventMS
 }

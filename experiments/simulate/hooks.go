@@ -6,6 +6,7 @@ import (
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/limiter"
+	"github.com/ratelab/ratelab/experiments/metrics"
 )
 
 // The event loop's hooks for gates (limiter/hooks.go), found once per point
@@ -40,6 +41,11 @@ type routedGate struct {
 	r         limiter.Replicated
 	instances []experiments.InstanceMetrics
 	last      int32 // the instance of the last offer
+	// window is the series' windows (set by hooksOf from the worker's
+	// Instruments), in which each instance's admissions are counted by
+	// arrival (InstanceMetrics.AdmittedSeries).
+	window metrics.WindowCursor
+	series bool // count them (hooksOf: a point measured, not a decision diff)
 }
 
 // Offer routes the request at t from client to the instance the balancer
@@ -50,7 +56,16 @@ func (g *routedGate) Offer(t float64, client int32) (float64, bool) {
 	release, ok := g.r.OfferTo(i, t, client)
 	g.instances[i].Offered++
 	if ok {
-		g.instances[i].Admitted++
+		in := &g.instances[i]
+		in.Admitted++
+		if !g.series {
+			return release, ok
+		}
+		w := int(g.window.Index(t))
+		for w >= len(in.AdmittedSeries) {
+			in.AdmittedSeries = append(in.AdmittedSeries, 0)
+		}
+		in.AdmittedSeries[w]++
 	}
 	return release, ok
 }
@@ -75,12 +90,16 @@ type gateHooks struct {
 
 // hooksOf finds gate's hooks (gate as pointGate made it): the gate's own
 // and its parts', a completion told to every part that observes and
-// every part's syncs run.
-func hooksOf(gate limiter.Gate) gateHooks {
+// every part's syncs run. A replicated gate counts its instances'
+// admissions in the series windows in readied (Instruments.startPoint).
+func hooksOf(gate limiter.Gate, in *Instruments) gateHooks {
 	var h gateHooks
 	inner := gate
 	if rg, ok := gate.(*routedGate); ok {
 		h.routed, inner = rg, rg.r
+		if in != nil && in.seriesWindowMS > 0 {
+			rg.window, rg.series = metrics.NewWindowCursor(in.seriesWindowMS), true
+		}
 	}
 	var obs observers
 	var syn syncers
@@ -168,6 +187,11 @@ func (h *gateHooks) file(m *experiments.Metrics) {
 	m.Instances = h.routed.instances
 	for i := range m.Instances {
 		m.Instances[i].State = h.routed.r.State(i)
+	}
+	if d, ok := h.routed.r.(limiter.StoreReporter); ok {
+		if admitted, refused, ok := d.StoreDown(); ok {
+			m.Replicas = &experiments.ReplicaMetrics{Store: &experiments.StoreMetrics{DownAdmitted: admitted, DownRefused: refused}}
+		}
 	}
 }
 

@@ -50,11 +50,13 @@ import (
 //
 // The rule, the one tie rule of a point: events run in (time, sequence)
 // order, the list's arrival at a time before every scheduled event at it
-// but the end cut; the end cut before every event at its time; a pick
-// after every event at its time, except that a timeout at its time waits
-// for it (server.PickFirst, the queue's pick rule: a request released at
-// p enters before the pick at p, and one picked at its client's deadline
-// has started).
+// but the end cut; the end cut before every event at its time; a pick at
+// t after the events at t numbered before the first timeout pending at t,
+// and before that timeout and every event at t after it (after every
+// event at t when no timeout is pending at t). So a request released at
+// p before any timeout at p enters before the pick at p, and one picked
+// at its client's deadline has started (server.PickFirst, the queue's
+// pick rule, compares a pick with the next event at its turn).
 //
 // That exception is the one order the key cannot hold, and none of the
 // loop's sources is merged beside the heap for it: the pick event is in
@@ -71,7 +73,14 @@ import (
 // pick < timeout, B enters first and lifo picks B, not A. The pick's
 // place is "just before the first timeout pending at its time": it
 // depends on what is pending when it comes, which the heap tells at the
-// timeout's turn.
+// timeout's turn. (TestTieRule runs this case.)
+//
+// Picks the loop does not make, under the same rule (server.PickFirst)
+// inside the queue: the queue model without hooks (the list alone, and
+// each offer makes the picks before its release), and with hooks the
+// picks before a release a gate delays (the queue model offers a request
+// at its arrival's turn, at its release, as the forward pass does). A
+// queue deciding at entry (the client model's FIFO admissions) makes none.
 //
 // Under that rule each model adds its steps: modelPlain, the forward
 // pass's own step one arrival at a time (for a gate with hooks); modelQueue,
@@ -366,7 +375,7 @@ type pointLoop struct {
 // once the heap is ready: the completions it observes (in the worker's
 // buffers, in), its syncs before endMS (the release horizon).
 func (l *pointLoop) startHooks(gate limiter.Gate, endMS float64, in *Instruments) error {
-	l.hooks = hooksOf(gate)
+	l.hooks = hooksOf(gate, in)
 	l.done = newCompletions(&l.hooks, l.heap, &in.done)
 	return l.startSyncs(&l.hooks, endMS)
 }

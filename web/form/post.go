@@ -75,6 +75,12 @@ func FromValues(v Values) *Sweep {
 		for _, p := range limiter.AllParams() {
 			l.Params[p.Name] = g(p.Name)
 		}
+		for _, p := range limiter.ReplicaParams() {
+			l.Params[p.Name] = g(p.Name)
+		}
+		for _, o := range limiter.ReplicaOptions() {
+			l.Options[o.Name] = g(o.Name)
+		}
 		for _, o := range limiter.AllOptions() {
 			l.Options[o.Name] = g(o.Name)
 		}

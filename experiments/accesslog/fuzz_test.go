@@ -1,0 +1,95 @@
+package accesslog_test
+
+import (
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/ratelab/ratelab/experiments/accesslog"
+)
+
+// readEvery reads a log to its end: no panic, every request in start
+// order, every line counted once.
+func readEvery(t *testing.T, f *accesslog.Format, log string, keys []string) {
+	rd, err := accesslog.NewReader(strings.NewReader(log), accesslog.Options{Format: f, Keys: keys, WindowMS: 2000})
+	if err != nil {
+		return
+	}
+	last := -1e300
+	n := int64(0)
+	for {
+		r, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.StartMS < last {
+			t.Fatalf("start %v after %v", r.StartMS, last)
+		}
+		last = r.StartMS
+		n++
+	}
+	st := rd.Stats()
+	if n+st.Bad+st.Filtered != st.Lines {
+		t.Fatalf("%d requests + %d bad + %d filtered != %d lines", n, st.Bad, st.Filtered, st.Lines)
+	}
+}
+
+func FuzzTextLine(f *testing.F) {
+	f.Add(`127.0.0.1 - - [01/Dec/2026:18:14:20 +0000] "GET / HTTP/1.1" 200 612 "-" "curl/8.5.0"`)
+	f.Add(`10.0.0.2 - frank [01/Dec/2026:19:14:20 +0100] "POST /login?a=1 HTTP/1.1" 429 0 "x" "y"` + "\n\n")
+	f.Add(`a - - [31/Feb/2026:99:14:20 +9999] "" x "" ""`)
+	combined, err := accesslog.ParseFormat("combined")
+	if err != nil {
+		f.Fatal(err)
+	}
+	timed, err := accesslog.ParseFormat(timedFormat)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, log string) {
+		readEvery(t, combined, log, []string{"$binary_remote_addr", "$uri$arg_a"})
+		readEvery(t, timed, log, []string{"$http_x_api_key"})
+	})
+}
+
+func FuzzJSONLine(f *testing.F) {
+	f.Add(`{"remote_addr":"10.0.0.9","status": "429","msec": 1796148860.123,"request_time":0.023,"request":"GET /\u00e9 HTTP/1.1"}`)
+	f.Add(`{"msec": 1.5, "x": null}` + "\n" + `{"msec":"\"}`)
+	jf, err := accesslog.ParseFormat(`{"remote_addr":"$remote_addr","status":"$status","msec":$msec,"request_time":$request_time,"request":"$request"}`)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, log string) {
+		readEvery(t, jf, log, []string{"$remote_addr:$uri"})
+	})
+}
+
+func FuzzFormat(f *testing.F) {
+	f.Add("combined")
+	f.Add(timedFormat)
+	f.Add(`log_format j escape=json '{"a":"$msec","b":$status}';`)
+	f.Add(`'$msec' "${status}x"`)
+	f.Fuzz(func(t *testing.T, def string) {
+		fm, err := accesslog.ParseFormat(def)
+		if err != nil {
+			return
+		}
+		readEvery(t, fm, "1.000 200\n{\"a\":\"1.5\",\"b\":200}\n", nil)
+	})
+}
+
+func FuzzEnvoyFormat(f *testing.F) {
+	f.Add(accesslog.EnvoyDefault)
+	f.Add(`{"start_time": "%START_TIME%", "code": %RESPONSE_CODE%}`)
+	f.Add("%REQ(X?Y):10% %% %RESP(A)%")
+	f.Fuzz(func(t *testing.T, def string) {
+		fm, err := accesslog.ServerFormat("envoy", def)
+		if err != nil {
+			return
+		}
+		readEvery(t, fm, "[2016-04-15T20:17:00.310Z] \"POST / HTTP/2\" 204 - 1 2 3 4 \"a\" \"b\" \"c\" \"d\" \"e\"\n", nil)
+	})
+}
