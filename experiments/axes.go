@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/lists"
@@ -512,7 +513,42 @@ func (c *Config) sizePath() string {
 	case len(c.Axes()) > 0:
 		return c.Axes()[len(c.Axes())-1].Path
 	}
-	return "limiters"
+	// The longest list of a limiter's parameters: the input to shorten.
+	path, longest := "limiters", 1
+	for i := range c.Limiters {
+		l := &c.Limiters[i]
+		if k := l.Kind(); k != nil {
+			for _, p := range k.Params {
+				if n := len(l.Params[p.Name]); n > longest {
+					path, longest = fmt.Sprintf("limiters[%d].%s", i, p.Name), n
+				}
+			}
+		}
+	}
+	return path
+}
+
+// limiterLists names the limiters' parameter lists that multiply ("limiters[0]:
+// 1000 values of rate_rps × 1000 of burst"), for size errors.
+func (c *Config) limiterLists() string {
+	var out []string
+	for i := range c.Limiters {
+		l := &c.Limiters[i]
+		k := l.Kind()
+		if k == nil || l.Count() < 2 {
+			continue
+		}
+		var lists []string
+		for _, p := range k.Params {
+			if n := len(l.Params[p.Name]); n > 1 {
+				lists = append(lists, fmt.Sprintf("%d values of %s", n, p.Name))
+			}
+		}
+		if len(lists) > 0 {
+			out = append(out, fmt.Sprintf("limiters[%d]: %s", i, strings.Join(lists, " × ")))
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // productNote says what multiplied the sweep, for size errors.
@@ -524,7 +560,13 @@ func (c *Config) productNote() string {
 	if c.Replicated() {
 		s += fmt.Sprintf(" × %d replications", c.Replications)
 	}
-	if s != "" {
+	limiters := c.limiterLists()
+	switch {
+	case limiters != "" && s != "":
+		s = " (limiter points, " + limiters + ";" + s + ")"
+	case limiters != "":
+		s = " (" + limiters + ")"
+	case s != "":
 		s = " (limiter points" + s + ")"
 	}
 	return s

@@ -89,4 +89,23 @@ const MaxCurveArrivals = 4_000_000
 type ArrivalCurves struct {
 	GridMS  []float64 `json:"grid_ms"`
 	Offered []int     `json:"offered"`
+	// Loads are, in a run of several generated loads (loads, swept
+	// workload fields, seeds, replications), each load's own offered curve
+	// on its own grid (calculus.Grid of its duration), indexed by
+	// Config.GeneratedLoadOf; nil for a load the run streamed. Offered is
+	// load 0's.
+	Loads [][]int `json:"loads,omitempty"`
+}
+
+// OfferedOf is the offered curve of the load point p ran (nil when the
+// run did not keep it: a streamed load, or a run stored before Loads).
+func (ac *ArrivalCurves) OfferedOf(cfg *Config, p *Point) []int {
+	g := cfg.GeneratedLoadOf(p)
+	switch {
+	case g < len(ac.Loads):
+		return ac.Loads[g]
+	case g == 0:
+		return ac.Offered
+	}
+	return nil
 }

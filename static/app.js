@@ -86,11 +86,38 @@
       window.location.assign(u.toString());
     });
   }
+  // drawCharts draws every chart not inside a closed <details> (the run
+  // page's sections open on demand): the others when their section opens.
+  var resizing = false;
   function drawCharts() {
     if (typeof echarts === 'undefined') {
       return;
     }
-    document.querySelectorAll('div.chart[data-option]').forEach(function (el) {
+    drawIn(document);
+    document.querySelectorAll('details').forEach(function (d) {
+      d.addEventListener('toggle', function () {
+        if (d.open) {
+          drawIn(d);
+        }
+      });
+    });
+    if (resizing) {
+      return;
+    }
+    resizing = true;
+    var pending = null;
+    window.addEventListener('resize', function () {
+      clearTimeout(pending);
+      pending = setTimeout(function () {
+        charts.forEach(function (c) { c.resize(); });
+      }, 100);
+    });
+  }
+  function drawIn(root) {
+    root.querySelectorAll('div.chart[data-option]:not([data-drawn])').forEach(function (el) {
+      if (el.closest('details:not([open])')) {
+        return;
+      }
       var option;
       try {
         option = JSON.parse(el.getAttribute('data-option'));
@@ -106,14 +133,27 @@
       el.setAttribute('data-drawn', 'true');
       charts.push(chart);
     });
-    var pending = null;
-    window.addEventListener('resize', function () {
-      clearTimeout(pending);
-      pending = setTimeout(function () {
-        charts.forEach(function (c) { c.resize(); });
-      }, 100);
-    });
   }
+  // An address pointing into a closed section (#results, a sort link's
+  // #settings, the page's own section links) opens it.
+  function openTarget() {
+    var id = decodeURIComponent(window.location.hash.slice(1));
+    var el = id && document.getElementById(id);
+    if (!el) {
+      return;
+    }
+    var opened = false;
+    for (var d = el.closest('details'); d; d = d.parentElement && d.parentElement.closest('details')) {
+      if (!d.open) {
+        d.open = true;
+        opened = true;
+      }
+    }
+    if (opened) {
+      el.scrollIntoView();
+    }
+  }
+  window.addEventListener('hashchange', openTarget);
 
   // Live progress: <section data-events="/runs/ID/events">.
   function followProgress() {
@@ -417,7 +457,10 @@
       a.addEventListener('click', function (e) {
         e.preventDefault();
         var col = Array.prototype.indexOf.call(th.parentNode.children, th);
-        var desc = th.getAttribute('aria-sort') === 'ascending';
+        // The first click sorts best first (data-first: a measure where
+        // higher is better, goodput, comes descending), a second turns it.
+        var cur = th.getAttribute('aria-sort');
+        var desc = cur === 'ascending' || (cur !== 'descending' && th.getAttribute('data-first') === 'desc');
         sortRows(col, desc);
         table.querySelectorAll('thead th[aria-sort]').forEach(function (o) { o.setAttribute('aria-sort', 'none'); });
         th.setAttribute('aria-sort', desc ? 'descending' : 'ascending');
@@ -464,6 +507,7 @@
   });
 
   function start() {
+    openTarget();
     loadCharts();
     followProgress();
     typeFields();

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -385,6 +386,55 @@ func documentStatus(err error) (int, string, field.List) {
 	}
 	errs := field.Errors(err)
 	return http.StatusUnprocessableEntity, fieldsDetail("the config document cannot run", errs), errs
+}
+
+// APIRuns is GET /api/runs: one page of the run list, newest first, with
+// the run list's sort and filters (?sort=, ?dir=, ?status=, ?q=, ?page=).
+type APIRuns struct {
+	Runs  []*APIRun `json:"runs"`
+	Total int       `json:"total"` // runs the filters keep
+	Page  int       `json:"page"`
+	Pages int       `json:"pages"`
+}
+
+// apiListRuns answers GET /api/runs as the run list (/runs) shows it: a
+// bad page, sort, direction or status is a 400 naming the parameter.
+func (s *Server) apiListRuns(w http.ResponseWriter, r *http.Request) {
+	v := r.URL.Query()
+	page := 1
+	if p := v.Get("page"); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 {
+			problem(w, r, http.StatusBadRequest, fmt.Sprintf("?page=%s is not a page: give a whole number from 1", format.Clip(p, 20)), field.List{{Path: "page", Msg: "must be a whole number from 1"}})
+			return
+		}
+		page = n
+	}
+	query, bad := runsQuery(v)
+	if bad != "" {
+		problem(w, r, http.StatusBadRequest, bad, field.List{{Path: "dir", Msg: bad}})
+		return
+	}
+	runs, total, err := s.store.ListBy(r.Context(), query, PageSize, (min(page, 1e9)-1)*PageSize)
+	if errors.Is(err, storage.ErrBadQuery) {
+		msg := strings.TrimPrefix(err.Error(), storage.ErrBadQuery.Error()+": ")
+		path := "sort"
+		if strings.HasPrefix(msg, "status") {
+			path = "status"
+		}
+		problem(w, r, http.StatusBadRequest, msg, field.List{{Path: path, Msg: msg}})
+		return
+	}
+	if err != nil {
+		s.log.Error("api: list runs", "err", err)
+		problem(w, r, http.StatusInternalServerError, "list the runs: "+err.Error(), nil)
+		return
+	}
+	out := APIRuns{Runs: make([]*APIRun, len(runs)), Total: total, Page: page, Pages: max(1, (total+PageSize-1)/PageSize)}
+	for i := range runs {
+		out.Runs[i] = apiRun(&runs[i])
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 func apiRun(run *storage.Run) *APIRun {

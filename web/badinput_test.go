@@ -133,8 +133,8 @@ func TestBadInputs(t *testing.T) {
 		{name: "version 2", body: editDoc(`"version":1`, `"version":2`), status: 422, field: "version", msg: "must be 1"},
 		{name: "unknown limiter", body: editDoc(`"type":"token-bucket"`, `"type":"bogus"`), status: 422, field: "limiters[0].type", msg: `unknown limiter "bogus"`},
 		// Methods and paths on the API.
-		{name: "PUT /api/runs", method: http.MethodPut, body: goodDoc, status: 405, msg: "PUT is not allowed on /api/runs: it takes POST", allow: "POST"},
-		{name: "GET /api/runs", method: http.MethodGet, path: "/api/runs", status: 405, allow: "POST"},
+		{name: "PUT /api/runs", method: http.MethodPut, body: goodDoc, status: 405, msg: "PUT is not allowed on /api/runs: it takes GET, HEAD, POST", allow: "GET, HEAD, POST"},
+		{name: "GET /api/runs, a bad sort", method: http.MethodGet, path: "/api/runs?sort=goodput", status: 400, field: "sort"},
 		{name: "DELETE a run", method: http.MethodDelete, path: "/api/runs/aaaaaaaaaaaa", status: 405, allow: "GET, HEAD"},
 		{name: "POST /api/types", path: "/api/types", body: "{}", status: 405, allow: "GET, HEAD"},
 		{name: "no such API path", method: http.MethodGet, path: "/api/nothing", status: 404, msg: "There is no page at /api/nothing"},

@@ -50,7 +50,9 @@ func TestBrowserParetoSelects(t *testing.T) {
 		t.Errorf("the results table shows point %s over time, want 0", v)
 	}
 
-	// The settings table sorts in place by worst reject_pct, the address following.
+	// The settings table sorts in place by worst reject_pct, the address
+	// following (its section opened).
+	b.openAll()
 	rows := `Array.from(document.querySelectorAll('#settings-table tbody tr')).filter(r => !r.hidden).map(r => r.getAttribute('data-order')).join(',')`
 	b.step("sort the settings", chromedp.Click(chromedp.CSS(`#settings-table th[data-key="worst_reject_pct"] a`)))
 	if v := b.eval(rows + ` + ' ' + new URL(location.href).searchParams.get('ssort')`); v != "2,1,0 worst_reject_pct" {
@@ -79,7 +81,7 @@ func TestBrowserParallelSettings(t *testing.T) {
 	doc := strings.Replace(twoLoadsDoc, `{"metric":"reject_pct","op":"<=","value":30}`,
 		`{"metric":"reject_pct","op":"<=","value":30},{"metric":"sojourn_p99_ms","op":"<=","value":500},{"metric":"admitted_rps","op":">=","value":30}`, 1)
 	id := doneRun(t, b.l, doc)
-	b.step("open the run", chromedp.EmulateViewport(1440, 1000), chromedp.Navigate(b.url+"/runs/"+id))
+	b.step("open the run", chromedp.EmulateViewport(1440, 1000), chromedp.Navigate(b.url+"/runs/"+id+"#chart-parallel"))
 	b.poll("the parallel chart drawn", `document.readyState === 'complete' && !!document.querySelector('#chart-parallel[data-drawn]')`, 20*time.Second)
 	// Hover the recommended line midway between its first two axes.
 	xy := b.eval(`(() => { const el = document.getElementById('chart-parallel'); const c = echarts.getInstanceByDom(el);

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"net/http"
@@ -20,7 +21,7 @@ type browserLab struct {
 	t    *testing.T
 	l    *lab
 	url  string
-	ctx  interface{ Done() <-chan struct{} }
+	ctx  context.Context
 	blog *browserLog
 	run  func(steps ...chromedp.Action[chromedp.Void]) error
 	ev   func(js string) (string, error)
@@ -122,6 +123,7 @@ func TestBrowserObjectivesAnswer(t *testing.T) {
 		!!document.querySelector('#run-status .badge') && document.querySelector('#run-status .badge').textContent === 'done' &&
 		!!document.getElementById('answer')`, 60*time.Second)
 	runID := strings.TrimPrefix(b.eval(`location.pathname`), "/runs/")
+	b.openAll()
 	got := b.eval(`Array.from(document.querySelectorAll('#answer tbody tr')).map(r => r.getAttribute('data-point') + ':' + r.querySelector('td:nth-child(2)').textContent.replace(/\s+/g, ' ').trim()).join(' | ')`)
 	if !strings.HasPrefix(got, "1:recommended: "+tbText(40, 2)+" point 1, shown below") || !strings.Contains(got, "3:closest (misses admitted_rps <= 45): select point 3") {
 		t.Errorf("answer panel: %q", got)
@@ -145,7 +147,7 @@ func TestBrowserObjectivesAnswer(t *testing.T) {
 		t.Errorf("feasible only: %s", v)
 	}
 	// The Pareto form keeps the table's state for its own reload.
-	if v := b.eval(`Array.from(document.querySelectorAll('#pareto-axes input[type=hidden]')).map(i => i.name + '=' + i.value).sort().join('&')`); v != "dir=desc&feasible=1&sort=reject_pct" {
+	if v := b.eval(`Array.from(document.querySelectorAll('#key-axes input[type=hidden]')).map(i => i.name + '=' + i.value).sort().join('&')`); v != "dir=desc&feasible=1&sort=reject_pct" {
 		t.Errorf("the Pareto form's hidden state: %q", v)
 	}
 	// The address is the permalink: the server renders the same table.
@@ -291,6 +293,8 @@ func TestBrowserReplicatedBands(t *testing.T) {
 	id := strings.TrimPrefix(w.Header().Get("Location"), "/api/runs/")
 	b.l.wait(id)
 	b.step("open the run", chromedp.EmulateViewport(1440, 1000), chromedp.Navigate(b.url+"/runs/"+id+"#timeline"))
+	b.poll("the page", `document.readyState === 'complete'`, 20*time.Second)
+	b.openAll()
 	for _, chart := range []string{"chart-series", "chart-clients-goodput"} {
 		b.step("scroll to "+chart, chromedp.ScrollIntoView(chromedp.CSS("#"+chart)))
 		b.poll(chart+" drawn", `!!document.querySelector('#`+chart+`[data-drawn]')`, 20*time.Second)

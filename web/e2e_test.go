@@ -164,8 +164,6 @@ func (b *browserLog) snapshot() (requests, errors []string) {
 // TestBrowserEndToEnd drives the lab in headless Chromium as a new user
 // would: preset, run, live page, charts, download, bad form. It skips when
 // Chromium is missing, unless RATELAB_E2E=1 (CI), where it fails.
-// RATELAB_SCREENSHOT=PATH saves the run page's screenshot there (the README's
-// docs/run-page.png).
 func TestBrowserEndToEnd(t *testing.T) {
 	exe := chromium(t)
 	l := newLab(t, true, 4)
@@ -240,7 +238,10 @@ func TestBrowserEndToEnd(t *testing.T) {
 	if v := eval(`echarts.version`); v != "5.4.3" {
 		t.Errorf("echarts.version = %q, want 5.4.3", v)
 	}
-	// Every chart has a canvas with something painted on it.
+	// Every chart has a canvas with something painted on it, the closed
+	// sections' once opened.
+	eval(jsOpenAll)
+	poll("every chart drawn", `document.querySelectorAll('div.chart[data-drawn]').length === document.querySelectorAll('div.chart').length`, 20*time.Second)
 	drawn := eval(`(() => {
 		const out = [];
 		for (const el of document.querySelectorAll('div.chart')) {
@@ -290,10 +291,7 @@ func TestBrowserEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := os.Getenv("RATELAB_SCREENSHOT")
-	if out == "" {
-		out = filepath.Join(t.TempDir(), "run-page.png")
-	}
+	out := filepath.Join(t.TempDir(), "run-page.png") // the README's comes from TestBrowserPresetPages
 	if err := os.WriteFile(out, shot, 0o644); err != nil {
 		t.Fatal(err)
 	}

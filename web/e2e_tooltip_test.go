@@ -116,6 +116,8 @@ func TestBrowserTooltips(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.step("open the run", chromedp.EmulateViewport(1440, 1000), chromedp.Navigate(b.url+"/runs/"+id))
+	b.poll("the page", `document.readyState === 'complete'`, 20*time.Second)
+	b.openAll()
 	b.poll("every chart drawn", `document.readyState === 'complete' && document.querySelectorAll('div.chart').length > 0 &&
 		document.querySelectorAll('div.chart[data-drawn]').length === document.querySelectorAll('div.chart').length`, 20*time.Second)
 	b.eval(tooltipJS)

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"path"
 	"strconv"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 
@@ -58,6 +60,21 @@ type DeployPoint struct {
 type DeployFormat struct {
 	Name, Label string
 	Reason      string // why it cannot ("" when it can)
+}
+
+// fileName is the chosen export's download name (exportFileName).
+func (v *DeployView) fileName() string { return exportFileName(v.RunID, v.Point, v.Format.File) }
+
+// exportFileName is an export's download name: the format's file named
+// with the run and the point ("ratelab-limit-req-RUN-point3.conf"), so
+// exports of several points and runs never overwrite each other; a Java
+// file keeps its public class's name, which javac requires.
+func exportFileName(runID string, point int, file string) string {
+	ext := path.Ext(file)
+	if ext == ".java" {
+		return file
+	}
+	return fmt.Sprintf("%s-%s-point%d%s", strings.TrimSuffix(file, ext), runID, point, ext)
 }
 
 // downloadURL is the chosen export as a file.
@@ -189,9 +206,10 @@ func (s *Server) runExport(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, r, xerr.status, "Cannot export", xerr.msg)
 		return
 	}
+	point, _ := strconv.Atoi(q.Get("point")) // exportRequest read it
 	h := w.Header()
 	h.Set("Content-Type", "text/plain; charset=utf-8")
-	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": e.Format.File}))
+	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": exportFileName(run.ID, point, e.Format.File)}))
 	h.Set("Content-Length", strconv.Itoa(len(e.Text)))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write([]byte(e.Text))

@@ -69,7 +69,7 @@ func TestDeploySection(t *testing.T) {
 	nginx := want(1, "nginx")
 	for _, s := range []string{`id="deploy"`, "Deploy this setting", `href="#deploy"`, html.EscapeString(nginx.Text),
 		html.EscapeString(nginx.Notes[0]), `id="deploy-rerun"`, "Rerun with nginx-limit-req",
-		`href="/runs/` + id + `/export?point=1&amp;format=nginx"`, `download="ratelab-limit-req.conf"`,
+		`href="/runs/` + id + `/export?point=1&amp;format=nginx"`, `download="ratelab-limit-req-` + id + `-point1.conf"`,
 		`<option value="1" selected>1: token-bucket ` + limiter.FormatParams(limiter.TypeTokenBucket, cfg.Points()[1].Params) + `</option>`, `data-copy="deploy-text"`} {
 		if !strings.Contains(body, s) {
 			t.Errorf("run page lacks %q", s)
@@ -96,7 +96,7 @@ func TestDeploySection(t *testing.T) {
 	if w.Code != http.StatusOK || w.Body.String() != nginx.Text {
 		t.Errorf("download: %d %q", w.Code, w.Body.String())
 	}
-	if cd := w.Header().Get("Content-Disposition"); !strings.Contains(cd, "ratelab-limit-req.conf") {
+	if cd := w.Header().Get("Content-Disposition"); !strings.Contains(cd, "ratelab-limit-req-"+id+"-point1.conf") {
 		t.Errorf("download: Content-Disposition %q", cd)
 	}
 	if w := l.get("/runs/" + id + "/export?point=3&format=nginx"); w.Code != http.StatusUnprocessableEntity {

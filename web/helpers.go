@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"github.com/a-h/templ"
 	"strconv"
 	"strings"
 	"time"
@@ -99,3 +100,47 @@ func verdictRole(warn bool) string {
 	}
 	return "status"
 }
+
+// configLine is the closed config section's line: the workload and the
+// server, then the download count.
+func configLine(d *RunPageData) string {
+	var parts []string
+	if s := d.Summary; s != nil {
+		for _, kv := range s.Items {
+			if kv.Key == "Workload" || kv.Key == "Server" {
+				parts = append(parts, kv.Value)
+			}
+		}
+	}
+	if n := len(d.Files); n > 0 {
+		parts = append(parts, itoa(n)+" files to download")
+	}
+	return strings.Join(parts, " · ")
+}
+
+// chartsLine is a closed chart section's line: how many charts, and their
+// titles.
+func chartsLine(g *charts.Group) string {
+	titles := make([]string, len(g.Charts))
+	for i, c := range g.Charts {
+		titles[i] = c.Title
+	}
+	n := "1 chart: "
+	if len(g.Charts) != 1 {
+		n = itoa(len(g.Charts)) + " charts: "
+	}
+	return n + strings.Join(titles, " · ")
+}
+
+// boundsLine is the closed bounds section's line.
+func boundsLine(b *charts.Bounds) string {
+	line := itoa(len(b.Rows)) + " points' bounds beside their measurements"
+	for _, g := range b.Groups {
+		line += " · " + g.Title
+	}
+	return line
+}
+
+// chartHeight is a chart's height as an inline style (the CSP allows style
+// attributes): a chart whose legend takes more rows is taller.
+func chartHeight(px int) templ.SafeCSS { return templ.SafeCSS("height: " + itoa(px) + "px") }

@@ -56,6 +56,7 @@ func (s *Server) routes() http.Handler {
 	r.Get("/runs/{id}/delete", s.deleteConfirm)                         // asks before deleting (delete.go)
 	r.Post("/runs/{id}/delete", s.deleteRun)                            // deletes a finished run, confirmed
 	r.Post("/api/runs", s.throttled(s.apiCreateRun))                    // JSON API: submit a config document
+	r.Get("/api/runs", s.apiListRuns)                                   // JSON API: the run list, its filters (api.go)
 	r.Get("/api/runs/{id}", s.apiGetRun)                                // JSON API: status, progress, manifest
 	r.Get("/api/types", s.apiTypes)                                     // JSON API: the limiter and workload part types
 	r.Get("/diff", s.limited(s.heavy, s.diffPage))                      // two points decision by decision (diff.go)

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/decide"
 	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/storage"
 	"github.com/ratelab/ratelab/web/charts"
@@ -215,11 +217,15 @@ func (d *RunPageData) hiddenQuery(except ...string) [][2]string {
 	return out
 }
 
-// sortURL is the address sorting the results table by key: ascending
-// first, then the other way.
+// sortURL is the address sorting the results table by key: best first
+// (firstDir), then the other way.
 func (d *RunPageData) sortURL(key string) string {
 	q := d.Query
-	q.Desc = q.Sort == key && !q.Desc
+	if q.Sort == key {
+		q.Desc = !q.Desc
+	} else {
+		q.Desc = d.firstDir(key) == "desc"
+	}
 	q.Sort = key
 	return d.pageURL(q, "#results")
 }
@@ -232,11 +238,41 @@ func (d *RunPageData) defaultColumnsURL() string {
 	return d.pageURL(q.Clean(), "#results")
 }
 
-// settingsSortURL is the address sorting the settings table by key:
-// ascending first, then the other way.
+// firstDir is the direction a column of the results or settings table
+// sorts in on its first click, the one convention of every table: best
+// first, so "desc" for a measure where higher is better (goodput, Jain's
+// index, a setting's margin; decide.LowerIsBetter, a settings column
+// read as its measure), else "asc" (delays, shares refused, parameters).
+func (d *RunPageData) firstDir(key string) string {
+	var objs []experiments.Objective
+	if d.Result != nil {
+		objs = d.Result.View.Res.Config.Objectives
+	}
+	switch {
+	case key == "margin":
+		return "desc"
+	case key == "point" || key == "limiter" || strings.HasPrefix(key, "pass_") || key == "meets_all":
+		return "asc"
+	}
+	m := strings.TrimPrefix(key, "worst_")
+	if c := experiments.ColumnByKey(m); c == nil || c.Value == nil {
+		return "asc"
+	}
+	if decide.LowerIsBetter(objs, m) {
+		return "asc"
+	}
+	return "desc"
+}
+
+// settingsSortURL is the address sorting the settings table by key: best
+// first (firstDir), then the other way.
 func (d *RunPageData) settingsSortURL(key string) string {
 	q := d.Query
-	q.SettingsDesc = q.SettingsSort == key && !q.SettingsDesc
+	if q.SettingsSort == key {
+		q.SettingsDesc = !q.SettingsDesc
+	} else {
+		q.SettingsDesc = d.firstDir(key) == "desc"
+	}
 	q.SettingsSort = key
 	return d.pageURL(q, "#settings")
 }

@@ -323,7 +323,7 @@ func (s *Server) rerunRun(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, r, http.StatusUnprocessableEntity, "Cannot re-run", "The stored config no longer decodes: "+err.Error())
 		return
 	}
-	next, err := s.runner.Submit(r.Context(), cfg, run.Name, run.ID)
+	next, err := s.runner.Submit(r.Context(), cfg, rerunName(*run), run.ID)
 	if err != nil {
 		status := submitStatus(w, err)
 		notice := "The re-run could not be queued: " + err.Error()
@@ -345,4 +345,14 @@ func (s *Server) rerunRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.Redirect(w, r, "/runs/"+next.ID, http.StatusSeeOther)
+}
+
+// rerunName names a re-run after its original, "re-run of NAME", so the
+// run list tells them apart; a re-run of a re-run keeps the one prefix.
+func rerunName(run storage.Run) string {
+	name := runName(run)
+	if strings.HasPrefix(name, "re-run of ") {
+		return name
+	}
+	return "re-run of " + name
 }

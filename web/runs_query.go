@@ -10,18 +10,22 @@ import (
 )
 
 // The run list's sort and filter: ?sort=name|created|status|points,
-// ?order=asc|desc, ?status=<a status>, ?q=<text in a name, id or
+// ?dir=asc|desc (as a run page's tables; ?order= still read), ?status=<a status>, ?q=<text in a name, id or
 // limiter>; the pager and the column headers keep them.
 
 // runsQuery reads the list's query from a URL; a bad one is a notice.
 func runsQuery(v url.Values) (storage.ListQuery, string) {
 	q := storage.ListQuery{Sort: v.Get("sort"), Status: v.Get("status"), Text: strings.TrimSpace(format.Clip(v.Get("q"), 200))}
-	switch v.Get("order") {
+	dir := v.Get("dir")
+	if dir == "" {
+		dir = v.Get("order") // the list's old name for it
+	}
+	switch dir {
 	case "", "desc":
 	case "asc":
 		q.Asc = true
 	default:
-		return storage.ListQuery{}, "?order= is asc or desc."
+		return storage.ListQuery{}, "?dir= is asc or desc."
 	}
 	return q, ""
 }
@@ -33,7 +37,7 @@ func (d RunsData) queryURL(page int, sort string, asc bool) string {
 		v.Set("sort", sort)
 	}
 	if asc {
-		v.Set("order", "asc")
+		v.Set("dir", "asc")
 	}
 	if d.Query.Status != "" {
 		v.Set("status", d.Query.Status)

@@ -1,12 +1,15 @@
 package web
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/experiments/server"
+	"github.com/ratelab/ratelab/experiments/workload"
 	"github.com/ratelab/ratelab/web/form"
 	"github.com/ratelab/ratelab/web/format"
 )
@@ -29,13 +32,45 @@ func summarize(cfg *experiments.Config) *ConfigSummary {
 	add := func(k, v string) { sum.Items = append(sum.Items, KeyValue{k, v}) }
 	add("Arrival window", format.Num(cfg.Workload.DurationMS)+" ms")
 	add("Seed", fmt.Sprint(cfg.Seed))
-	var parts []string
-	for _, p := range cfg.Workload.Parts {
-		parts = append(parts, p.String())
+	add("Workload", partsSummary(cfg.Workload.Parts))
+	if len(cfg.Loads) > 0 {
+		var loads []string
+		for _, l := range cfg.Loads {
+			what := "the workload above"
+			if len(l.Parts) > 0 {
+				what = partsSummary(l.Parts)
+			}
+			loads = append(loads, l.Name+": "+what)
+		}
+		add(fmt.Sprintf("Loads (%d, each run by every point)", len(cfg.Loads)), strings.Join(loads, "; "))
 	}
-	add("Workload", strings.Join(parts, "; "))
 	add("Server", fmt.Sprintf("%d worker(s), %s (capacity %s req/s), deadline %s ms",
 		cfg.Server.Workers, serviceSummary(&cfg.Server), format.Round(cfg.Server.RateRPS(), 1), format.Num(cfg.Server.DeadlineMS)))
+	if len(cfg.Servers) > 0 {
+		var vs []string
+		for _, v := range cfg.Servers {
+			vs = append(vs, variantSummary(v))
+		}
+		add(fmt.Sprintf("Servers (%d variants)", len(cfg.Servers)), strings.Join(vs, "; "))
+	}
+	if len(cfg.Classes) > 0 {
+		var cs []string
+		for _, c := range cfg.Classes {
+			if c.Share > 0 {
+				cs = append(cs, fmt.Sprintf("%s %s%%", c.Name, format.Num(100*c.Share)))
+			} else {
+				cs = append(cs, c.Name+" (the rest)")
+			}
+		}
+		add("Classes", strings.Join(cs, ", "))
+	}
+	if len(cfg.Policies) > 0 {
+		var ps []string
+		for _, p := range cfg.Policies {
+			ps = append(ps, p.Name)
+		}
+		add("Client policies", strings.Join(ps, ", "))
+	}
 	add("Windows", fmt.Sprintf("rolling %s ms, fairness %s ms", format.Num(cfg.Metrics.RollingWindowMS), format.Num(cfg.Metrics.FairnessWindowMS)))
 	add("Points", fmt.Sprint(len(cfg.Points())))
 	for _, l := range cfg.Limiters {
@@ -89,4 +124,50 @@ func limiterSummary(l limiter.Spec) string {
 		label += ": " + strings.Join(ps, "; ")
 	}
 	return label
+}
+
+// partsSummary is a workload's parts in one line, each with the part of
+// the window it covers when that is not all of it ("poisson 90 rps from
+// 20000 ms").
+func partsSummary(parts []workload.Part) string {
+	var out []string
+	for i := range parts {
+		p := &parts[i]
+		d := p.String()
+		if p.StartMS > 0 && !strings.Contains(d, "start") && !strings.Contains(d, " ms") {
+			d += " from " + format.Num(p.StartMS) + " ms"
+		}
+		if p.EndMS != nil && !strings.Contains(d, "end") {
+			d += " to " + format.Num(*p.EndMS) + " ms"
+		}
+		out = append(out, d)
+	}
+	return strings.Join(out, "; ")
+}
+
+// variantSummary is a server variant: its name and the fields it sets
+// ("blind: door tail-drop").
+func variantSummary(v experiments.ServerVariant) string {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return v.Name
+	}
+	var fields map[string]any
+	if json.Unmarshal(raw, &fields) != nil {
+		return v.Name
+	}
+	delete(fields, "name")
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var sets []string
+	for _, k := range keys {
+		sets = append(sets, fmt.Sprintf("%s %v", k, fields[k]))
+	}
+	if len(sets) == 0 {
+		return v.Name + ": the server above"
+	}
+	return v.Name + ": " + strings.Join(sets, ", ")
 }

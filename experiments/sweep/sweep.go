@@ -288,15 +288,13 @@ func runGens(ctx context.Context, cfg *experiments.Config, open OpenLoad, opt Op
 			}
 			// The arrival curves are computed beside the points (a worker
 			// less busy at the end of the load takes them), not before.
-			curves := make(chan *experiments.ArrivalCurves, 1)
+			curves := make(chan []int, 1)
+			go func() { curves <- offeredCurve(cfg, lo, w.DurationMS, t) }()
 			if lo == 0 {
-				go func() { curves <- arrivalCurves(cfg, t) }()
 				res.Arrivals = n
 			}
 			err := runMemory(ctx, cfg, a, pts, opt, pr)
-			if lo == 0 {
-				res.ArrivalCurves = <-curves
-			}
+			fileCurve(cfg, res, lo, <-curves)
 			if err != nil {
 				return partialResult(ctx, res, pr, err)
 			}
@@ -347,6 +345,41 @@ func arrivalCurves(cfg *experiments.Config, t []float64) *experiments.ArrivalCur
 	}
 	grid := calculus.Grid(cfg.Workload.DurationMS)
 	return &experiments.ArrivalCurves{GridMS: grid, Offered: calculus.Empirical(t, grid)}
+}
+
+// offeredCurve is the empirical arrival curve of generated load lo's
+// arrivals t: load 0's on the run's grid, another load's on its own (kept
+// only when the run has several loads); nil above MaxCurveArrivals.
+func offeredCurve(cfg *experiments.Config, lo int, durationMS float64, t []float64) []int {
+	switch {
+	case len(t) > experiments.MaxCurveArrivals:
+		return nil
+	case lo == 0:
+		return calculus.Empirical(t, calculus.Grid(cfg.Workload.DurationMS))
+	case cfg.GeneratedLoads() < 2:
+		return nil
+	}
+	return calculus.Empirical(t, calculus.Grid(durationMS))
+}
+
+// fileCurve files load lo's offered curve: the run's
+// (ArrivalCurves.Offered) for load 0, and with several generated loads
+// each load's own in ArrivalCurves.Loads, so a point's chart draws what
+// its own load offered. A load streamed (more than MaxCurveArrivals), or
+// any load when load 0 was streamed, has none.
+func fileCurve(cfg *experiments.Config, res *experiments.Result, lo int, curve []int) {
+	if lo == 0 && curve != nil {
+		res.ArrivalCurves = &experiments.ArrivalCurves{GridMS: calculus.Grid(cfg.Workload.DurationMS), Offered: curve}
+	}
+	n := cfg.GeneratedLoads()
+	if n < 2 || res.ArrivalCurves == nil || curve == nil {
+		return
+	}
+	ac := res.ArrivalCurves
+	if ac.Loads == nil {
+		ac.Loads = make([][]int, n)
+	}
+	ac.Loads[lo] = curve
 }
 
 // readUpTo reads a stream into memory until it ends or holds more than

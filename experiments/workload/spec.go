@@ -216,6 +216,9 @@ func (p *Part) validate(path string, durationMS float64) field.List {
 		errs.Add(field.Join(path, "clients"), "give either client (one name) or clients (a count), not both")
 	}
 	checkTime(&errs, field.Join(path, "start_ms"), p.StartMS)
+	if durationMS > 0 && p.StartMS >= durationMS {
+		errs.Add(field.Join(path, "start_ms"), "must be before the end of the arrival window (duration_ms %g): a part starting at %g ms sends nothing", durationMS, p.StartMS)
+	}
 	if p.EndMS != nil {
 		checkTime(&errs, field.Join(path, "end_ms"), *p.EndMS)
 		if *p.EndMS < p.StartMS {

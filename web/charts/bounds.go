@@ -63,9 +63,18 @@ func curveText(c *calculus.Curve) string {
 	return c.String()
 }
 
+// betaText writes a server's service curve; a server without one (a
+// service distribution with no maximum: rate 0) gets "none", never a
+// curve of 0 req/s.
 func betaText(b calculus.RateLatency) string {
+	if !hasBeta(b) {
+		return "none (service time without a maximum)"
+	}
 	return fmt.Sprintf("%s req/s × [d − %s ms]⁺", format.Round(calculus.RPS(b.RatePerMS), 2), format.Round(b.LatencyMS, 2))
 }
+
+// hasBeta reports whether a server has a service curve.
+func hasBeta(b calculus.RateLatency) bool { return b.RatePerMS > 0 }
 
 // hasBounds reports whether a run was stored with bounds.
 func hasBounds(v *View) bool {

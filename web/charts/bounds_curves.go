@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/calculus"
+	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/web/format"
 )
 
@@ -48,7 +50,7 @@ func arrivalCurveGroup(v *View) *Group {
 		if p.Bounds == nil || len(p.OutputCurve) != len(ac.GridMS) {
 			continue
 		}
-		g.Charts = append(g.Charts, arrivalCurveChart(fmt.Sprintf("chart-arrival-%d", pi), p, ac))
+		g.Charts = append(g.Charts, arrivalCurveChart(fmt.Sprintf("chart-arrival-%d", pi), v.Res, p))
 	}
 	if len(g.Charts) == 0 {
 		return nil
@@ -58,8 +60,12 @@ func arrivalCurveGroup(v *View) *Group {
 
 // arrivalCurveChart is one point's arrival curves on a log axis of window
 // lengths, up to a few times the delay bound: where the curves part;
-// longer windows only repeat the long-run rate.
-func arrivalCurveChart(id string, p *experiments.Point, ac *experiments.ArrivalCurves) Chart {
+// longer windows only repeat the long-run rate. The offered curve is the
+// point's own load's (ArrivalCurves.OfferedOf); alpha is the gate's arrival
+// curve even when the path has no bound (a rate above the server's), and
+// neither alpha nor beta is drawn for a gate or a server that has none.
+func arrivalCurveChart(id string, res *experiments.Result, p *experiments.Point) Chart {
+	ac := res.ArrivalCurves
 	b := p.Bounds
 	lo, hi := ac.GridMS[0], ac.GridMS[len(ac.GridMS)-1]
 	if b.Alpha != nil && b.Bounded {
@@ -82,36 +88,55 @@ func arrivalCurveChart(id string, p *experiments.Point, ac *experiments.ArrivalC
 	}
 	o := &Option{
 		Grid:    []Grid{{Left: "70", Top: "70", Right: "30", Bottom: "80"}},
-		Legend:  &Legend{Type: "scroll", Bottom: "0"},
+		Legend:  &Legend{Bottom: "0"},
 		Tooltip: Tooltip{Trigger: "axis"},
 		XAxis:   []XAxis{{Type: "log", Name: "window length d (ms, log scale)", NameLocation: "middle", NameGap: 28, Min: floatPtr(lo), Max: floatPtr(hi)}},
 	}
 	symbols := func(size int) seriesOption {
 		return func(s *Series) { s.ShowSymbol, s.SymbolSize = boolPtr(true), size }
 	}
-	o.addLine("offered", empirical(ac.Offered), plain, symbols(4), func(s *Series) {
-		s.LineStyle, s.ItemStyle = &LineStyle{Color: offeredColor, Width: 1}, &ItemStyle{Color: offeredColor}
-	})
+	var notes []string
+	if offered := ac.OfferedOf(res.Config, p); len(offered) == len(ac.GridMS) {
+		o.addLine("offered", empirical(offered), plain, symbols(4), func(s *Series) {
+			s.LineStyle, s.ItemStyle = &LineStyle{Color: offeredColor, Width: 1}, &ItemStyle{Color: offeredColor}
+		})
+	} else {
+		notes = append(notes, "offered curve not kept for this point's load")
+	}
 	o.addLine("released into the server", empirical(p.OutputCurve), plain, symbols(5), func(s *Series) { s.LineStyle = &LineStyle{Width: 2} })
-	sub := "no arrival curve: " + b.Note
-	if b.Alpha != nil {
-		a := *b.Alpha
-		dv, vv := calculus.BacklogAt(a, b.Beta)
-		dh, hh := calculus.DelayAt(a, b.Beta)
-		ds := append(logGrid(lo, hi, 90), b.Beta.LatencyMS, dv, dh, dh+hh)
+	alpha := b.Alpha
+	if alpha == nil {
+		if c, ok := limiter.ArrivalCurve(&res.Config.Limiters[p.LimiterIndex], p.Params, len(res.Clients)); ok {
+			alpha = &c
+		}
+	}
+	if alpha == nil {
+		notes = append(notes, b.Note)
+	} else {
+		a := *alpha
+		ds := logGrid(lo, hi, 90)
+		bounded := b.Bounded && b.Alpha != nil && hasBeta(b.Beta)
+		var dv, vv, dh, hh float64
+		if bounded {
+			dv, vv = calculus.BacklogAt(a, b.Beta)
+			dh, hh = calculus.DelayAt(a, b.Beta)
+			ds = append(ds, b.Beta.LatencyMS, dv, dh, dh+hh)
+		}
 		if a.Kind == calculus.KindStaircase {
 			for k := 1.0; k*a.PeriodMS <= hi && k < 400; k++ {
 				ds = append(ds, k*a.PeriodMS, math.Nextafter(k*a.PeriodMS, 0))
 			}
 		}
 		ds = clampSort(ds, lo, hi)
-		alpha, beta := make([]Item, len(ds)), make([]Item, len(ds))
+		alphaData, betaData := make([]Item, len(ds)), make([]Item, len(ds))
 		for i, d := range ds {
-			alpha[i], beta[i] = xy(d, a.At(d)), xy(d, b.Beta.At(d))
+			alphaData[i], betaData[i] = xy(d, a.At(d)), xy(d, b.Beta.At(d))
 		}
-		o.addLine("alpha: "+curveText(&a), alpha, styled(alphaColor, dashed, plain)...)
-		o.addLine("beta: "+betaText(b.Beta), beta, styled(betaColor, dashed, plain)...)
-		if b.Bounded {
+		o.addLine("alpha: "+curveText(&a), alphaData, styled(alphaColor, dashed, plain)...)
+		if hasBeta(b.Beta) {
+			o.addLine("beta: "+betaText(b.Beta), betaData, styled(betaColor, dashed, plain)...)
+		}
+		if bounded {
 			y := a.At(dh)
 			arrow := func(color string) []seriesOption {
 				return []seriesOption{func(s *Series) {
@@ -121,13 +146,13 @@ func arrivalCurveChart(id string, p *experiments.Point, ac *experiments.ArrivalC
 			}
 			o.addLine(fmt.Sprintf("delay bound %s ms (horizontal)", format.Num(hh)), []Item{xy(math.Max(dh, lo), y), xy(math.Max(dh+hh, lo), y)}, arrow(delayColor)...)
 			o.addLine(fmt.Sprintf("backlog bound %s requests (vertical)", format.Num(vv)), []Item{xy(math.Max(dv, lo), b.Beta.At(dv)), xy(math.Max(dv, lo), a.At(dv))}, arrow(backlogColor)...)
-			sub = fmt.Sprintf("delay bound %s ms (measured %s) · backlog bound %s (measured %d)", format.Num(hh), fmt1(b.SojournMaxMS), format.Num(vv), b.BacklogMax)
+			notes = append([]string{fmt.Sprintf("delay bound %s ms (measured %s) · backlog bound %s (measured %d)", format.Num(hh), fmt1(b.SojournMaxMS), format.Num(vv), b.BacklogMax)}, notes...)
 		} else {
-			sub = b.Note
+			notes = append([]string{"alpha drawn; " + b.Note}, notes...)
 		}
 		top = math.Max(top, a.At(hi))
 	}
-	o.Title = Title{Text: p.Limiter + " " + formatParams(p), Subtext: sub, Left: "center"}
+	o.Title = Title{Text: p.Limiter + " " + formatParams(p), Subtext: strings.Join(notes, " · "), Left: "center"}
 	o.YAxis = []YAxis{{Type: "value", Name: "requests in the window", NameLocation: "middle", NameGap: 50, Max: floatPtr(niceCeil(top * 1.05))}}
 	return chart(id, "Arrival curves of "+limiterPointName(p), o)
 }

@@ -3,6 +3,7 @@ package charts
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/web/format"
@@ -52,8 +53,17 @@ func clientSection(v *View) *Group {
 		return nil
 	}
 	pts := all[:min(len(all), maxClientLines)]
+	// label names a point by every parameter of its setting (a line per
+	// point: "token-bucket burst=1" alone named three rates alike) and its
+	// server, policy and load.
 	label := func(p *experiments.Point) string {
 		s := limiterPointName(p)
+		if ps := formatParams(p); ps != "" && !strings.Contains(s, ps) {
+			s = p.Limiter + " " + ps
+			if p.Swept != "" && !strings.Contains(ps, p.Swept+"=") {
+				s += " " + p.Swept + "=" + format.Num(p.SweptValue())
+			}
+		}
 		for _, n := range []string{p.ServerName, p.PolicyName, p.LoadName} {
 			if n != "" {
 				s += " · " + n
@@ -140,7 +150,7 @@ func clientSection(v *View) *Group {
 	}
 	o := newChart("Amplification per retry policy", ampSub, "attempts per request", Grid{Left: "70", Top: "70", Right: "30", Bottom: "130"})
 	o.Legend = &Legend{Show: boolPtr(false)}
-	o.XAxis = []XAxis{{Type: "category", Data: names, AxisLabel: &AxisLabel{Rotate: 20, Interval: "0"}}}
+	o.XAxis = []XAxis{{Type: "category", Data: names, AxisLabel: thinned(len(names))}}
 	o.measure("amplification")
 	o.add("amplification", "bar", amp)
 	g.Charts = append(g.Charts, chart("chart-clients-amplification", "Amplification per retry policy", o))
@@ -162,7 +172,7 @@ func clientSection(v *View) *Group {
 		title := "Recovery after the trigger" + v.firstRunOf(all)
 		o := newChart(title, sub, "recovery (ms)", Grid{Left: "80", Top: "70", Right: "30", Bottom: "130"})
 		o.Legend = &Legend{Show: boolPtr(false)}
-		o.XAxis = []XAxis{{Type: "category", Data: names, AxisLabel: &AxisLabel{Rotate: 20, Interval: "0"}}}
+		o.XAxis = []XAxis{{Type: "category", Data: names, AxisLabel: thinned(len(names))}}
 		o.measure("recovery_ms")
 		o.add("recovery_ms", "bar", rec)
 		g.Charts = append(g.Charts, chart("chart-clients-recovery", title, o))

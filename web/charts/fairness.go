@@ -28,6 +28,7 @@ func fairnessSection(v *View) *Group {
 		o.measure("jain_index")
 		v.sweepLines(o, "", keyed("jain_index"), solid)
 		v.intervals(o, "", "jain_index")
+		fitY(o, 1)
 		return o
 	})...)
 
@@ -125,5 +126,6 @@ func (v *View) jainOverTime() Chart {
 		}
 		o.addLine(v.pointLabel(p), data, styled(v.pointColor(p), solid, steps)...)
 	}
+	fitY(o, 1)
 	return chart("chart-jain-time", title, o)
 }

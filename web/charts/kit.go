@@ -1,8 +1,12 @@
 package charts
 
 import (
+	"math"
 	"slices"
 	"strconv"
+	"strings"
+
+	"github.com/ratelab/ratelab/web/format"
 )
 
 // Chart is one echarts chart on a page: the element id (unique on the
@@ -14,6 +18,9 @@ type Chart struct {
 	ID     string
 	Title  string
 	Option string
+	// Height is the chart's height in px when its legend needs more than
+	// the default 380 (0: the default): a legend never pages.
+	Height int
 }
 
 // Group is one section of charts on the run page.
@@ -68,8 +75,12 @@ func newLine(title, subtitle, xName, yName, xType string) *Option {
 func chart(id, title string, o *Option) Chart {
 	roundData(o)
 	lineIcons(o)
-	fitLegend(o)
-	return Chart{ID: id, Title: title, Option: o.JSON()}
+	extra := fitLegend(o)
+	c := Chart{ID: id, Title: title, Option: o.JSON()}
+	if extra > 0 {
+		c.Height = chartHeightPx + extra
+	}
+	return c
 }
 
 // A seriesOption styles a series; later ones override earlier ones.
@@ -179,31 +190,43 @@ func legendRows(names []string) int {
 	return rows
 }
 
-// fitLegend keeps a long plain legend off the x axis name: three or four
-// rows raise the grid's bottom by a row each; more become a one-row
-// scrolling legend.
-func fitLegend(o *Option) {
+// chartHeightPx is a chart's height (static/style.css div.chart).
+const chartHeightPx = 380
+
+// fitLegend keeps a long legend off the x axis name and never pages it
+// (a scrolling legend hides series behind "1/8"): every row past two
+// raises the grid's bottom by a row, and the chart grows by as much so
+// the plot keeps its size; it returns the px the chart grows. A time
+// series' legend sits above its zoom slider.
+func fitLegend(o *Option) int {
 	l := o.Legend
-	if l == nil || l.Type == "scroll" || l.Show != nil && !*l.Show || len(o.Grid) == 0 {
-		return
+	if l == nil || l.Show != nil && !*l.Show || len(o.Grid) == 0 {
+		return 0
 	}
+	l.Type = "plain"
 	names := make([]string, 0, len(o.Series))
 	for _, s := range o.Series {
-		if !slices.Contains(names, s.Name) {
+		if !slices.Contains(names, s.Name) && !strings.HasSuffix(s.Name, " 95% CI") {
 			names = append(names, s.Name)
 		}
 	}
-	rows := legendRows(names)
-	if rows <= 2 {
-		return
+	rows, room := legendRows(names), 2
+	if len(o.DataZoom) > 0 {
+		room = 1 // the slider sits above the legend's first row
 	}
-	if rows > legendMaxRows {
-		l.Type = "scroll"
-		return
+	if rows <= room {
+		return 0
 	}
+	extra := legendRowPx * (rows - room)
 	if b, err := strconv.Atoi(o.Grid[0].Bottom); err == nil {
-		o.Grid[0].Bottom = strconv.Itoa(b + legendRowPx*(rows-2))
+		o.Grid[0].Bottom = strconv.Itoa(b + extra)
 	}
+	for i := range o.DataZoom {
+		if b, err := strconv.Atoi(o.DataZoom[i].Bottom); err == nil && o.DataZoom[i].Type == "slider" {
+			o.DataZoom[i].Bottom = strconv.Itoa(b + extra)
+		}
+	}
+	return extra
 }
 
 // lineIcons shows each line's type in the legend of a chart of lines only.
@@ -230,3 +253,64 @@ const (
 	legendLineWidth  = 30
 	legendLineHeight = 4
 )
+
+// itemY is an item's y: a bar's value or a point's second coordinate.
+func itemY(it Item) (float64, bool) {
+	switch v := it.Value.(type) {
+	case float64:
+		return v, true
+	case []float64:
+		if len(v) == 2 {
+			return v[1], true
+		}
+	}
+	return 0, false
+}
+
+// fitY fits a chart's value axis to its data when they sit in a band
+// narrow beside their distance from 0 (Jain's index from 0.9845 to 0.9955
+// on a 0-1 axis shows no difference): the axis runs from a round value
+// below the lowest to one above the highest, at most top, and the
+// subtitle states where it starts. Data reaching 0 keep the axis at 0.
+func fitY(o *Option, top float64) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, s := range o.Series {
+		if s.Type != "line" && s.Type != "bar" {
+			continue
+		}
+		for _, it := range s.Data {
+			if y, ok := itemY(it); ok && !math.IsNaN(y) {
+				lo, hi = math.Min(lo, y), math.Max(hi, y)
+			}
+		}
+	}
+	if !(lo > 0) || math.IsInf(hi, 0) || hi-lo >= lo/2 {
+		return
+	}
+	pad := math.Max((hi-lo)*0.15, hi*1e-4)
+	places := -int(math.Floor(math.Log10(pad)))
+	step := math.Pow(10, -float64(places))
+	minY := format.RoundTo(math.Floor((lo-pad)/step)*step, max(places, 0))
+	maxY := math.Min(top, format.RoundTo(math.Ceil((hi+pad)/step)*step, max(places, 0)))
+	o.YAxis[0].Min, o.YAxis[0].Max = &minY, &maxY
+	note := "y axis from " + format.Num(minY) + ", not 0"
+	if o.Title.Subtext == "" {
+		o.Title.Subtext = note
+	} else {
+		o.Title.Subtext += "; " + note
+	}
+}
+
+// maxCategoryLabels is the most category labels a chart prints side by
+// side; past it echarts thins them (the tooltip still names every bar).
+const maxCategoryLabels = 12
+
+// thinned labels a category axis of n categories: every one, turned 20°,
+// up to maxCategoryLabels; else echarts' own interval, which leaves out
+// labels that would overprint.
+func thinned(n int) *AxisLabel {
+	if n <= maxCategoryLabels {
+		return &AxisLabel{Rotate: 20, Interval: "0"}
+	}
+	return &AxisLabel{Rotate: 30, Interval: "auto"}
+}

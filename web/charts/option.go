@@ -115,6 +115,7 @@ type YAxis struct {
 	NameLocation string     `json:"nameLocation,omitempty"`
 	NameGap      int        `json:"nameGap,omitempty"`
 	Type         string     `json:"type,omitempty"`
+	Min          *float64   `json:"min,omitempty"`
 	Max          *float64   `json:"max,omitempty"`
 	Data         []string   `json:"data,omitempty"`
 	SplitArea    *SplitArea `json:"splitArea,omitempty"`
@@ -291,6 +292,8 @@ type ItemStyle struct {
 	Opacity     float64 `json:"opacity,omitempty"`
 	BorderColor string  `json:"borderColor,omitempty"`
 	BorderWidth int     `json:"borderWidth,omitempty"`
+	// BorderType is "dashed" or "dotted" ("": solid).
+	BorderType string `json:"borderType,omitempty"`
 }
 
 // LineStyle is a line's color, width in pixels and type ("solid",

@@ -26,6 +26,10 @@ type Page struct {
 	// Answer is the recommendation for the config's objectives, nil
 	// without objectives.
 	Answer *Answer
+	// Lead is the key chart the run page opens with, above the collapsed
+	// sections: a group of one chart (with its group's title, intro and
+	// axis choice) taken out of its group; nil for a run without charts.
+	Lead *Group
 }
 
 // NewPage builds the run page's view of a result; chosen is the point
@@ -87,7 +91,49 @@ func NewPageQuery(res *experiments.Result, q Query, runID string) *Page {
 	q = q.Clean()
 	v := NewView(res, q.Point)
 	v.Query = q
-	return &Page{View: v, Groups: v.Groups(), Table: newTable(v, runID), Settings: newSettingsTable(v), Bounds: newBounds(v, runID), Answer: newAnswer(v)}
+	p := &Page{View: v, Groups: v.Groups(), Table: newTable(v, runID), Settings: newSettingsTable(v), Bounds: newBounds(v, runID), Answer: newAnswer(v)}
+	p.takeLead()
+	return p
+}
+
+// leadCharts are the charts a run page leads with, the first the page has:
+// with objectives the Pareto front (the trade-off the answer settles, the
+// recommended settings pinned), else goodput, the question every sweep
+// asks first.
+var leadCharts = []string{"chart-pareto", "chart-goodput", "chart-series"}
+
+// takeLead moves the key chart out of its group into Lead (with the
+// group's axis choice); a group left without charts goes.
+func (p *Page) takeLead() {
+	ids := leadCharts
+	if p.Answer == nil {
+		ids = ids[1:]
+	}
+	take := func(gi, ci int) {
+		g := p.Groups[gi]
+		p.Lead = &Group{ID: "key", Title: g.Title, Intro: g.Intro, Charts: []Chart{g.Charts[ci]}, Axes: g.Axes}
+		rest := *g
+		rest.Charts, rest.Axes = slices.Delete(slices.Clone(g.Charts), ci, ci+1), nil
+		if len(rest.Charts) == 0 {
+			p.Groups = slices.Delete(slices.Clone(p.Groups), gi, gi+1)
+			return
+		}
+		p.Groups = slices.Clone(p.Groups)
+		p.Groups[gi] = &rest
+	}
+	for _, id := range ids {
+		for gi, g := range p.Groups {
+			for ci, c := range g.Charts {
+				if c.ID == id {
+					take(gi, ci)
+					return
+				}
+			}
+		}
+	}
+	if len(p.Groups) > 0 {
+		take(0, 0)
+	}
 }
 
 // sections are the chart sections above the results table, in page order;

@@ -26,7 +26,7 @@ func recoverySection(v *View) *Group {
 	}
 	span := fmt.Sprintf("crowd from %s to %s ms", format.Num(crowd.CrowdStartMS), format.Num(crowd.CrowdEndMS))
 	g := &Group{ID: "recovery", Title: "Recovery after the flash crowd" + v.firstRun(&res.Points[v.Chosen]),
-		Intro: fmt.Sprintf("Recovery time: from the crowd's end until the trailing second's acceptance ratio is back to at least %s%% of its pre-crowd value and its mean server queue (in_system_max) at most %s%% of it. No bar: not recovered before the run ends.",
+		Intro: fmt.Sprintf("Recovery time: from the crowd's end until the trailing second's acceptance ratio is back to at least %s%% of its pre-crowd value and its mean server queue (in_system_max) at most %s%% of it. A hollow dashed bar: not recovered before the run ends (its height the time watched after the crowd).",
 			format.Num(100*(1-experiments.RecoveryTolerance)), format.Num(100*(1+experiments.RecoveryTolerance)))}
 	g.Charts = append(g.Charts, v.recoveryBars(span))
 
@@ -57,28 +57,43 @@ func recoverySection(v *View) *Group {
 }
 
 // recoveryBars is the recovery time of each limiter at the chosen step, a
-// bar in its color; no bar where it did not recover, and a subtitle that
-// says so when none did.
+// bar in its color. A limiter that did not recover before the run ends
+// gets a hollow dashed bar as tall as the time the run watched after the
+// crowd, labelled "did not recover" (an empty slot read as 0 ms).
 func (v *View) recoveryBars(span string) Chart {
 	res := v.Res
 	names := make([]string, len(v.Step))
 	data := make([]Item, len(v.Step))
-	recovered := 0
+	recovered, missed := 0, 0
 	for i, pi := range v.Step {
 		p := &res.Points[pi]
 		names[i] = v.pointLabel(p)
-		if r := p.Metrics.Recovery; r != nil && r.RecoveryMS != nil {
+		r := p.Metrics.Recovery
+		switch {
+		case r != nil && r.RecoveryMS != nil:
 			recovered++
 			data[i] = Item{Value: *r.RecoveryMS, ItemStyle: &ItemStyle{Color: v.pointColor(p)}}
+		case r != nil:
+			missed++
+			watched := res.Config.Workload.DurationMS - r.CrowdEndMS
+			data[i] = Item{Value: watched,
+				ItemStyle: &ItemStyle{Color: "rgba(0,0,0,0)", BorderColor: v.pointColor(p), BorderWidth: 2, BorderType: "dashed"},
+				Label:     &Label{Show: true, Position: "inside", Formatter: "did not recover", Color: "#374151"},
+				Tip:       []string{names[i], fmt.Sprintf("did not recover in the %s ms after the crowd", format.Num(watched))}}
+		default:
+			data[i] = Item{Value: "-"}
 		}
 	}
 	sub := span + ", at the chosen point of each limiter"
-	if recovered == 0 {
-		sub = span + ": no limiter recovered before the run ends"
+	switch {
+	case recovered == 0 && missed > 0:
+		sub = span + ": no limiter recovered before the run ends (dashed bars: the time watched)"
+	case missed > 0:
+		sub += "; dashed: did not recover before the run ends"
 	}
 	o := newChart("Recovery time", sub, "recovery (ms)", Grid{Left: "110", Top: "70", Right: "30", Bottom: "110"})
 	o.Legend = &Legend{Show: boolPtr(false)}
-	o.XAxis = []XAxis{{Type: "category", Data: names, AxisLabel: &AxisLabel{Rotate: 20, Interval: "0"}}}
+	o.XAxis = []XAxis{{Type: "category", Data: names, AxisLabel: thinned(len(names))}}
 	o.measure("recovery_ms")
 	o.add("recovery_ms", "bar", data)
 	return chart("chart-recovery", "Recovery time after the flash crowd", o)

@@ -244,15 +244,33 @@ func throughputSection(v *View) *Group {
 		v.objectives(o, "goodput_rps")
 		return o
 	})...)
-	g.Charts = append(g.Charts, v.sweepCharts("chart-reject-late", "Rejected and served late", func(v *View, title string) *Option {
+	// A server that sheds (a door, expiry, eviction) refuses what the gate
+	// passed: its share is a third line, else a run whose gate is none
+	// drew an empty axis.
+	sheds := slices.ContainsFunc(v.Res.Points, func(p experiments.Point) bool { return p.Metrics.ShedPct > 0 })
+	rejectTitle := "Rejected and served late"
+	if sheds {
+		rejectTitle = "Rejected, shed and served late"
+	}
+	g.Charts = append(g.Charts, v.sweepCharts("chart-reject-late", rejectTitle, func(v *View, title string) *Option {
 		of := v.shareBase()
-		o := v.newSweepChart(title, "solid: rejected; dashed: served after the deadline (both % of "+of+")", "late: served after the deadline (both % of "+of+")", "share of "+of+" (%)")
+		lineSub, barSub := "solid: rejected; dashed: served after the deadline", "late: served after the deadline"
+		if sheds {
+			lineSub, barSub = "solid: rejected by the gate; dotted: shed by the server; dashed: served after the deadline", "shed: by the server; late: served after the deadline"
+		}
+		o := v.newSweepChart(title, lineSub+" (% of "+of+")", barSub+" (% of "+of+")", "share of "+of+" (%)")
 		o.measure("reject_pct")
 		v.sweepLines(o, " rejected", keyed("reject_pct"), solid)
+		if sheds {
+			v.sweepLines(o, " shed", func(p *experiments.Point) (float64, bool) { return p.Metrics.ShedPct, true }, dotted)
+		}
 		v.sweepLines(o, " late", keyed("served_late_pct"), dashed)
 		v.intervals(o, " rejected", "reject_pct")
 		v.intervals(o, " late", "served_late_pct")
 		v.objectives(o, "reject_pct", "served_late_pct")
+		if allZero(o) {
+			o.Title.Subtext = "no request rejected" + map[bool]string{true: ", shed", false: ""}[sheds] + " or served late at any point"
+		}
 		return o
 	})...)
 	return g
@@ -318,4 +336,16 @@ func downstreamSection(v *View) *Group {
 		return o
 	})...)
 	return g
+}
+
+// allZero reports whether every value of a chart's lines and bars is 0.
+func allZero(o *Option) bool {
+	for _, s := range o.Series {
+		for _, it := range s.Data {
+			if y, ok := itemY(it); ok && y != 0 {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -135,11 +135,10 @@ func timeSection(v *View) *Group {
 }
 
 // zoomable lets a time-series chart zoom (the wheel or a drag on the plot,
-// and a slider under it), save itself as a PNG, and scroll its legend.
+// and a slider under it) and save itself as a PNG.
 func zoomable(o *Option, name string) {
 	o.DataZoom = []DataZoom{{Type: "inside", FilterMode: "none"}, {Type: "slider", FilterMode: "none", Bottom: "30", Height: 18}}
 	o.Toolbox = &Toolbox{Right: "10", Feature: &ToolboxFeature{SaveAsImage: &SaveAsImage{Name: name, Title: "save as image"}}}
-	o.Legend.Type = "scroll"
 	if b, err := strconv.Atoi(o.Grid[0].Bottom); err == nil {
 		o.Grid[0].Bottom = strconv.Itoa(b + 20)
 	}
