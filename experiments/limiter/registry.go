@@ -267,6 +267,11 @@ func builtinKinds() []*Kind {
 		guavaSmoothBurstyKind(),
 		guavaSmoothWarmingUpKind(),
 		resilience4jKind(),
+		netflixAIMDKind(),
+		netflixVegasKind(),
+		netflixGradient2Kind(),
+		envoyAdaptiveKind(),
+		failsafeAdaptiveKind(),
 		chainKind(),
 		noneKind(),
 	}
