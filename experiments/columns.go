@@ -444,6 +444,9 @@ func withOptionalColumns(cfg *Config, cols []Column) []Column {
 	if cfg.SLO != nil {
 		cols = append(cols, sloColumn)
 	}
+	if cfg.AnyAdaptive() {
+		cols = append(cols, adaptiveColumns...)
+	}
 	return cols
 }
 
@@ -453,7 +456,7 @@ func PointColumn(cfg *Config, key, class string) *Column {
 	if c := ColumnByKey(key); c != nil {
 		return c
 	}
-	for _, list := range [][]Column{variantColumns, queueColumns, clientColumns, {sloColumn}} {
+	for _, list := range [][]Column{variantColumns, queueColumns, clientColumns, {sloColumn}, adaptiveColumns} {
 		for i := range list {
 			if list[i].Key == key {
 				return &list[i]
@@ -477,7 +480,7 @@ func PointColumn(cfg *Config, key, class string) *Column {
 // PointColumnKeys lists every key a "points" report can name.
 func PointColumnKeys() []string {
 	keys := append([]string{"swept", SweptOrLimiter}, ColumnKeys()...)
-	for _, list := range [][]Column{variantColumns, queueColumns, clientColumns, {sloColumn}} {
+	for _, list := range [][]Column{variantColumns, queueColumns, clientColumns, {sloColumn}, adaptiveColumns} {
 		for _, c := range list {
 			keys = append(keys, c.Key)
 		}

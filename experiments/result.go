@@ -154,6 +154,10 @@ type Metrics struct {
 	// gate runs as several instances behind a balancer
 	// (limiter.Replicated, experiments/simulate hooks.go): nil otherwise.
 	Instances []InstanceMetrics `json:"instances,omitempty"`
+	// Adaptive is what an adaptive concurrency gate (limiter.Adaptive)
+	// did: its limit over time against the server's ideal concurrency
+	// (adaptive.go); nil for other gates.
+	Adaptive *AdaptiveMetrics `json:"adaptive,omitempty"`
 }
 
 // InstanceMetrics are one instance's decisions of a replicated gate: the

@@ -312,8 +312,9 @@ func envoyAdaptiveKind() *Kind {
 			limitParamOf(ParamMaxConcurrencyLimit, "Max concurrency limit", "concurrency_limit_params.max_concurrency_limit: the limit's ceiling", 1000),
 			jitterSeedParam("the seed of the PCG that draws the minRTT windows' jitter (Envoy's random generator)"),
 		},
-		Size:    ParamMaxConcurrencyLimit,
-		Example: Params{ParamMinRTTCalcInterval: 60_000, ParamConcurrencyUpdateInterval: 100, ParamRequestCount: 50, ParamSampleAggregatePercentile: 50, ParamJitterPct: 15, ParamBufferPct: 25, ParamMinConcurrency: 3, ParamMaxConcurrencyLimit: 1000},
+		Size:     ParamMaxConcurrencyLimit,
+		Adaptive: true,
+		Example:  Params{ParamMinRTTCalcInterval: 60_000, ParamConcurrencyUpdateInterval: 100, ParamRequestCount: 50, ParamSampleAggregatePercentile: 50, ParamJitterPct: 15, ParamBufferPct: 25, ParamMinConcurrency: 3, ParamMaxConcurrencyLimit: 1000},
 		New: func(_ *Spec, p Params, _ Env) (Gate, error) {
 			return NewEnvoyAdaptive(EnvoyAdaptiveConfig{
 				MinRTTCalcIntervalMS: p[ParamMinRTTCalcInterval], ConcurrencyUpdateIntervalMS: p[ParamConcurrencyUpdateInterval],

@@ -399,7 +399,8 @@ func failsafeAdaptiveKind() *Kind {
 			{Name: ParamCorrelationWindowSize, Admits: AdmitsNone, Label: "Correlation window", Unit: "samples", Integer: true, Min: 1, Max: 1_000_000, Default: 50,
 				Doc: "WithCorrelationWindow size"},
 		},
-		Size: ParamMaxLimit,
+		Size:     ParamMaxLimit,
+		Adaptive: true,
 		Example: Params{ParamMinLimit: 1, ParamMaxLimit: 200, ParamInitialLimit: 20, ParamMaxLimitFactor: 5, ParamRecentWindowMin: 1000, ParamRecentWindowMax: 30_000,
 			ParamRecentWindowMinSamples: 50, ParamRecentQuantile: 0.9, ParamBaselineWindowAge: 10, ParamCorrelationWindowSize: 50},
 		New: func(_ *Spec, p Params, _ Env) (Gate, error) {

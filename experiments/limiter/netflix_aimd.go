@@ -53,9 +53,10 @@ func netflixAIMDKind() *Kind {
 			{Name: ParamRTTTimeout, Admits: AdmitsLarger, Label: "Timeout", Unit: "ms", Min: 0.000001, Max: MaxWindowMS, Default: 5000,
 				Doc: "timeout: an RTT over it counts as a drop"},
 		},
-		Options: []Option{netflixWindowOption},
-		Size:    ParamMaxLimit,
-		Example: Params{ParamInitialLimit: 20, ParamMinLimit: 20, ParamMaxLimit: 200, ParamBackoffRatio: 0.9, ParamRTTTimeout: 5000},
+		Options:  []Option{netflixWindowOption},
+		Size:     ParamMaxLimit,
+		Adaptive: true,
+		Example:  Params{ParamInitialLimit: 20, ParamMinLimit: 20, ParamMaxLimit: 200, ParamBackoffRatio: 0.9, ParamRTTTimeout: 5000},
 		New: func(s *Spec, p Params, _ Env) (Gate, error) {
 			a := NewNetflixAIMD(int(p[ParamInitialLimit]), int(p[ParamMinLimit]), int(p[ParamMaxLimit]), p[ParamBackoffRatio], p[ParamRTTTimeout])
 			return newNetflixLimiter(s, a, nil, nil)

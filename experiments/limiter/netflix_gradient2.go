@@ -106,9 +106,10 @@ func netflixGradient2Kind() *Kind {
 			{Name: ParamRTTTolerance, Admits: AdmitsLarger, Label: "RTT tolerance", Unit: "ratio", Min: 1, Max: 100, Default: 1.5,
 				Doc: "rttTolerance: how far the short RTT may exceed the long before the limit shrinks", RangeNote: "Gradient2Limit takes a tolerance >= 1"},
 		},
-		Options: []Option{netflixWindowOption},
-		Size:    ParamMaxConcurrency,
-		Example: Params{ParamInitialLimit: 20, ParamMinLimit: 20, ParamMaxConcurrency: 200, ParamSmoothing: 0.2, ParamQueueSize: 4, ParamLongWindow: 600, ParamRTTTolerance: 1.5},
+		Options:  []Option{netflixWindowOption},
+		Size:     ParamMaxConcurrency,
+		Adaptive: true,
+		Example:  Params{ParamInitialLimit: 20, ParamMinLimit: 20, ParamMaxConcurrency: 200, ParamSmoothing: 0.2, ParamQueueSize: 4, ParamLongWindow: 600, ParamRTTTolerance: 1.5},
 		New: func(s *Spec, p Params, _ Env) (Gate, error) {
 			g := NewNetflixGradient2(int(p[ParamInitialLimit]), int(p[ParamMinLimit]), int(p[ParamMaxConcurrency]), p[ParamSmoothing],
 				int(p[ParamQueueSize]), int(p[ParamLongWindow]), p[ParamRTTTolerance])

@@ -132,9 +132,10 @@ func netflixVegasKind() *Kind {
 				Doc: "probeMultiplier: rtt_noload is re-probed after U(0.5,1)·probe_multiplier·limit samples"},
 			jitterSeedParam("the seed of the probe jitter's PCG (ThreadLocalRandom in the library)"),
 		},
-		Options: []Option{netflixWindowOption},
-		Size:    ParamMaxConcurrency,
-		Example: Params{ParamInitialLimit: 20, ParamMaxConcurrency: 1000, ParamSmoothing: 1, ParamProbeMultiplier: 30},
+		Options:  []Option{netflixWindowOption},
+		Size:     ParamMaxConcurrency,
+		Adaptive: true,
+		Example:  Params{ParamInitialLimit: 20, ParamMaxConcurrency: 1000, ParamSmoothing: 1, ParamProbeMultiplier: 30},
 		New: func(s *Spec, p Params, _ Env) (Gate, error) {
 			v := NewNetflixVegas(int(p[ParamInitialLimit]), int(p[ParamMaxConcurrency]), p[ParamSmoothing], int(p[ParamProbeMultiplier]), uint64(p[ParamJitterSeed]))
 			return newNetflixLimiter(s, v, []string{"rtt_noload_ms"}, func(dst []float64) []float64 {

@@ -34,6 +34,31 @@ type Degrade struct {
 	Workers       int     `json:"workers,omitempty"`
 }
 
+// Shape is a server's knee and degrade events apart from its other
+// fields: the web form's models input carries the base server's so.
+type Shape struct {
+	Knee      int       `json:"knee,omitempty"`
+	KneeSlope float64   `json:"knee_slope,omitempty"`
+	KneePower float64   `json:"knee_power,omitempty"`
+	Degrade   []Degrade `json:"degrade,omitempty"`
+}
+
+// ShapeOf is the spec's shape, nil when it has none.
+func (s *Spec) ShapeOf() *Shape {
+	if !s.Shaped() && s.KneeSlope == 0 && s.KneePower == 0 {
+		return nil
+	}
+	return &Shape{Knee: s.Knee, KneeSlope: s.KneeSlope, KneePower: s.KneePower, Degrade: s.Degrade}
+}
+
+// SetShape sets the spec's knee and degrade events (nil: none).
+func (s *Spec) SetShape(sh *Shape) {
+	if sh == nil {
+		sh = &Shape{}
+	}
+	s.Knee, s.KneeSlope, s.KneePower, s.Degrade = sh.Knee, sh.KneeSlope, sh.KneePower, sh.Degrade
+}
+
 // Shaped reports whether the spec has a knee or degrade events.
 func (s *Spec) Shaped() bool { return s.Knee > 0 || len(s.Degrade) > 0 }
 

@@ -125,3 +125,48 @@ func (g *tracedGate) meanLimit(from, to float64) float64 {
 	sum += limit * (to - at)
 	return sum / (to - from)
 }
+
+// An adaptive gate's point files its measures: the limit per series window
+// against the server's ideal concurrency (10 workers, 5 during a degrade
+// over 10-20 s), the time-weighted mean within the limit's bounds; a
+// static limit's point files none.
+func TestAdaptiveMetricsFiled(t *testing.T) {
+	t.Parallel()
+	cfg, err := document.DecodeConfig([]byte(`{"version": 1, "seed": 2,
+  "workload": {"duration_ms": 30000, "parts": [{"type": "poisson", "rate_rps": 900}]},
+  "server": {"workers": 10, "service_ms": 10, "deadline_ms": 500, "degrade": [{"from_ms": 10000, "to_ms": 20000, "workers": 5}]},
+  "limiters": [{"type": "netflix-gradient2", "min_limit": 1, "window": "windowed"}, {"type": "envoy-adaptive-concurrency"}, {"type": "admission", "limit": 10}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sweep.Run(context.Background(), cfg, sweep.Options{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, pt := range res.Points[:2] {
+		a := pt.Metrics.Adaptive
+		if a == nil {
+			t.Fatalf("point %d: no adaptive measures", i)
+		}
+		n := int(30000 / cfg.SeriesWindow())
+		if len(a.Limit) != n || len(a.Ideal) != n || len(a.RTTMeanUS) != n {
+			t.Fatalf("point %d: %d, %d, %d windows, want %d", i, len(a.Limit), len(a.Ideal), len(a.RTTMeanUS), n)
+		}
+		w := cfg.SeriesWindow()
+		if a.Ideal[int(5000/w)] != 10 || a.Ideal[int(15000/w)] != 5 || a.Ideal[int(25000/w)] != 10 {
+			t.Fatalf("point %d: ideal concurrency %d, %d, %d at 5, 15, 25 s", i, a.Ideal[int(5000/w)], a.Ideal[int(15000/w)], a.Ideal[int(25000/w)])
+		}
+		if a.IdealMean < 8.3 || a.IdealMean > 8.34 {
+			t.Fatalf("point %d: ideal mean %g, want 25/3", i, a.IdealMean)
+		}
+		if a.LimitMean < 1 || a.LimitMean > 1000 || len(a.Estimates) == 0 {
+			t.Fatalf("point %d: limit mean %g, %d estimates", i, a.LimitMean, len(a.Estimates))
+		}
+		if a.RTTMeanUS[int(15000/w)] <= a.RTTMeanUS[int(5000/w)] {
+			t.Errorf("point %d: the degrade did not raise the RTT: %d µs at 15 s, %d at 5 s", i, a.RTTMeanUS[int(15000/w)], a.RTTMeanUS[int(5000/w)])
+		}
+	}
+	if res.Points[2].Metrics.Adaptive != nil {
+		t.Fatal("a static limit's point has adaptive measures")
+	}
+}

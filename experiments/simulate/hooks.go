@@ -71,6 +71,7 @@ type gateHooks struct {
 	observer limiter.Observer // nil: the gate learns nothing from completions
 	syncer   limiter.Syncer   // nil: no syncs
 	routed   *routedGate      // nil: one instance
+	trace    *adaptiveTrace   // nil: the gate is not adaptive (adaptive.go)
 }
 
 // hooksOf finds gate's hooks (gate as pointGate made it): the gate's own
@@ -81,6 +82,12 @@ func hooksOf(gate limiter.Gate) gateHooks {
 	inner := gate
 	if rg, ok := gate.(*routedGate); ok {
 		h.routed, inner = rg, rg.r
+	}
+	switch t := inner.(type) {
+	case *adaptiveTrace:
+		h.trace = t
+	case adaptiveSyncTrace:
+		h.trace = t.adaptiveTrace
 	}
 	var obs observers
 	var syn syncers

@@ -87,6 +87,9 @@ func watch(opt *sweep.Options) *[]*watchingGate {
 	opt.Simulate.Gate = func(g limiter.Gate, _ limiter.Occupancy) limiter.Gate {
 		w := &watchingGate{g: g}
 		*gates = append(*gates, w)
+		if s, ok := g.(limiter.Syncer); ok {
+			return watchingSyncGate{w, s}
+		}
 		return w
 	}
 	opt.Simulate.Fate = func(f limiter.Completion) {
@@ -126,7 +129,24 @@ func (w *watchingGate) Offer(t float64, c int32) (float64, bool) {
 	return release, ok
 }
 
-func (w *watchingGate) Complete(c limiter.Completion) { w.complete(c) }
+// Complete records c and tells the wrapped gate when it observes (an
+// adaptive concurrency gate: it learns from them as without the watch).
+func (w *watchingGate) Complete(c limiter.Completion) {
+	w.complete(c)
+	if o, ok := w.g.(limiter.Observer); ok {
+		o.Complete(c)
+	}
+}
+
+// watchingSyncGate is a watchingGate over a gate with syncs (Envoy's
+// timers), which it runs.
+type watchingSyncGate struct {
+	*watchingGate
+	s limiter.Syncer
+}
+
+func (w watchingSyncGate) NextSyncMS() float64 { return w.s.NextSyncMS() }
+func (w watchingSyncGate) Sync(t float64)      { w.s.Sync(t) }
 
 // learningGate is a toy adaptive concurrency limit: it admits while fewer
 // than limit of its requests are in the system, and lowers the limit by

@@ -154,11 +154,13 @@ type Instruments struct {
 	gate, wait, sojourn metrics.Histogram
 	rolling             *metrics.Rolling
 	fairCounts          []float64
-	releases            []float64     // release times, for the empirical arrival curve
-	queue               *queueBufs    // the queue model's (queue.go)
-	clients             *clientBufs   // the event loop's heap (loop.go), the client model's
-	admitted            *admittedBufs // the client model on a queue (clients_queue.go)
-	done                completions   // the completions of a gate that observes (hooks.go)
+	releases            []float64      // release times, for the empirical arrival curve
+	queue               *queueBufs     // the queue model's (queue.go)
+	clients             *clientBufs    // the event loop's heap (loop.go), the client model's
+	admitted            *admittedBufs  // the client model on a queue (clients_queue.go)
+	done                completions    // the completions of a gate that observes (hooks.go)
+	trace               *adaptiveTrace // the point's adaptive gate's record (adaptive.go), nil without one
+	seriesWindowMS      float64
 }
 
 // loopHeap is the worker's event heap, emptied, its first event numbered
@@ -300,8 +302,12 @@ func pointGateWith(spec *limiter.Spec, params limiter.Params, clients []workload
 	if err != nil {
 		return nil, err
 	}
+	a, adaptive := gate.(limiter.Adaptive)
 	if sw != nil && sw.Gate != nil {
 		gate = sw.Gate(gate, occ)
+	}
+	if adaptive {
+		gate = newAdaptiveTrace(gate, a)
 	}
 	if r, ok := gate.(limiter.Replicated); ok {
 		gate = &routedGate{r: r, instances: make([]experiments.InstanceMetrics, r.Instances())}
@@ -312,6 +318,7 @@ func pointGateWith(spec *limiter.Spec, params limiter.Params, clients []workload
 // startPoint readies a worker's delay histograms and rolling count for a
 // point of cfg.
 func (in *Instruments) startPoint(cfg *experiments.Config) {
+	in.trace, in.seriesWindowMS = nil, cfg.SeriesWindow()
 	in.gate.Reset()
 	in.wait.Reset()
 	in.sojourn.Reset()
@@ -351,7 +358,9 @@ func startForwardPass(ctx context.Context, cfg *experiments.Config, clients []wo
 	}
 	f.gate, f.fate = gate, sw.fateLog()
 	in.startPoint(cfg)
-	if f.hooks = hooksOf(gate); f.hooks.loop() || sw != nil && sw.Model == SwitchForwardInLoop {
+	f.hooks = hooksOf(gate)
+	in.watch(&f.hooks)
+	if f.hooks.loop() || sw != nil && sw.Model == SwitchForwardInLoop {
 		l := &pointLoop{model: modelPlain, forwardPass: f, heap: in.loopHeap(0)} // the forward pass's events are numbered from 0
 		l.a = &l.batch
 		l.done = newCompletions(&f.hooks, l.heap, &in.done)
@@ -503,6 +512,9 @@ func finishPoint(cfg *experiments.Config, pt *experiments.Point, spec *limiter.S
 	clients []experiments.ClientResult, fair *fairWindows, ngroup int, group func(i int) int, gateMax, endToEndMax float64, bounds, curve bool) {
 	durationMS := cfg.Workload.DurationMS
 	clientShares(m, clients, ngroup, group, durationMS/1000)
+	if in.trace != nil {
+		m.Adaptive = in.trace.metrics(cfg)
+	}
 	pt.Metrics = *m
 	if bounds {
 		pt.Bounds = pointBounds(cfg, spec, params, len(clients), m, gateMax, endToEndMax)

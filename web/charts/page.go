@@ -98,6 +98,7 @@ var sections = []func(v *View) *Group{
 	downstreamSection,
 	fairnessSection,
 	timeSection,
+	adaptiveSection,
 	recoverySection,
 	clientSection,
 	hangoverSection,
