@@ -10,6 +10,7 @@ require (
 	github.com/envoyproxy/go-control-plane/envoy v1.40.0
 	github.com/go-chi/chi/v5 v5.5.0
 	github.com/go-redis/redis_rate/v10 v10.0.1
+	github.com/klauspost/compress v1.20.4
 	github.com/redis/go-redis/v9 v9.0.2
 	go.uber.org/ratelimit v0.3.1
 	go.yaml.in/yaml/v3 v3.0.6

@@ -160,12 +160,22 @@ var headColumns = []Column{
 	{Key: "type", Format: Text, Label: func(p *Point) string { return string(p.Type) }},
 }
 
-var metricColumns = measuredAll([]Column{
+var metricColumns = slices.Concat(measuredAll([]Column{
 	metric("arrivals", Int, func(m *Metrics) float64 { return float64(m.Arrivals) }),
 	metric("admitted", Int, func(m *Metrics) float64 { return float64(m.Admitted) }),
 	metric("rejected", Int, func(m *Metrics) float64 { return float64(m.Rejected) }),
 	metric("on_time", Int, func(m *Metrics) float64 { return float64(m.OnTime) }),
 	metric("late", Int, func(m *Metrics) float64 { return float64(m.Late) }),
+}), []Column{
+	// level_rps is the load's configured rate (Metrics.LevelRPS), a
+	// setting rather than a measurement: empty when a part has none.
+	{Key: "level_rps", Format: Fixed1, Value: func(p *Point) (float64, bool) {
+		if p.Metrics.LevelRPS == nil {
+			return 0, false
+		}
+		return *p.Metrics.LevelRPS, true
+	}},
+}, measuredAll([]Column{
 	metric("offered_rps", Fixed1, func(m *Metrics) float64 { return m.OfferedRPS }),
 	metric("admitted_rps", Fixed1, func(m *Metrics) float64 { return m.AdmittedRPS }),
 	metric("goodput_rps", Fixed1, func(m *Metrics) float64 { return m.GoodputRPS }),
@@ -188,7 +198,8 @@ var metricColumns = measuredAll([]Column{
 	metric("jain_index", Fixed4, func(m *Metrics) float64 { return m.Jain }),
 	// Network-calculus bounds (see Bounds): empty cells when the point has
 	// none, and bound_note says why ("unbounded (r > R)", "no arrival
-	// curve (admission)"); tightness is measured / bound.
+	// curve (admission)", "no bound (lifo server: ...)"): every point
+	// has bounds or a note; tightness is measured / bound.
 	{Key: "bound_note", Format: Text, Label: func(p *Point) string {
 		if p.Bounds == nil {
 			return ""
@@ -222,7 +233,7 @@ var metricColumns = measuredAll([]Column{
 		}
 		return 0, false
 	}},
-})
+}))
 
 // ColumnByKey finds a column of Columns, or nil.
 func ColumnByKey(key string) *Column {
@@ -444,10 +455,72 @@ func withOptionalColumns(cfg *Config, cols []Column) []Column {
 	if cfg.SLO != nil {
 		cols = append(cols, sloColumn)
 	}
+	if cfg.AnyInstances() {
+		var params []Column
+		for _, q := range limiter.ReplicaParams() {
+			if cfg.anyLimiterGives(q.Name) {
+				params = append(params, param(q))
+			}
+		}
+		at := slices.IndexFunc(cols, func(c Column) bool { return c.Measured })
+		cols = slices.Insert(cols, at, params...)
+		cols = append(cols, instanceColumns...)
+		if slices.ContainsFunc(cfg.Limiters, func(s limiter.Spec) bool { return s.Options[limiter.OptionSharing] == limiter.SharingCentral }) {
+			cols = append(cols, storeColumns...)
+		}
+	}
 	if cfg.AnyAdaptive() {
 		cols = append(cols, adaptiveColumns...)
 	}
 	return cols
+}
+
+// AnyInstances reports whether a limiter of the config runs as instances
+// (limiter.Spec.Replicated): its results have the instances' columns.
+func (c *Config) AnyInstances() bool {
+	return slices.ContainsFunc(c.Limiters, func(s limiter.Spec) bool { return s.Replicated() })
+}
+
+// anyLimiterGives reports whether a limiter of the config gives param.
+func (c *Config) anyLimiterGives(param string) bool {
+	return slices.ContainsFunc(c.Limiters, func(s limiter.Spec) bool { return len(s.Params[param]) > 0 })
+}
+
+// instanceColumns are the measures of a replicated limiter's instances
+// (ReplicaMetrics): empty cells for a point of one instance, and where a
+// gate promises no rate, its ratios.
+var instanceColumns = measuredAll([]Column{
+	instanceMetric("configured_rps", Fixed1, func(r *ReplicaMetrics) (float64, bool) { return r.ConfiguredRPS, r.ConfiguredRPS > 0 }),
+	instanceMetric("effective_ratio", Fixed4, func(r *ReplicaMetrics) (float64, bool) { return r.EffectiveRatio, r.ConfiguredRPS > 0 }),
+	instanceMetric("over_admission", Fixed4, func(r *ReplicaMetrics) (float64, bool) { return r.OverAdmission, r.OverAdmission > 0 }),
+	instanceMetric("skew_ratio", Fixed4, func(r *ReplicaMetrics) (float64, bool) { return r.SkewRatio, true }),
+	instanceMetric("busiest_share_pct", Fixed1, func(r *ReplicaMetrics) (float64, bool) { return r.BusiestSharePct, true }),
+})
+
+// storeColumns are what a central store's outage let through and
+// refused: results.csv has them when a limiter shares a central store.
+var storeColumns = measuredAll([]Column{
+	instanceMetric("store_down_admitted", Int, func(r *ReplicaMetrics) (float64, bool) {
+		if r.Store == nil {
+			return 0, false
+		}
+		return float64(r.Store.DownAdmitted), true
+	}),
+	instanceMetric("store_down_refused", Int, func(r *ReplicaMetrics) (float64, bool) {
+		if r.Store == nil {
+			return 0, false
+		}
+		return float64(r.Store.DownRefused), true
+	}),
+})
+
+func instanceMetric(key string, f Format, get func(r *ReplicaMetrics) (float64, bool)) Column {
+	return Column{Key: key, Format: f, Value: func(p *Point) (float64, bool) {
+		if p.Metrics.Replicas == nil {
+			return 0, false
+		}
+		return get(p.Metrics.Replicas)
+	}}
 }
 
 // PointColumn finds the column a "points" report names by key (and class,
@@ -456,7 +529,7 @@ func PointColumn(cfg *Config, key, class string) *Column {
 	if c := ColumnByKey(key); c != nil {
 		return c
 	}
-	for _, list := range [][]Column{variantColumns, queueColumns, clientColumns, {sloColumn}, adaptiveColumns} {
+	for _, list := range [][]Column{variantColumns, queueColumns, clientColumns, {sloColumn}, instanceColumns, storeColumns, adaptiveColumns} {
 		for i := range list {
 			if list[i].Key == key {
 				return &list[i]
@@ -480,7 +553,7 @@ func PointColumn(cfg *Config, key, class string) *Column {
 // PointColumnKeys lists every key a "points" report can name.
 func PointColumnKeys() []string {
 	keys := append([]string{"swept", SweptOrLimiter}, ColumnKeys()...)
-	for _, list := range [][]Column{variantColumns, queueColumns, clientColumns, {sloColumn}, adaptiveColumns} {
+	for _, list := range [][]Column{variantColumns, queueColumns, clientColumns, {sloColumn}, instanceColumns, storeColumns, adaptiveColumns} {
 		for _, c := range list {
 			keys = append(keys, c.Key)
 		}

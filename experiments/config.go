@@ -34,7 +34,7 @@ import (
 const Version = 1
 
 // EngineVersion changes whenever the engine's numbers could change.
-const EngineVersion = "1.0.4"
+const EngineVersion = "1.0.9"
 
 // Limits on one run, so a request cannot eat the machine.
 const (

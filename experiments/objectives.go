@@ -293,6 +293,9 @@ func (c *Config) validateObjectives() field.List {
 		errs.Add("objectives", "at most %d objectives", MaxObjectives)
 		return errs
 	}
+	if len(c.Objectives) == 0 {
+		return errs
+	}
 	metrics := ObjectiveMetrics()
 	for _, o := range c.Objectives {
 		if !slices.Contains(metrics, o.Metric) {

@@ -103,9 +103,15 @@ type Metrics struct {
 	OnTime   int `json:"on_time"`
 	Late     int `json:"late"`
 
-	OfferedRPS  float64 `json:"offered_rps"`
-	AdmittedRPS float64 `json:"admitted_rps"`
-	GoodputRPS  float64 `json:"goodput_rps"`
+	// LevelRPS is the load's configured rate, the sum of its parts' levels
+	// (workload.Spec.LevelRPS: a constant or Poisson part's rate_rps, a
+	// client group's clients × rate_rps, a demand curve's mean over one
+	// cycle); nil when a part has none (a trace, bursts, a flash crowd,
+	// users). OfferedRPS is the measured rate, arrivals over the window.
+	LevelRPS    *float64 `json:"level_rps,omitempty"`
+	OfferedRPS  float64  `json:"offered_rps"`
+	AdmittedRPS float64  `json:"admitted_rps"`
+	GoodputRPS  float64  `json:"goodput_rps"`
 	// RejectPct and ServedLatePct are shares of the arrivals; under the
 	// client model (retries) of the attempts at the gate.
 	RejectPct     float64 `json:"reject_pct"`
@@ -154,6 +160,9 @@ type Metrics struct {
 	// gate runs as several instances behind a balancer
 	// (limiter.Replicated, experiments/simulate hooks.go): nil otherwise.
 	Instances []InstanceMetrics `json:"instances,omitempty"`
+	// Replicas are the measures of the instances against the configured
+	// limit (nil unless the limiter gives instances).
+	Replicas *ReplicaMetrics `json:"replicas,omitempty"`
 	// Adaptive is what an adaptive concurrency gate (limiter.Adaptive)
 	// did: its limit over time against the server's ideal concurrency
 	// (adaptive.go); nil for other gates.
@@ -167,6 +176,46 @@ type InstanceMetrics struct {
 	Offered  int     `json:"offered"`
 	Admitted int     `json:"admitted"`
 	State    float64 `json:"state"`
+	// AdmittedSeries counts the instance's admissions per series window
+	// of their arrival (Config.SeriesWindow), to its last admission.
+	AdmittedSeries []int32 `json:"admitted_series,omitempty"`
+}
+
+// StoreMetrics are the requests that reached a central store while it
+// was down: admitted by fail-open, refused by fail-closed.
+type StoreMetrics struct {
+	DownAdmitted int `json:"down_admitted"`
+	DownRefused  int `json:"down_refused"`
+}
+
+// ReplicaMetrics are what a point whose limiter runs as instances
+// (limiter.Spec.Replicated) measures of them (experiments/simulate,
+// instances.go): the limit one gate of the configured settings keeps
+// against what the instances let through.
+type ReplicaMetrics struct {
+	// ConfiguredRPS is the configured limit's long-run rate: the rate of
+	// one gate's arrival curve (limiter.ArrivalCurve), else the slope of
+	// its Nominal; 0 for a gate that promises none.
+	ConfiguredRPS float64 `json:"configured_rps"`
+	// EffectiveRatio is the admitted rate over ConfiguredRPS: the
+	// effective limit in units of the configured one (under load above
+	// the limit).
+	EffectiveRatio float64 `json:"effective_ratio"`
+	// OverAdmission is rolling_max over what one gate of the configured
+	// settings lets through in a rolling window (its arrival curve at
+	// metrics.rolling_window_ms, b + r·w for a bucket; else its Nominal):
+	// above 1, the instances let through more than the limit in some
+	// window.
+	OverAdmission float64 `json:"over_admission"`
+	// SkewRatio is the busiest instance's offered requests over the mean
+	// instance's (1: even); BusiestSharePct its share of all offers.
+	SkewRatio       float64 `json:"skew_ratio"`
+	BusiestSharePct float64 `json:"busiest_share_pct"`
+	// Store is what a central store's outage let through and refused
+	// (nil without a central store).
+	Store *StoreMetrics `json:"store,omitempty"`
+	// Note says what dividing the limit rounded (sharing divided).
+	Note string `json:"note,omitempty"`
 }
 
 // ClientMetrics are the client model's measurements of one point. Under
@@ -206,8 +255,9 @@ type ClientMetrics struct {
 	// QueueDepthMean is the mean number of requests in the system that an
 	// attempt found at the gate (by the server's occupancy rule).
 	QueueDepthMean float64 `json:"queue_depth_mean"`
-	// IdealGoodputRPS is min(offered, capacity): the goodput a server
-	// without losses would give.
+	// IdealGoodputRPS is min(level, capacity): the goodput a server
+	// without losses would give (Metrics.LevelRPS; the measured
+	// offered_rps where the load has no level), as the seed lab's Post 1.
 	IdealGoodputRPS float64 `json:"ideal_goodput_rps"`
 }
 
@@ -298,6 +348,28 @@ type ClientResult struct {
 	Attempts    int     `json:"attempts,omitempty"`
 	Admitted    int     `json:"admitted"`
 	AdmittedRPS float64 `json:"admitted_rps"`
+	// SojournMaxMS is the client's longest time at the run's server,
+	// release to finish, unrounded (measured where Flow is set).
+	SojournMaxMS float64 `json:"sojourn_max_ms,omitempty"`
+	// Flow is the client's own network-calculus bound at a FIFO server it
+	// shares with the others (nil where the point has none).
+	Flow *FlowBound `json:"flow,omitempty"`
+}
+
+// FlowBound is one client's delay bound at the run's server (release to
+// finish, ms) when the clients of a gate that keys them (per-client or
+// hierarchical token bucket) share one FIFO server: calculus.FIFODelay,
+// the smallest bound of the FIFO residual service curves and the theta
+// that attains it (or the aggregate's FIFO bound where smaller: FIFO serves
+// every request within it), and calculus.BlindDelay, blind multiplexing's
+// (no assumption on the order; 0 where the client's rate exceeds what the
+// others leave). Without a FIFO bound (r > R) the numbers are 0 and Note
+// says so.
+type FlowBound struct {
+	FIFOBoundMS  float64 `json:"fifo_bound_ms"`
+	ThetaMS      float64 `json:"theta_ms"`
+	BlindBoundMS float64 `json:"blind_bound_ms,omitempty"` // 0: none (r_i > R - r')
+	Note         string  `json:"note,omitempty"`
 }
 
 // Partial marks a result cut short: its sweep was cancelled (or the

@@ -17,8 +17,8 @@ func (c *Config) Validate() error {
 	if c.Version != Version {
 		errs.Add("version", "must be %d", Version)
 	}
-	if len(c.Name) > 200 {
-		errs.Add("name", "is longer than 200 characters")
+	if msg := field.Line(c.Name, 200); msg != "" {
+		errs.Add("name", "%s", msg)
 	}
 	if len(c.Description) > 10_000 {
 		errs.Add("description", "is longer than 10000 characters")

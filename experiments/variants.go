@@ -144,8 +144,10 @@ func checkName(errs *field.List, path, name string, seen map[string]int, list st
 	switch {
 	case name == "":
 		errs.Add(path, "is required: each of %s is named in results", list)
-	case len(name) > 100 || strings.ContainsAny(name, ",\"\n\r"):
+	case len(name) > 100 || strings.ContainsAny(name, ",\""):
 		errs.Add(path, "must be a plain name of at most 100 characters (no commas, quotes or line breaks)")
+	case field.Line(name, 100) != "":
+		errs.Add(path, "%s", field.Line(name, 100))
 	}
 	if j, dup := seen[name]; dup && name != "" {
 		errs.Add(path, "%s[%d] is also called %q", list, j, name)

@@ -6,7 +6,9 @@
 // refuses with ErrQueueFull (storing nothing) when Options.Queue runs are
 // already waiting. Options.Workers sweeps run at once; each ends exactly
 // once as done (results and files written by one storage.Complete), failed
-// (the engine's error), cancelled (Cancel) or interrupted (Shutdown). Progress
+// (the engine's error), cancelled (Cancel) or interrupted (Shutdown: a
+// running sweep; a queued run stays queued in the store, and Requeue
+// queues it again at the next start). Progress
 // goes to the store at most every ProgressStoreEvery and to subscribers at
 // most every ProgressEventEvery; status changes and the final state always
 // go to both.
@@ -23,6 +25,7 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/sweep"
@@ -59,6 +62,10 @@ type Options struct {
 	// that names another. nil: the lab has no trace files.
 	Traces     workload.TraceOpener
 	TraceNames func() ([]string, error)
+	// NewSpill, when not nil, gives each run that reads trace files a
+	// spill (sweep.Options.Spill: each trace parsed once) and the func
+	// that removes it when the run ends.
+	NewSpill func() (spill workload.Spill, remove func())
 }
 
 // TraceError is Submit's refusal of a config whose trace part names a file
@@ -128,6 +135,10 @@ type Event struct {
 	Reading float64 `json:"reading,omitempty"`
 	Error   string  `json:"error,omitempty"`
 }
+
+// QueuedAtShutdown is the Error of the last event a queued run's
+// subscribers get when the lab stops: the run stays queued.
+const QueuedAtShutdown = "the lab is stopping: this run stays queued and starts when the lab starts again"
 
 // Final reports whether the event is the run's last: its status is an end
 // state.
@@ -395,12 +406,79 @@ func (r *Runner) publish(ev Event) {
 	}
 }
 
-// Shutdown stops taking runs and stops the workers. Queued runs end as
-// interrupted at once. Running sweeps may finish (and be stored as done)
+// publishLast sends ev to the run's subscribers as their last event and
+// closes their channels, though ev is not a final status (a queued run at
+// shutdown); r.mu must be held.
+func (r *Runner) publishLast(ev Event) {
+	for s := range r.subs[ev.ID] {
+		select {
+		case s.ch <- ev:
+		default:
+			select {
+			case <-s.ch:
+			default:
+			}
+			s.ch <- ev
+		}
+		s.closed = true
+		close(s.ch)
+	}
+	delete(r.subs, ev.ID)
+}
+
+// Requeue queues again the runs the store holds as queued (a stopped
+// lab's, oldest first), before or after Start, whatever Options.Queue
+// says: they were accepted. A run whose stored config no longer decodes
+// ends as failed, saying why. It returns how many runs it queued.
+func (r *Runner) Requeue(ctx context.Context) (int, error) {
+	runs, err := r.st.Queued(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("requeue: %w", err)
+	}
+	n := 0
+	for _, run := range runs {
+		cfg, err := document.DecodeConfig(run.Config)
+		if err != nil {
+			msg := "its stored config no longer decodes with this engine: " + err.Error()
+			if ferr := r.st.Finish(ctx, run.ID, storage.StatusFailed, msg); ferr != nil {
+				r.log.Error("requeue: fail a run", "run", run.ID, "err", ferr)
+			}
+			continue
+		}
+		jctx, cancel := context.WithCancelCause(context.Background())
+		j := &job{id: run.ID, cfg: cfg, ctx: jctx, cancel: cancel, status: storage.StatusQueued, total: run.PointsTotal}
+		r.mu.Lock()
+		if r.closed {
+			r.mu.Unlock()
+			cancel(errShutdown)
+			break
+		}
+		if _, dup := r.jobs[j.id]; dup {
+			r.mu.Unlock()
+			cancel(nil)
+			continue
+		}
+		r.jobs[j.id] = j
+		r.pending = append(r.pending, j)
+		r.wake.Signal()
+		r.mu.Unlock()
+		n++
+	}
+	if n > 0 {
+		r.log.Info("runs queued again after a restart", "runs", n)
+	}
+	return n, nil
+}
+
+// Shutdown stops taking runs and stops the workers. Queued runs stay
+// queued in the store (the next runner's Requeue takes them): their
+// subscribers get a last "queued" event saying so (QueuedAtShutdown), then
+// the channel closes. Running sweeps may finish (and be stored as done)
 // while ctx lasts; when ctx ends they are cancelled and stored as
-// interrupted. Pass an already cancelled context to interrupt them at once.
-// Shutdown waits for the workers to stop and returns ctx's error when it had
-// to interrupt a sweep.
+// interrupted, or partial with the points they finished, and their
+// subscribers get that final event. Pass an already cancelled context to
+// interrupt them at once. Shutdown waits for the workers to stop and
+// returns ctx's error when it had to interrupt a sweep.
 func (r *Runner) Shutdown(ctx context.Context) error {
 	r.mu.Lock()
 	r.closed = true
@@ -408,12 +486,13 @@ func (r *Runner) Shutdown(ctx context.Context) error {
 	r.pending = nil
 	for _, j := range queued {
 		j.cancel(errShutdown)
-		j.ending = true
+		delete(r.jobs, j.id)
+		r.publishLast(Event{ID: j.id, Status: storage.StatusQueued, Done: j.done, Total: j.total, Error: QueuedAtShutdown})
 	}
 	r.wake.Broadcast()
 	r.mu.Unlock()
-	for _, j := range queued {
-		r.end(j, storage.StatusInterrupted, storage.InterruptedError)
+	if len(queued) > 0 {
+		r.log.Info("queued runs stay queued for the next start", "runs", len(queued))
 	}
 
 	stopped := make(chan struct{})
@@ -533,7 +612,13 @@ func (r *Runner) sweep(j *job, prog *progressWriter) (res *experiments.Result, f
 			res, files, err = nil, nil, fmt.Errorf("internal error: %v", p)
 		}
 	}()
-	res, err = sweep.Run(j.ctx, j.cfg, sweep.Options{Workers: r.opt.EngineWorkers, Progress: prog.report, Reading: prog.reading, MaxDecisions: experiments.MaxWork, Traces: r.opt.Traces})
+	opt := sweep.Options{Workers: r.opt.EngineWorkers, Progress: prog.report, Reading: prog.reading, MaxDecisions: experiments.MaxWork, Traces: r.opt.Traces}
+	if r.opt.Traces != nil && r.opt.NewSpill != nil {
+		spill, remove := r.opt.NewSpill()
+		defer remove()
+		opt.Spill = spill
+	}
+	res, err = sweep.Run(j.ctx, j.cfg, opt)
 	if err != nil && res != nil && res.Partial != nil {
 		// Cut short with points finished: their files, and still err.
 		if files, ferr := output.Files(res); ferr == nil {

@@ -222,7 +222,8 @@ func TestQueueFullStoresNothing(t *testing.T) {
 		t.Fatalf("Submit after a cancel: %v", err)
 	}
 
-	// Shutdown interrupts what is still queued and refuses new runs.
+	// Shutdown leaves what is still queued queued (the next start takes
+	// it again) and refuses new runs.
 	if err := r.Shutdown(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +232,7 @@ func TestQueueFullStoresNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, run := range runs {
-		want := storage.StatusInterrupted
+		want := storage.StatusQueued
 		if run.ID == ids[0] {
 			want = storage.StatusCancelled
 		}
@@ -335,6 +336,8 @@ func TestShutdownInterruptsRunningSweep(t *testing.T) {
 	}
 	events, unsubscribe := r.Subscribe(slow.ID)
 	defer unsubscribe()
+	queuedEvents, unsubscribeQueued := r.Subscribe(queued.ID)
+	defer unsubscribeQueued()
 	waitStored(t, st, slow.ID, func(r *storage.Run) bool { return r.Status == storage.StatusRunning && r.PointsDone > 0 })
 
 	// Graceful for 50 ms: not enough for the slow sweep.
@@ -344,17 +347,24 @@ func TestShutdownInterruptsRunningSweep(t *testing.T) {
 		t.Errorf("Shutdown: %v, want DeadlineExceeded (it had to interrupt)", err)
 	}
 	// The running sweep keeps the points that finished (partial); the
-	// queued one had none (interrupted).
+	// queued one stays queued, and its subscribers hear so last.
 	final, _ := waitFinal(t, events, 10*time.Second)
-	if final.Status != storage.StatusPartial || !strings.HasPrefix(final.Error, "the server stopped after ") {
-		t.Errorf("final event %+v, want partial", final)
+	if final.Status != storage.StatusPartial || !strings.HasPrefix(final.Error, "the server stopped after ") || final.Done == 0 {
+		t.Errorf("final event %+v, want partial with the points kept", final)
 	}
-	for id, want := range map[string]string{slow.ID: storage.StatusPartial, queued.ID: storage.StatusInterrupted} {
+	var last Event
+	for ev := range queuedEvents {
+		last = ev
+	}
+	if last.Status != storage.StatusQueued || last.Error != QueuedAtShutdown {
+		t.Errorf("the queued run's last event %+v, want queued: %q", last, QueuedAtShutdown)
+	}
+	for id, want := range map[string]string{slow.ID: storage.StatusPartial, queued.ID: storage.StatusQueued} {
 		got, err := st.Get(t.Context(), id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Status != want || want == storage.StatusInterrupted && got.Error != storage.InterruptedError {
+		if got.Status != want {
 			t.Errorf("run %s: %s %q, want %s", got.Name, got.Status, got.Error, want)
 		}
 	}
@@ -583,5 +593,43 @@ func TestRunningEventsCountRuns(t *testing.T) {
 	}
 	if running == 0 {
 		t.Fatalf("no running event: %v", seen)
+	}
+}
+
+// TestQueuedRunsComeBackQueued: runs a stopped lab had queued (a shutdown,
+// or a crash: the store says queued either way) are queued again by the
+// next runner's Requeue, oldest first, and run to done; a running one the
+// crash left is interrupted by MarkInterrupted, not run again.
+func TestQueuedRunsComeBackQueued(t *testing.T) {
+	st := newStore(t)
+	first := New(st, Options{Workers: 1, Queue: 4, Logger: testLogger(t)}) // never started: a crash before it ran them
+	var ids []string
+	for i := range 3 {
+		run, err := first.Submit(t.Context(), tokenVsLeakyConfig(t), fmt.Sprintf("waiting %d", i), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, run.ID)
+	}
+	if err := st.SetStatus(t.Context(), ids[2], storage.StatusRunning); err != nil { // the one the crash left running
+		t.Fatal(err)
+	}
+	if n, err := st.MarkInterrupted(t.Context()); err != nil || n != 1 {
+		t.Fatalf("MarkInterrupted: %d, %v; want 1", n, err)
+	}
+	second := newRunner(t, st, Options{Workers: 1, Queue: 1})
+	n, err := second.Requeue(t.Context())
+	if err != nil || n != 2 {
+		t.Fatalf("Requeue: %d, %v; want 2", n, err)
+	}
+	if w, _ := second.Queued(); w != 2 {
+		t.Errorf("Queued: %d waiting, want 2 (accepted runs pass the queue's limit)", w)
+	}
+	second.Start()
+	for _, id := range ids[:2] {
+		waitStored(t, st, id, func(r *storage.Run) bool { return r.Status == storage.StatusDone })
+	}
+	if got, _ := st.Get(t.Context(), ids[2]); got.Status != storage.StatusInterrupted {
+		t.Errorf("the run left running: %s, want interrupted", got.Status)
 	}
 }

@@ -72,6 +72,8 @@ const InterruptedError = "the server stopped before this sweep finished; re-run 
 var (
 	// ErrNotFound: no run (or file) by that id (or name).
 	ErrNotFound = errors.New("not found")
+	// ErrNotDatabase: the file is not an SQLite database.
+	ErrNotDatabase = errors.New("not an SQLite database")
 	// ErrFinished: the run has already ended (done, failed, cancelled or
 	// interrupted) and cannot change status again.
 	ErrFinished = errors.New("run already finished")
@@ -388,6 +390,13 @@ func Backup(ctx context.Context, path, dest string) (runs int, err error) {
 		return 0, fmt.Errorf("open %s: %w", path, err)
 	}
 	defer db.Close()
+	var n int
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(&n); err != nil {
+		if strings.Contains(err.Error(), "not a database") {
+			return 0, fmt.Errorf("%s: %w", path, ErrNotDatabase)
+		}
+		return 0, fmt.Errorf("open %s: %w", path, err)
+	}
 	if err := (&Store{db: db}).Backup(ctx, dest); err != nil {
 		return 0, err
 	}
@@ -502,14 +511,15 @@ func exists(ctx context.Context, tx *sql.Tx, id string) error {
 	return nil
 }
 
-// MarkInterrupted ends every queued or running run as interrupted, with
+// MarkInterrupted ends every running run as interrupted, with
 // InterruptedError as the error: call it at start-up, before a runner
-// starts, for the runs a stopped server left behind. It returns how many
-// runs it marked.
+// starts, for the runs a stopped server left running. Queued runs stay
+// queued: the runner takes them again (Queued, runner.Requeue). It
+// returns how many runs it marked.
 func (s *Store) MarkInterrupted(ctx context.Context) (int, error) {
 	var n int64
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, "UPDATE runs SET status = ?, error = ?, finished_at = ? WHERE status IN ('queued', 'running')",
+		res, err := tx.ExecContext(ctx, "UPDATE runs SET status = ?, error = ?, finished_at = ? WHERE status = 'running'",
 			StatusInterrupted, InterruptedError, time.Now().UTC().UnixNano())
 		if err != nil {
 			return err
@@ -521,6 +531,29 @@ func (s *Store) MarkInterrupted(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("mark interrupted runs: %w", err)
 	}
 	return int(n), nil
+}
+
+// Queued returns the queued runs with their configs, oldest first: the
+// runs a stopped server had accepted and not started, which a new runner
+// queues again.
+func (s *Store) Queued(ctx context.Context) ([]Run, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT "+runColumns+", config FROM runs WHERE status = 'queued' ORDER BY created_at, id")
+	if err != nil {
+		return nil, fmt.Errorf("queued runs: %w", err)
+	}
+	defer rows.Close()
+	var out []Run
+	for rows.Next() {
+		var r Run
+		if err := scanRun(rows, &r, &r.Config); err != nil {
+			return nil, fmt.Errorf("queued runs: %w", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("queued runs: %w", err)
+	}
+	return out, nil
 }
 
 // storedBytes is the SQL of a run's size in the database (runs.stored_bytes;

@@ -351,19 +351,22 @@ func TestKilledRunComesBackInterrupted(t *testing.T) {
 	}
 	defer st2.Close()
 	n, err := st2.MarkInterrupted(t.Context())
-	if err != nil || n != 2 {
-		t.Fatalf("MarkInterrupted: %d, %v; want 2", n, err)
+	if err != nil || n != 1 {
+		t.Fatalf("MarkInterrupted: %d, %v; want 1 (the queued run stays queued)", n, err)
+	}
+	if q, err := st2.Queued(t.Context()); err != nil || len(q) != 1 || q[0].ID != queued.ID || string(q[0].Config) != "{}" {
+		t.Errorf("Queued: %+v, %v; want the queued run with its config", q, err)
 	}
 	for _, c := range []struct {
 		r      *Run
 		status string
 		errMsg string
-	}{{running, StatusInterrupted, InterruptedError}, {queued, StatusInterrupted, InterruptedError}, {failed, StatusFailed, "boom"}} {
+	}{{running, StatusInterrupted, InterruptedError}, {queued, StatusQueued, ""}, {failed, StatusFailed, "boom"}} {
 		got, err := st2.Get(t.Context(), c.r.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Status != c.status || got.Error != c.errMsg || got.FinishedAt == nil {
+		if got.Status != c.status || got.Error != c.errMsg || (got.FinishedAt == nil) != (c.status == StatusQueued) {
 			t.Errorf("%s: status %s error %q finished %v; want %s %q", c.r.Name, got.Status, got.Error, got.FinishedAt, c.status, c.errMsg)
 		}
 	}

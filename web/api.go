@@ -264,6 +264,9 @@ func (s *Server) apiCreateRun(w http.ResponseWriter, r *http.Request) {
 	defer release()
 	body := http.MaxBytesReader(w, r.Body, MaxAPIBytes)
 	cfg, err := document.ReadConfig(body, document.Limits{MaxBytes: MaxAPIBytes, MaxString: form.MaxTraceBytes})
+	if s.refusedBody(w, r, err) {
+		return
+	}
 	if err != nil {
 		status, detail, errs := documentStatus(err)
 		problem(w, r, status, detail, errs)
@@ -275,7 +278,49 @@ func (s *Server) apiCreateRun(w http.ResponseWriter, r *http.Request) {
 		problem(w, r, http.StatusRequestEntityTooLarge, "a trace is larger than the form's limit", big)
 		return
 	}
-	run, err := s.runner.Submit(r.Context(), cfg, cfg.Name, "")
+	// The answer's write deadline counts from here: a body that took long
+	// to arrive (the server's write timeout runs from its headers) must
+	// not cost the client its 202 (it would retry, and queue the run twice).
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(submitAnswerTime))
+	var (
+		key string
+		run *storage.Run
+	)
+	if k, msg := idempotencyKey(r); msg != "" {
+		problem(w, r, http.StatusBadRequest, msg, field.List{{Path: IdempotencyHeader, Msg: msg}})
+		return
+	} else if k != "" {
+		key = clientID(r) + "\x00" + k
+		id, status := s.idem.begin(key, cfg.SHA256(), time.Now())
+		switch status {
+		case http.StatusConflict:
+			problem(w, r, status, "a request with this Idempotency-Key is still being handled: retry when it has been answered", field.List{{Path: IdempotencyHeader, Msg: "is in use by a request not yet answered"}})
+			return
+		case http.StatusUnprocessableEntity:
+			problem(w, r, status, "this Idempotency-Key came with another config document: a key names one submission", field.List{{Path: IdempotencyHeader, Msg: "was used for another config document"}})
+			return
+		}
+		if id != "" {
+			first, err := s.store.Head(r.Context(), id)
+			if err == nil {
+				w.Header().Set("Location", "/api/runs/"+first.ID)
+				w.Header().Set("Idempotent-Replayed", "true")
+				writeJSON(w, http.StatusAccepted, apiRun(first))
+				return
+			}
+			// The first run was deleted since: queue this one.
+			s.idem.end(key, "")
+			s.idem.begin(key, cfg.SHA256(), time.Now())
+		}
+		queued := ""
+		defer func() { s.idem.end(key, queued) }() // also if Submit panics
+		defer func() {
+			if run != nil {
+				queued = run.ID
+			}
+		}()
+	}
+	run, err = s.runner.Submit(r.Context(), cfg, cfg.Name, "")
 	if err != nil {
 		switch status := submitStatus(w, err); status {
 		case http.StatusTooManyRequests:
@@ -295,6 +340,10 @@ func (s *Server) apiCreateRun(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Location", "/api/runs/"+run.ID)
 	writeJSON(w, http.StatusAccepted, apiRun(run))
 }
+
+// submitAnswerTime is how long a submission's answer may take to write,
+// from the moment its document is read.
+const submitAnswerTime = 30 * time.Second
 
 // jsonBody says why a request's body is not one the API reads ("" when it
 // is): it must be application/json (charset utf-8 when one is named),

@@ -86,6 +86,25 @@ func TestBadInputs(t *testing.T) {
 		{name: "lone surrogate", body: editDoc(`"seed":1`, `"seed":1,"name":"\udead"`), status: 400, field: "name", msg: "lone surrogate"},
 		{name: "key not UTF-8", body: editDoc(`"burst":[1,5]`, "\"burst\":[1,5],\"\xff\":1"), status: 400, field: "limiters[0]", msg: "has a key that is not valid UTF-8"},
 		{name: "control character", body: editDoc(`"seed":1`, "\"seed\":1,\"name\":\"a\x01\""), status: 400, field: "name", msg: "control character"},
+		// Names are one line of printable text (issue 25, item 2): escaped
+		// line breaks, NUL and U+2028 are valid JSON, refused by the engine.
+		{name: "run name with a line break", body: editDoc(`"seed":1`, `"seed":1,"name":"a\nserver { listen 80; }"`), status: 422, field: "name", msg: "must be one line of printable text: it has U+000A at byte 1"},
+		{name: "run name with a NUL", body: editDoc(`"seed":1`, `"seed":1,"name":"a\u0000b"`), status: 422, field: "name", msg: "U+0000"},
+		{name: "limiter name with a line break", body: editDoc(`"burst":[1,5]`, `"burst":[1,5],"name":"tb\r\nlimit_req_zone x"`), status: 422, field: "limiters[0].name", msg: "must be one line of printable text: it has U+000D"},
+		{name: "limiter name with U+2028", body: editDoc(`"burst":[1,5]`, `"burst":[1,5],"name":"tb\u2028x"`), status: 422, field: "limiters[0].name", msg: "U+2028"},
+		{name: "chain name with a tab", body: editDoc(`{"type":"token-bucket","rate_rps":10,"burst":[1,5]}`, `{"type":"chain","name":"c\td","stages":[{"type":"token-bucket","rate_rps":10,"burst":1}]}`), status: 422, field: "limiters[0].name", msg: "U+0009"},
+		{name: "form name with a line break", path: "/runs", ctype: formType, body: formBody(func(v url.Values) { v.Set("name", "a\nb") }), status: 422, field: "name", msg: "must be one line of printable text"},
+		// Inputs once accepted without a word (issue 25, item 7).
+		{name: "server workers 0", body: editDoc(`"limiters":[`, `"server":{"workers":0},"limiters":[`), status: 422, field: "server.workers", msg: "must be more than 0, not 0 (leave it out for the default, 1)"},
+		{name: "server service_ms 0", body: editDoc(`"limiters":[`, `"server":{"service_ms":0},"limiters":[`), status: 422, field: "server.service_ms", msg: "must be more than 0, not 0 (leave it out for the default, 10)"},
+		{name: "form row 999999999", path: "/runs", ctype: formType, body: formBody(func(v url.Values) { v.Set("limiters.999999999.type", "token-bucket") }), status: 422, msg: "<code>limiters.999999999.type</code>"},
+		{name: "form row -1", path: "/runs", ctype: formType, body: formBody(func(v url.Values) { v.Set("limiters.-1.rate_rps", "5") }), status: 422, msg: "<code>limiters.-1.rate_rps</code>"},
+		{name: "page point -1", method: http.MethodGet, path: "/runs/{run}?point=-1", status: 400, msg: "?point=-1 is not a point: give a whole number from 0"},
+		{name: "page point abc", method: http.MethodGet, path: "/runs/{run}?point=abc", status: 400, msg: "?point=abc is not a point"},
+		{name: "page point past the run", method: http.MethodGet, path: "/runs/{run}?point=99999", status: 400, msg: "?point=99999: this run has points 0 to 1"},
+		{name: "page format junk", method: http.MethodGet, path: "/runs/{run}?format=junk", status: 400, msg: "?format=junk is not a deploy format: one of nginx, envoy"},
+		{name: "Idempotency-Key too long", body: goodDoc, header: map[string]string{IdempotencyHeader: strings.Repeat("k", 256)}, status: 400, field: IdempotencyHeader, msg: "1 to 255 characters"},
+		{name: "Idempotency-Key not ASCII", body: goodDoc, header: map[string]string{IdempotencyHeader: "clé"}, status: 400, field: IdempotencyHeader, msg: "must be printable ASCII"},
 		// Content types.
 		{name: "text/plain", ctype: "text/plain", body: goodDoc, status: 415, msg: "send the config document as application/json"},
 		{name: "no Content-Type", ctype: "-", body: goodDoc, status: 415, msg: "has no Content-Type"},
@@ -159,10 +178,13 @@ func TestBadInputs(t *testing.T) {
 	labs := map[string]*lab{"": attackLab(t, false, 100), "full": attackLab(t, false, 1), "closed": attackLab(t, false, 4)}
 	// One run exists (queued: the runner never starts), the full lab's
 	// queue holds its one run, the closed lab's runner is shut down.
+	runIDs := map[string]string{}
 	for _, name := range []string{"", "full"} {
-		if w := post(labs[name], "/api/runs", "application/json", goodDoc, nil); w.Code != http.StatusAccepted {
+		w := post(labs[name], "/api/runs", "application/json", goodDoc, nil)
+		if w.Code != http.StatusAccepted {
 			t.Fatalf("good document: %d %s", w.Code, w.Body)
 		}
+		runIDs[name] = strings.TrimPrefix(w.Header().Get("Location"), "/api/runs/")
 	}
 	if err := labs["closed"].runner.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
@@ -176,6 +198,7 @@ func TestBadInputs(t *testing.T) {
 			if path == "" {
 				path = "/api/runs"
 			}
+			path = strings.ReplaceAll(path, "{run}", runIDs[c.lab])
 			ctype := c.ctype
 			if ctype == "" && method == http.MethodPost && strings.HasPrefix(path, "/api/") {
 				ctype = "application/json"
@@ -213,7 +236,12 @@ func TestBadInputs(t *testing.T) {
 			if c.field != "" {
 				body = inputBlock(t, body, c.field)
 			}
-			if !strings.Contains(body, htmlEscape(c.msg)) {
+			if want := htmlEscape(c.msg); strings.HasPrefix(c.msg, "<code>") {
+				// the summary's link to a posted key the form has no input for
+				if !strings.Contains(body, c.msg+"</a>") || !strings.Contains(body, "is no input of the form") {
+					t.Errorf("the summary lacks %q:\n%.3000s", c.msg, body)
+				}
+			} else if !strings.Contains(body, want) {
 				t.Errorf("the page (or the input's block) lacks %q:\n%.3000s", c.msg, body)
 			}
 		})

@@ -62,18 +62,55 @@ func chromium(t *testing.T) string {
 	return exe
 }
 
-// newBrowser starts headless Chromium with a 1440×1000 window for one test
-// of at most timeout; it ends with the test.
-func newBrowser(t *testing.T, exe string, timeout time.Duration) context.Context {
-	t.Helper()
+// sharedChromium is the one headless Chromium (1440×1000 windows) of the
+// package's browser tests: starting one costs about 1.7 s of CPU, so the
+// tests share it, each in its own tab in its own browser context (cookies,
+// storage and downloads kept apart). TestMain closes it.
+var sharedChromium struct {
+	once    sync.Once
+	ctx     context.Context // the browser's first tab: tests open theirs beside it
+	cancel  func()
+	dataDir string
+	err     error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if sharedChromium.cancel != nil {
+		sharedChromium.cancel()
+		os.RemoveAll(sharedChromium.dataDir)
+	}
+	os.Exit(code)
+}
+
+func startChromium(exe string) {
+	c := &sharedChromium
+	if c.dataDir, c.err = os.MkdirTemp("", "ratelab-chromium-"); c.err != nil {
+		return
+	}
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-default-apps", true), chromedp.Flag("no-default-browser-check", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1440, 1000))
-	t.Cleanup(cancelAlloc)
+		chromedp.UserDataDir(c.dataDir), chromedp.WindowSize(1440, 1000))
 	ctx, cancelTab := chromedp.NewContext(allocCtx)
+	c.ctx, c.cancel = ctx, func() { cancelTab(); cancelAlloc() }
+	if err := chromedp.Do(ctx); err != nil {
+		c.err = fmt.Errorf("start Chromium %s: %w", exe, err)
+	}
+}
+
+// newBrowser opens a tab of the shared headless Chromium (started on first
+// use) in a browser context of its own, for one test of at most timeout;
+// it closes with the test.
+func newBrowser(t *testing.T, exe string, timeout time.Duration) context.Context {
+	t.Helper()
+	sharedChromium.once.Do(func() { startChromium(exe) })
+	if sharedChromium.err != nil {
+		t.Fatal(sharedChromium.err)
+	}
+	ctx, cancelTab := chromedp.NewContext(sharedChromium.ctx, chromedp.WithNewBrowserContext())
 	t.Cleanup(cancelTab)
 	ctx, cancelTime := context.WithTimeout(ctx, timeout)
 	t.Cleanup(cancelTime)
@@ -149,7 +186,8 @@ func TestBrowserEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := chromedp.CallBrowser(ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
-		Behavior: browser.SetDownloadBehaviorBehaviorAllow, DownloadPath: downloads}); err != nil {
+		Behavior: browser.SetDownloadBehaviorBehaviorAllow, DownloadPath: downloads,
+		BrowserContextID: chromedp.FromContext(ctx).BrowserContextID}); err != nil {
 		t.Fatal(err)
 	}
 	step := func(what string, steps ...chromedp.Action[chromedp.Void]) {

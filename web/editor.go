@@ -48,6 +48,9 @@ func (s *Server) runDocument(w http.ResponseWriter, r *http.Request) {
 	defer release()
 	body := http.MaxBytesReader(w, r.Body, MaxAPIBytes)
 	doc, err := formField(r, body, "config")
+	if s.refusedBody(w, r, err) {
+		return
+	}
 	if err != nil {
 		status := http.StatusBadRequest
 		var tooLarge *http.MaxBytesError
@@ -63,6 +66,9 @@ func (s *Server) runDocument(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cfg, err := document.ReadConfig(doc, document.Limits{MaxBytes: MaxAPIBytes, MaxString: form.MaxTraceBytes})
+	if s.refusedBody(w, r, err) {
+		return
+	}
 	if err != nil {
 		status, _, _ := documentStatus(err)
 		title := "This config cannot run"

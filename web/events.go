@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/ratelab/ratelab/runner"
@@ -13,15 +14,31 @@ import (
 // heartbeat keeps idle event streams open through proxies.
 const heartbeat = 15 * time.Second
 
+// ShutdownEventWait bounds how long an event stream waits at shutdown for
+// its run's last event (the runner's grace for a running sweep is 20 s).
+const ShutdownEventWait = 25 * time.Second
+
 // runEvents streams a run's progress as Server-Sent Events: an event
 // "progress" with {"id","status","done","total","error"} for every update
 // the runner publishes (the first one at once), ending after the run's final
-// status. The stream ends early at shutdown or when the client leaves.
+// status, or when the client leaves. At shutdown (Options.Done) a stream
+// waits, at most ShutdownEventWait, for the run's last event: a queued
+// run's "queued" (it stays queued, runner.QueuedAtShutdown), a running
+// one's "interrupted" or "partial" with the points it kept, or "done"
+// when it finished in the grace period; so the page's last view is true.
 func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 	run := s.runOr404(w, r)
 	if run == nil {
 		return
 	}
+	client := clientID(r)
+	if !s.streams.enter(client) {
+		w.Header().Set("Retry-After", strconv.Itoa(RetryAfterSeconds))
+		s.fail(w, r, http.StatusTooManyRequests, "Too many event streams",
+			fmt.Sprintf("the lab keeps at most %d event streams open for one client and %d in all: close a run page, or try again in %d seconds", s.streams.perClient, s.streams.all, RetryAfterSeconds))
+		return
+	}
+	defer s.streams.leave(client)
 	rc := http.NewResponseController(w)
 	// Event streams outlive the server's write timeout.
 	if err := rc.SetWriteDeadline(time.Time{}); err != nil && err != http.ErrNotSupported {
@@ -48,6 +65,8 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 	tick := time.NewTicker(heartbeat)
 	defer tick.Stop()
 	sent := false
+	done := s.done
+	var giveUp <-chan time.Time
 	for {
 		select {
 		case ev, ok := <-events:
@@ -73,7 +92,13 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 			}
 		case <-r.Context().Done():
 			return
-		case <-s.done:
+		case <-done:
+			// Shutting down: the runner sends this run's last event soon.
+			done = nil
+			drain := time.NewTimer(ShutdownEventWait)
+			defer drain.Stop()
+			giveUp = drain.C
+		case <-giveUp:
 			return
 		}
 	}

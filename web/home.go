@@ -78,6 +78,9 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 	defer release()
 	post := form.Read(w, r)
 	d := HomeData{Form: post.Form}
+	if s.refusedBody(w, r, post.ReadErr) {
+		return
+	}
 	if post.ReadErr != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(post.ReadErr, &tooLarge) {

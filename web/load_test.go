@@ -69,7 +69,21 @@ func TestStreamedDownloads(t *testing.T) {
 	defer srv.Close()
 	for _, f := range files {
 		url := srv.URL + "/runs/" + id + "/files/" + f.Name
+		// A client that takes gzip gets the file compressed (the Go client
+		// asks for it and inflates it), the checksum of its bytes.
 		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zipped, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || !bytes.Equal(zipped, f.Data) || len(f.Data) >= minCompressBytes && !resp.Uncompressed {
+			t.Errorf("%s gzip: %d bytes (inflated %v), %v", f.Name, len(zipped), resp.Uncompressed, err)
+		}
+		// One that does not gets it as stored, with its length.
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		req.Header.Set("Accept-Encoding", "identity")
+		resp, err = http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +99,9 @@ func TestStreamedDownloads(t *testing.T) {
 		if resp.ContentLength != int64(len(f.Data)) || resp.Header.Get("X-Checksum-Sha256") != hex.EncodeToString(sum[:]) {
 			t.Errorf("%s: Content-Length %d, X-Checksum-Sha256 %s", f.Name, resp.ContentLength, resp.Header.Get("X-Checksum-Sha256"))
 		}
-		resp, err = http.Head(url)
+		req, _ = http.NewRequest(http.MethodHead, url, nil)
+		req.Header.Set("Accept-Encoding", "identity")
+		resp, err = http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,10 +255,14 @@ func TestFinishedPageCache(t *testing.T) {
 		t.Errorf("HEAD: %d, ETag %q", w.Code, w.Header().Get("ETag"))
 	}
 
-	// ?point=N: its own page; out-of-range and junk share the default's.
-	for _, q := range []string{"?point=999", "?point=-2", "?point=x", "?point="} {
-		if w := l.get("/runs/" + id + q); w.Header().Get("ETag") != etag {
-			t.Errorf("%s: ETag %q, want the default page's", q, w.Header().Get("ETag"))
+	// ?point=N: its own page; an empty one is the default's; out-of-range
+	// and junk are 400 (TestBadInputs).
+	if w := l.get("/runs/" + id + "?point="); w.Header().Get("ETag") != etag {
+		t.Errorf("?point=: ETag %q, want the default page's", w.Header().Get("ETag"))
+	}
+	for _, q := range []string{"?point=999", "?point=-2", "?point=x"} {
+		if w := l.get("/runs/" + id + q); w.Code != http.StatusBadRequest {
+			t.Errorf("%s: %d, want 400", q, w.Code)
 		}
 	}
 	before := renders()

@@ -58,6 +58,10 @@ type pageEntry struct {
 	key  pageKey
 	body []byte
 	etag string
+	// gzipped is body gzip-compressed, made once by the first client
+	// that takes gzip (gzipOnce); its ETag is gzipETag(etag).
+	gzipOnce sync.Once
+	gzipped  []byte
 	// stamp is the run's state when rendered (runStamp).
 	stamp string
 	// gen and checked are the store's Deletions and the time when the
@@ -69,9 +73,16 @@ type pageEntry struct {
 	elem      *list.Element
 }
 
-// cost is what an entry counts against the cache's bound.
+// cost is what an entry counts against the cache's bound: with its gzip
+// bytes, a sixth of the page at most (they are made after it is kept).
 func (e *pageEntry) cost() int {
-	return len(e.body) + len(e.etag) + len(e.key.id) + len(e.key.view.Cols) + len(e.key.view.SettingsSort) + 256
+	return len(e.body) + len(e.body)/6 + len(e.etag) + len(e.key.id) + len(e.key.view.Cols) + len(e.key.view.SettingsSort) + 256
+}
+
+// gzip is the page gzip-compressed, compressed on the first call.
+func (e *pageEntry) gzip() []byte {
+	e.gzipOnce.Do(func() { e.gzipped = gzipBytes(e.body) })
+	return e.gzipped
 }
 
 // pageCache is a byte-bounded LRU of rendered pages, safe for concurrent

@@ -34,22 +34,28 @@ func (s *Server) routes() http.Handler {
 			r.Method+" "+r.URL.Path+" came from a page of another origin: the lab takes state-changing requests only from its own pages or from clients that send no Origin or Sec-Fetch-Site header")
 	}))
 	r.Use(cop.Handler)
+	if s.token != "" {
+		r.Use(s.requireAuth) // the token, as Bearer or the sign-in cookie (access.go)
+	}
 	// HEAD is GET without the body: curl -I on a download shows its size
 	// and X-Checksum-Sha256.
 	r.Use(middleware.GetHead)
+	// HTML, CSV and JSON go gzip-compressed to clients that take it
+	// (compress.go; the run page's cache keeps its gzip bytes).
+	r.Use(compressResponses)
 
 	r.Get("/", s.home)                                                  // new-sweep form + recent runs
-	r.Post("/runs", s.createRun)                                        // the form posts here
+	r.Post("/runs", s.throttled(s.createRun))                           // the form posts here
 	r.Get("/runs", s.listRuns)                                          // every run, paged
 	r.Get("/runs/{id}", s.runPage)                                      // permalink (finished: cached, pagecache.go)
 	r.Get("/runs/{id}/events", s.runEvents)                             // live progress (SSE)
 	r.Get("/runs/{id}/files/{name}", s.limited(s.downloads, s.runFile)) // downloads, streamed (heavy.go)
 	r.Get("/runs/{id}/files.zip", s.limited(s.downloads, s.runZip))     // all of them in one zip (zip.go)
 	r.Post("/runs/{id}/cancel", s.cancelRun)                            // cancel a queued or running sweep
-	r.Post("/runs/{id}/rerun", s.rerunRun)                              // run the stored config again
+	r.Post("/runs/{id}/rerun", s.throttled(s.rerunRun))                 // run the stored config again
 	r.Get("/runs/{id}/delete", s.deleteConfirm)                         // asks before deleting (delete.go)
 	r.Post("/runs/{id}/delete", s.deleteRun)                            // deletes a finished run, confirmed
-	r.Post("/api/runs", s.apiCreateRun)                                 // JSON API: submit a config document
+	r.Post("/api/runs", s.throttled(s.apiCreateRun))                    // JSON API: submit a config document
 	r.Get("/api/runs/{id}", s.apiGetRun)                                // JSON API: status, progress, manifest
 	r.Get("/api/types", s.apiTypes)                                     // JSON API: the limiter and workload part types
 	r.Get("/diff", s.limited(s.heavy, s.diffPage))                      // two points decision by decision (diff.go)
@@ -58,14 +64,16 @@ func (s *Server) routes() http.Handler {
 	r.Get("/calculus", s.calculusPage)                                  // the network-calculus calculator
 	r.Get("/calculus/check", s.calculusCheck)                           // its answer as a sweep to run
 	r.Get("/calculus/edit/{id}", s.editRun)                             // a stored run's config document, to edit and run
-	r.Post("/calculus/run", s.runDocument)                              // run a config document from the editor
+	r.Post("/calculus/run", s.throttled(s.runDocument))                 // run a config document from the editor
 	r.Handle("/static/*", staticFiles())                                // echarts, CSS, app.js
 	r.Get("/favicon.ico", http.NotFound)
+	r.Get("/signin", s.signinPage) // the access token, once per browser (access.go)
+	r.Post("/signin", s.signin)
 
 	// "Deploy this setting": a point as the config that deploys it.
-	r.Get("/runs/{id}/export", s.runExport)          // as a file
-	r.Post("/runs/{id}/export/rerun", s.rerunExport) // the config plus the deployed setting's gate, as a new run
-	r.Get("/api/runs/{id}/export", s.apiExport)      // JSON API: text, notes, rerun
+	r.Get("/runs/{id}/export", s.runExport)                       // as a file
+	r.Post("/runs/{id}/export/rerun", s.throttled(s.rerunExport)) // the config plus the deployed setting's gate, as a new run
+	r.Get("/api/runs/{id}/export", s.apiExport)                   // JSON API: text, notes, rerun
 
 	r.NotFound(func(w http.ResponseWriter, req *http.Request) {
 		s.fail(w, req, http.StatusNotFound, "Not found", "There is no page at "+req.URL.Path+".")
@@ -117,13 +125,15 @@ func serveAsset(w http.ResponseWriter, r *http.Request, a *static.Asset) {
 	h.Set("Cache-Control", "public, max-age=31536000, immutable")
 	h.Set("Vary", "Accept-Encoding")
 	h.Set("Content-Type", mime.TypeByExtension(path.Ext(a.Name)))
-	body, etag := a.Body, `"`+a.SHA256+`"`
+	identity := `"` + a.SHA256 + `"`
+	body, etag := a.Body, identity
 	if acceptsGzip(r.Header.Get("Accept-Encoding")) {
-		body, etag = a.Gzip(), `"`+a.SHA256+`-gz"`
+		body, etag = a.Gzip(), gzipETag(identity)
 		h.Set("Content-Encoding", "gzip")
 	}
 	h.Set("ETag", etag)
-	if match := r.Header.Get("If-None-Match"); match != "" && strings.Contains(match, etag) {
+	// compressResponses hands a "-gz" tag in as the identity tag
+	if match := r.Header.Get("If-None-Match"); match != "" && (strings.Contains(match, etag) || strings.Contains(match, identity)) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}

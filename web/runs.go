@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/deploy"
 	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/storage"
 	"github.com/ratelab/ratelab/web/format"
@@ -102,8 +104,27 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 // runPage is a run's permalink. A finished run's page comes from the page
 // cache (pagecache.go), rendered once and revalidated by ETag; a queued
 // or running run's page is rendered on every request.
+// viewParamError says what is wrong with a run page's point or format
+// ("" when nothing is): a point is a whole number from 0, a format one of
+// the deploy formats; either may be left out (or empty).
+func viewParamError(v url.Values) string {
+	if p := v.Get("point"); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 0 {
+			return fmt.Sprintf("?point=%s is not a point: give a whole number from 0 (the results table's point column)", format.Clip(p, 40))
+		}
+	}
+	if f := v.Get("format"); f != "" && deployFormatKey(f) == "" {
+		return fmt.Sprintf("?format=%s is not a deploy format: one of %s", format.Clip(f, 40), strings.Join(deploy.Names(), ", "))
+	}
+	return ""
+}
+
 func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	chosen := -1 // the default point
+	if msg := viewParamError(r.URL.Query()); msg != "" {
+		s.errorPage(w, r, http.StatusBadRequest, "Bad address", msg)
+		return
+	}
 	if p, err := strconv.Atoi(r.URL.Query().Get("point")); err == nil && p >= 0 {
 		chosen = p
 	}
@@ -120,8 +141,10 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	if run == nil {
 		return
 	}
-	if chosen >= run.PointsTotal {
-		chosen = -1
+	if chosen >= run.PointsTotal && run.PointsTotal > 0 {
+		s.errorPage(w, r, http.StatusBadRequest, "Bad address",
+			fmt.Sprintf("?point=%d: this run has points 0 to %d", chosen, run.PointsTotal-1))
+		return
 	}
 	if !storage.Final(run.Status) {
 		full := s.runOr404(w, r)
@@ -212,13 +235,19 @@ func (s *Server) servePage(w http.ResponseWriter, r *http.Request, e *pageEntry)
 	h.Set("Cache-Control", "no-cache")
 	h.Set("ETag", e.etag)
 	if etagMatch(r.Header.Get("If-None-Match"), e.etag) {
-		w.WriteHeader(http.StatusNotModified)
+		w.WriteHeader(http.StatusNotModified) // compressResponses names the client's encoding
 		return
 	}
 	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Length", strconv.Itoa(len(e.body)))
+	body := e.body
+	if acceptsGzip(r.Header.Get("Accept-Encoding")) && len(body) >= minCompressBytes {
+		body = e.gzip() // compressed once, kept with the page
+		h.Set("Content-Encoding", "gzip")
+		h.Set("ETag", gzipETag(e.etag))
+	}
+	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(e.body)
+	_, _ = w.Write(body)
 }
 
 // etagMatch reports whether an If-None-Match header names etag (weak

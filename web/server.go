@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -61,14 +62,27 @@ type Server struct {
 	hosts *hostPolicy
 	// bodies is the budget of large request bodies read at once.
 	bodies *bodyGate
+	// bodyGrace is how long a body may take before MinBodyRate applies
+	// (bodyGrace; a test shortens it).
+	bodyGrace time.Duration
+	// token is the access token ("" : none, every request served);
+	// session the sign-in cookie's value (access.go).
+	token, session string
+	// submits limits submissions per client, signins sign-in attempts
+	// (nil: no limit); streams caps the event streams open.
+	submits, signins *clientLimits
+	streams          *streamCaps
+	// idem remembers the runs Idempotency-Keys queued (idempotency.go).
+	idem *idempotency
 }
 
 // Options configure a Server.
 type Options struct {
 	// Logger receives one line per request (default slog.Default()).
 	Logger *slog.Logger
-	// Done, when closed, ends open event streams so a graceful shutdown
-	// does not wait for them.
+	// Done, when closed, tells open event streams that the lab stops:
+	// each sends its run's last event (runner.Shutdown publishes it) and
+	// ends, waiting at most ShutdownEventWait for it.
 	Done <-chan struct{}
 	// HeavyLimit is how many heavy requests (sweep submissions, downloads,
 	// renders of a done run's page) are served at once (default
@@ -88,11 +102,24 @@ type Options struct {
 	Listen string
 	// AllowedHosts are more names to serve, as ParseHosts reads them.
 	AllowedHosts []string
+	// Token, when not "", is the access token every request but the
+	// sign-in page and the static assets must carry: "Authorization:
+	// Bearer TOKEN", or the session cookie /signin gives (access.go).
+	Token string
+	// SubmitsPerMinute limits each client's submissions (sweeps posted to
+	// the API, the form, the editor, a re-run or an export's rerun) with
+	// bursts of SubmitBurst (default DefaultSubmitBurst); 0: no limit.
+	SubmitsPerMinute float64
+	SubmitBurst      int
+	// StreamsPerClient and StreamsTotal cap the event streams open at once
+	// per client and in all (defaults DefaultStreamsPerClient and
+	// DefaultStreamsTotal).
+	StreamsPerClient, StreamsTotal int
 }
 
 // New returns the lab's handler over a store and a started runner.
 func New(st *storage.Store, rn *runner.Runner, opt Options) *Server {
-	s := &Server{store: st, runner: rn, log: opt.Logger, done: opt.Done, bodies: newBodyGate(BodyBudget)}
+	s := &Server{store: st, runner: rn, log: opt.Logger, done: opt.Done, bodies: newBodyGate(BodyBudget), idem: newIdempotency(), bodyGrace: bodyGrace}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -105,6 +132,22 @@ func New(st *storage.Store, rn *runner.Runner, opt Options) *Server {
 	if opt.PageCacheBytes == 0 {
 		opt.PageCacheBytes = DefaultPageCacheBytes
 	}
+	if opt.SubmitBurst <= 0 {
+		opt.SubmitBurst = DefaultSubmitBurst
+	}
+	if opt.StreamsPerClient <= 0 {
+		opt.StreamsPerClient = DefaultStreamsPerClient
+	}
+	if opt.StreamsTotal <= 0 {
+		opt.StreamsTotal = DefaultStreamsTotal
+	}
+	s.token = opt.Token
+	if s.token != "" {
+		s.session = sessionValue(s.token)
+		s.signins = newClientLimits(signinPerMinute, signinBurst)
+	}
+	s.submits = newClientLimits(opt.SubmitsPerMinute, opt.SubmitBurst)
+	s.streams = newStreamCaps(opt.StreamsPerClient, opt.StreamsTotal)
 	s.heavy = newGate(opt.HeavyLimit, opt.HeavyWait)
 	s.downloads = newGate(opt.HeavyLimit, opt.HeavyWait)
 	s.pages = newPageCache(opt.PageCacheBytes)
@@ -190,4 +233,15 @@ func submitStatus(w http.ResponseWriter, err error) int {
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
+}
+
+// clientID names the client a request comes from, for what the lab keeps
+// per client (Idempotency-Keys, submission limits, event streams): its
+// IP address.
+func clientID(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }

@@ -54,6 +54,9 @@ func cmdBackup(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	tmp.Close()
 	defer os.Remove(tmp.Name()) // gone after the rename; else the partial copy
 	runs, err := storage.Backup(ctx, *dbPath, tmp.Name())
+	if errors.Is(err, storage.ErrNotDatabase) {
+		return usagef("--db %s: not an SQLite database (is it the lab's database?)", *dbPath)
+	}
 	if err != nil {
 		return err
 	}

@@ -10,8 +10,10 @@
 //	lab export --run-dir DIR --point N --format FORMAT
 //	lab backup [--db ./ratelab.db] FILE
 //
-// Exit status: 0 on success, 2 on a usage or config error (the message on
-// stderr), 1 on any other failure.
+// Exit status: 0 on success; 2 for every input the user can fix (a flag,
+// a config, a trace file's content, a manifest whose outputs differ, a
+// file that is not the lab's database: userFixable); 1 for internal
+// failures only (the message on stderr either way).
 package main
 
 import (
@@ -25,7 +27,9 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/limiter"
+	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/server"
 	"github.com/ratelab/ratelab/experiments/workload"
 	"github.com/ratelab/ratelab/web/format"
@@ -73,14 +77,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		usage(stderr)
 		return 0
 	}
+	// A lab killed while it read a trace left its spill or its sort's
+	// chunks behind.
+	for _, name := range removeStaleTemp(os.TempDir()) {
+		fmt.Fprintf(stderr, "lab: removed %s, the temp files a stopped lab left in %s\n", name, os.TempDir())
+	}
 	for _, c := range commands() {
 		if c.name == args[0] {
 			err := c.run(ctx, args[1:], stdout, stderr)
-			var ue usageError
 			switch {
 			case err == nil || errors.Is(err, flag.ErrHelp):
 				return 0
-			case errors.As(err, &ue):
+			case userFixable(err):
 				fmt.Fprintf(stderr, "lab %s: %v\n", c.name, err)
 				return 2
 			default:
@@ -92,6 +100,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "lab: unknown command %q\n", args[0])
 	usage(stderr)
 	return 2
+}
+
+// userFixable reports whether err is about an input the user can fix,
+// exit status 2: a usage error (a flag, an argument, a config the engine
+// refuses), a trace file's content (workload.FileError), a config's field
+// (field.List, field.Error), or a manifest's outputs that the run did not
+// reproduce (output.OutputError). Anything else is an internal failure.
+func userFixable(err error) bool {
+	var (
+		ue  usageError
+		fe  *workload.FileError
+		fl  field.List
+		fer field.Error
+		oe  *output.OutputError
+	)
+	return errors.As(err, &ue) || errors.As(err, &fe) || errors.As(err, &fl) || errors.As(err, &fer) || errors.As(err, &oe)
 }
 
 // defaultCommand runs when lab is called with no arguments.

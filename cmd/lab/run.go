@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -20,6 +22,10 @@ import (
 	"github.com/ratelab/ratelab/web/format"
 )
 
+// maxWorkers bounds --workers and --engine-workers: more goroutines than
+// points gain nothing, and a typo of a billion would only cost memory.
+const maxWorkers = 4096
+
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("lab run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -29,7 +35,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	workers := fs.Int("workers", 0, "points to run at once (default: all cores); never changes the output")
 	quiet := fs.Bool("q", false, "no progress on stderr")
 	tracePath := fs.String("trace", "", "replay the trace `FILE` (CSV or gzip CSV: t_ms,client[,service_ms] a line, sorted by time) as the workload, streamed a line at a time")
+	spill := fs.Bool("spill", true, "with a trace file: parse it once into a binary spill in $TMPDIR (removed after) that later passes read; false parses the text on every pass")
 	sortTrace := fs.Bool("sort", false, "with --trace: sort the trace by time first (ties in file order), in bounded memory through temp files")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `FILE` (go tool pprof)")
 	shardFlag := fs.String("shard", "", "run only shard `K/N` of the sweep's points (point i is in shard i mod N, K from 0); join the shards with lab merge")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: lab run (--preset NAME | --config FILE) --out DIR")
@@ -48,6 +56,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	if *workers < 0 || *workers > maxWorkers {
+		return usagef("--workers %d: give 0 (every core) or a number of points from 1 to %d", *workers, maxWorkers)
 	}
 	if (*preset == "") == (*configPath == "") {
 		return usagef("give exactly one of --preset or --config")
@@ -90,14 +101,20 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *sortTrace && *tracePath == "" {
 		return usagef("--sort sorts the --trace FILE: give one")
 	}
+
 	var traces workload.TraceOpener
 	if *tracePath != "" {
 		if cfg, err = traceWorkload(cfg, *tracePath); err != nil {
 			return usageError{err}
 		}
 		var cleanup func()
-		traces, cleanup = traceFileOpener(*tracePath, *sortTrace, os.TempDir())
+		traces, cleanup = traceFileOpener(ctx, *tracePath, *sortTrace, os.TempDir())
 		defer cleanup()
+	}
+	var spiller *fileSpill
+	if traces != nil && *spill {
+		spiller = newFileSpill(os.TempDir())
+		defer spiller.remove()
 	}
 
 	var shard *shardSpec
@@ -109,9 +126,19 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		shard = &sh
 	}
 
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	start := time.Now()
 	last := start
 	opt := sweep.Options{Workers: *workers, Traces: traces}
+	if spiller != nil {
+		opt.Spill = spiller
+	}
 	total := len(cfg.Points())
 	if shard != nil {
 		opt.Points = shardPoints(*shard, total)
@@ -133,6 +160,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	res, err := sweep.Run(ctx, cfg, opt)
+	var fe *workload.FileError
+	if *tracePath != "" && errors.As(err, &fe) {
+		// The config names the trace as the manifest recorded it; the
+		// user gave this file.
+		return usagef("--trace %s: %v", *tracePath, fe.Err)
+	}
 	// Interrupted (SIGINT, SIGTERM) after some points finished: write
 	// those, marked partial in manifest.json, and still fail.
 	stopped := err
@@ -141,7 +174,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if manifest != nil && err == nil {
 		if err := output.CheckInputs(manifest, res.Inputs); err != nil {
-			return fmt.Errorf("config %s: %w", *configPath, err)
+			if *tracePath != "" {
+				return usagef("--trace %s: %w", *tracePath, err)
+			}
+			return usagef("config %s: %w", *configPath, err)
 		}
 	}
 	var files []output.File
@@ -160,11 +196,33 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	for _, f := range files {
 		fmt.Fprintf(stdout, "  %s  %s\n", f.SHA256(), f.Name)
 	}
+	if manifest != nil && stopped == nil && shard == nil {
+		// A run from a manifest reproduces its outputs, or says which not.
+		if err := output.CheckOutputs(manifest, files); err != nil {
+			return fmt.Errorf("config %s: %w (the files are written to %s)", *configPath, err, *out)
+		}
+	}
 	if stopped != nil {
 		return fmt.Errorf("run: %w: the first %d of %d points finished and are written to %s, marked partial in manifest.json",
 			stopped, res.Partial.PointsDone, res.Partial.PointsTotal, *out)
 	}
 	return nil
+}
+
+// startCPUProfile profiles the process's CPU into path until stop.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // writeFiles writes each file through a temporary name and a rename, so a

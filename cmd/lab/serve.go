@@ -9,8 +9,10 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
+	"github.com/ratelab/ratelab/experiments/workload"
 	"github.com/ratelab/ratelab/runner"
 	"github.com/ratelab/ratelab/storage"
 	"github.com/ratelab/ratelab/web"
@@ -26,6 +28,47 @@ const (
 	shutdownGrace     = 20 * time.Second
 )
 
+// defaultSubmitsPerMinute is --submits-per-minute on an address that is
+// not loopback.
+const defaultSubmitsPerMinute = 6
+
+// minTokenLen is the shortest access token lab serve takes.
+const minTokenLen = 16
+
+// accessToken is the token of --token or --token-file ("" for none).
+func accessToken(token, file string) (string, error) {
+	if token != "" && file != "" {
+		return "", usagef("give --token or --token-file, not both")
+	}
+	if file != "" {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return "", usagef("--token-file: %v", err)
+		}
+		token, _, _ = strings.Cut(string(data), "\n")
+		token = strings.TrimSpace(token)
+		if token == "" {
+			return "", usagef("--token-file %s: its first line is empty", file)
+		}
+	}
+	if token == "" {
+		return "", nil
+	}
+	if len(token) < minTokenLen {
+		return "", usagef("the access token has %d characters: give at least %d (openssl rand -hex 16 makes one)", len(token), minTokenLen)
+	}
+	for i := 0; i < len(token); i++ {
+		if token[i] <= ' ' || token[i] > '~' {
+			return "", usagef("the access token must be printable ASCII without spaces: byte %d is not", i)
+		}
+	}
+	return token, nil
+}
+
+// maxPageCacheMB bounds --page-cache-mb (64 GiB): a typo must not
+// overflow the byte count or promise memory the lab never has.
+const maxPageCacheMB = 64 << 10
+
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("lab serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -38,8 +81,14 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	pageCacheMB := fs.Int("page-cache-mb", web.DefaultPageCacheBytes>>20, "MiB of finished runs' rendered pages kept in memory (0: none)")
 	tracesDir := fs.String("traces", "", "offer the trace files in `DIR` (CSV or gzip CSV, sorted by time; plain names) by name in the new-sweep form and the API's trace parts (\"file\": NAME), replayed on the server")
 	allowedHosts := fs.String("allowed-hosts", "", "more `NAMES` to serve, comma-separated (\"lab.example.org\" on any port, \"lab.example.org:8443\"): besides them only localhost, 127.0.0.1 and [::1] on the lab's port are served, other Host headers get 421")
+	token := fs.String("token", "", "the access `TOKEN` (at least 16 characters) every request must carry: the API as \"Authorization: Bearer TOKEN\", a browser by signing in once at /signin; required on an address that is not loopback")
+	tokenFile := fs.String("token-file", "", "read the access token from the first line of `FILE` (instead of --token, which other users can see in ps)")
+	insecure := fs.Bool("insecure-no-auth", false, "serve an address that is not loopback without a token: anyone who can reach it may submit, cancel and delete runs")
+	submitsPerMin := fs.Float64("submits-per-minute", -1, "sweeps one client (an IP address) may submit a minute, in bursts of 4, past which it gets 429 (0: no limit; default: 6 on an address that is not loopback, no limit on loopback)")
+	streamsPerClient := fs.Int("streams-per-client", web.DefaultStreamsPerClient, "event streams (open run pages) one client may hold at once")
+	streams := fs.Int("streams", web.DefaultStreamsTotal, "event streams open at once in all")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: lab serve [--addr 127.0.0.1:8080] [--db ./ratelab.db] [--allowed-hosts NAMES] [--traces DIR]")
+		fmt.Fprintln(stderr, "usage: lab serve [--addr 127.0.0.1:8080] [--db ./ratelab.db] [--token-file FILE] [--allowed-hosts NAMES] [--traces DIR]")
 		fmt.Fprintln(stderr, "Starts the web lab: define sweeps in the browser, watch them run, compare them, share permalinks.")
 		fs.PrintDefaults()
 	}
@@ -52,12 +101,25 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *workers < 1 || *queue < 1 || *heavy < 1 {
 		return usagef("--workers, --queue and --heavy must be at least 1")
 	}
-	if *pageCacheMB < 0 {
-		return usagef("--page-cache-mb must not be negative")
+	if *engineWorkers < 0 || *engineWorkers > maxWorkers {
+		return usagef("--engine-workers %d: give 0 (every core) or a number of points from 1 to %d", *engineWorkers, maxWorkers)
+	}
+	if *pageCacheMB < 0 || *pageCacheMB > maxPageCacheMB {
+		return usagef("--page-cache-mb %d: give 0 (no cache) to %d MiB", *pageCacheMB, maxPageCacheMB)
 	}
 	pageCache := *pageCacheMB << 20
 	if pageCache == 0 {
 		pageCache = -1 // web.Options: no cache
+	}
+	if *streamsPerClient < 1 || *streams < 1 {
+		return usagef("--streams-per-client and --streams must be at least 1")
+	}
+	if *submitsPerMin < -1 || *submitsPerMin > 1e6 {
+		return usagef("--submits-per-minute %g: give 0 (no limit) or a rate up to 1000000", *submitsPerMin)
+	}
+	tok, err := accessToken(*token, *tokenFile)
+	if err != nil {
+		return err
 	}
 	hosts, err := web.ParseHosts(*allowedHosts)
 	if err != nil {
@@ -71,6 +133,10 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		dir := *tracesDir
 		ropt.Traces = dirTraceOpener(dir)
 		ropt.TraceNames = func() ([]string, error) { return listTraces(dir) }
+		ropt.NewSpill = func() (workload.Spill, func()) {
+			s := newFileSpill(os.TempDir())
+			return s, s.remove
+		}
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	ropt.Logger = log
@@ -85,9 +151,12 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("mark interrupted runs: %w", err)
 	}
 	if n > 0 {
-		log.Warn("runs left unfinished by the last server are now interrupted", "runs", n)
+		log.Warn("runs left running by the last server are now interrupted", "runs", n)
 	}
 	rn := runner.New(st, ropt)
+	if _, err := rn.Requeue(ctx); err != nil {
+		return err
+	}
 	rn.Start()
 
 	ln, err := net.Listen("tcp", *addr)
@@ -95,9 +164,25 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		shutdownRunner(rn, log)
 		return fmt.Errorf("listen on %s: %w", *addr, err)
 	}
+	loopback := false
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok {
+		loopback = tcp.IP.IsLoopback()
+	}
+	if !loopback && tok == "" && !*insecure {
+		ln.Close()
+		shutdownRunner(rn, log)
+		return usagef("--addr %s is not a loopback address: others can reach the lab there, so give it an access token (--token-file FILE or --token TOKEN), or --insecure-no-auth to serve it open", *addr)
+	}
+	if *submitsPerMin < 0 {
+		*submitsPerMin = 0
+		if !loopback {
+			*submitsPerMin = defaultSubmitsPerMinute
+		}
+	}
 	done := make(chan struct{})
 	srv := &http.Server{
-		Handler:           web.New(st, rn, web.Options{Logger: log, Done: done, HeavyLimit: *heavy, PageCacheBytes: pageCache, Listen: ln.Addr().String(), AllowedHosts: hosts}),
+		Handler: web.New(st, rn, web.Options{Logger: log, Done: done, HeavyLimit: *heavy, PageCacheBytes: pageCache, Listen: ln.Addr().String(), AllowedHosts: hosts,
+			Token: tok, SubmitsPerMinute: *submitsPerMin, StreamsPerClient: *streamsPerClient, StreamsTotal: *streams}),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,
@@ -121,14 +206,22 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	log.Info("shutting down: finishing requests, then the running sweep")
+	log.Info("shutting down: finishing requests and the running sweep; queued runs stay queued")
+	// The runner stops beside the server, so that event streams, which
+	// the server waits for, get their run's last event: queued at once, a
+	// running sweep's end within the grace period.
 	close(done)
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	stopped := make(chan struct{})
+	go func() {
+		shutdownRunner(rn, log)
+		close(stopped)
+	}()
+	sctx, cancel := context.WithTimeout(context.Background(), web.ShutdownEventWait+time.Second)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Error("http shutdown", "err", err)
 	}
-	shutdownRunner(rn, log)
+	<-stopped
 	return nil
 }
 

@@ -10,8 +10,8 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
-	"compress/gzip"
 	"container/heap"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -21,11 +21,15 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/klauspost/compress/gzip"
+
 	"github.com/ratelab/ratelab/experiments/workload"
 )
 
 // openTrace opens a trace file: its CSV bytes, gunzipped when the file is a
-// gzip stream; a truncated gzip stream reads as an error saying so.
+// gzip stream (klauspost/compress's decoder, in a goroutine of its own
+// reading ahead of the parser); a truncated gzip stream reads as an error
+// saying so.
 func openTrace(path string) (io.ReadCloser, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -41,7 +45,7 @@ func openTrace(path string) (io.ReadCloser, error) {
 		f.Close()
 		return nil, fmt.Errorf("gzip: %w", err)
 	}
-	return readCloser{gzipReader{zr}, f}, nil
+	return newReadAhead(gzipReader{zr}, f), nil
 }
 
 type readCloser struct {
@@ -68,7 +72,7 @@ func (g gzipReader) Read(p []byte) (int, error) {
 // (lab run --trace names it by its base name). With sort, the first open
 // sorts it into a temp file that later opens (the engine reads a trace
 // twice: its clients, then its requests) read again; cleanup removes it.
-func traceFileOpener(path string, sort bool, tmpDir string) (open workload.TraceOpener, cleanup func()) {
+func traceFileOpener(ctx context.Context, path string, sort bool, tmpDir string) (open workload.TraceOpener, cleanup func()) {
 	if !sort {
 		return func(string) (io.ReadCloser, error) { return openTrace(path) }, func() {}
 	}
@@ -80,7 +84,7 @@ func traceFileOpener(path string, sort bool, tmpDir string) (open workload.Trace
 				return nil, err
 			}
 			defer rc.Close()
-			if sorted, err = sortTrace(rc, tmpDir, sortChunkBytes, sortFanIn); err != nil {
+			if sorted, err = sortTrace(ctx, rc, tmpDir, sortChunkBytes, sortFanIn); err != nil {
 				return nil, err
 			}
 		}
@@ -143,6 +147,8 @@ func listTraces(dir string) ([]string, error) {
 const (
 	sortChunkBytes = 64 << 20
 	sortFanIn      = 128
+	// sortCheckRows is how often the sort looks for cancellation.
+	sortCheckRows = 1 << 16
 )
 
 // sortedRow is one row of a chunk in memory: its time, and its client and
@@ -154,9 +160,14 @@ type sortedRow struct {
 
 // sortTrace reads the trace r and returns a temp file (in dir; removed when
 // closed) of its rows sorted by time, ties in file order, as CSV. Errors
-// name the line of r. Memory: one chunk of about chunkBytes.
-func sortTrace(r io.Reader, dir string, chunkBytes, fanIn int) (_ *tempFile, err error) {
-	tmp, err := os.MkdirTemp(dir, "lab-sort-")
+// name the line of r. Memory: one chunk of about chunkBytes. It checks ctx
+// every sortCheckRows rows, read or merged, and between chunks: a
+// cancelled sort (Ctrl-C, SIGTERM) returns ctx's error and, like any
+// failed sort, removes its files. Its folder is one of the lab's temp
+// entries (tempPattern), so that a later lab removes what a killed one
+// left (removeStaleTemp).
+func sortTrace(ctx context.Context, r io.Reader, dir string, chunkBytes, fanIn int) (_ *tempFile, err error) {
+	tmp, err := os.MkdirTemp(dir, tempPattern("sort"))
 	if err != nil {
 		return nil, fmt.Errorf("sort: %w", err)
 	}
@@ -189,7 +200,10 @@ func sortTrace(r io.Reader, dir string, chunkBytes, fanIn int) (_ *tempFile, err
 		return err
 	}
 	d := workload.NewTraceDecoder(r)
-	for {
+	for n := 1; ; n++ {
+		if n%sortCheckRows == 0 && ctx.Err() != nil {
+			return nil, fmt.Errorf("sort: %w", ctx.Err())
+		}
 		row, err := d.Next()
 		if err == io.EOF {
 			break
@@ -226,8 +240,11 @@ func sortTrace(r io.Reader, dir string, chunkBytes, fanIn int) (_ *tempFile, err
 				next = append(next, group[0])
 				continue
 			}
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("sort: %w", ctx.Err())
+			}
 			name := filepath.Join(tmp, fmt.Sprintf("merge-%d-%d.csv", pass, len(next)))
-			if err := mergeChunks(name, group); err != nil {
+			if err := mergeChunks(ctx, name, group); err != nil {
 				return nil, fmt.Errorf("sort: %w", err)
 			}
 			next = append(next, name)
@@ -273,7 +290,7 @@ func writeFile(name string, fill func(w *bufio.Writer) error) error {
 
 // mergeChunks merges sorted chunk files into one, ties in chunk order (the
 // chunks are consecutive pieces of the trace, in order), and removes them.
-func mergeChunks(name string, chunks []string) error {
+func mergeChunks(ctx context.Context, name string, chunks []string) error {
 	h := &chunkHeap{}
 	for i, c := range chunks {
 		f, err := os.Open(c)
@@ -291,7 +308,10 @@ func mergeChunks(name string, chunks []string) error {
 	heap.Init(h)
 	err := writeFile(name, func(w *bufio.Writer) error {
 		var num []byte
-		for h.Len() > 0 {
+		for n := 1; h.Len() > 0; n++ {
+			if n%sortCheckRows == 0 && ctx.Err() != nil {
+				return ctx.Err()
+			}
 			src := h.s[0]
 			num = strconv.AppendFloat(num[:0], src.row.T, 'g', -1, 64)
 			num = append(num, ',')

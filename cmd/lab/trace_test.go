@@ -8,10 +8,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -177,8 +179,8 @@ func TestRunTraceSort(t *testing.T) {
 			break
 		}
 	}
-	want1 := fmt.Sprintf(`trace file "shuffled.csv": line %d: t_ms`, first)
-	if code == 0 || !strings.Contains(stderr.String(), want1) || !strings.Contains(stderr.String(), "--sort") {
+	want1 := fmt.Sprintf(`shuffled.csv: line %d: t_ms`, first)
+	if code != 2 || !strings.Contains(stderr.String(), want1) || !strings.Contains(stderr.String(), "--sort") {
 		t.Errorf("unsorted trace: exit %d, %q; want %q", code, stderr.String(), want1)
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
@@ -215,7 +217,7 @@ func TestSortTraceExternal(t *testing.T) {
 	}
 	tmp := t.TempDir()
 	for _, c := range []struct{ chunk, fanIn int }{{1 << 30, 128}, {2000, 3}, {500, 2}} {
-		rc, err := sortTrace(strings.NewReader(b.String()), tmp, c.chunk, c.fanIn)
+		rc, err := sortTrace(context.Background(), strings.NewReader(b.String()), tmp, c.chunk, c.fanIn)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -233,7 +235,7 @@ func TestSortTraceExternal(t *testing.T) {
 			t.Errorf("chunk %d: %d temp entries left", c.chunk, len(left))
 		}
 	}
-	if _, err := sortTrace(strings.NewReader("1,a\n2,b\nx,c\n"), tmp, 10, 2); err == nil || err.Error() != `line 3: t_ms "x" is not a number` {
+	if _, err := sortTrace(context.Background(), strings.NewReader("1,a\n2,b\nx,c\n"), tmp, 10, 2); err == nil || err.Error() != `line 3: t_ms "x" is not a number` {
 		t.Errorf("bad line while sorting: %v", err)
 	}
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
@@ -241,7 +243,7 @@ func TestSortTraceExternal(t *testing.T) {
 	}
 }
 
-// Bad input: an error naming the file and the line, exit status not 0,
+// Bad input: an error naming the file given and the line, exit status 2,
 // nothing in the output directory.
 func TestRunTraceBadInput(t *testing.T) {
 	dir := t.TempDir()
@@ -252,11 +254,11 @@ func TestRunTraceBadInput(t *testing.T) {
 		data       []byte
 		want       string
 	}{
-		{"non-numeric", "a.csv", []byte("t_ms,client\n1,a\nabc,b\n"), `trace file "a.csv": line 3: t_ms "abc" is not a number`},
-		{"negative", "b.csv", []byte("1,a\n-5,b\n"), `trace file "b.csv": line 2: t_ms -5 is negative`},
-		{"long line", "c.csv", []byte("1,a\n2," + strings.Repeat("y", 1<<20) + "\n"), `trace file "c.csv": line 2: longer than 1048576 bytes (1 MB)`},
-		{"truncated gzip", "d.csv.gz", whole[:len(whole)*2/3], `trace file "d.csv.gz": line `},
-		{"not gzip after all", "e.csv.gz", append([]byte{0x1f, 0x8b}, "garbage"...), `trace file "e.csv.gz": gzip:`},
+		{"non-numeric", "a.csv", []byte("t_ms,client\n1,a\nabc,b\n"), `a.csv: line 3: t_ms "abc" is not a number`},
+		{"negative", "b.csv", []byte("1,a\n-5,b\n"), "b.csv: line 2: t_ms -5 is negative"},
+		{"long line", "c.csv", []byte("1,a\n2," + strings.Repeat("y", 1<<20) + "\n"), "c.csv: line 2: longer than 1048576 bytes (1 MB)"},
+		{"truncated gzip", "d.csv.gz", whole[:len(whole)*2/3], "d.csv.gz: line "},
+		{"not gzip after all", "e.csv.gz", append([]byte{0x1f, 0x8b}, "garbage"...), "e.csv.gz: gzip:"},
 		{"missing", "", nil, "trace " + filepath.Join(dir, "missing.csv") + ": "},
 	}
 	cfg := writeTemp(t, dir, "sweep.json", fmt.Appendf(nil, traceSweep, `{"type":"constant","rate_rps":1}`))
@@ -274,8 +276,8 @@ func TestRunTraceBadInput(t *testing.T) {
 				}
 				var stdout, stderr bytes.Buffer
 				code := run(context.Background(), args, &stdout, &stderr)
-				if code == 0 || !strings.Contains(stderr.String(), c.want) {
-					t.Errorf("sort %v: exit %d, %q; want %q", sort, code, stderr.String(), c.want)
+				if code != 2 || !strings.Contains(stderr.String(), c.want) {
+					t.Errorf("sort %v: exit %d, %q; want 2 and %q", sort, code, stderr.String(), c.want)
 				}
 				if c.name == "truncated gzip" && !strings.Contains(stderr.String(), "the gzip stream is truncated") {
 					t.Errorf("sort %v: %q does not say the gzip stream is truncated", sort, stderr.String())
@@ -324,6 +326,57 @@ func TestDirTraceOpener(t *testing.T) {
 		if rc, err := open(name); err == nil {
 			rc.Close()
 			t.Errorf("opened %q", name)
+		}
+	}
+}
+
+// TestSortCancelled: a sort checks for cancellation while it reads and
+// merges (Ctrl-C and SIGTERM cancel lab run's context) and removes its
+// files; a lab at start removes the sort folders of labs no longer
+// running, and only those.
+func TestSortCancelled(t *testing.T) {
+	tmp := t.TempDir()
+	var b strings.Builder
+	for i := range 3 * sortCheckRows {
+		fmt.Fprintf(&b, "%d,c%d\n", (i*7919)%100000, i%13)
+	}
+	for _, chunk := range []int{1 << 30, 64 << 10} { // while reading; while merging
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if _, err := sortTrace(ctx, strings.NewReader(b.String()), tmp, chunk, 2); !errors.Is(err, context.Canceled) {
+			t.Errorf("chunk %d: a cancelled sort: %v, want context.Canceled", chunk, err)
+		}
+		if left, _ := os.ReadDir(tmp); len(left) != 0 {
+			t.Errorf("chunk %d: a cancelled sort left %d entries", chunk, len(left))
+		}
+	}
+
+	// Stale folders: a dead pid's go, a live one's and other names stay.
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Skip("no true command:", err)
+	}
+	mk := func(name string) string {
+		p := filepath.Join(tmp, name)
+		if err := os.MkdirAll(filepath.Join(p, "x"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(p, "x", "chunk-0.csv"), []byte("1,a\n"), 0o644)
+		return p
+	}
+	stale := mk(fmt.Sprintf("%s%d-sort-123", tempPrefix, dead.Process.Pid))
+	staleOlder := mk(fmt.Sprintf("lab-sort-%d-123", dead.Process.Pid)) // an older lab's name for it
+	mine := mk(fmt.Sprintf("%s%d-sort-456", tempPrefix, os.Getpid()))
+	live := mk(fmt.Sprintf("%s%d-spill-789", tempPrefix, os.Getppid()))
+	recentOld := mk("lab-sort-99887766")
+	other := mk("lab-sorted-notes")
+	removed := removeStaleTemp(tmp)
+	if want := []string{filepath.Base(staleOlder), filepath.Base(stale)}; !slices.Equal(removed, want) {
+		t.Errorf("removed %v, want only %v", removed, want)
+	}
+	for _, p := range []string{mine, live, recentOld, other} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s was removed", filepath.Base(p))
 		}
 	}
 }

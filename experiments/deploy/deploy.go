@@ -25,6 +25,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/document"
@@ -178,6 +179,10 @@ func (f *Format) export(pt *Point) (*Export, *reading, error) {
 		return nil, r, err
 	}
 	e.Format = f
+	e.Notes = append(e.Notes, replicaNotes(pt.Spec, pt.Params)...)
+	if e.Rerun != nil && spec.Replicated() {
+		e.Notes = append(e.Notes, rerunReplicas(e.Rerun, onePoint(&spec, pt.Params))...)
+	}
 	if e.Rerun != nil {
 		e.Rerun.Normalize()
 		if errs := e.Rerun.Validate("rerun"); len(errs) > 0 {
@@ -187,13 +192,36 @@ func (f *Format) export(pt *Point) (*Export, *reading, error) {
 		if samePoint(e.Rerun, norm) {
 			e.Rerun, e.Exact = nil, true
 		} else {
-			e.Rerun.Name = clip(fmt.Sprintf("%s as %s", pt.Spec.Label(), f.Name), limiter.MaxNameLen)
+			e.Rerun.Name = clip(fmt.Sprintf("%s as %s", commentText(pt.Spec.Label()), f.Name), limiter.MaxNameLen)
 		}
 	}
-	header := fmt.Sprintf("%sratelab export: %s (%s) as %s\n", f.Comment, pt.Spec.Label(),
+	header := fmt.Sprintf("%sratelab export: %s (%s) as %s\n", f.Comment, commentText(pt.Spec.Label()),
 		limiter.FormatParams(pt.Spec.Type, pt.Params), f.Label)
 	e.Text = header + e.Text
 	return e, r, nil
+}
+
+// commentText is a name as every format's line comment can hold it: the
+// one place an export prints a name the user gave. A name is one line of
+// printable text (validation refuses others), but an export may be made
+// from a config stored before that rule, so here too every character that
+// could end the comment line is escaped: control and unprintable
+// characters (line breaks, NUL, U+2028, U+0085: line ends to YAML, Java
+// and Go alike) become "[U+000A]", and a backslash is doubled, so Java's \uXXXX escapes, which javac decodes before it finds
+// comments, never start in a name.
+func commentText(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+		switch {
+		case r == '\\':
+			b.WriteString(`\\`)
+		case unicode.IsPrint(r):
+			b.WriteRune(r)
+		default:
+			fmt.Fprintf(&b, "[%U]", r)
+		}
+	}
+	return b.String()
 }
 
 // Available is one format's answer for a point: an error when it cannot

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/ratelab/ratelab/experiments/deploy"
 	"github.com/ratelab/ratelab/experiments/document"
@@ -70,6 +71,63 @@ func samplePoints() []*deploy.Point {
 		pt(limiter.TypeSlidingLog, limiter.Params{"limit": 100, "window_ms": 1000}),
 		pt(limiter.TypeDualTokenBucket, limiter.Params{"rate_rps": 100, "burst": 100, "peak_rps": 200, "peak_burst": 1}),
 		pt(limiter.TypePerClient, limiter.Params{"rate_rps": 100, "burst": 100}),
+		named(hostileName, pt(limiter.TypeTokenBucket, limiter.Params{"rate_rps": 100, "burst": 20})),
+		named(hostileName, pt(limiter.TypeUberRateLimit, limiter.Params{"limit": 100, "period_ms": 1000, "slack": 10})),
+		named(hostileName, pt(limiter.TypeGuavaSmoothBursty, limiter.Params{"rate_rps": 100, "max_burst_ms": 1000, "timeout_ms": 100})),
+		named(hostileName, pt(limiter.TypeResilience4j, limiter.Params{"limit_for_period": 10, "limit_refresh_period_ms": 100, "timeout_ms": 100})),
+	}
+}
+
+// hostileName is a limiter name as a config stored before names had to be
+// one line of printable text could hold it: line breaks of every kind
+// (CR, LF, NEL, U+2028), a NUL, and Java's \u000a escape (printable text,
+// which javac would turn into a line break before it looks for comments),
+// each followed by a line no format parses. A sample point of every
+// format carries it, so each format's own check (nginx -t, the Envoy
+// proto decoder, go build and vet, javac, strict YAML) parses the result:
+// printed raw, the rest of the name would be a live directive.
+const hostileName = "tb\ninjected directive;\r\ninjected directive;\x00\u0085\u2028 \\u000a injected directive; */ } server { listen 80; }"
+
+// named is the point with its limiter named.
+func named(name string, p *deploy.Point) *deploy.Point {
+	p.Spec.Name = name
+	return p
+}
+
+// TestHostileNamesStayInComments: a name adds no line to any export, and
+// no control character; the header line carries it escaped.
+func TestHostileNamesStayInComments(t *testing.T) {
+	plain := pt(limiter.TypeTokenBucket, limiter.Params{"rate_rps": 100, "burst": 20})
+	hostile := named(hostileName, pt(limiter.TypeTokenBucket, limiter.Params{"rate_rps": 100, "burst": 20}))
+	n := 0
+	for _, f := range deploy.Formats() {
+		want, err := f.Export(plain)
+		if err != nil {
+			continue
+		}
+		got, err := f.Export(hostile)
+		if err != nil {
+			t.Fatalf("%s: %v", f.Name, err)
+		}
+		n++
+		if a, b := strings.Count(want.Text, "\n"), strings.Count(got.Text, "\n"); a != b {
+			t.Errorf("%s: the name added %d lines:\n%s", f.Name, b-a, got.Text)
+		}
+		for i, r := range got.Text {
+			if r != '\n' && r != '\t' && !unicode.IsPrint(r) {
+				t.Errorf("%s: %U at byte %d", f.Name, r, i)
+			}
+		}
+		if strings.Contains(got.Text, `\u000a`) && !strings.Contains(got.Text, `\\u000a`) {
+			t.Errorf("%s: a Java unicode escape left live:\n%s", f.Name, got.Text)
+		}
+		header, _, _ := strings.Cut(got.Text, "\n")
+		if !strings.Contains(header, "tb[U+000A]injected directive;[U+000D][U+000A]") {
+			t.Errorf("%s: header %q", f.Name, header)
+		}
+	}
+	if n < 5 {
+		t.Fatalf("only %d formats export a token bucket", n)
 	}
 }
 
@@ -209,6 +267,10 @@ func TestMapping(t *testing.T) {
 			notes: []string{"33.33 requests/s (zone ratelab_peak) is written rate=2000r/m"}},
 		{name: "dual token bucket is no Envoy setting",
 			point: pt(limiter.TypeDualTokenBucket, limiter.Params{"rate_rps": 100, "burst": 100, "peak_rps": 200, "peak_burst": 1}), format: "envoy", cannot: "expresses"},
+		{name: "fixed window of limit 0 is no Envoy setting",
+			point: pt(limiter.TypeFixedWindow, limiter.Params{"limit": 0, "window_ms": 1000}), format: "envoy", cannot: "a limit of 0 refuses every request, and Envoy's max_tokens must be at least 1"},
+		{name: "fixed window of limit 0 is no Resilience4j setting",
+			point: pt(limiter.TypeFixedWindow, limiter.Params{"limit": 0, "window_ms": 1000}), format: "resilience4j", cannot: "a limit of 0 refuses every request, and Resilience4j's limitForPeriod must be at least 1"},
 		{name: "fixed window is no nginx setting",
 			point: pt(limiter.TypeFixedWindow, limiter.Params{"limit": 100, "window_ms": 1000}), format: "nginx", cannot: "nginx limit_req expresses"},
 

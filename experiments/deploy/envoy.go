@@ -151,6 +151,9 @@ func envoyFromEnvoy(pt *reading) (*Export, error) {
 // limit every window.
 func envoyFromWindow(pt *reading) (*Export, error) {
 	limit, window := pt.param(limiter.ParamLimit), pt.param(limiter.ParamWindow)
+	if limit < 1 {
+		return nil, cannot("a limit of 0 refuses every request, and Envoy's max_tokens must be at least 1")
+	}
 	if limit > envoyMaxUint32 {
 		return nil, cannot("limit %s is more than Envoy's uint32 max_tokens", num(limit))
 	}

@@ -61,7 +61,11 @@ func goRedisRerun(n, burst int64, periodMS float64) *limiter.Spec {
 func goRedisFromRedis(pt *reading) (*Export, error) {
 	n, burst := int64(pt.param(limiter.ParamLimit)), int64(pt.param(limiter.ParamBurst))
 	period := pt.param(limiter.ParamPeriod)
-	e := &Export{Text: goRedisText(n, burst, msToNS(period)), Rerun: goRedisRerun(n, burst, period)}
+	start := pt.param(limiter.ParamClockStart)
+	rerun := goRedisRerun(n, burst, period)
+	rerun.SetValues(limiter.ParamClockStart, limiter.Values{start})
+	e := &Export{Text: goRedisText(n, burst, msToNS(period)), Rerun: rerun}
+	e.Notes = append(e.Notes, fmt.Sprintf("The point runs with clock_start_unix_s %s, its t = 0 on Redis's clock; a deployed limiter reads Redis's own TIME, and the script's float64 seconds since 2017 round as at the date it runs (rerun with that clock start to see its decisions).", num(start)))
 	if burst == 0 {
 		e.Notes = append(e.Notes, "Burst 0 refuses every request, in redis_rate as in the point.")
 	}

@@ -69,6 +69,9 @@ func r4jFromR4j(pt *reading) (*Export, error) {
 // r4jFromWindow writes a fixed window as one cycle per window.
 func r4jFromWindow(pt *reading) (*Export, error) {
 	limit, window := int64(pt.param(limiter.ParamLimit)), pt.param(limiter.ParamWindow)
+	if limit < 1 {
+		return nil, cannot("a limit of 0 refuses every request, and Resilience4j's limitForPeriod must be at least 1")
+	}
 	if limit > math.MaxInt32 {
 		return nil, cannot("limit %d is more than Resilience4j's int limitForPeriod", limit)
 	}

@@ -181,7 +181,8 @@ func readRedisRate(pt *reading) (bucket, error) {
 	if b < 1 {
 		return bucket{}, cannot("burst 0 refuses every request")
 	}
-	return bucket{rate: pt.param(limiter.ParamLimit) * 1000 / pt.param(limiter.ParamPeriod), burst: b}, nil
+	return bucket{rate: pt.param(limiter.ParamLimit) * 1000 / pt.param(limiter.ParamPeriod), burst: b,
+		notes: []string{fmt.Sprintf("The point's script rounds its float64 seconds since 2017 as at clock_start_unix_s %s; read as a bucket, that rounding is left out.", num(pt.param(limiter.ParamClockStart)))}}, nil
 }
 
 // readNginx: limit_req rate=r burst=B (delay=D | nodelay). A key's first

@@ -109,7 +109,7 @@ func ReadConfig(r io.Reader, lim Limits) (*experiments.Config, error) {
 	if errs := strict(skeleton, &shell, ""); errs != nil {
 		return nil, errs
 	}
-	var errs field.List
+	var errs, zeros field.List
 	if shell.Version != experiments.Version {
 		errs.Add("version", "must be %d (this engine reads version %d documents)", experiments.Version, experiments.Version)
 		return nil, errs
@@ -145,6 +145,7 @@ func ReadConfig(r io.Reader, lim Limits) (*experiments.Config, error) {
 		raw, ls, e := lists.Split(shell.Server, "server", server.Sweepable)
 		errs = append(errs, e...)
 		errs = append(errs, strict(raw, &cfg.Server, "server")...)
+		zeros = givenZero(raw, "server")
 		cfg.Server.Lists = ls
 	}
 	if len(shell.Metrics) > 0 {
@@ -182,8 +183,10 @@ func ReadConfig(r io.Reader, lim Limits) (*experiments.Config, error) {
 		return nil, errorsKept(errs)
 	}
 	cfg.Normalize()
-	if err := cfg.Validate(); err != nil {
-		return nil, errorsKept(field.Errors(err))
+	// A server field given as 0 is refused beside the validation's errors
+	// (Normalize has put the default in its place).
+	if err := cfg.Validate(); err != nil || len(zeros) > 0 {
+		return nil, errorsKept(append(zeros, field.Errors(err)...))
 	}
 	return cfg, nil
 }
@@ -248,6 +251,27 @@ func decodeOne[T any](raw []byte, path string, check func(path string, raw json.
 
 // strict decodes one JSON value into dst, refusing unknown fields and
 // trailing data, and turns decoding errors into field errors under path.
+// givenZero refuses the server's workers, service_ms or deadline_ms given
+// as 0: left out, each takes its default, but a 0 written out is a value
+// the server cannot have, not a request for the default.
+func givenZero(raw json.RawMessage, path string) field.List {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return nil // strict has said why
+	}
+	var errs field.List
+	for _, d := range []struct {
+		key string
+		def float64
+	}{{"workers", server.DefaultWorkers}, {"service_ms", server.DefaultServiceMS}, {"deadline_ms", server.DefaultDeadlineMS}} {
+		var v float64
+		if b, ok := m[d.key]; ok && json.Unmarshal(b, &v) == nil && v == 0 {
+			errs.Add(field.Join(path, d.key), "must be more than 0, not 0 (leave it out for the default, %g)", d.def)
+		}
+	}
+	return errs
+}
+
 func strict(data []byte, dst any, path string) field.List {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()

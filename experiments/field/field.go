@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Error is one invalid field: Path in JSON notation ("workload.parts[0].rate_rps")
@@ -73,4 +75,26 @@ func Errors(err error) List {
 		return List{e}
 	}
 	return List{{Msg: err.Error()}}
+}
+
+// Line says what is wrong with a name that must be one line of printable
+// text of at most max bytes, "" when nothing is: a line break, a tab, a
+// NUL or any other control or unprintable character (unicode.IsPrint; the
+// ASCII space is the one space allowed) would let the name end a comment
+// or a line where an export, a page or a CSV file prints it.
+func Line(s string, max int) string {
+	if len(s) > max {
+		return fmt.Sprintf("is longer than %d characters", max)
+	}
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, n := utf8.DecodeRuneInString(s[i:]); n == 1 {
+				return fmt.Sprintf("must be UTF-8 text: byte %d is not", i)
+			}
+		}
+		if !unicode.IsPrint(r) {
+			return fmt.Sprintf("must be one line of printable text: it has %U at byte %d", r, i)
+		}
+	}
+	return ""
 }

@@ -4,7 +4,8 @@ import "fmt"
 
 // Admission is a concurrency limit: it rejects an arrival when limit
 // requests are already in the system (waiting or in service at the server),
-// and admits it at once otherwise.
+// and admits it at once otherwise. A limit of 0 refuses every request, as
+// the seed lab's Post 2 runs round(capacity × deadline) = 0.
 type Admission struct {
 	limit  int
 	server Occupancy

@@ -150,8 +150,8 @@ func (s *Spec) normalizeChain() {
 
 func (s *Spec) validateChain(path string) field.List {
 	var errs field.List
-	if len(s.Name) > MaxNameLen {
-		errs.Add(field.Join(path, "name"), "is longer than %d characters", MaxNameLen)
+	if msg := field.Line(s.Name, MaxNameLen); msg != "" {
+		errs.Add(field.Join(path, "name"), "%s", msg)
 	}
 	for _, p := range s.paramOrder() {
 		if len(s.Params[p]) > 0 {
@@ -186,6 +186,10 @@ func (s *Spec) validateChain(path string) field.List {
 		}
 		if len(st.Stages) > 0 {
 			errs.Add(field.Join(p, "stages"), "only a chain has stages")
+		}
+		if st.Spec.Replicated() {
+			errs.Add(field.Join(p, ParamInstances), "a stage of a chain runs as one instance (give instances on a limiter of its own)")
+			continue
 		}
 		e := st.Spec.Validate(p)
 		errs = append(errs, e...)

@@ -1,6 +1,8 @@
 package limiter
 
 import (
+	"math"
+
 	"github.com/ratelab/ratelab/experiments/calculus"
 	"github.com/ratelab/ratelab/experiments/metrics"
 )
@@ -9,7 +11,7 @@ import (
 // and rejects once limit is reached; the count resets at each boundary.
 // Two full windows back to back admit up to 2*limit in one window length.
 // The window of an arrival is decided exactly (see metrics.WindowIndex), so
-// no window admits more than limit.
+// no window admits more than limit; a limit of 0 refuses every request.
 type FixedWindow struct {
 	limit    int
 	windowMS float64
@@ -37,8 +39,11 @@ func (w *FixedWindow) Offer(t float64, _ int32) (float64, bool) {
 // NextAdmitMS is the start of the next window when the current one is
 // full (Advisor): the first float64 time that metrics.WindowIndex puts in
 // a later window (the product (k+1)*window rounds, and may still read as
-// window k).
+// window k). +Inf with limit 0: no window has room.
 func (w *FixedWindow) NextAdmitMS(t float64, _ int32) float64 {
+	if w.limit == 0 {
+		return math.Inf(1)
+	}
 	if w.count < w.limit || w.current != metrics.WindowIndex(t, w.windowMS) {
 		return t
 	}

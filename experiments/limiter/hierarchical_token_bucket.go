@@ -3,6 +3,8 @@ package limiter
 import (
 	"math"
 	"math/big"
+
+	"github.com/ratelab/ratelab/experiments/calculus"
 )
 
 // HierarchicalTokenBucket is a work-conserving per-client limiter: a global
@@ -460,6 +462,15 @@ func hierarchicalTokenBucketKind() *Kind {
 			return NewHierarchicalTokenBucket(rateRPS, burst, weights)
 		})
 	k.RetryAfter = "when the client's own bucket holds a whole token again, or earlier when the global bucket's surplus lets it borrow"
+	// A client may borrow all the others leave, so its own curve is the
+	// global bucket's, and so is the others' together.
+	k.FlowCurves = func(_ *Spec, p Params, weights []float64) (own, cross []calculus.Curve) {
+		g := tokenBucketCurve(p)
+		for range weights {
+			own, cross = append(own, g), append(cross, g)
+		}
+		return own, cross
+	}
 	return k
 }
 

@@ -90,6 +90,13 @@ type Replicated interface {
 	State(instance int) float64
 }
 
+// StoreReporter is a replicated gate whose instances share a store that
+// can be down (sharing central): what they answered while it was, which
+// the loop files with the instances (ok=false: no store).
+type StoreReporter interface {
+	StoreDown() (admitted, refused int, ok bool)
+}
+
 // Composite is a gate made of other gates (a chain's gate stages): the
 // loop finds hooks (Observer, Syncer) in its parts too.
 type Composite interface {

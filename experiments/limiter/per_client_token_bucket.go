@@ -3,6 +3,7 @@ package limiter
 import (
 	"math"
 
+	"github.com/ratelab/ratelab/experiments/calculus"
 	"github.com/ratelab/ratelab/experiments/field"
 )
 
@@ -124,6 +125,7 @@ func sharedBucketKind(typ Type, model string, newGate func(rateRPS, burst float6
 		},
 		CheckClients: checkShares,
 		Curve:        tokenBucketCurve,
+		FlowCurves:   shareCurves,
 		Nominal:      rateNominal,
 	}
 }
@@ -153,6 +155,24 @@ func checkShares(s *Spec, path string, weights []float64) field.List {
 		}
 	}
 	return errs
+}
+
+// shareCurves are the client buckets' curves: client i's own bucket
+// (burst*w_i/W, rate*w_i/W), and the others' buckets together (the rest
+// of burst and rate).
+func shareCurves(s *Spec, p Params, weights []float64) (own, cross []calculus.Curve) {
+	ws := shareWeights(s, weights)
+	total := 0.0
+	for _, w := range ws {
+		total += w
+	}
+	r, b := calculus.PerMS(p[ParamRate]), p[ParamBurst]
+	for _, w := range ws {
+		rest := total - w
+		own = append(own, calculus.Affine(r*w/total, b*w/total))
+		cross = append(cross, calculus.Affine(r*rest/total, b*rest/total))
+	}
+	return own, cross
 }
 
 // shareWeights are the clients' weights under the spec's shares: the

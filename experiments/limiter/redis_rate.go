@@ -25,8 +25,14 @@ import (
 // takes the library's decisions, rounding included:
 //
 //   - Clock granularity: 1 µs, Redis TIME. An arrival at t ms is t*1e6 ns
-//     after 2026-01-01T00:00:00Z, rounded to the nanosecond, and TIME
-//     truncates that to the microsecond.
+//     after the clock start, clock_start_unix_s (whole seconds since
+//     1970, UTC; default 1767225600, 2026-01-01T00:00:00Z), rounded to the
+//     nanosecond, and TIME truncates that to the microsecond. The script's
+//     now counts from 2017 in float64 seconds, so its rounding (and rarely
+//     a decision at a boundary) depends on the date: the parameter makes
+//     the gate exact at any date from 2017 on. It is a setting of the
+//     config, written into the normalized document, never read from the
+//     wall clock.
 //   - At 2026 the script's now is about 2.8e8 s, where float64 steps are
 //     2^-24 s (60 ns): new_tat = tat + T rounds to that grid. The error does
 //     not cancel: with T = 1 ms every step loses 0.216 of a grid step, so a
@@ -51,42 +57,64 @@ import (
 // Its output obeys the GCRA's curve burst + d/T widened by the script's
 // clock and rounding: n admissions in a window of d s need n*(T - h) <=
 // d + 1.002 µs + 3h + T*burst, where h = 2^-25 s is the rounding of one
-// operation (half the 2^-24 s step): rate 1/(T - h), burst
-// (T*burst + 1.002 µs + 3h)/(T - h).
+// operation (half the float64 step of now: 2^-25 s from mid 2025 to 2034,
+// redisHalfStepAt): rate 1/(T - h), burst (T*burst + 1.002 µs + 3h)/(T - h).
 type RedisRate struct {
 	emission    float64 // T, s
 	burstOffset float64 // T*burst, s
+	epochSec    int64   // the clock start, Unix seconds
 	tat         float64
 	hasTAT      bool
 }
 
-// Redis clock constants: the script's epoch and the lab's t = 0.
+// Redis clock constants: the script's epoch and the range of the lab's
+// t = 0 (clock_start_unix_s).
 const (
-	redisJan2017  = 1483228800 // the script's jan_1_2017
-	redisEpochSec = 1767225600 // t = 0 is 2026-01-01T00:00:00Z
-	// redisHalfStep is h: half the float64 step 2^-24 s of the script's
-	// now from 2^28 s (mid 2025) to 2^29 s (2034) after 2017.
-	redisHalfStep = 0x1p-25
+	redisJan2017 = 1483228800 // the script's jan_1_2017
+	// RedisClockStartDefault is the default clock_start_unix_s:
+	// 2026-01-01T00:00:00Z.
+	RedisClockStartDefault = 1767225600
+	// RedisClockStartMax is the latest clock start the gate takes:
+	// 2100-01-01T00:00:00Z.
+	RedisClockStartMax = 4102444800
+	// redisHorizonSec is how far past the clock start the gate's curve
+	// counts the script's rounding: 2^20 s (12 days), past any run (one
+	// day at most) and its retries.
+	redisHorizonSec = 1 << 20
 )
 
-// NewRedisRate returns the limiter of Limit{Rate: limit, Burst: burst,
-// Period: periodMS} (the period rounded to the nanosecond), no key yet.
-func NewRedisRate(limit, burst int, periodMS float64) *RedisRate {
-	period := durationSeconds(int64(math.Round(periodMS * 1e6))) // Period.Seconds()
-	t := period / float64(limit)
-	return &RedisRate{emission: t, burstOffset: t * float64(burst)}
+// redisHalfStepAt is h for a clock start: half the float64 step of the
+// script's now (seconds since 2017) at the clock start plus the horizon,
+// the largest now of a run (2^-25 s at 2026: now is in [2^28, 2^29) s).
+func redisHalfStepAt(startSec int64) float64 {
+	return math.Ldexp(1, math.Ilogb(float64(startSec-redisJan2017+redisHorizonSec))-53)
 }
 
-// redisNow is the script's now for an arrival at t ms.
-func redisNow(t float64) float64 {
+// NewRedisRate returns the limiter of Limit{Rate: limit, Burst: burst,
+// Period: periodMS} (the period rounded to the nanosecond), no key yet,
+// its t = 0 at the default clock start (2026-01-01).
+func NewRedisRate(limit, burst int, periodMS float64) *RedisRate {
+	return NewRedisRateAt(limit, burst, periodMS, RedisClockStartDefault)
+}
+
+// NewRedisRateAt is NewRedisRate with its t = 0 at clockStartSec, Unix
+// seconds (Redis's clock then reads clockStartSec s and 0 µs).
+func NewRedisRateAt(limit, burst int, periodMS float64, clockStartSec int64) *RedisRate {
+	period := durationSeconds(int64(math.Round(periodMS * 1e6))) // Period.Seconds()
+	t := period / float64(limit)
+	return &RedisRate{emission: t, burstOffset: t * float64(burst), epochSec: clockStartSec}
+}
+
+// now is the script's now for an arrival at t ms.
+func (g *RedisRate) now(t float64) float64 {
 	us := xrateNS(t) / 1000 // TIME: seconds and microseconds
-	sec, usec := redisEpochSec+us/1e6, us%1e6
+	sec, usec := g.epochSec+us/1e6, us%1e6
 	return float64(sec-redisJan2017) + float64(usec)/1e6
 }
 
 // Offer runs the script at t.
 func (g *RedisRate) Offer(t float64, _ int32) (float64, bool) {
-	now := redisNow(t)
+	now := g.now(t)
 	newTAT, diff := g.script(now)
 	if remaining := diff / g.emission; remaining < 0 {
 		return 0, false
@@ -108,10 +136,10 @@ func (g *RedisRate) NextAdmitMS(t float64, _ int32) float64 {
 		return math.Inf(1)
 	}
 	guess := t
-	if retry := g.retryAfter(redisNow(t)); retry > 0 {
+	if retry := g.retryAfter(g.now(t)); retry > 0 {
 		guess = t + retry*1000
 	}
-	return firstAdmit(t, guess, func(x float64) bool { return g.retryAfter(redisNow(x)) <= 0 })
+	return firstAdmit(t, guess, func(x float64) bool { return g.retryAfter(g.now(x)) <= 0 })
 }
 
 // retryAfter is the script's answer at now: -(now - allow_at), the
@@ -147,12 +175,16 @@ const TypeRedisRate Type = "redis-rate"
 const (
 	ParamPeriod = "period_ms"
 	ParamSlack  = "slack"
+	// ParamClockStart is redis-rate's clock start: the Unix second at
+	// which the run's t = 0 falls on Redis's clock.
+	ParamClockStart = "clock_start_unix_s"
 )
 
 // redisRateCurve is the GCRA curve with the script's clock and rounding.
 func redisRateCurve(p Params) calculus.Curve {
-	const h = redisHalfStep
-	t := NewRedisRate(int(p[ParamLimit]), int(p[ParamBurst]), p[ParamPeriod]).emission
+	start := redisClockStart(p)
+	h := redisHalfStepAt(start)
+	t := NewRedisRateAt(int(p[ParamLimit]), int(p[ParamBurst]), p[ParamPeriod], start).emission
 	if !(t > 4*h) { // parameters outside the validated range (curveGates probes)
 		return calculus.Affine(0, math.Inf(1))
 	}
@@ -175,16 +207,29 @@ func redisRateKind() *Kind {
 			{Name: ParamBurst, Admits: AdmitsLarger, Label: "Burst", Unit: "requests", Integer: true, Min: 0, Max: MaxSize,
 				Doc:       "Limit.Burst: requests admitted back to back (PerSecond sets it to the rate)",
 				RangeNote: "redis_rate takes a Burst from 0, which refuses every request"},
+			{Name: ParamClockStart, Admits: AdmitsNone, Label: "Clock start", Unit: "s", Units: "s since 1970", Integer: true,
+				Min: redisJan2017, Max: RedisClockStartMax, Default: RedisClockStartDefault,
+				Doc:       "Unix second of the run's t = 0 on Redis's clock (1767225600: 2026-01-01T00:00:00Z); the script's float64 seconds since 2017 round by the date",
+				RangeNote: "the lab takes dates from 2017-01-01, the script's epoch, to 2100-01-01"},
 		},
 		Size:    ParamBurst,
 		Stage:   true,
 		Example: Params{ParamLimit: 100, ParamPeriod: 1000, ParamBurst: 100},
 		New: func(_ *Spec, p Params, _ Env) (Gate, error) {
-			return NewRedisRate(int(p[ParamLimit]), int(p[ParamBurst]), p[ParamPeriod]), nil
+			return NewRedisRateAt(int(p[ParamLimit]), int(p[ParamBurst]), p[ParamPeriod], redisClockStart(p)), nil
 		},
 		Curve:   redisRateCurve,
 		Nominal: perPeriodNominal,
 	}
+}
+
+// redisClockStart is a point's clock start: the default when the
+// parameter is absent (a gate built by hand from the older parameters).
+func redisClockStart(p Params) int64 {
+	if v, ok := p[ParamClockStart]; ok {
+		return int64(v)
+	}
+	return RedisClockStartDefault
 }
 
 // perPeriodNominal is limit requests per period_ms over a window.

@@ -193,17 +193,86 @@ func TestRedisRateRoundingAdmitsMore(t *testing.T) {
 }
 
 // TestRedisRateStaysUnderItsCurve: the releases never exceed the kind's
-// curve (the GCRA's, widened by the script's clock and rounding) in any
-// closed window.
+// curve (the GCRA's, widened by the script's clock and rounding at the
+// clock start's date, drawn from 2017 to 2100) in any closed window.
 func TestRedisRateStaysUnderItsCurve(t *testing.T) {
 	t.Parallel()
 	for run := range propertyRuns {
 		rng := rand.New(rand.NewPCG(41, uint64(run)))
 		limit, burst, periodMS := redisParams(rng)
-		p := limiter.Params{limiter.ParamLimit: float64(limit), limiter.ParamBurst: float64(burst), limiter.ParamPeriod: periodMS}
+		p := limiter.Params{limiter.ParamLimit: float64(limit), limiter.ParamBurst: float64(burst), limiter.ParamPeriod: periodMS,
+			limiter.ParamClockStart: float64(1483228800 + rng.Int64N(limiter.RedisClockStartMax-1483228800+1))}
 		g := newGate(t, limiter.TypeRedisRate, p, nil, "", nil)
 		rs := offerAll(t, g, redisTimes(rng, limit, periodMS), nil, nil)
 		c, _ := limiter.ArrivalCurve(&limiter.Spec{Type: limiter.TypeRedisRate}, p, 1)
 		checkCurve(t, run, "redis-rate", releaseTimes(rs), c.RatePerMS*1000, c.BurstReq)
+	}
+}
+
+// TestRedisRateAtThreeDates: with clock_start_unix_s the gate takes the
+// library's decisions at any date, against redis_rate v10's script in one
+// miniredis whose clock starts at each date: in 2017 (now a few seconds,
+// fine float64 steps), in March 2025 (now below 2^28 s, steps of 2^-25 s)
+// and in 2040 (now above 2^29 s, steps of 2^-23 s). The script's rounding
+// moves with the date, so the gate at the default clock start (2026)
+// decides some requests otherwise at these dates: the test counts them,
+// and fails if none differs (the dates would not show the parameter's
+// worth).
+func TestRedisRateAtThreeDates(t *testing.T) {
+	t.Parallel()
+	defer debug.SetGCPercent(debug.SetGCPercent(800))
+	ctx := context.Background()
+	m := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	defer rdb.Close()
+	lim := redis_rate.NewLimiter(rdb)
+	const lists = 12
+	differ := 0
+	for d, date := range []time.Time{
+		time.Date(2017, 1, 1, 0, 0, 3, 0, time.UTC),
+		time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(2040, 1, 1, 0, 0, 0, 0, time.UTC),
+	} {
+		start := date.Unix()
+		decisions, rejects, off2026 := 0, 0, 0
+		for run := range lists {
+			rng := rand.New(rand.NewPCG(42, uint64(d*lists+run)))
+			limit, burst, periodMS := redisParams(rng)
+			key := fmt.Sprintf("date-%d-run-%d", d, run)
+			l := redis_rate.Limit{Rate: limit, Burst: burst, Period: time.Duration(math.Round(periodMS * 1e6))}
+			p := limiter.Params{limiter.ParamLimit: float64(limit), limiter.ParamBurst: float64(burst), limiter.ParamPeriod: periodMS,
+				limiter.ParamClockStart: float64(start)}
+			ours := newGate(t, limiter.TypeRedisRate, p, nil, "", nil)
+			at2026 := limiter.NewRedisRate(limit, burst, periodMS)
+			for i, at := range redisTimes(rng, limit, periodMS) {
+				_, ok := ours.Offer(at, 0)
+				_, ok2026 := at2026.Offer(at, 0)
+				m.SetTime(date.Add(time.Duration(math.Round(at * 1e6))))
+				res, err := lim.Allow(ctx, key, l)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := res.Allowed > 0
+				if ok != want {
+					t.Fatalf("%s, list %d (%v), arrival %d at %g ms: ok=%v, redis_rate allowed %d", date.Format(time.DateOnly), run, l, i, at, ok, res.Allowed)
+				}
+				if ok2026 != want {
+					off2026++
+				}
+				decisions++
+				if !ok {
+					rejects++
+				}
+			}
+		}
+		if rejects == 0 || rejects == decisions {
+			t.Fatalf("%s: %d rejects of %d decisions: the comparison never exercised both answers", date.Format(time.DateOnly), rejects, decisions)
+		}
+		differ += off2026
+		t.Logf("%s (clock_start_unix_s %d): %d decisions (%d refused) equal to redis_rate's; the gate at the 2026 clock decides %d otherwise",
+			date.Format(time.DateOnly), start, decisions, rejects, off2026)
+	}
+	if differ == 0 {
+		t.Errorf("the gate at the 2026 clock decides every request alike at all three dates: the dates show nothing")
 	}
 }

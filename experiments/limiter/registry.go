@@ -182,6 +182,12 @@ type Kind struct {
 	// Curve is the arrival curve the gate's output obeys whatever its input
 	// (requests and ms; see package calculus); nil for a gate without one.
 	Curve func(p Params) calculus.Curve
+	// FlowCurves are, for a gate that keys its clients, each client's
+	// arrival curve (own) and that of all the other clients together
+	// (cross) at the gate's output, for the per-flow bounds of clients
+	// sharing a FIFO server (calculus.FIFODelay, calculus.BlindDelay);
+	// weights are the workload's client weights. nil: no per-client curves.
+	FlowCurves func(s *Spec, p Params, weights []float64) (own, cross []calculus.Curve)
 	// DelayBoundMS bounds the time the gate holds a request before its
 	// release; nil for policers (0).
 	DelayBoundMS func(s *Spec, p Params) float64
@@ -377,12 +383,16 @@ func AllOptions() []Option {
 
 // ParamByName finds a parameter's definition among the registered types.
 func ParamByName(name string) (Param, bool) {
-	for _, p := range AllParams() {
-		if p.Name == name {
-			return p, true
+	// The first type that has it, as AllParams lists it, without building
+	// that list: validation asks once per column.
+	for _, k := range Kinds() {
+		for _, p := range k.Params {
+			if p.Name == name {
+				return p, true
+			}
 		}
 	}
-	return Param{}, false
+	return replicaParam(name)
 }
 
 // TypesWith lists the types that take a parameter or option of this name.

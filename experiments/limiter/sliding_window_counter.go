@@ -13,7 +13,8 @@ import (
 // estimate < limit. It keeps two numbers, not a log, and can admit slightly
 // more than limit in a rolling window. The aligned window of an arrival is
 // decided exactly (see metrics.WindowIndex), and elapsed is t - k*window
-// rounded once, never below 0.
+// rounded once, never below 0. A limit of 0 refuses every request (the
+// estimate is never below 0).
 type SlidingWindowCounter struct {
 	limit      float64
 	windowMS   float64
@@ -56,8 +57,12 @@ func (w *SlidingWindowCounter) at(t float64) (k, prev, curr float64, admits bool
 // request comes before (Advisor): in the current window while the previous
 // one's weight decays, else in the next one, where this window's count
 // decays. The closed form is the guess; the answer is the first float64
-// time at which Offer's own estimate passes.
+// time at which Offer's own estimate passes. +Inf with limit 0: the
+// estimate is never below 0.
 func (w *SlidingWindowCounter) NextAdmitMS(t float64, _ int32) float64 {
+	if w.limit == 0 {
+		return math.Inf(1)
+	}
 	k := w.current
 	guess := t
 	if w.curr < w.limit {

@@ -1,6 +1,8 @@
 package limiter
 
 import (
+	"math"
+
 	"github.com/ratelab/ratelab/experiments/calculus"
 	"github.com/ratelab/ratelab/experiments/metrics"
 )
@@ -11,7 +13,8 @@ import (
 // in any window of length window. The ring grows as needed, so a large
 // limit costs memory only when the traffic fills it. An admission at a is
 // inside (t - window, t] while t - a < window, compared exactly (see
-// metrics.Apart), not as a > t - window, whose subtraction rounds.
+// metrics.Apart), not as a > t - window, whose subtraction rounds. A
+// limit of 0 refuses every request.
 type SlidingWindowLog struct {
 	windowMS float64
 	limit    int
@@ -50,8 +53,11 @@ func (w *SlidingWindowLog) Offer(t float64, _ int32) (float64, bool) {
 // NextAdmitMS is when the admission that must leave the window for one
 // more to fit has left it (Advisor): the log holds n >= limit of them, and
 // the first float64 time at which Offer's own exact test (metrics.Apart)
-// drops it is the answer.
+// drops it is the answer. +Inf with limit 0: no admission ever fits.
 func (w *SlidingWindowLog) NextAdmitMS(t float64, _ int32) float64 {
+	if w.limit == 0 {
+		return math.Inf(1)
+	}
 	if w.n < w.limit {
 		return t
 	}

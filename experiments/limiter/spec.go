@@ -45,8 +45,10 @@ var (
 		Min: 1, Max: MaxSize, Doc: "bucket size: requests admitted back to back"}
 	queueParam = Param{Name: ParamQueue, Admits: AdmitsLarger, Column: true, Label: "Queue", Unit: "requests", Integer: true,
 		Min: 1, Max: MaxSize, Doc: "requests waiting for their release, at most"}
+	// A limit of 0 refuses every request (the seed lab's Post 2 runs
+	// round(capacity × deadline) = 0); every gate taking limitParam does.
 	limitParam = Param{Name: ParamLimit, Admits: AdmitsLarger, Column: true, Label: "Limit", Unit: "requests", Integer: true,
-		Min: 1, Max: MaxSize, Doc: "requests per window (or in the system)"}
+		Min: 0, Max: MaxSize, Doc: "requests per window (or in the system); 0 refuses every request"}
 	windowParam = Param{Name: ParamWindow, Admits: AdmitsSmaller, Column: true, Label: "Window", Unit: "ms",
 		Min: MinWindowMS, Max: MaxWindowMS, Default: DefaultWindow, Doc: "window length"}
 )
@@ -187,6 +189,11 @@ func (s *Spec) paramOrder() []string {
 	if k := s.Kind(); k != nil {
 		names = k.ParamNames()
 	}
+	for _, p := range ReplicaParams() {
+		if len(s.Params[p.Name]) > 0 {
+			names = append(names, p.Name)
+		}
+	}
 	for _, name := range slices.Sorted(maps.Keys(s.Params)) {
 		if !slices.Contains(names, name) {
 			names = append(names, name)
@@ -199,6 +206,11 @@ func (s *Spec) optionOrder() []string {
 	var names []string
 	if k := s.Kind(); k != nil {
 		for _, o := range k.Options {
+			names = append(names, o.Name)
+		}
+	}
+	for _, o := range ReplicaOptions() {
+		if s.Options[o.Name] != "" {
 			names = append(names, o.Name)
 		}
 	}
@@ -253,13 +265,13 @@ func (s *Spec) decodeFields(data []byte, extra func(key string, raw json.RawMess
 			if err := json.Unmarshal(raw, &s.Stages); err != nil {
 				fail(fieldTypeError(err, key))
 			}
-		case slices.ContainsFunc(params, func(p Param) bool { return p.Name == key }):
+		case slices.ContainsFunc(params, func(p Param) bool { return p.Name == key }), isReplicaParam(key):
 			var vs Values
 			if err := vs.UnmarshalJSON(raw); err != nil {
 				fail(fieldTypeError(err, key))
 			}
 			s.SetValues(key, vs)
-		case slices.ContainsFunc(options, func(o Option) bool { return o.Name == key }):
+		case slices.ContainsFunc(options, func(o Option) bool { return o.Name == key }), isReplicaOption(key):
 			var v string
 			if err := json.Unmarshal(raw, &v); err != nil {
 				fail(fieldTypeError(err, key))
@@ -316,6 +328,7 @@ func (s *Spec) Normalize() {
 			s.SetOption(o.Name, o.Choices[0])
 		}
 	}
+	s.normalizeReplicas()
 }
 
 // CheckFields refuses keys of a raw limiter object that its type does not
@@ -330,7 +343,7 @@ func CheckFields(path string, raw json.RawMessage) field.List {
 	}
 	allowed := k.Fields()
 	for _, key := range slices.Sorted(maps.Keys(keys)) {
-		if slices.Contains(allowed, key) {
+		if slices.Contains(allowed, key) || isReplicaKey(key) {
 			continue
 		}
 		msg := fmt.Sprintf("is not a parameter of %s (parameters: %v)", k.Type, k.ParamNames())
@@ -356,11 +369,12 @@ func (s *Spec) Validate(path string) field.List {
 	if len(s.Stages) > 0 {
 		errs.Add(field.Join(path, "stages"), "only a chain has stages")
 	}
-	if len(s.Name) > MaxNameLen {
-		errs.Add(field.Join(path, "name"), "is longer than %d characters", MaxNameLen)
+	if msg := field.Line(s.Name, MaxNameLen); msg != "" {
+		errs.Add(field.Join(path, "name"), "%s", msg)
 	}
+	errs = append(errs, s.validateReplicas(path, k)...)
 	for _, name := range s.paramOrder() {
-		if _, ok := k.Param(name); !ok && len(s.Params[name]) > 0 {
+		if _, ok := k.Param(name); !ok && len(s.Params[name]) > 0 && !isReplicaParam(name) {
 			errs.Add(field.Join(path, name), "is not a parameter of %s (parameters: %v)", s.Type, k.ParamNames())
 		}
 	}
@@ -392,6 +406,9 @@ func (s *Spec) Validate(path string) field.List {
 			continue
 		}
 		o, ok := k.Option(name)
+		if !ok && isReplicaOption(name) {
+			continue // validateReplicas
+		}
 		if !ok {
 			errs.Add(field.Join(path, name), "is not a setting of %s (types that take it: %v)", s.Type, TypesWith(name))
 			continue
@@ -468,6 +485,9 @@ func (s *Spec) Count() int {
 	for _, p := range k.Params {
 		n *= len(s.Params[p.Name])
 	}
+	for _, name := range s.replicaParamsUsed() {
+		n *= len(s.Params[name])
+	}
 	return n
 }
 
@@ -481,9 +501,10 @@ func (s *Spec) Swept() string {
 	if k.compound {
 		return s.chainSwept()
 	}
-	for i := len(k.Params) - 1; i >= 0; i-- {
-		if len(s.Params[k.Params[i].Name]) > 1 {
-			return k.Params[i].Name
+	names := append(k.ParamNames(), s.replicaParamsUsed()...)
+	for i := len(names) - 1; i >= 0; i-- {
+		if len(s.Params[names[i]]) > 1 {
+			return names[i]
 		}
 	}
 	return k.Size
@@ -500,13 +521,13 @@ func (s *Spec) Points() []Params {
 		return s.chainPoints()
 	}
 	out := []Params{{}}
-	for _, p := range k.Params {
-		vs := s.Params[p.Name]
+	for _, name := range append(k.ParamNames(), s.replicaParamsUsed()...) {
+		vs := s.Params[name]
 		next := make([]Params, 0, len(out)*len(vs))
 		for _, base := range out {
 			for _, v := range vs {
 				q := maps.Clone(base)
-				q[p.Name] = v
+				q[name] = v
 				next = append(next, q)
 			}
 		}
@@ -524,6 +545,9 @@ func New(s *Spec, p Params, weights []float64, server Occupancy) (Gate, error) {
 	k := s.Kind()
 	if k == nil {
 		return nil, fmt.Errorf("unknown limiter %q", s.Type)
+	}
+	if s.Replicated() {
+		return newReplicated(s, k, withDefaults(k, p), Env{Weights: weights, Server: server})
 	}
 	return k.New(s, withDefaults(k, p), Env{Weights: weights, Server: server})
 }
@@ -567,6 +591,11 @@ func FormatParams(typ Type, p Params) string {
 	var names []string
 	if k, ok := Lookup(typ); ok && !k.compound {
 		names = k.ParamNames()
+		for _, q := range ReplicaParams() {
+			if _, ok := p[q.Name]; ok {
+				names = append(names, q.Name)
+			}
+		}
 	} else {
 		names = presentParams(p)
 	}
@@ -602,6 +631,9 @@ func ArrivalCurve(s *Spec, p Params, clients int) (c calculus.Curve, ok bool) {
 	if k == nil || k.Curve == nil {
 		return calculus.Curve{}, false
 	}
+	if s.Replicated() {
+		return replicatedCurve(s, k, p, clients)
+	}
 	return k.Curve(p).Times(s.keys(clients)), true
 }
 
@@ -621,6 +653,9 @@ func GateDelayBoundMS(s *Spec, p Params) (float64, bool) {
 	k := s.Kind()
 	if k == nil {
 		return 0, true
+	}
+	if s.Replicated() && s.Options[OptionSharing] == SharingCentral {
+		return storeDelayBoundMS(s, k, p)
 	}
 	if k.DelayBoundMS == nil {
 		return 0, !k.Waits
@@ -662,6 +697,9 @@ func (s *Spec) LagMS(points []Params) float64 {
 		for _, p := range points {
 			lag = math.Max(lag, k.DelayBoundMS(s, p))
 		}
+	}
+	for _, p := range points {
+		lag = math.Max(lag, p.Get(ParamStoreRTT)) // a central store's round trip
 	}
 	return lag
 }

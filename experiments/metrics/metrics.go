@@ -14,34 +14,61 @@ func RoundMS(x float64) float64 { return math.Floor(x + 0.5) }
 // Histogram counts whole-millisecond delays in [0, MaxDelayMS]. Because every
 // recorded value is an integer in that range, its nearest-rank percentiles
 // are exact, with no samples kept.
+//
+// Delays below lowDelaysMS are counted in an array inside the histogram;
+// larger ones in an array allocated when the first comes. A point's
+// histograms so cost what its delays reach, not MaxDelayMS (a sweep of
+// small points allocates kilobytes, not a megabyte a worker), and Record
+// stays a compare and an increment for the delays most points have.
 type Histogram struct {
-	counts [MaxDelayMS + 1]uint32
-	n      int
-	max    int
+	low  [lowDelaysMS]uint32
+	high *[MaxDelayMS + 1 - lowDelaysMS]uint32 // high[v-lowDelaysMS]; nil until a delay of lowDelaysMS or more
+	n    int
+	max  int
 }
 
-// Reset empties the histogram.
+// lowDelaysMS is how many of the smallest delays a histogram counts in place.
+const lowDelaysMS = 4096
+
+// Reset empties the histogram, keeping its storage. Only values up to max
+// were counted, so only they are cleared.
 func (h *Histogram) Reset() {
-	clear(h.counts[:])
+	if h.n > 0 {
+		clear(h.low[:min(h.max+1, lowDelaysMS)])
+		if h.max >= lowDelaysMS {
+			clear(h.high[:h.max+1-lowDelaysMS])
+		}
+	}
 	h.n, h.max = 0, 0
 }
 
 // Record adds one delay in ms: rounded half up and clamped to [0, MaxDelayMS].
 func (h *Histogram) Record(ms float64) {
 	// Compare in float before converting: int() of a huge, infinite or
-	// NaN value is undefined.
+	// NaN value is undefined. x is not NaN past the first comparison, and
+	// int(max(x, 0)) is the floor for x >= 0 and 0 below.
 	v := MaxDelayMS // also for NaN, where every comparison is false
 	if x := ms + 0.5; x < MaxDelayMS+1 {
-		v = 0
-		if x >= 0 {
-			v = int(x) // floor for non-negative values
+		v = int(max(x, 0))
+	}
+	if v < lowDelaysMS {
+		h.low[v]++
+	} else {
+		if h.high == nil {
+			h.high = new([MaxDelayMS + 1 - lowDelaysMS]uint32)
 		}
+		h.high[v-lowDelaysMS]++
 	}
-	h.counts[v]++
 	h.n++
-	if v > h.max {
-		h.max = v
+	h.max = max(h.max, v)
+}
+
+// count is the number of recordings of v (v <= max).
+func (h *Histogram) count(v int) uint32 {
+	if v < lowDelaysMS {
+		return h.low[v]
 	}
+	return h.high[v-lowDelaysMS]
 }
 
 // Count is the number of recorded values.
@@ -60,7 +87,7 @@ func (h *Histogram) Quantile(p float64) int {
 	c := Rank(p, h.n)
 	seen := 0
 	for v := 0; v <= h.max; v++ {
-		seen += int(h.counts[v])
+		seen += int(h.count(v))
 		if seen >= c {
 			return v
 		}

@@ -70,7 +70,7 @@ func TestHistogramQuantileIsNearestRank(t *testing.T) {
 		h.Reset()
 		n := 1 + rng.IntN(3000)
 		vals := make([]int, n)
-		top := []int{5, 100, 2047, 60000}[rng.IntN(4)]
+		top := []int{5, 100, 2047, 4095, 4096, 4200, 60000}[rng.IntN(7)] // both sides of the in-place counts
 		for i := range vals {
 			vals[i] = rng.IntN(top + 1)
 			h.Record(float64(vals[i]))

@@ -94,7 +94,11 @@ func (c *WindowCursor) move(t float64) float64 {
 	if !(math.Abs(k) < 1<<52) { // also an infinite or NaN t
 		return k // no range to keep
 	}
-	c.k, c.lo, c.hi = k, windowEdge(k, c.w), windowEdge(k+1, c.w)
+	lo := c.hi // the next window starts where the last one ended
+	if k != c.k+1 || !(c.lo < c.hi) {
+		lo = windowEdge(k, c.w)
+	}
+	c.k, c.lo, c.hi = k, lo, windowEdge(k+1, c.w)
 	return k
 }
 

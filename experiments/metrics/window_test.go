@@ -9,20 +9,61 @@ import (
 	"github.com/ratelab/ratelab/experiments/metrics"
 )
 
+// quotient is t/w in exact integer arithmetic (t >= 0, w > 0, both
+// finite): t = mt·2^et and w = mw·2^ew with integer mantissas, so
+// t/w = mt·2^(et−ew) / mw, divided as integers; exact reports a zero
+// remainder.
+func quotient(t, w float64) (q *big.Int, exact bool) {
+	mt, et := mantissa(t)
+	mw, ew := mantissa(w)
+	num, den := new(big.Int).SetUint64(mt), new(big.Int).SetUint64(mw)
+	if d := et - ew; d >= 0 {
+		num.Lsh(num, uint(d))
+	} else {
+		den.Lsh(den, uint(-d))
+	}
+	q, r := new(big.Int).QuoRem(num, den, new(big.Int))
+	return q, r.Sign() == 0
+}
+
+// mantissa is x = m·2^e with m an integer of at most 53 bits (x >= 0).
+func mantissa(x float64) (m uint64, e int) {
+	frac, exp := math.Frexp(x)
+	return uint64(math.Ldexp(frac, 53)), exp - 53
+}
+
 // exactFloor is floor(t/w) and exactCeil ceil(t/w) in exact arithmetic on
 // the float64 values (t >= 0, w > 0).
 func exactFloor(t, w float64) float64 {
-	q := new(big.Rat).Quo(new(big.Rat).SetFloat64(t), new(big.Rat).SetFloat64(w))
-	f, _ := new(big.Float).SetInt(new(big.Int).Quo(q.Num(), q.Denom())).Float64()
+	q, _ := quotient(t, w)
+	f, _ := new(big.Float).SetInt(q).Float64()
 	return f
 }
 
 func exactCeil(t, w float64) float64 {
-	f := exactFloor(t, w)
-	if new(big.Rat).Mul(new(big.Rat).SetFloat64(f), new(big.Rat).SetFloat64(w)).Cmp(new(big.Rat).SetFloat64(t)) != 0 {
+	q, exact := quotient(t, w)
+	f, _ := new(big.Float).SetInt(q).Float64()
+	if !exact {
 		f++
 	}
 	return f
+}
+
+// TestQuotientIsTheRationalQuotient checks the integer quotient the
+// window tests use as their oracle against math/big's rationals.
+func TestQuotientIsTheRationalQuotient(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 2))
+	for i := range 5000 {
+		w := []float64{33.3, 0.1, 1000.0 / 3, 5e-324, 0.01 + rng.Float64()*1000}[rng.IntN(5)]
+		at := []float64{0, 5e-324, float64(rng.IntN(1_000_000)) * w, rng.Float64() * 1e9}[rng.IntN(4)]
+		at = max(math.Nextafter(at, math.Inf(2*rng.IntN(2)-1)), 0)
+		rq := new(big.Rat).Quo(new(big.Rat).SetFloat64(at), new(big.Rat).SetFloat64(w))
+		want := new(big.Int).Quo(rq.Num(), rq.Denom())
+		q, exact := quotient(at, w)
+		if q.Cmp(want) != 0 || exact != rq.IsInt() {
+			t.Fatalf("case %d: quotient(%v, %v) = %v (exact %v), want %v (exact %v)", i, at, w, q, exact, want, rq.IsInt())
+		}
+	}
 }
 
 func TestWindowIndex(t *testing.T) {

@@ -2,6 +2,7 @@ package output_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -13,7 +14,9 @@ import (
 // BenchmarkSeedModelOutputs is the whole-run case: the seed lab's Post 3 model
 // (preset token-vs-leaky, 20 points) at 9,900 s, 1.16 M arrivals, whose
 // series report keeps the series at 100 ms: 1.98 M rows of series.csv.
-// It reports the simulation and the writing of the outputs apart.
+// It reports the simulation and the writing of the outputs apart, at 1
+// and 2 workers (the second and third rows; scripts/bench.sh times
+// the whole process).
 func BenchmarkSeedModelOutputs(b *testing.B) {
 	cfg, err := presets.Config("token-vs-leaky")
 	if err != nil {
@@ -23,26 +26,30 @@ func BenchmarkSeedModelOutputs(b *testing.B) {
 	if err := cfg.Validate(); err != nil {
 		b.Fatal(err)
 	}
-	var sim, write time.Duration
-	bytes := 0
-	for b.Loop() {
-		t0 := time.Now()
-		res, err := sweep.Run(context.Background(), cfg, sweep.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		t1 := time.Now()
-		files, err := output.Files(res)
-		if err != nil {
-			b.Fatal(err)
-		}
-		sim, write = sim+t1.Sub(t0), write+time.Since(t1)
-		bytes = 0
-		for _, f := range files {
-			bytes += len(f.Data)
-		}
+	for _, workers := range []int{1, 2} {
+		b.Run("workers="+strconv.Itoa(workers), func(b *testing.B) {
+			var sim, write time.Duration
+			bytes := 0
+			for b.Loop() {
+				t0 := time.Now()
+				res, err := sweep.Run(context.Background(), cfg, sweep.Options{Workers: workers})
+				if err != nil {
+					b.Fatal(err)
+				}
+				t1 := time.Now()
+				files, err := output.Files(res)
+				if err != nil {
+					b.Fatal(err)
+				}
+				sim, write = sim+t1.Sub(t0), write+time.Since(t1)
+				bytes = 0
+				for _, f := range files {
+					bytes += len(f.Data)
+				}
+			}
+			b.ReportMetric(sim.Seconds()/float64(b.N), "sim-s/op")
+			b.ReportMetric(write.Seconds()/float64(b.N), "write-s/op")
+			b.ReportMetric(float64(bytes), "bytes")
+		})
 	}
-	b.ReportMetric(sim.Seconds()/float64(b.N), "sim-s/op")
-	b.ReportMetric(write.Seconds()/float64(b.N), "write-s/op")
-	b.ReportMetric(float64(bytes), "bytes")
 }

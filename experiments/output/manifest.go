@@ -106,3 +106,44 @@ func CheckInputs(manifest []byte, got []experiments.Input) error {
 	}
 	return nil
 }
+
+// OutputError is a file a run from a manifest wrote with bytes other than
+// the manifest recorded: the outputs are not the manifest's.
+type OutputError struct {
+	Name, Got, Want string
+}
+
+func (e *OutputError) Error() string {
+	return fmt.Sprintf("%s: sha256 %s, the manifest recorded %s: the outputs are not the manifest's", e.Name, e.Got, e.Want)
+}
+
+// CheckOutputs compares the files a run from a manifest wrote with the
+// outputs the manifest recorded, by sha256 (an *OutputError for the first
+// that differs or is missing). A manifest of another engine checks
+// nothing: its outputs may differ (ConfigFromManifest notes it); a
+// manifest.json is never compared (it names the build).
+func CheckOutputs(manifest []byte, files []File) error {
+	var m struct {
+		EngineVersion string   `json:"engine_version"`
+		Outputs       []Output `json:"outputs"`
+	}
+	if err := json.Unmarshal(manifest, &m); err != nil {
+		return fmt.Errorf("manifest: %w", err)
+	}
+	if m.EngineVersion != experiments.EngineVersion {
+		return nil
+	}
+	for _, want := range m.Outputs {
+		if want.Name == experiments.FileManifest {
+			continue
+		}
+		i := slices.IndexFunc(files, func(f File) bool { return f.Name == want.Name })
+		if i < 0 {
+			return &OutputError{Name: want.Name, Got: "(not written)", Want: want.SHA256}
+		}
+		if got := files[i].SHA256(); got != want.SHA256 {
+			return &OutputError{Name: want.Name, Got: got, Want: want.SHA256}
+		}
+	}
+	return nil
+}

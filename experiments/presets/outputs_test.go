@@ -97,7 +97,8 @@ func checkPresetOutputs(t *testing.T, name, storedVersion string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, files := runPostPreset(t, name, 0)
+	res, files := runPostPreset(t, name, 0)
+	checkBoundsOrNote(t, name, res)
 	delete(files, experiments.FileManifest)
 	files[configFile] = cfg.JSON()
 	p, err := presets.Get(name)
@@ -214,5 +215,23 @@ func TestOutputsChange(t *testing.T) {
 				t.Errorf("error %v, want %s", err, tc.err)
 			}
 		})
+	}
+}
+
+// checkBoundsOrNote: every point of a preset has its network-calculus
+// bounds or a note saying why it has none (bound_note in results.csv):
+// no point's bound columns are empty without a word.
+func checkBoundsOrNote(t *testing.T, preset string, res *experiments.Result) {
+	t.Helper()
+	for i := range res.Points {
+		pt := &res.Points[i]
+		switch {
+		case pt.Bounds == nil:
+			t.Errorf("%s point %d (%s, server %q): no bounds and no note", preset, pt.Index, pt.Limiter, pt.ServerName)
+		case !pt.Bounds.Bounded && pt.Bounds.Note == "":
+			t.Errorf("%s point %d (%s, server %q): unbounded without a note", preset, pt.Index, pt.Limiter, pt.ServerName)
+		case pt.Bounds.Bounded && !(pt.Bounds.SojournBoundMS > 0):
+			t.Errorf("%s point %d (%s, server %q): bounded with a sojourn bound of %g", preset, pt.Index, pt.Limiter, pt.ServerName, pt.Bounds.SojournBoundMS)
+		}
 	}
 }

@@ -3,10 +3,14 @@ package presets_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/presets"
 	"github.com/ratelab/ratelab/experiments/sweep"
@@ -125,4 +129,101 @@ func TestCollapseInvariants(t *testing.T) {
 			t.Errorf("%d workers: other bytes", workers)
 		}
 	}
+}
+
+// seedPost1Dir holds the seed lab's own Post 1 sweeps at random parameter
+// sets (testdata/seed-post1/README.md says how they were made).
+const seedPost1Dir = "testdata/seed-post1"
+
+// TestCollapseMatchesTheSeedAtRandomParameters runs the collapse preset at
+// each parameter set of params.txt (window, service time, deadline,
+// retries, backoff, levels) and compares its report with the seed
+// program's file byte for byte: offered_rps is the configured level
+// (level_rps) and ideal_goodput_rps min(level, capacity), also where
+// level × window is no whole number of arrivals.
+func TestCollapseMatchesTheSeedAtRandomParameters(t *testing.T) {
+	t.Parallel()
+	p, err := presets.Get("collapse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, err := os.ReadFile(filepath.Join(seedPost1Dir, "params.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sets := 0
+	for _, line := range strings.Split(string(params), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
+			continue
+		}
+		if len(f) != 7 {
+			t.Fatalf("params.txt: %q", line)
+		}
+		sets++
+		name := f[0]
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			want, err := os.ReadFile(filepath.Join(seedPost1Dir, name+".csv"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			doc := seedPost1Document(t, p.JSON, f[1:])
+			cfg, err := document.DecodeConfig(doc)
+			if err != nil {
+				t.Fatalf("%s: %v\n%s", line, err, doc)
+			}
+			res, err := sweep.Run(context.Background(), cfg, sweep.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := output.Report(res, &cfg.Reports[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s: the report differs from the seed program's\n got:\n%s\nwant:\n%s", line, got, want)
+			}
+		})
+	}
+	if sets < 12 {
+		t.Fatalf("%d parameter sets in params.txt, want a dozen", sets)
+	}
+}
+
+// seedPost1Document is the collapse preset's document with one parameter
+// set: window_ms, service_ms, deadline_ms, retries, backoff_ms and the
+// levels (comma separated), each as the seed's CollapseSimulator takes it.
+func seedPost1Document(t *testing.T, preset []byte, f []string) []byte {
+	t.Helper()
+	whole := func(s string) int {
+		v, err := strconv.Atoi(s)
+		if err != nil {
+			t.Fatalf("%q: %v", s, err)
+		}
+		return v
+	}
+	var levels []int
+	for _, s := range strings.Split(f[5], ",") {
+		levels = append(levels, whole(s))
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(preset, &doc); err != nil {
+		t.Fatal(err)
+	}
+	w, srv := doc["workload"].(map[string]any), doc["server"].(map[string]any)
+	w["duration_ms"] = whole(f[0])
+	w["parts"].([]any)[0].(map[string]any)["rate_rps"] = levels
+	srv["service_ms"], srv["deadline_ms"] = whole(f[1]), whole(f[2])
+	pols := doc["policies"].([]any)
+	pols[0].(map[string]any)["timeout_ms"] = whole(f[2])
+	retry := pols[1].(map[string]any)
+	retry["timeout_ms"], retry["retries"], retry["backoff_ms"] = whole(f[2]), whole(f[3]), whole(f[4])
+	delete(doc, "objectives")
+	delete(doc, "decision")
+	out, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -46,6 +46,14 @@ type Queue struct {
 
 	lastMS  float64
 	lastPos int64 // place of the last request let in
+
+	// Deciding at entry (NewQueueDecidingAtEntry): the workers' FIFO
+	// schedule of the requests it serves, the picks (ascending) at which
+	// waiting requests will expire, and how many wait for the end of a cut
+	// window.
+	sched      *Server
+	expiring   ring[float64]
+	cutWaiting int
 }
 
 // Sink receives the outcome of every request a Queue accepted or shed.
@@ -108,6 +116,61 @@ func NewQueue(s Spec, endMS float64, classes int, sink Sink) *Queue {
 	return q
 }
 
+// NewQueueDecidingAtEntry is NewQueue for a FIFO queue that evicts
+// nothing (discipline fifo, a door other than priority, and no Drop): a
+// request released later waits behind every earlier one, so nothing after
+// a request's entry changes when it is picked, and its fate is known as it
+// enters. OfferFor tells the sink at once: served (from its pick, the
+// workers' FIFO schedule, Schedule), shed at its pick (expired) or at the
+// end of a cut window (its pick at or after it), as the picks would; those
+// shed later wait until then, in InSystem. It serves exactly as NewQueue's
+// queue does, outcome by outcome and count by count
+// (TestDecidingAtEntryIsTheQueue), with no pick left to make.
+func NewQueueDecidingAtEntry(s Spec, endMS float64, classes int, sink Sink) *Queue {
+	q := NewQueue(s, endMS, classes, sink)
+	if q.lifo || q.door == DoorPriority {
+		panic("server: a queue that can be overtaken or evict decides by its picks")
+	}
+	q.sched = New(s)
+	q.expiring = newRing[float64](16)
+	return q
+}
+
+// Schedule is the workers' FIFO schedule of a queue deciding at entry (nil
+// for another): its requests served, each at its pick. Under occupancy
+// busy-ceil it is what a gate in front reads (Server.InSystem).
+func (q *Queue) Schedule() *Server { return q.sched }
+
+// StartAt is when a request released at t (non-decreasing, as for
+// OfferFor) would be picked by a queue deciding at entry, without offering
+// it.
+func (q *Queue) StartAt(t float64) float64 { return q.sched.StartAt(t) }
+
+// offerDecided is OfferFor deciding at entry.
+func (q *Queue) offerDecided(id int32, arrival, t, serviceMS float64) bool {
+	if q.door != DoorOpen && q.InSystem(t) >= q.bound {
+		q.sink.Shed(id, t, ShedDoor)
+		return false
+	}
+	if !(t < q.endMS) {
+		q.sink.Shed(id, t, ShedEnd) // released after the window: no service starts
+		return false
+	}
+	p := q.sched.StartAt(t)
+	switch {
+	case !(p < q.endMS):
+		q.cutWaiting++
+		q.sink.Shed(id, q.endMS, ShedEnd)
+	case q.expire && (p-arrival)+serviceMS > q.deadlineMS:
+		q.expiring.pushBack(p)
+		q.sink.Shed(id, p, ShedExpired)
+	default:
+		start, finish := q.sched.ServeFor(t, serviceMS)
+		q.sink.Served(id, t, start, finish)
+	}
+	return true
+}
+
 // busy is the number of workers busy at t (free time later than t).
 func (q *Queue) busy(t float64) int {
 	c := len(q.free)
@@ -130,7 +193,19 @@ func (q *Queue) busy(t float64) int {
 	return c - lo
 }
 
-// advance makes every pick that happens before t.
+// PickFirst is the pick rule, which every driver of a Queue's picks
+// follows (the Queue's own, advance, before a request's release, and an
+// event loop that makes the picks with Pick): a pick at pickMS happens
+// before an event at eventMS when it is earlier, or at the same time when
+// the event is a client giving up (timeout). A request released at p
+// enters before the pick at p (and sees the worker freeing at p as idle;
+// under lifo it is the one picked); a request picked at its client's
+// deadline has started.
+func PickFirst(pickMS, eventMS float64, timeout bool) bool {
+	return pickMS < eventMS || timeout && pickMS == eventMS
+}
+
+// advance makes every pick that happens before a release at t.
 func (q *Queue) advance(t float64) {
 	if t < q.lastMS {
 		panic("server: time went backwards")
@@ -138,7 +213,7 @@ func (q *Queue) advance(t float64) {
 	q.lastMS = t
 	for {
 		p := q.NextPickMS()
-		if !(p < t) {
+		if !PickFirst(p, t, false) {
 			return
 		}
 		q.pick(p)
@@ -247,6 +322,16 @@ func (q *Queue) reset() {
 // InSystem is the number of requests waiting or in service at t, after
 // every pick before t: what an admission gate in front reads.
 func (q *Queue) InSystem(t float64) int {
+	if q.sched != nil {
+		// Deciding at entry: the requests served that have not finished
+		// (picked or not: a service takes time), those waiting for a pick
+		// that expires them, and those waiting for the cut.
+		n := q.sched.inSystem(t)
+		for q.expiring.n > 0 && q.expiring.front() < t {
+			q.expiring.popFront()
+		}
+		return n + q.expiring.n + q.cutWaiting
+	}
 	q.advance(t)
 	return q.live + q.busy(t)
 }
@@ -262,6 +347,9 @@ func (q *Queue) Offer(id int32, class uint8, arrival, t float64) bool {
 // OfferFor is Offer for a request that takes serviceMS (a spec whose
 // service is not fixed, or one worker).
 func (q *Queue) OfferFor(id int32, class uint8, arrival, t, serviceMS float64) bool {
+	if q.sched != nil {
+		return q.offerDecided(id, arrival, t, serviceMS)
+	}
 	q.advance(t)
 	if q.door != DoorOpen && q.live+q.busy(t) >= q.bound {
 		if q.door != DoorPriority || !q.evict(class, t) {
@@ -294,6 +382,9 @@ func (q *Queue) LastPos() int64 { return q.lastPos }
 // drops it unstarted (cancel_on_timeout "drop-unstarted"). The caller
 // knows it still waits (it was neither served nor shed).
 func (q *Queue) Drop(pos int64) {
+	if q.sched != nil {
+		panic("server: a queue deciding at entry drops nothing")
+	}
 	if pos < q.qseq || pos >= q.qseq+int64(q.q.n) {
 		panic("server: dropped a request that does not wait")
 	}
@@ -406,6 +497,8 @@ func (r *ring[T]) popBack() T {
 	r.n--
 	return r.buf[(r.head+r.n)&(len(r.buf)-1)]
 }
+
+func (r *ring[T]) front() T { return r.buf[r.head] }
 
 func (r *ring[T]) back() T { return r.buf[(r.head+r.n-1)&(len(r.buf)-1)] }
 

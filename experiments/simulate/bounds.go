@@ -195,9 +195,15 @@ func computeBounds(hops []pathHop) experiments.Bounds {
 
 // pointBounds computes the bounds of a point and puts the measurements
 // beside them. A gate with no arrival curve (none, admission) gets no
-// bounds, only a note saying so.
-func pointBounds(cfg *experiments.Config, spec *limiter.Spec, p limiter.Params, clients int, m *experiments.Metrics, gateMaxMS, endToEndMaxMS float64) *experiments.Bounds {
-	b := computeBounds(path(cfg, spec, p, clients))
+// bounds, only a note saying so; so does a server that does not serve in
+// FIFO order (fifo false), whatever the gate.
+func pointBounds(cfg *experiments.Config, spec *limiter.Spec, p limiter.Params, clients int, m *experiments.Metrics, gateMaxMS, endToEndMaxMS float64, fifo bool) *experiments.Bounds {
+	var b experiments.Bounds
+	if fifo {
+		b = computeBounds(path(cfg, spec, p, clients))
+	} else {
+		b.Note = notFIFONote(cfg.Server.Option(server.OptDiscipline))
+	}
 	if b.Note == "no arrival curve" {
 		b.Note = fmt.Sprintf("no arrival curve (%s)", spec.Type)
 	}
@@ -206,4 +212,51 @@ func pointBounds(cfg *experiments.Config, spec *limiter.Spec, p limiter.Params, 
 	b.GateDelayMaxMS = gateMaxMS
 	b.EndToEndMaxMS = endToEndMaxMS
 	return &b
+}
+
+// flowBounds sets each client's own bound (experiments.FlowBound) when
+// the point's gate keys its clients (Kind.FlowCurves: per-client and
+// hierarchical token buckets) and stands alone before a FIFO server whose
+// service time has a maximum: the clients share that server, each with the
+// others as cross traffic (calculus.FIFODelay, calculus.BlindDelay).
+// FIFO serves every request within the aggregate's own bound too, so the
+// FIFO bound is the smaller of the residual family's and the aggregate's
+// (the gate's curve; theta is then T + b/R): a hierarchical bucket's client
+// may take all the others leave, and its own curve and theirs are each the
+// global bucket's. A blind bound that does not exist is 0 (an empty cell).
+func flowBounds(cfg *experiments.Config, spec *limiter.Spec, p limiter.Params, weights []float64, clients []experiments.ClientResult) {
+	k := spec.Kind()
+	if k == nil || k.FlowCurves == nil || k.Compound() || len(clients) == 0 || cfg.Server.Option(server.OptDiscipline) != server.FIFO {
+		return
+	}
+	srv := serverHop(cfg.Server)
+	if srv.noMax {
+		return
+	}
+	own, cross := k.FlowCurves(spec, p, weights)
+	total, _ := limiter.ArrivalCurve(spec, p, len(clients))
+	aggregate, aggregateTheta := calculus.FIFODelay(total, calculus.Affine(0, 0), srv.beta)
+	for i := range clients {
+		d, theta := calculus.FIFODelay(own[i], cross[i], srv.beta)
+		if aggregate < d {
+			d, theta = aggregate, aggregateTheta
+		}
+		if math.IsInf(d, 1) {
+			clients[i].Flow = &experiments.FlowBound{Note: "unbounded (r > R)"}
+			continue
+		}
+		f := &experiments.FlowBound{FIFOBoundMS: d, ThetaMS: theta}
+		if blind := calculus.BlindDelay(own[i], cross[i], srv.beta); !math.IsInf(blind, 1) {
+			f.BlindBoundMS = blind
+		}
+		clients[i].Flow = f
+	}
+}
+
+// notFIFONote is the note of a point whose server serves in another order
+// than FIFO (discipline lifo, lifo-tail-drop, ...): the service curve gives
+// a delay bound for FIFO order only, and out of order a request can wait
+// as long as newer ones keep coming.
+func notFIFONote(discipline string) string {
+	return fmt.Sprintf("no bound (%s server: the delay bound holds for FIFO order only)", discipline)
 }

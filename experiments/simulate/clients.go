@@ -554,7 +554,13 @@ func clientTotals(cfg *experiments.Config, r *clientRun, m *experiments.Metrics,
 
 	cm.Succeeded = m.OnTime
 	cm.AttemptsRPS = float64(cm.Attempts) / seconds
-	cm.IdealGoodputRPS = min(m.OfferedRPS, cfg.Server.RateRPS())
+	// The goodput a server that refuses the excess at once would give:
+	// min(level, capacity), the measured rate where the load has no level.
+	level := m.OfferedRPS
+	if v := levelRPS(cfg); v != nil {
+		level = *v
+	}
+	cm.IdealGoodputRPS = min(level, cfg.Server.RateRPS())
 	cm.UsersInFlightMax = r.usersInFlightMax
 	cm.Users = t.users
 	if m.Arrivals > 0 {

@@ -1,7 +1,6 @@
 package simulate
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 
@@ -27,24 +26,26 @@ import (
 //   - FIFO without eviction (discipline fifo, door open or tail-drop): a
 //     request released later waits behind it, so nothing after its
 //     admission changes when it starts. Its fate is decided at admission,
-//     as the plain client model does: the door (the queue at its release),
-//     then its start from a FIFO copy of the workers (server.Server): past
-//     the end cut it is shed at the end; expired at its pick (expire
-//     at-dequeue) it is shed then; else it is served. An attempt that
-//     would not start before its client gives up is dropped unqueued under
-//     cancel_on_timeout "drop-unstarted" (the plain model's rule: it never
-//     counts in the system). The queue itself runs beside, for the door,
-//     the occupancy, the shed counts and the p99 per finish window, and
-//     every outcome it reports is checked against the one decided.
-//     With the plain server this is the plain client model, to the bit
-//     (TestClientsQueueIsTheClientModel).
+//     as the plain client model does, by the queue itself, which decides
+//     as a request enters (server.NewQueueDecidingAtEntry, admit): the
+//     door (the queue at its release), then its pick by the workers' FIFO
+//     schedule: past the end cut it is shed at the end; expired at its
+//     pick (expire at-dequeue) it is shed then; else it is served. The
+//     queue reports the fate before the offer returns, and the client
+//     reacts then. An attempt that would not start before its client
+//     gives up is dropped unqueued under cancel_on_timeout
+//     "drop-unstarted" (the plain model's rule: it never counts in the
+//     system). With the plain server this is the plain client model, to
+//     the bit (TestClientsQueueIsTheClientModel); the queue deciding at
+//     entry is the queue making its picks, outcome by outcome and count by
+//     count (server's TestDecidingAtEntryIsTheQueue).
 //   - LIFO, or a priority door: a later request can overtake or evict it,
 //     so its fate is decided when it happens (admitByEvents). The queue is
 //     run by events: an attempt is offered at its release (an
 //     eventRelease; released at once, it is offered before the next
 //     attempt at its time), its client's timeout is an eventTimeout at
 //     t + timeout_ms, and the queue's picks and the end of a cut window
-//     come by the loop's rule (a pick at p before a timeout at p, and a
+//     are events of the loop under its rule (a pick at p before a timeout at p, and a
 //     release at p before its own timeout at p: an attempt started at its
 //     client's deadline has started, as at admission;
 //     TestClientsQueueReleaseAtTheTimeout). Served at a pick: the sojourn
@@ -88,21 +89,12 @@ const (
 	admittedDone                   // served, shed or dropped
 )
 
-// What the queue will report of an attempt decided at admission.
-const (
-	expectNone uint8 = iota
-	expectServed
-	expectShed
-)
-
 // admitted is an admitted attempt the queue holds: its id is its index.
 type admitted struct {
 	a         attempt
 	abandonAt float64 // when its client gives up (+Inf: never)
-	at        float64 // decided at admission: its start, or when it is shed
 	pos       int64   // its place in the queue (LastPos), while it waits
 	state     uint8
-	expect    uint8
 	release   float64 // when the gate released it (by events: its release event)
 	instance  int32   // the instance that admitted it (a replicated gate)
 	gaveUp    bool    // its client gave up on it
@@ -120,11 +112,8 @@ type queueClients struct {
 	m          *experiments.Metrics
 	cm         *experiments.ClientMetrics
 	s          *experiments.Series
-	shadow     *server.Server // decided at admission: a FIFO copy of the workers
-	lazy       bool           // fates decided by events (lifo, priority door)
+	lazy       bool // fates decided by events (lifo, priority door)
 	cancel     bool
-	expire     bool    // expire at-dequeue
-	endMS      float64 // the end of a cut window (+Inf without)
 	classes    bool
 	deadlineMS float64
 	windowMS   float64
@@ -136,12 +125,20 @@ type queueClients struct {
 	busyMS           float64
 	serverSojournMax float64
 	endToEndMax      float64
-	offering         int32                    // the attempt being offered at admission (decided mode)
+	entering         entering                 // decided at admission: the attempt the queue is offered
 	done             *completions             // nil: the gate does not observe
 	fate             func(limiter.Completion) // a test's fate log (Switches.Fate)
 	hooks            *gateHooks
-	mismatch         string // the first disagreement of the queue with the decisions at admission
-	mismatches       int    // how many
+}
+
+// entering is the attempt offered to a queue that decides at entry
+// (server.NewQueueDecidingAtEntry): its fate comes back from the offer
+// (Served, Shed), before it returns. A copy: a pointer to the loop's
+// attempt kept here would move that attempt to the heap, once per event.
+type entering struct {
+	a                  attempt
+	instance           int32
+	release, abandonAt float64
 }
 
 func (x *queueClients) newRec(a *attempt) int32 {
@@ -207,27 +204,18 @@ func (x *queueClients) failed(a *attempt, inst int32, release, failAt, abandonAt
 	x.r.retry(a, failAt, failAt)
 }
 
-// disagree notes a disagreement of the queue with the decisions at
-// admission, keeping the first.
-func (x *queueClients) disagree(what string) {
-	if x.mismatches == 0 {
-		x.mismatch = what
-	}
-	x.mismatches++
-}
-
 // Served is the queue's report of a served attempt.
 func (x *queueClients) Served(id int32, release, start, finish float64) {
+	if !x.lazy {
+		e := &x.entering
+		x.qr.finishAt(e.a.t, finish)
+		x.m.Served++
+		x.served(&e.a, e.instance, release, start, finish, e.abandonAt, false)
+		return
+	}
 	rec := &x.bufs.recs[id]
 	x.qr.finishAt(rec.a.t, finish)
 	x.m.Served++
-	if !x.lazy {
-		if rec.expect != expectServed || start != rec.at {
-			x.disagree(fmt.Sprintf("attempt at %g: served from %g, decided %d at %g", rec.a.t, start, rec.expect, rec.at))
-		}
-		x.release(id)
-		return
-	}
 	rec.state = admittedDone
 	a := rec.a
 	x.served(&a, rec.instance, release, start, finish, rec.abandonAt, rec.gaveUp)
@@ -238,19 +226,16 @@ func (x *queueClients) Served(id int32, release, start, finish float64) {
 
 // Shed is the queue's report of an attempt it shed.
 func (x *queueClients) Shed(id int32, at float64, _ server.Why) {
+	if !x.lazy {
+		e := &x.entering
+		x.m.Shed++
+		x.qr.bufs.shedWait.Record(float64(metrics.ClampMS(at - e.a.t)))
+		x.failed(&e.a, e.instance, e.release, at, e.abandonAt)
+		return
+	}
 	rec := &x.bufs.recs[id]
 	x.m.Shed++
 	x.qr.bufs.shedWait.Record(float64(metrics.ClampMS(at - rec.a.t)))
-	if !x.lazy {
-		if id == x.offering {
-			return // at its release: the admission decides
-		}
-		if rec.expect != expectShed || at != rec.at {
-			x.disagree(fmt.Sprintf("attempt at %g: shed at %g, decided %d at %g", rec.a.t, at, rec.expect, rec.at))
-		}
-		x.release(id)
-		return
-	}
 	rec.state = admittedDone
 	if x.done != nil {
 		x.done.add(completionOf(&rec.a, rec.instance, rec.release, at, limiter.Dropped))
@@ -356,39 +341,21 @@ func (x *queueClients) admitByEvents(at *attempt, release, abandonAt float64, re
 }
 
 // admit decides admitted attempt at's fate at its admission: released at
-// release, its client giving up at abandonAt (+Inf: never), it starts when
-// the FIFO copy of the workers (shadow) says.
+// release, its client giving up at abandonAt (+Inf: never), it is offered
+// to the queue, which decides at entry (server.NewQueueDecidingAtEntry)
+// and reports its fate before the offer returns (Served, Shed: the
+// client's reaction). An attempt that would start after its client gives
+// up is dropped unqueued under drop-unstarted.
 func (x *queueClients) admit(at *attempt, release, abandonAt float64, rel *releaseTally) {
-	r, t := x.r, at.t
+	r := x.r
 	fl := r.flags[at.part]
 	inst := x.hooks.instance()
 	r.lastQuery = max(r.lastQuery, release)
-	p := x.shadow.StartAt(release) // the door below leaves the copy as it is
-	if x.cancel && fl.timeout && p > abandonAt {
+	if x.cancel && fl.timeout && x.q.StartAt(release) > abandonAt {
 		r.droppedUnstarted(at, inst, release, abandonAt, x.done, x.fate)
 		return
 	}
-	id := x.newRec(at)
-	x.offering = id
-	entered := x.q.OfferFor(id, at.class, t, release, at.svc)
-	x.offering = -1
-	if !entered {
-		x.release(id)
-		x.failed(at, inst, release, release, abandonAt)
-	} else {
-		rec := &x.bufs.recs[id]
-		switch {
-		case !(p < x.endMS):
-			rec.expect, rec.at = expectShed, x.endMS
-			x.failed(at, inst, release, x.endMS, abandonAt)
-		case x.expire && (p-t)+at.svc > x.deadlineMS:
-			rec.expect, rec.at = expectShed, p
-			x.failed(at, inst, release, p, abandonAt)
-		default:
-			start, finish := x.shadow.ServeFor(release, at.svc)
-			rec.expect, rec.at = expectServed, start
-			x.served(at, inst, release, start, finish, abandonAt, false)
-		}
-	}
+	x.entering = entering{a: *at, instance: inst, release: release, abandonAt: abandonAt}
+	x.q.OfferFor(0, at.class, at.t, release, at.svc)
 	rel.add(x.s, x.in, release, x.q.InSystem(release))
 }

@@ -112,7 +112,7 @@ func CheckDiff(a, b DiffSide) error {
 // with hooks (its parts' included) needs the event loop, which the diff
 // does not run.
 func diffable(gate limiter.Gate) error {
-	h := hooksOf(gate)
+	h := hooksOf(gate, nil)
 	switch {
 	case h.observer != nil:
 		return fmt.Errorf("the gate learns from completions (limiter.Observer): the decision diff replays Offer alone, without the event loop that tells it them")

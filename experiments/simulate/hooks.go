@@ -6,6 +6,7 @@ import (
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/limiter"
+	"github.com/ratelab/ratelab/experiments/metrics"
 )
 
 // The event loop's hooks for gates (limiter/hooks.go), found once per point
@@ -40,6 +41,11 @@ type routedGate struct {
 	r         limiter.Replicated
 	instances []experiments.InstanceMetrics
 	last      int32 // the instance of the last offer
+	// window is the series' windows (set by hooksOf from the worker's
+	// Instruments), in which each instance's admissions are counted by
+	// arrival (InstanceMetrics.AdmittedSeries).
+	window metrics.WindowCursor
+	series bool // count them (hooksOf: a point measured, not a decision diff)
 }
 
 // Offer routes the request at t from client to the instance the balancer
@@ -50,7 +56,16 @@ func (g *routedGate) Offer(t float64, client int32) (float64, bool) {
 	release, ok := g.r.OfferTo(i, t, client)
 	g.instances[i].Offered++
 	if ok {
-		g.instances[i].Admitted++
+		in := &g.instances[i]
+		in.Admitted++
+		if !g.series {
+			return release, ok
+		}
+		w := int(g.window.Index(t))
+		for w >= len(in.AdmittedSeries) {
+			in.AdmittedSeries = append(in.AdmittedSeries, 0)
+		}
+		in.AdmittedSeries[w]++
 	}
 	return release, ok
 }
@@ -76,12 +91,16 @@ type gateHooks struct {
 
 // hooksOf finds gate's hooks (gate as pointGate made it): the gate's own
 // and its parts', a completion told to every part that observes and
-// every part's syncs run.
-func hooksOf(gate limiter.Gate) gateHooks {
+// every part's syncs run. A replicated gate counts its instances'
+// admissions in the series windows in readied (Instruments.startPoint).
+func hooksOf(gate limiter.Gate, in *Instruments) gateHooks {
 	var h gateHooks
 	inner := gate
 	if rg, ok := gate.(*routedGate); ok {
 		h.routed, inner = rg, rg.r
+		if in != nil && in.seriesWindowMS > 0 {
+			rg.window, rg.series = metrics.NewWindowCursor(in.seriesWindowMS), true
+		}
 	}
 	switch t := inner.(type) {
 	case *adaptiveTrace:
@@ -176,6 +195,11 @@ func (h *gateHooks) file(m *experiments.Metrics) {
 	for i := range m.Instances {
 		m.Instances[i].State = h.routed.r.State(i)
 	}
+	if d, ok := h.routed.r.(limiter.StoreReporter); ok {
+		if admitted, refused, ok := d.StoreDown(); ok {
+			m.Replicas = &experiments.ReplicaMetrics{Store: &experiments.StoreMetrics{DownAdmitted: admitted, DownRefused: refused}}
+		}
+	}
 }
 
 // completions schedules the completions of a point whose gate observes
@@ -257,8 +281,7 @@ func (l *pointLoop) sync(t float64, listLeft bool) error {
 	if !(s > t) {
 		return fmt.Errorf("the gate's next sync at %g ms is not after its sync at %g ms", s, t)
 	}
-	picks := l.model == modelClientsEvents || l.drivePicks // the loop makes the queue's picks
-	left := listLeft || l.heap.len() > 0 || picks && !math.IsInf(l.q.NextPickMS(), 1)
+	left := listLeft || l.eventsLeft()
 	if s < l.syncEndMS && left {
 		l.heap.pushEvent(s, eventSync, 0)
 	}

@@ -54,7 +54,7 @@ func TestHooksOfParts(t *testing.T) {
 	c := syncingPart{&partGate{name: "c", syncMS: 25, next: 25, log: &log}}
 	d := observingPart{&partGate{name: "d", log: &log}}
 	gate := &composite{parts: []limiter.Gate{a, b, &composite{parts: []limiter.Gate{c, d}}}}
-	h := hooksOf(gate)
+	h := hooksOf(gate, nil)
 	if h.observer == nil || h.syncer == nil {
 		t.Fatalf("hooks %+v: the parts' observers and syncers not found", h)
 	}

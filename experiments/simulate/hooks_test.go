@@ -87,6 +87,9 @@ func watch(opt *sweep.Options) *[]*watchingGate {
 	opt.Simulate.Gate = func(g limiter.Gate, _ limiter.Occupancy) limiter.Gate {
 		w := &watchingGate{g: g}
 		*gates = append(*gates, w)
+		if r, ok := g.(limiter.Replicated); ok {
+			return &watchingInstances{w, r}
+		}
 		if s, ok := g.(limiter.Syncer); ok {
 			return watchingSyncGate{w, s}
 		}
@@ -147,6 +150,36 @@ type watchingSyncGate struct {
 
 func (w watchingSyncGate) NextSyncMS() float64 { return w.s.NextSyncMS() }
 func (w watchingSyncGate) Sync(t float64)      { w.s.Sync(t) }
+
+// Parts is the watched gate: its own hooks run as without the watcher.
+func (w *watchingGate) Parts() []limiter.Gate { return []limiter.Gate{w.g} }
+
+// watchingInstances watches a replicated gate and stays one: the loop
+// routes through it (Route, OfferTo) to the watched gate's instances.
+type watchingInstances struct {
+	*watchingGate
+	r limiter.Replicated
+}
+
+func (w *watchingInstances) Instances() int                    { return w.r.Instances() }
+func (w *watchingInstances) Route(t float64, client int32) int { return w.r.Route(t, client) }
+func (w *watchingInstances) State(i int) float64               { return w.r.State(i) }
+
+func (w *watchingInstances) StoreDown() (int, int, bool) {
+	if s, ok := w.r.(limiter.StoreReporter); ok {
+		return s.StoreDown()
+	}
+	return 0, 0, false
+}
+
+func (w *watchingInstances) OfferTo(i int, t float64, c int32) (float64, bool) {
+	w.offer(t)
+	release, ok := w.r.OfferTo(i, t, c)
+	if ok {
+		w.admitted(t, release, c)
+	}
+	return release, ok
+}
 
 // learningGate is a toy adaptive concurrency limit: it admits while fewer
 // than limit of its requests are in the system, and lowers the limit by

@@ -30,27 +30,66 @@ import (
 //   - eventComplete, eventSync: the gate's hooks (hooks.go): an
 //     admitted request's completion told to a gate that observes them, a
 //     replicated gate's sync of its instances.
+//   - eventPick: the queue's next pick (server.Queue.NextPickMS, made with
+//     Pick), where the loop makes the picks (fates decided by events, or a
+//     queue model whose gate has hooks). One pick event stands at a time:
+//     a step that moves the next pick (an offer, a pick, a drop, the
+//     cut, the queue's own picks before a later release) leaves the old
+//     event stale, skipped when it comes, and schedules the new one
+//     (schedulePick).
+//   - eventCut: the end of a cut window (end "cut"), scheduled at the
+//     point's start where the loop makes the picks: what still waits is
+//     shed then (server.Queue.CutEnd).
 //
 // Sequence numbers count every event in the order it is made, the list's
 // arrivals first (0 … n-1): the list's arrival at a time runs before any
 // scheduled event at it (the forward pass's model, fed in batches, numbers
 // its events from 0, and its arrivals still come first at their time).
+// A pick and the end cut are not numbered: the cut's key is below every
+// sequence, a pick's above every one.
 //
 // The rule, the one tie rule of a point: events run in (time, sequence)
-// order; where the loop makes the queue's picks (fates decided by events,
-// or a queue model whose gate has hooks) the next pick
-// (server.Queue.NextPickMS) is taken before that event when it is earlier,
-// or at the same time when the event is a timeout, and the end of a cut
-// window (end "cut") sheds what still waits before the first event at or
-// after it (picks earlier than that event first).
+// order, the list's arrival at a time before every scheduled event at it
+// but the end cut; the end cut before every event at its time; a pick
+// after every event at its time, except that a timeout at its time waits
+// for it (server.PickFirst, the queue's pick rule: a request released at
+// p enters before the pick at p, and one picked at its client's deadline
+// has started).
+//
+// That exception is the one order the key cannot hold, and none of the
+// loop's sources is merged beside the heap for it: the pick event is in
+// the heap, and a timeout reaching the top lets it go first. No fixed
+// place of picks among the kinds gives the order every model has always
+// run by (the goldens hold it). Under lifo, let attempt A wait in the
+// queue with its client's deadline at p (its timeout, sequence 3), attempt
+// B's release be at p too (sequence 5, scheduled after A's timeout), and
+// the worker free at p. The order is: the pick (A starts at its deadline:
+// it has started, and is served), A's timeout (nothing to drop), B's
+// release (B enters and waits). With picks after every event at their
+// time, A's timeout runs first: A is abandoned (dropped under
+// drop-unstarted) and its retry drawn. With the kinds ranked release <
+// pick < timeout, B enters first and lifo picks B, not A. The pick's
+// place is "just before the first timeout pending at its time": it
+// depends on what is pending when it comes, which the heap tells at the
+// timeout's turn. (TestTieRule runs this case.)
+//
+// Picks the loop does not make, under the same rule (server.PickFirst)
+// inside the queue: the queue model without hooks (the list alone, and
+// each offer makes the picks before its release), and with hooks the
+// picks before a release a gate delays (the queue model offers a request
+// at its arrival's turn, at its release, as the forward pass does). A
+// queue deciding at entry (the client model's FIFO admissions) makes none.
 //
 // Under that rule each model adds its steps: modelPlain, the forward
 // pass's own step one arrival at a time (for a gate with hooks); modelQueue,
 // the queue model without clients (queue.go); the client model
 // (clients.go) on the plain server (plainServer) or on a queue,
 // its fates decided at admission or by events (clients_queue.go).
-// The gate, its chain's stages and the trigger sit inside limiter.Gate;
-// classes and priority doors inside server.Queue. The heap and the records
+// The gate and its chain's stages sit inside limiter.Gate; classes and
+// priority doors inside server.Queue, reached by the events above. A
+// trigger (the config's, or a flash crowd) acts on no point's run: it is
+// the interval recovery is measured after, from the series, once the run
+// is done (recovery.go), so it is no event. The heap and the records
 // are a worker's, kept across points: the loop allocates nothing per event
 // in steady state.
 
@@ -58,19 +97,28 @@ import (
 type eventKind uint8
 
 const (
-	eventAttempt eventKind = iota
-	eventRelease
-	eventTimeout
-	eventComplete // an admitted request's completion, told to a gate that observes (hooks.go)
-	eventSync     // a replicated gate's sync of its instances (hooks.go)
+	eventCut      eventKind = iota // the end of a cut window (key 0: before every other event at its time)
+	eventAttempt                   // an attempt reaches the gate
+	eventRelease                   // an admitted attempt is released to the queue (by events)
+	eventTimeout                   // an admitted attempt's client gives up (by events)
+	eventComplete                  // an admitted request's completion, told to a gate that observes (hooks.go)
+	eventSync                      // a replicated gate's sync of its instances (hooks.go)
+	eventPick                      // the queue's next pick (pickKey: after every other event at its time)
 )
 
 // A pending event's key: sequence<<eventSeqShift | kind<<eventIDBits | id.
 // Sequence numbers are unique, so the kind and id never decide an order.
+// Two keys are not numbered: the end of a cut window's, 0, below every
+// sequence, and a pick's, pickKey, the sequence field's largest value
+// (never a number's), above every one.
 const (
 	eventIDBits   = 24 // at most 2^24 attempts wait, and 2^24 records are held, at once
 	eventKindBits = 3
 	eventSeqShift = eventIDBits + eventKindBits
+	eventSeqLimit = 1<<(64-eventSeqShift) - 1 // sequences are below it: the largest value is the picks'
+
+	cutKey  = uint64(eventCut) << eventIDBits
+	pickKey = uint64(eventSeqLimit)<<eventSeqShift | uint64(eventPick)<<eventIDBits
 )
 
 // pending is a scheduled event in the heap: the bits of its time (a time
@@ -168,8 +216,8 @@ func (q *eventHeap) schedule(t float64, kind eventKind, id int32) bool {
 			what = "completions wait to be told"
 		}
 		err = fmt.Errorf("more than %d %s at once", 1<<eventIDBits, what)
-	case uint64(q.seq) >= 1<<(64-eventSeqShift):
-		err = fmt.Errorf("more than %d events in one point", uint64(1)<<(64-eventSeqShift))
+	case uint64(q.seq) >= eventSeqLimit:
+		err = fmt.Errorf("more than %d events in one point", uint64(eventSeqLimit))
 	case !(t >= 0):
 		err = fmt.Errorf("an attempt scheduled at %g ms", t)
 	}
@@ -184,6 +232,14 @@ func (q *eventHeap) schedule(t float64, kind eventKind, id int32) bool {
 	q.h = append(q.h, e)
 	q.up(len(q.h)-1, e)
 	return true
+}
+
+// pushKey pushes an event that is not numbered (cutKey, pickKey) at t
+// (not negative).
+func (q *eventHeap) pushKey(t float64, key uint64) {
+	e := pending{key: key, tb: math.Float64bits(t)}
+	q.h = append(q.h, e)
+	q.up(len(q.h)-1, e)
 }
 
 // up moves e from hole i up to its place.
@@ -208,23 +264,54 @@ func (q *eventHeap) pop() pending {
 	top := s[0]
 	last := len(s) - 1
 	x := s[last]
-	s = s[:last]
-	q.h = s
-	if n := len(s); n > 0 {
-		i := 0
-		for {
-			c := 2*i + 1
-			if c+1 < n {
-				c += s[c+1].less(s[c])
-			} else if c >= n {
-				break
-			}
-			s[i] = s[c]
-			i = c
-		}
-		q.up(i, x)
+	q.h = s[:last]
+	if last > 0 {
+		q.sift(x)
 	}
 	return top
+}
+
+// replaceTop replaces the earliest pending event by one that is not
+// numbered (pickKey) at t: a pop and a push in one pass, which stops as
+// soon as the new event is in place (the next pick is often the earliest
+// event still).
+func (q *eventHeap) replaceTop(t float64, key uint64) {
+	x := pending{key: key, tb: math.Float64bits(t)}
+	s := q.h
+	n := len(s)
+	i := 0
+	for {
+		c := 2*i + 1
+		if c+1 < n {
+			c += s[c+1].less(s[c])
+		} else if c >= n {
+			break
+		}
+		if x.less(s[c]) == 1 {
+			break
+		}
+		s[i] = s[c]
+		i = c
+	}
+	s[i] = x
+}
+
+// sift puts x in the hole at the top (the heap is not empty).
+func (q *eventHeap) sift(x pending) {
+	s := q.h
+	n := len(s)
+	i := 0
+	for {
+		c := 2*i + 1
+		if c+1 < n {
+			c += s[c+1].less(s[c])
+		} else if c >= n {
+			break
+		}
+		s[i] = s[c]
+		i = c
+	}
+	q.up(i, x)
 }
 
 // popAttempt removes the earliest pending event, an attempt, into *a.
@@ -264,7 +351,13 @@ type pointLoop struct {
 	endMS       float64       // the end of a cut window (+Inf without), with q
 	rel         *releaseTally
 	windows     metrics.WindowCursor // the series window of the attempts, which come in order
-	cut         bool                 // the end of a cut window has shed what waited
+
+	// The queue's picks and its end cut as events (picks: the loop makes
+	// them).
+	picks      bool
+	pickMS     float64 // the time of the pick event that stands (+Inf: none)
+	stalePicks int     // pick events in the heap that no longer stand
+	cutPending bool    // the end cut's event is in the heap
 
 	// The gate's hooks (hooks.go).
 	done       *completions // nil: the gate does not observe
@@ -280,7 +373,7 @@ type pointLoop struct {
 // once the heap is ready: the completions it observes (in the worker's
 // buffers, in), its syncs before endMS (the release horizon).
 func (l *pointLoop) startHooks(gate limiter.Gate, endMS float64, in *Instruments) error {
-	l.hooks = hooksOf(gate)
+	l.hooks = hooksOf(gate, in)
 	in.watch(&l.hooks)
 	l.done = newCompletions(&l.hooks, l.heap, &in.done)
 	return l.startSyncs(&l.hooks, endMS)
@@ -304,6 +397,45 @@ func (l *pointLoop) ended() error {
 	return nil
 }
 
+// startPicks makes the queue's picks and its end cut events of the loop
+// (the point's model decides by events, or its gate has hooks): the end
+// of a cut window at endMS (+Inf: none) is scheduled now.
+func (l *pointLoop) startPicks(q *server.Queue, endMS float64) {
+	l.picks, l.q, l.endMS, l.pickMS, l.stalePicks = true, q, endMS, math.Inf(1), 0
+	if !math.IsInf(endMS, 1) {
+		l.heap.pushKey(endMS, cutKey)
+		l.cutPending = true
+	}
+}
+
+// schedulePick keeps the pick event at the queue's next pick: a step
+// that changed it (an offer, a pick, a drop, the cut; the queue's own picks
+// before a later release) leaves the event it had as stale (skipped when
+// it comes) and schedules the new one.
+func (l *pointLoop) schedulePick() {
+	p := l.q.NextPickMS()
+	if p == l.pickMS {
+		return
+	}
+	if !math.IsInf(l.pickMS, 1) {
+		l.stalePicks++
+	}
+	l.pickMS = p
+	if !math.IsInf(p, 1) {
+		l.heap.pushKey(p, pickKey)
+	}
+}
+
+// eventsLeft is whether the heap holds an event that will run: not a
+// stale pick, nor the end cut (which sheds what waits, and nothing after).
+func (l *pointLoop) eventsLeft() bool {
+	n := l.heap.len() - l.stalePicks
+	if l.cutPending {
+		n--
+	}
+	return n > 0
+}
+
 // run runs the point's events in the rule's order until none is left (or
 // ctx is done, checked once per 2^20 events); with batch, until the list
 // is done (the forward pass's model, fed a batch at a time: the events
@@ -325,7 +457,6 @@ func (l *pointLoop) run(ctx context.Context, batch bool) error {
 		}
 		return nil
 	}
-	byEvents := l.model == modelClientsEvents
 	next := 0 // the list's next arrival
 	last := math.Inf(-1)
 	for steps := 0; ; steps++ {
@@ -334,9 +465,19 @@ func (l *pointLoop) run(ctx context.Context, batch bool) error {
 				return err
 			}
 		}
+		if l.picks {
+			l.schedulePick()
+		}
 		// The earliest event: the list's (older than every scheduled one
-		// at its time) or the heap's.
-		list := next < len(a.T) && (h.len() == 0 || a.T[next] <= h.topT())
+		// at its time but the end cut) or the heap's.
+		list := false
+		if next < len(a.T) {
+			list = h.len() == 0
+			if !list {
+				tt := h.topT()
+				list = a.T[next] < tt || a.T[next] == tt && h.top().key != cutKey
+			}
+		}
 		t, kind := math.Inf(1), eventAttempt
 		switch {
 		case list:
@@ -345,36 +486,7 @@ func (l *pointLoop) run(ctx context.Context, batch bool) error {
 			return nil
 		case h.len() > 0:
 			t, kind = h.topT(), h.top().kind()
-		}
-		if byEvents || l.drivePicks {
-			// The queue's picks before it (at its time, before a timeout).
-			if p := l.q.NextPickMS(); p < t || p == t && kind == eventTimeout {
-				if !(p >= last) {
-					return fmt.Errorf("a pick at %g ms after an event at %g ms", p, last) // cannot happen: picks are in order
-				}
-				last = p
-				if l.x != nil {
-					l.x.now = p
-				}
-				l.q.Pick()
-				continue
-			}
-		}
-		if (byEvents || l.drivePicks) && !l.cut && t >= l.endMS && !math.IsInf(l.endMS, 1) {
-			// The window ends: what still waits is shed at its end,
-			// before any event at or after it.
-			if !(l.endMS >= last) {
-				return fmt.Errorf("the window's end at %g ms after an event at %g ms", l.endMS, last) // cannot happen
-			}
-			last = l.endMS
-			if l.x != nil {
-				l.x.now = l.endMS
-			}
-			l.cut = true
-			l.q.CutEnd()
-			continue
-		}
-		if math.IsInf(t, 1) {
+		default:
 			return nil
 		}
 		if !(t >= last) {
@@ -384,15 +496,55 @@ func (l *pointLoop) run(ctx context.Context, batch bool) error {
 		if l.x != nil {
 			l.x.now = t
 		}
-		if !list && kind >= eventComplete {
-			// The gate's hooks (hooks.go).
-			e := h.pop()
-			if kind == eventComplete {
-				l.done.deliver(e.id())
-			} else if err := l.sync(t, next < len(a.T)); err != nil {
-				return err
+		if !list {
+			switch {
+			case kind == eventPick:
+				// The queue's pick, if it still stands; its event becomes
+				// the next pick's.
+				if t != l.pickMS {
+					h.pop()
+					l.stalePicks--
+					continue
+				}
+				l.q.Pick()
+				if top := h.top(); top.key != pickKey || top.tb != math.Float64bits(t) {
+					// The pick scheduled an event before its own event
+					// (a request shed at its pick: its completion then,
+					// or its retry): its own stays, stale.
+					l.stalePicks++
+					l.pickMS = math.Inf(1)
+				} else if p := l.q.NextPickMS(); !math.IsInf(p, 1) {
+					h.replaceTop(p, pickKey)
+					l.pickMS = p
+				} else {
+					h.pop()
+					l.pickMS = p
+				}
+				continue
+			case kind == eventCut:
+				// The window ends: what still waits is shed at its end,
+				// before any event at it.
+				h.pop()
+				l.cutPending = false
+				l.q.CutEnd()
+				continue
+			case l.picks && server.PickFirst(l.pickMS, t, kind == eventTimeout):
+				// A pick at a timeout's time comes first (server.PickFirst:
+				// an attempt that starts at its client's deadline has
+				// started); its event stays and stands while the next
+				// pick is at t too.
+				l.q.Pick()
+				continue
+			case kind >= eventComplete:
+				// The gate's hooks (hooks.go).
+				e := h.pop()
+				if kind == eventComplete {
+					l.done.deliver(e.id())
+				} else if err := l.sync(t, next < len(a.T)); err != nil {
+					return err
+				}
+				continue
 			}
-			continue
 		}
 		switch l.model {
 		case modelPlain:
@@ -575,10 +727,12 @@ func (l *pointLoop) startQueue(cfg *experiments.Config, classes []uint8, spec *l
 	if l.done != nil || l.syncer != nil {
 		// The queue's picks by the loop: each completion is known at its
 		// pick, before the events after it.
-		l.drivePicks, l.q, l.endMS = true, srv, math.Inf(1)
+		endMS := math.Inf(1)
 		if cfg.Server.Option(server.OptEnd) == server.EndCut {
-			l.endMS = durationMS
+			endMS = durationMS
 		}
+		l.drivePicks = true
+		l.startPicks(srv, endMS)
 	}
 	return func() error {
 		srv.Finish()
@@ -695,12 +849,9 @@ func (l *pointLoop) startClientsQueue(cfg *experiments.Config, classes []uint8, 
 		qr:   qr, bufs: in.admitted, in: in, m: m, cm: cm, s: &s,
 		lazy:       lazy,
 		cancel:     cfg.Server.Option(server.OptCancel) == server.CancelDrop,
-		expire:     cfg.Server.Option(server.OptExpire) == server.ExpireAtDequeue,
-		endMS:      endMS,
 		classes:    classes != nil,
 		deadlineMS: deadlineMS,
 		windowMS:   windowMS,
-		offering:   -1,
 
 		goodputWindow: metrics.NewWindowCursor(windowMS),
 	}
@@ -718,17 +869,22 @@ func (l *pointLoop) startClientsQueue(cfg *experiments.Config, classes []uint8, 
 	if cfg.Server.Shaped() {
 		return nil, errShapedQueue
 	}
-	q := server.NewQueue(cfg.Server, durationMS, nclass, x)
-	x.q = q
-	// Decided at admission: a FIFO copy of the workers says when each
-	// attempt starts (and, under occupancy busy-ceil, what the gate reads).
-	var occ limiter.Occupancy = q
-	if !lazy {
-		x.shadow = server.New(cfg.Server)
+	// Decided at admission: the queue decides each attempt's fate as it
+	// enters (and, under occupancy busy-ceil, its workers' schedule is
+	// what the gate reads).
+	var q *server.Queue
+	var occ limiter.Occupancy
+	if lazy {
+		q = server.NewQueue(cfg.Server, durationMS, nclass, x)
+		occ = q
+	} else {
+		q = server.NewQueueDecidingAtEntry(cfg.Server, durationMS, nclass, x)
+		occ = q
 		if cfg.Server.Option(server.OptOccupancy) == server.OccupancyBusyCeil {
-			occ = x.shadow
+			occ = q.Schedule()
 		}
 	}
+	x.q = q
 	gate, err := pointGateWith(spec, params, a.Clients, occ, l.sw)
 	if err != nil {
 		return nil, err
@@ -750,6 +906,9 @@ func (l *pointLoop) startClientsQueue(cfg *experiments.Config, classes []uint8, 
 	rel := newReleaseTally(in, windowMS, len(a.T) <= experiments.MaxCurveArrivals, len(a.T))
 	l.r, l.x, l.heap, l.rel, l.users, l.classes = r, x, r.heap, &rel, users, classes
 	l.q, l.endMS = q, endMS
+	if lazy {
+		l.startPicks(q, endMS)
+	}
 	l.windows = metrics.NewWindowCursor(windowMS)
 	if err := l.startHooks(gate, horizonMS, in); err != nil {
 		return nil, err
@@ -766,9 +925,6 @@ func (l *pointLoop) startClientsQueue(cfg *experiments.Config, classes []uint8, 
 		}
 		if qr.finishOrderViolated {
 			return fmt.Errorf("the queue server finished requests out of order") // cannot happen: fixed service
-		}
-		if x.mismatch != "" {
-			return fmt.Errorf("the queue and the client model disagree %d times, first: %s", x.mismatches, x.mismatch) // cannot happen
 		}
 
 		clientTotals(cfg, r, m, cm, in, clientTally{busyMS: x.busyMS, serverSojournMaxMS: x.serverSojournMax, rel: &rel, users: totalUsers})

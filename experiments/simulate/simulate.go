@@ -160,7 +160,7 @@ type Instruments struct {
 	admitted            *admittedBufs  // the client model on a queue (clients_queue.go)
 	done                completions    // the completions of a gate that observes (hooks.go)
 	trace               *adaptiveTrace // the point's adaptive gate's record (adaptive.go), nil without one
-	seriesWindowMS      float64
+	seriesWindowMS      float64        // the point's series window (startPoint)
 }
 
 // loopHeap is the worker's event heap, emptied, its first event numbered
@@ -202,6 +202,7 @@ type ForwardPass struct {
 
 	s       experiments.Series
 	clients []experiments.ClientResult
+	weights []float64 // the clients' weights, for per-flow bounds
 	fair    fairWindows
 
 	m                                      experiments.Metrics
@@ -349,8 +350,10 @@ func startForwardPass(ctx context.Context, cfg *experiments.Config, clients []wo
 	f := &ForwardPass{ctx: ctx, cfg: cfg, spec: spec, params: params, in: in, pt: pt, ngroup: ngroup}
 	f.srv = server.New(cfg.Server)
 	f.groups = make([]int, len(clients))
+	f.weights = make([]float64, len(clients))
 	for i, c := range clients {
 		f.groups[i] = c.GroupIndex()
+		f.weights[i] = c.Weight
 	}
 	gate, err := pointGateWith(spec, params, clients, f.srv, sw)
 	if err != nil {
@@ -358,7 +361,7 @@ func startForwardPass(ctx context.Context, cfg *experiments.Config, clients []wo
 	}
 	f.gate, f.fate = gate, sw.fateLog()
 	in.startPoint(cfg)
-	f.hooks = hooksOf(gate)
+	f.hooks = hooksOf(gate, in)
 	in.watch(&f.hooks)
 	if f.hooks.loop() || sw != nil && sw.Model == SwitchForwardInLoop {
 		l := &pointLoop{model: modelPlain, forwardPass: f, heap: in.loopHeap(0)} // the forward pass's events are numbered from 0
@@ -437,6 +440,9 @@ func (f *ForwardPass) forward(ts []float64, cs []int32) error {
 		f.rel.add(s, in, release, f.srv.Len())
 		in.gate.Record(release - t)
 		in.wait.Record(start - release)
+		// RoundMS, floor(x + 0.5), not the other models' RoundHalfUp: they
+		// differ on 0.49999999999999994 (1 against 0) and on odd integers
+		// from 2^52, so one cannot serve both without moving outputs.
 		sojourn := max(svc, metrics.RoundMS(finish-t))
 		in.sojourn.Record(sojourn)
 		onTime := sojourn <= f.deadlineMS
@@ -448,8 +454,12 @@ func (f *ForwardPass) forward(ts []float64, cs []int32) error {
 		if done != nil || fate != nil {
 			f.completed(int64(f.n+i), c, t, release, finish, onTime, sojourn <= f.deadlineMS)
 		}
-		if d := finish - release; d > f.serverSojournMax {
+		d := finish - release
+		if d > f.serverSojournMax {
 			f.serverSojournMax = d
+		}
+		if d > f.clients[c].SojournMaxMS {
+			f.clients[c].SojournMaxMS = d
 		}
 		f.gateMax, f.endToEndMax = max(f.gateMax, release-t), max(f.endToEndMax, finish-t)
 	}
@@ -498,27 +508,30 @@ func (f *ForwardPass) finish() error {
 
 	m.Recovery = recovery(cfg, s, f.windowMS)
 	f.hooks.file(m)
+	if f.loop == nil { // the forward step measured each client's sojourn
+		flowBounds(cfg, f.spec, f.params, f.weights, f.clients)
+	}
 	finishPoint(cfg, f.pt, f.spec, f.params, in, m, s, f.clients, &f.fair, f.ngroup, func(i int) int { return f.groups[i] }, f.gateMax, f.endToEndMax, true, f.rel.keep)
 	return nil
 }
 
 // finishPoint files a point's measures, the end every simulation shares:
 // each client's share and Jain's index over them (group(i) is client i's
-// group), the network-calculus bounds where the point has them (bounds: a
-// FIFO server), the output curve of the releases kept (curve), the series,
+// group), the network-calculus bounds where the point has them (fifo: a
+// FIFO server; otherwise a note says why there are none), the output curve of the releases kept (curve), the series,
 // and the clients and Jain's index over time when fairness windows are on.
 // m.Recovery is the caller's (each simulation measures its own).
 func finishPoint(cfg *experiments.Config, pt *experiments.Point, spec *limiter.Spec, params limiter.Params, in *Instruments, m *experiments.Metrics, s *experiments.Series,
-	clients []experiments.ClientResult, fair *fairWindows, ngroup int, group func(i int) int, gateMax, endToEndMax float64, bounds, curve bool) {
+	clients []experiments.ClientResult, fair *fairWindows, ngroup int, group func(i int) int, gateMax, endToEndMax float64, fifo, curve bool) {
 	durationMS := cfg.Workload.DurationMS
 	clientShares(m, clients, ngroup, group, durationMS/1000)
+	measureInstances(cfg, spec, params, len(clients), m)
+	m.LevelRPS = levelRPS(cfg)
 	if in.trace != nil {
 		m.Adaptive = in.trace.metrics(cfg)
 	}
 	pt.Metrics = *m
-	if bounds {
-		pt.Bounds = pointBounds(cfg, spec, params, len(clients), m, gateMax, endToEndMax)
-	}
+	pt.Bounds = pointBounds(cfg, spec, params, len(clients), m, gateMax, endToEndMax, fifo)
 	if curve {
 		pt.OutputCurve = calculus.Empirical(in.releases, calculus.Grid(durationMS))
 	}
@@ -527,6 +540,15 @@ func finishPoint(cfg *experiments.Config, pt *experiments.Point, spec *limiter.S
 		pt.Clients = clients
 		pt.JainSeries = fair.finish()
 	}
+}
+
+// levelRPS is the point's configured load, the sum of its parts' rates
+// (workload.Spec.LevelRPS): nil when a part has none.
+func levelRPS(cfg *experiments.Config) *float64 {
+	if v, ok := cfg.Workload.LevelRPS(); ok {
+		return &v
+	}
+	return nil
 }
 
 // measureCommon fills the measures every simulation takes alike from its

@@ -59,7 +59,9 @@ func (g *tieGate) Sync(t float64) {
 //   - a release at t before the queue's pick at t (the released request
 //     enters first and, lifo, is the one picked);
 //   - the pick at t before a timeout at t (the request picked at its
-//     timeout has started: its client gives up on a served request);
+//     timeout has started: its client gives up on a served request),
+//     so before a release at t made after that timeout (loop.go's
+//     counter-example to a fixed place of picks among the kinds);
 //   - the end of a cut window before an event exactly at it (a request
 //     whose timeout is the end is shed by the cut, not dropped by its
 //     client).
@@ -136,6 +138,20 @@ func TestTieRule(t *testing.T) {
 		doc: `"workload": {"duration_ms": 40, "parts": [` + one("a", 0, "") + `, ` + one("b", 1, `, "timeout_ms": 9`) + `]},
 		  "server": {"workers": 1, "service_ms": 10, "deadline_ms": 100, "discipline": "lifo", "cancel_on_timeout": "drop-unstarted"}`,
 		want: []string{"offer 0 c0", "offer 1 c1", "done 10 c0 on-time", "done 20 c1 timed-out"},
+	}, {
+		// The counter-example in loop.go: at 10, b's timeout (made at 1)
+		// and c's release (made at 5, after it) are pending and the worker
+		// frees. The pick comes before the timeout that came first, so
+		// before c's release too: it starts b (abandoned, served, timed
+		// out at 20); then c enters, and waits for the pick at 20. Picks
+		// after every event at their time would drop b unstarted and
+		// serve c at 10; a kind order release < pick < timeout would
+		// let c in first, and lifo would pick c.
+		name: "pick before a timeout, so before a later release",
+		doc: `"workload": {"duration_ms": 40, "parts": [` + one("a", 0, "") + `, ` + one("b", 1, `, "timeout_ms": 9`) + `, ` + one("c", 5, `, "timeout_ms": 1000`) + `]},
+		  "server": {"workers": 1, "service_ms": 10, "deadline_ms": 100, "discipline": "lifo", "cancel_on_timeout": "drop-unstarted"}`,
+		gate: tieGate{delayMS: map[int32]float64{2: 5}},
+		want: []string{"offer 0 c0", "offer 1 c1", "offer 5 c2", "done 10 c0 on-time", "done 20 c1 timed-out", "done 30 c2 on-time"},
 	}, {
 		// The window is cut at 20; b waits (x, newer, took the worker at
 		// 10) and its client gives up at 20: the cut comes first and

@@ -45,6 +45,11 @@ type Options struct {
 	// Traces opens the trace files the workload names (a trace part's
 	// file); nil when the run reads none.
 	Traces workload.TraceOpener
+	// Spill, when not nil, keeps the rows of each trace file the run reads:
+	// the text is decompressed and parsed once, every pass after the first
+	// reads the spill (workload.SpilledTraces; bounded by the work budget
+	// over the run's points). It never changes the output.
+	Spill workload.Spill
 	// Points, when not nil, runs only the points of these indexes (into
 	// Config.Points, increasing): one shard of a sweep run across machines.
 	// The result holds those points alone, each with the same numbers as in
@@ -112,6 +117,9 @@ func Run(ctx context.Context, cfg *experiments.Config, opt Options) (*experiment
 	if opt.Traces != nil {
 		digests = newTraceDigests(opt.Traces)
 		opt.Traces = digests.opener
+		if opt.Spill != nil {
+			opt.Traces = workload.NewSpilledTraces(opt.Traces, opt.Spill, spillRows(cfg, opt)).Open
+		}
 	}
 	cfg, err := cfg.WithTraceFileColumn(opt.Traces)
 	if err != nil {
@@ -129,6 +137,20 @@ func Run(ctx context.Context, cfg *experiments.Config, opt Options) (*experiment
 		res.Inputs = inputs
 	}
 	return res, err
+}
+
+// spillRows bounds a trace's spill by the run's work budget: no more
+// arrivals than the budget allows its points (at least one point).
+func spillRows(cfg *experiments.Config, opt Options) int64 {
+	budget := int64(experiments.MaxDecisions)
+	if opt.MaxDecisions > 0 {
+		budget = min(opt.MaxDecisions, budget)
+	}
+	points := len(cfg.Runs())
+	if opt.Points != nil {
+		points = len(opt.Points) * cfg.Replicas()
+	}
+	return budget / int64(max(points, 1))
 }
 
 // OpenLoad opens the arrival stream of load i (0 without loads): the
@@ -236,7 +258,12 @@ func runGens(ctx context.Context, cfg *experiments.Config, open OpenLoad, opt Op
 			limit = experiments.MaxArrivals
 		}
 		_, w, seed := cfg.GeneratedLoad(lo)
-		t, c, more, err := readUpTo(st, limit, w.Expected(), opt.test.batch())
+		expected := max(w.Expected(), float64(st.AtLeast())) // a trace file's length, known from its first read
+		readLimit := limit
+		if expected > float64(limit) {
+			readLimit, expected = 0, 0 // it streams: read one batch ahead, not limit arrivals
+		}
+		t, c, more, err := readUpTo(st, readLimit, expected, opt.test.batch())
 		if err != nil {
 			return nil, loadErr(lo, err)
 		}
@@ -259,13 +286,18 @@ func runGens(ctx context.Context, cfg *experiments.Config, open OpenLoad, opt Op
 			if d := decisions + float64(n)*float64(len(pts)); d > budget {
 				return nil, budgetError(d, budget)
 			}
+			// The arrival curves are computed beside the points (a worker
+			// less busy at the end of the load takes them), not before.
+			curves := make(chan *experiments.ArrivalCurves, 1)
 			if lo == 0 {
-				res.ArrivalCurves = arrivalCurves(cfg, t)
-			}
-			if lo == 0 {
+				go func() { curves <- arrivalCurves(cfg, t) }()
 				res.Arrivals = n
 			}
-			if err := runMemory(ctx, cfg, a, pts, opt, pr); err != nil {
+			err := runMemory(ctx, cfg, a, pts, opt, pr)
+			if lo == 0 {
+				res.ArrivalCurves = <-curves
+			}
+			if err != nil {
 				return partialResult(ctx, res, pr, err)
 			}
 		}

@@ -26,6 +26,7 @@ func clientsKind() *Kind {
 			start, end := p.span(w)
 			return float64(p.Clients) * p.RateRPS * (end - start) / 1000
 		},
+		Level:    func(p *Part, w float64) float64 { return p.spanLevel(float64(p.Clients)*p.RateRPS, w) },
 		Generate: generateClients,
 		Runs:     clientRuns,
 		Describe: func(p *Part) string {

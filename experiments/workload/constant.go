@@ -45,6 +45,7 @@ func rateKind(typ PartType, label, model string, emit func(g *Generator, start, 
 		Fields:   rateFields(),
 		Validate: validateRate,
 		Expected: expectedRate,
+		Level:    func(p *Part, w float64) float64 { return p.spanLevel(p.RateRPS, w) },
 		Generate: func(g *Generator, p *Part) error {
 			start, end := p.span(g.WindowMS())
 			c := g.PartClients(p)[0]

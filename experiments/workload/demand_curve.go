@@ -32,6 +32,7 @@ func demandCurveKind() *Kind {
 		Fields:   []Field{clientField, groupField, weightField, segmentsField},
 		Validate: validateDemandCurve,
 		Expected: expectedDemandCurve,
+		Level:    levelDemandCurve,
 		Generate: generateDemandCurve,
 		Runs: func(g *Generator, p *Part) []Run {
 			c := g.PartClients(p)[0]
@@ -67,6 +68,32 @@ func validateDemandCurve(p *Part, path string, durationMS float64) field.List {
 		errs.Add(field.Join(path, "segments"), "%.0f segment starts over the run; the limit is %d (fewer or longer segments)", starts, MaxSegmentStarts)
 	}
 	return errs
+}
+
+// levelDemandCurve is the curve's time-weighted mean rate over the
+// window [0, w): sum(rate × duration) over its segments as they repeat
+// from 0, the last cut at w, divided by w.
+func levelDemandCurve(p *Part, w float64) float64 {
+	var area, cycle float64
+	for _, sg := range p.Segments {
+		area += sg.RateRPS * sg.DurationMS
+		cycle += sg.DurationMS
+	}
+	if !(cycle > 0 && w > 0) {
+		return 0
+	}
+	full := math.Floor(w / cycle)
+	area *= full
+	rest := w - full*cycle
+	for _, sg := range p.Segments {
+		if rest <= 0 {
+			break
+		}
+		d := math.Min(sg.DurationMS, rest)
+		area += sg.RateRPS * d
+		rest -= d
+	}
+	return area / w
 }
 
 // expectedDemandCurve counts whole cycles, then the segments of the cut

@@ -105,6 +105,14 @@ type Kind struct {
 	// exact for deterministic parts, the mean for random ones, and never
 	// fewer than a deterministic part produces. nil counts 0.
 	Expected func(p *Part, windowMS float64) float64
+	// Level is the part's configured rate in requests/s, its time-weighted
+	// mean over the window [0, windowMS) (results.csv's level_rps sums it
+	// over the parts): a constant or Poisson part's rate_rps (times the
+	// share of the window its start_ms and end_ms cover), a client group's
+	// clients × that, a demand curve's time-weighted mean over the window.
+	// nil: the part has none (a trace, bursts, a flash crowd, users), and
+	// the load has no level.
+	Level func(p *Part, windowMS float64) float64
 	// Generate emits the part's arrivals into g, as one or more
 	// time-sorted runs (see Generator). The part is valid.
 	Generate func(g *Generator, p *Part) error

@@ -250,6 +250,34 @@ func (s *Spec) Expected() float64 {
 	return n
 }
 
+// LevelRPS is the load's configured rate: the sum of its parts' levels
+// (Kind.Level); ok false when a part has none (a trace, bursts, a flash
+// crowd, users) or the load has no part.
+func (s *Spec) LevelRPS() (level float64, ok bool) {
+	for i := range s.Parts {
+		p := &s.Parts[i]
+		k := p.Kind()
+		if k == nil || k.Level == nil {
+			return 0, false
+		}
+		level += k.Level(p, s.DurationMS)
+	}
+	return level, len(s.Parts) > 0
+}
+
+// spanLevel is a rate over the part's [start, end) as a mean over the
+// window [0, w): the rate itself when the span is the whole window.
+func (p *Part) spanLevel(rate, w float64) float64 {
+	start, end := p.span(w)
+	if start <= 0 && end >= w {
+		return rate
+	}
+	if !(w > 0) {
+		return 0
+	}
+	return rate * (end - start) / w
+}
+
 // span is the part's [start, end) inside the window [0, w); empty (start ==
 // end) when the part starts at or after the end of the window, so that
 // Expected never counts a negative number of arrivals for it.

@@ -77,6 +77,19 @@ func (s *Stream) start(runs []Run) {
 	}
 }
 
+// AtLeast is how many arrivals the stream is known to hold: the requests
+// of its trace files, counted by their first read (a run that knows its
+// length, Len); 0 when none knows.
+func (s *Stream) AtLeast() int64 {
+	var n int64
+	for _, r := range s.runs {
+		if k, ok := r.(interface{ Len() int64 }); ok {
+			n += k.Len()
+		}
+	}
+	return n
+}
+
 // Count is how many arrivals Read has returned so far.
 func (s *Stream) Count() int64 { return s.count }
 

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -200,11 +201,25 @@ func clip(s string) string {
 
 func countLines(s string) int { return strings.Count(s, "\n") + 1 }
 
+// FileError is what went wrong with a trace part's file: a line that does
+// not parse, a file out of order or that cannot be opened. The command
+// line reports it as an input the user can fix (exit status 2), naming the
+// file it was given.
+type FileError struct {
+	File string // the part's file name
+	Err  error
+}
+
+func (e *FileError) Error() string { return fmt.Sprintf("trace file %q: %v", e.File, e.Err) }
+func (e *FileError) Unwrap() error { return e.Err }
+
+var errNoTraceFiles = errors.New("this lab reads no trace files (lab run --trace FILE, lab serve --traces DIR)")
+
 // traceFile replays the part's trace file, opened by the run's opener, in
 // one pass and as one run: the file must be sorted.
 func (g *Generator) traceFile(p *Part) error {
 	if g.open == nil {
-		return fmt.Errorf("trace file %q: this lab reads no trace files (lab run --trace FILE, lab serve --traces DIR)", p.File)
+		return &FileError{File: p.File, Err: errNoTraceFiles}
 	}
 	var ids []int32 // the replay's client index → the generator's
 	g.StartRun()
@@ -227,11 +242,11 @@ func (g *Generator) traceFile(p *Part) error {
 func replayFile(p *Part, windowMS float64, open TraceOpener, each func(r *TraceReplay, t float64, c int32)) (err error) {
 	rc, err := open(p.File)
 	if err != nil {
-		return fmt.Errorf("trace file %q: %w", p.File, err)
+		return &FileError{File: p.File, Err: err}
 	}
 	defer func() {
 		if cerr := rc.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("trace file %q: %w", p.File, cerr)
+			err = &FileError{File: p.File, Err: cerr}
 		}
 	}()
 	r := NewTraceReplay(rc, windowMS, p.Group, p.Weight)
@@ -241,12 +256,12 @@ func replayFile(p *Part, windowMS float64, open TraceOpener, each func(r *TraceR
 			break
 		}
 		if n == MaxTraceEvents {
-			return fmt.Errorf("trace file %q: line %d: more than %d requests in the trace", p.File, r.lastLine, MaxTraceEvents)
+			return &FileError{File: p.File, Err: fmt.Errorf("line %d: more than %d requests in the trace", r.lastLine, MaxTraceEvents)}
 		}
 		each(r, t, c)
 	}
 	if err := r.Err(); err != nil {
-		return fmt.Errorf("trace file %q: %w", p.File, err)
+		return &FileError{File: p.File, Err: err}
 	}
 	return nil
 }
@@ -265,9 +280,9 @@ func traceRuns(g *Generator, p *Part) []Run {
 		}
 		return []Run{SliceRun(g.t, g.c)}
 	}
-	fail := func(err error) []Run { return []Run{failedRun{fmt.Errorf("trace file %q: %w", p.File, err)}} }
+	fail := func(err error) []Run { return []Run{failedRun{&FileError{File: p.File, Err: err}}} }
 	if g.open == nil {
-		return []Run{failedRun{fmt.Errorf("trace file %q: this lab reads no trace files (lab run --trace FILE, lab serve --traces DIR)", p.File)}}
+		return []Run{failedRun{&FileError{File: p.File, Err: errNoTraceFiles}}}
 	}
 	rc, err := g.open(p.File)
 	if err != nil {
@@ -312,20 +327,23 @@ func (f *fileRun) Next() (float64, int32, bool) {
 	case ok && int(c) < len(f.ids):
 		return t, f.ids[c], true
 	case ok:
-		f.err = fmt.Errorf("trace file %q: line %d: a client the first pass did not see: the file changed while read", f.name, f.r.lastLine)
+		f.err = &FileError{File: f.name, Err: fmt.Errorf("line %d: a client the first pass did not see: the file changed while read", f.r.lastLine)}
 	case f.r.Err() != nil:
-		f.err = fmt.Errorf("trace file %q: %w", f.name, f.r.Err())
+		f.err = &FileError{File: f.name, Err: f.r.Err()}
 	case f.r.Count() != f.want:
-		f.err = fmt.Errorf("trace file %q: %d requests, the first pass read %d: the file changed while read", f.name, f.r.Count(), f.want)
+		f.err = &FileError{File: f.name, Err: fmt.Errorf("%d requests, the first pass read %d: the file changed while read", f.r.Count(), f.want)}
 	}
 	if err := f.rc.Close(); err != nil && f.err == nil {
-		f.err = fmt.Errorf("trace file %q: %w", f.name, err)
+		f.err = &FileError{File: f.name, Err: err}
 	}
 	f.rc = nil
 	return 0, 0, false
 }
 
 func (f *fileRun) Err() error { return f.err }
+
+// Len is how many requests the first pass read.
+func (f *fileRun) Len() int64 { return f.want }
 
 // failedRun is a run that fails at once.
 type failedRun struct{ err error }

@@ -29,9 +29,29 @@ type TraceRow struct {
 	// Client is the name the line gives (empty when none); its bytes are
 	// valid until the next call of Next.
 	Client []byte
+	// ClientID, when not negative, is the parser's own number for Client
+	// (0, 1, ... in order of first appearance, the same number for the
+	// same name), which spares the replay a lookup by name; -1 when the
+	// parser numbers none (TraceDecoder).
+	ClientID int32
 	// ServiceMS is the service time the line gives, NaN when none.
 	ServiceMS float64
-	Line      int
+	// Line is the row's line in the text it was parsed from, counted from
+	// 1: what an error about the row names.
+	Line int
+}
+
+// TraceParser is what the trace replay reads: the requests of a trace in
+// file order, one row at a time. Next returns the next row (reused by the
+// following call) or io.EOF after the last; any other error names its
+// line and ends the rows. TraceDecoder parses the CSV format; the run's
+// trace spill (SpilledTraces) reads back the rows a parser gave the first
+// time. A parser of another text format (an access log) implements it
+// too: it turns its lines into rows (time in ms from the trace's start,
+// client, service time, line) and the replay, the spill, the sort and the
+// checks of order and window follow.
+type TraceParser interface {
+	Next() (*TraceRow, error)
 }
 
 // TraceDecoder reads a trace's requests one line at a time from any
@@ -166,14 +186,60 @@ func (d *TraceDecoder) parse(line []byte) error {
 			return fmt.Errorf("service_ms %g is negative", s)
 		}
 	}
-	d.row = TraceRow{T: t, Client: client, ServiceMS: s, Line: d.line}
+	d.row = TraceRow{T: t, Client: client, ClientID: -1, ServiceMS: s, Line: d.line}
 	return nil
 }
 
-// parseMS reads a finite decimal number.
+// parseMS reads a finite decimal number: strconv.ParseFloat's value, by a
+// fast path for the common "123.456" of at most 15 digits (exact: a
+// mantissa below 2^53 over an exact power of ten rounds once, as
+// ParseFloat's own exact path does) and ParseFloat for anything else.
 func parseMS(b []byte) (float64, bool) {
+	if v, ok := parseSimple(b); ok {
+		return v, true
+	}
 	v, err := strconv.ParseFloat(string(b), 64)
 	return v, err == nil && !math.IsNaN(v) && !math.IsInf(v, 0)
+}
+
+// pow10 are the powers of ten a float64 holds exactly.
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
+
+// parseSimple reads [+-]digits[.digits] with at most 15 digits in all; ok
+// is false for any other text (ParseFloat decides).
+func parseSimple(b []byte) (float64, bool) {
+	neg := false
+	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
+		neg = b[0] == '-'
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 16 {
+		return 0, false
+	}
+	var m uint64
+	digits, frac, dot := 0, 0, false
+	for _, c := range b {
+		switch {
+		case '0' <= c && c <= '9':
+			m = m*10 + uint64(c-'0')
+			digits++
+			if dot {
+				frac++
+			}
+		case c == '.' && !dot:
+			dot = true
+		default:
+			return 0, false
+		}
+	}
+	if digits == 0 || digits > 15 {
+		return 0, false
+	}
+	v := float64(m) / pow10[frac]
+	if neg {
+		v = -v
+	}
+	return v, true
 }
 
 // TraceReplay replays a trace file as a time-ordered run of arrivals, in
@@ -182,7 +248,8 @@ func parseMS(b []byte) (float64, bool) {
 // line whose time is before the previous request's (sort the trace first:
 // lab run --sort) or at or after the end of the window.
 type TraceReplay struct {
-	dec      *TraceDecoder
+	dec      TraceParser
+	byID     []int32 // the parser's ClientID → the replay's client (-1: not seen)
 	windowMS float64
 	group    string
 	weight   float64
@@ -196,12 +263,22 @@ type TraceReplay struct {
 }
 
 // NewTraceReplay replays the trace r holds over the window [0, windowMS);
-// weight 0 is 1.
+// weight 0 is 1. A reader of the run's trace spill (SpilledTraces.Open)
+// is replayed from its rows, any other as CSV text (TraceDecoder).
 func NewTraceReplay(r io.Reader, windowMS float64, group string, weight float64) *TraceReplay {
+	if p, ok := r.(TraceParser); ok {
+		return NewTraceReplayFrom(p, windowMS, group, weight)
+	}
+	return NewTraceReplayFrom(NewTraceDecoder(r), windowMS, group, weight)
+}
+
+// NewTraceReplayFrom replays the rows p parses over the window [0,
+// windowMS); weight 0 is 1.
+func NewTraceReplayFrom(p TraceParser, windowMS float64, group string, weight float64) *TraceReplay {
 	if weight == 0 {
 		weight = 1
 	}
-	return &TraceReplay{dec: NewTraceDecoder(r), windowMS: windowMS, group: group, weight: weight, index: map[string]int32{}}
+	return &TraceReplay{dec: p, windowMS: windowMS, group: group, weight: weight, index: map[string]int32{}}
 }
 
 // Next returns the next arrival: its time and its client (an index into
@@ -227,6 +304,11 @@ func (r *TraceReplay) Next() (t float64, client int32, ok bool) {
 		r.err = fmt.Errorf("line %d: t_ms %g is at or after the end of the run (duration_ms %g)", row.Line, row.T, r.windowMS)
 		return 0, 0, false
 	}
+	if id := row.ClientID; id >= 0 && int(id) < len(r.byID) && r.byID[id] >= 0 {
+		r.last, r.lastLine, r.service = row.T, row.Line, row.ServiceMS
+		r.count++
+		return row.T, r.byID[id], true
+	}
 	name := row.Client
 	if len(name) == 0 {
 		name = []byte(DefaultClient)
@@ -240,6 +322,12 @@ func (r *TraceReplay) Next() (t float64, client int32, ok bool) {
 		c = int32(len(r.clients))
 		r.clients = append(r.clients, Client{Name: string(name), Group: r.group, Weight: r.weight})
 		r.index[string(name)] = c
+	}
+	if id := row.ClientID; id >= 0 {
+		for int(id) >= len(r.byID) {
+			r.byID = append(r.byID, -1)
+		}
+		r.byID[id] = c
 	}
 	r.last, r.lastLine, r.service = row.T, row.Line, row.ServiceMS
 	r.count++

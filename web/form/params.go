@@ -125,6 +125,18 @@ func limiterTypesFor(name string) string {
 	return strings.Join(out, " ")
 }
 
+// replicaTypes are the types whose limiters may run as instances (every
+// type but a chain), for the replica inputs' data-for.
+func replicaTypes() string {
+	var out []string
+	for _, k := range limiter.Kinds() {
+		if !k.Compound() {
+			out = append(out, string(k.Type))
+		}
+	}
+	return strings.Join(out, " ")
+}
+
 // HasChain reports whether a config has a limiter the form cannot show.
 func HasChain(cfg *experiments.Config) bool {
 	return slices.ContainsFunc(cfg.Limiters, func(l limiter.Spec) bool {
@@ -175,6 +187,22 @@ func (f *Sweep) limiter(i int, lf Limiter) limiter.Spec {
 		l.SetValues(p.Name, vs)
 	}
 	for _, o := range k.Options {
+		if v := strings.TrimSpace(lf.Option(o.Name)); v != "" {
+			l.SetOption(o.Name, v)
+		}
+	}
+	// instances and their settings, where given (none: one instance)
+	for _, p := range limiter.ReplicaParams() {
+		if strings.TrimSpace(lf.Param(p.Name)) == "" {
+			continue
+		}
+		vs, err := ParseValues(lf.Param(p.Name))
+		if err != nil {
+			f.AddError(key(p.Name), path(p.Name), err.Error())
+		}
+		l.SetValues(p.Name, vs)
+	}
+	for _, o := range limiter.ReplicaOptions() {
 		if v := strings.TrimSpace(lf.Option(o.Name)); v != "" {
 			l.SetOption(o.Name, v)
 		}

@@ -75,6 +75,12 @@ func FromValues(v Values) *Sweep {
 		for _, p := range limiter.AllParams() {
 			l.Params[p.Name] = g(p.Name)
 		}
+		for _, p := range limiter.ReplicaParams() {
+			l.Params[p.Name] = g(p.Name)
+		}
+		for _, o := range limiter.ReplicaOptions() {
+			l.Options[o.Name] = g(o.Name)
+		}
 		for _, o := range limiter.AllOptions() {
 			l.Options[o.Name] = g(o.Name)
 		}
@@ -179,6 +185,11 @@ func Read(w http.ResponseWriter, r *http.Request) *Post {
 			if utf8.ValidString(key) {
 				p.invalid[key] = "is not valid UTF-8 text: the bad bytes are shown as \uFFFD; type or upload the text again in UTF-8"
 			}
+		}
+	}
+	for key := range v {
+		if (strings.HasPrefix(key, "parts.") || strings.HasPrefix(key, "limiters.")) && !indexedKey.MatchString(key) {
+			p.invalid[key] = "is no input of the form: a row's inputs are named parts.N.field or limiters.N.field, N a whole number from 0 to 9999"
 		}
 	}
 	for _, key := range tooBig {
@@ -316,6 +327,17 @@ func (p *Post) Config() (cfg *experiments.Config, tooLarge bool) {
 		}
 		f.AddError(key, path, msg)
 		cfg = nil
+	}
+	for _, rows := range []struct {
+		key  string
+		n    int
+		max  int
+		noun string
+	}{{"parts", len(p.partRows), maxParts, "workload parts"}, {"limiters", len(p.limiterRows), maxLimiters, "limiters"}} {
+		if rows.n > rows.max {
+			f.AddError(rows.key, rows.key, fmt.Sprintf("has %d rows: at most %d %s", rows.n, rows.max, rows.noun))
+			cfg = nil
+		}
 	}
 	for _, posted := range slices.Sorted(maps.Keys(p.invalid)) {
 		key, path, ok := p.rowKey(posted)
