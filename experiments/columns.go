@@ -469,6 +469,9 @@ func withOptionalColumns(cfg *Config, cols []Column) []Column {
 			cols = append(cols, storeColumns...)
 		}
 	}
+	if cfg.AnyAdaptive() {
+		cols = append(cols, adaptiveColumns...)
+	}
 	return cols
 }
 
@@ -526,7 +529,7 @@ func PointColumn(cfg *Config, key, class string) *Column {
 	if c := ColumnByKey(key); c != nil {
 		return c
 	}
-	for _, list := range [][]Column{variantColumns, queueColumns, clientColumns, {sloColumn}, instanceColumns, storeColumns} {
+	for _, list := range [][]Column{variantColumns, queueColumns, clientColumns, {sloColumn}, instanceColumns, storeColumns, adaptiveColumns} {
 		for i := range list {
 			if list[i].Key == key {
 				return &list[i]
@@ -550,7 +553,7 @@ func PointColumn(cfg *Config, key, class string) *Column {
 // PointColumnKeys lists every key a "points" report can name.
 func PointColumnKeys() []string {
 	keys := append([]string{"swept", SweptOrLimiter}, ColumnKeys()...)
-	for _, list := range [][]Column{variantColumns, queueColumns, clientColumns, {sloColumn}, instanceColumns, storeColumns} {
+	for _, list := range [][]Column{variantColumns, queueColumns, clientColumns, {sloColumn}, instanceColumns, storeColumns, adaptiveColumns} {
 		for _, c := range list {
 			keys = append(keys, c.Key)
 		}

@@ -163,6 +163,10 @@ type Metrics struct {
 	// Replicas are the measures of the instances against the configured
 	// limit (nil unless the limiter gives instances).
 	Replicas *ReplicaMetrics `json:"replicas,omitempty"`
+	// Adaptive is what an adaptive concurrency gate (limiter.Adaptive)
+	// did: its limit over time against the server's ideal concurrency
+	// (adaptive.go); nil for other gates.
+	Adaptive *AdaptiveMetrics `json:"adaptive,omitempty"`
 }
 
 // InstanceMetrics are one instance's decisions of a replicated gate: the

@@ -207,11 +207,21 @@ func DecodeModels(cfg *experiments.Config, data []byte) field.List {
 		Policies  json.RawMessage `json:"policies"`
 		Trigger   json.RawMessage `json:"trigger"`
 		Decision  json.RawMessage `json:"decision"`
+		// The base server's knee and degrade events (server.Shape).
+		ServerShape json.RawMessage `json:"server_shape"`
 	}
 	if errs := strict(data, &shell, ""); errs != nil {
 		return errs
 	}
 	errs := decodeModelSections(cfg, shell.Servers, shell.Loads, shell.Classes, shell.ClassDraw, shell.SLO, nil)
+	if len(shell.ServerShape) > 0 && string(shell.ServerShape) != "null" {
+		var sh server.Shape
+		if e := strict(shell.ServerShape, &sh, "server_shape"); e != nil {
+			errs = append(errs, e...)
+		} else {
+			cfg.Server.SetShape(&sh)
+		}
+	}
 	errs = append(errs, decodeDecision(cfg, shell.Decision)...)
 	return append(errs, decodePolicies(cfg, shell.Policies, shell.Trigger)...)
 }

@@ -292,7 +292,9 @@ func (busyServer) InSystem(float64) int { return 1 << 30 }
 // (Kind.RetryAfter), and the row is true: its gates are Advisors exactly
 // when it does. Every gate that can refuse gives one, except a gate whose
 // refusals depend on the server (Kind.ReadsServer: the concurrency limit):
-// a gate without one that does not read the server admits every one of
+// nor a gate that learns from completions (an Observer: the adaptive
+// concurrency limits, whose next admission waits for one):
+// a gate without one that does neither admits every one of
 // 10,000 requests of three clients within 1 ms, behind a server that is
 // never free.
 func TestRowsSayWhichGatesGiveRetryAfter(t *testing.T) {
@@ -317,7 +319,8 @@ func TestRowsSayWhichGatesGiveRetryAfter(t *testing.T) {
 		if advises != (k.RetryAfter != "") {
 			t.Errorf("%s: an Advisor %v, its row's RetryAfter %q", k.Type, advises, k.RetryAfter)
 		}
-		if advises || k.ReadsServer {
+		_, observes := g.(limiter.Observer)
+		if advises || k.ReadsServer || observes {
 			continue
 		}
 		busy, err := limiter.New(&s, s.Points()[0], []float64{1, 1, 1}, busyServer{})

@@ -203,6 +203,11 @@ type Kind struct {
 	// that honour Retry-After (workload.Behaviour.RetryAfter) wait for it.
 	RetryAfter string
 
+	// Adaptive: the gate is an adaptive concurrency limit
+	// (limiter.Adaptive): a run with one has the adaptive measures
+	// (results.csv's limit_mean … columns, the run page's limit chart).
+	Adaptive bool
+
 	// compound kinds (chain) hold stages instead of parameters; chain.go
 	// gives their sweep and validation.
 	compound bool
@@ -274,6 +279,11 @@ func builtinKinds() []*Kind {
 		guavaSmoothBurstyKind(),
 		guavaSmoothWarmingUpKind(),
 		resilience4jKind(),
+		netflixAIMDKind(),
+		netflixVegasKind(),
+		netflixGradient2Kind(),
+		envoyAdaptiveKind(),
+		failsafeAdaptiveKind(),
 		chainKind(),
 		noneKind(),
 	}

@@ -12,7 +12,8 @@ import (
 // withObjectives are the presets whose source or description states a
 // target, with it as objectives (issue 22), so their pages open on an
 // answer: the seed posts' deadline, the SLO, the flash crowd's recovery,
-// the fairness presets' Jain's index and the delay budget's bound.
+// the fairness presets' Jain's index, the delay budget's bound and the
+// p99 under which the adaptive presets pick the best static limit.
 var withObjectives = map[string][]experiments.Objective{
 	"admission-control": {{Metric: "sojourn_p99_ms", Op: "<=", Value: 200}},
 	"token-vs-leaky":    {{Metric: "sojourn_p99_ms", Op: "<=", Value: 200}},
@@ -24,6 +25,10 @@ var withObjectives = map[string][]experiments.Objective{
 	"synchronized":      {{Metric: "jain_index", Op: ">=", Value: 0.95}},
 	"poisson-120":       {{Metric: "jain_index", Op: ">=", Value: 0.95}},
 	"delay-budget":      {{Metric: "end_to_end_bound_ms", Op: "<=", Value: 210}},
+	// the adaptive presets' best static limit (issue 28)
+	"gradient2-modest-overload": {{Metric: "sojourn_p99_ms", Op: "<=", Value: 50}},
+	"capacity-drop":             {{Metric: "sojourn_p99_ms", Op: "<=", Value: 100}},
+	"latency-knee":              {{Metric: "sojourn_p99_ms", Op: "<=", Value: 100}},
 }
 
 // Presets whose client policies (or servers' clients) model how clients

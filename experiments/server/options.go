@@ -285,6 +285,12 @@ func (s Spec) Override(v Spec) Spec {
 	if v.Bound != 0 {
 		s.Bound = v.Bound
 	}
+	if v.Knee != 0 {
+		s.Knee, s.KneeSlope, s.KneePower = v.Knee, v.KneeSlope, v.KneePower
+	}
+	if v.Degrade != nil {
+		s.Degrade = v.Degrade
+	}
 	s.resolveMean()
 	return s
 }

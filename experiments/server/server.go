@@ -51,6 +51,13 @@ type Spec struct {
 	// (OptCancel); it matters to the client model only.
 	CancelOnTimeout string `json:"cancel_on_timeout,omitempty"`
 
+	// The service's shape over load and time (shape.go): a latency knee
+	// (Knee, KneeSlope, KneePower) and degrade events.
+	Knee      int       `json:"knee,omitempty"`
+	KneeSlope float64   `json:"knee_slope,omitempty"`
+	KneePower float64   `json:"knee_power,omitempty"`
+	Degrade   []Degrade `json:"degrade,omitempty"`
+
 	// Lists are the values of the swept numeric fields (those whose row in
 	// Fields says Sweep), by JSON key; the field itself holds the first.
 	Lists lists.Lists `json:"-"`
@@ -77,6 +84,9 @@ func (s *Spec) Normalize() {
 	if s.DeadlineMS == 0 {
 		s.DeadlineMS = DefaultDeadlineMS
 	}
+	if s.Knee > 0 && s.KneePower == 0 {
+		s.KneePower = 1
+	}
 	s.resolveMean()
 }
 
@@ -93,6 +103,7 @@ func (s *Spec) Validate(path string) field.List {
 		errs.Add(field.Join(path, "deadline_ms"), "must be more than 0 and at most %d ms", MaxDeadlineMS)
 	}
 	errs = append(errs, s.validateOptions(path)...)
+	errs = append(errs, s.validateShape(path)...)
 	return append(errs, s.validateService(path)...)
 }
 
@@ -117,14 +128,19 @@ type Server struct {
 	heaps bool    // several workers and variable service
 	free  minHeap // the workers' free times
 	finH  minHeap // finish times of the requests in the system
+
+	shape *shape // a knee or degrade events (shape.go); nil: none
 }
 
 // New returns an idle server.
 func New(s Spec) *Server {
 	srv := &Server{workers: s.Workers, busyCeil: s.Option(OptOccupancy) == OccupancyBusyCeil, serviceMS: s.ServiceMS, fin: make([]float64, 64)}
-	if s.Workers > 1 && !s.FixedService() {
+	if s.Workers > 1 && !s.FixedService() || s.Shaped() {
 		srv.heaps = true
 		srv.free = make(minHeap, s.Workers)
+	}
+	if s.Shaped() {
+		srv.shape = newShape(&s)
 	}
 	return srv
 }
@@ -171,6 +187,9 @@ func (s *Server) Serve(t float64) (start, finish float64) { return s.ServeFor(t,
 func (s *Server) ServeFor(t, serviceMS float64) (start, finish float64) {
 	n := s.inSystem(t)
 	start = t
+	if s.shape != nil {
+		return s.serveShaped(t, serviceMS)
+	}
 	if s.heaps {
 		start = max(t, s.free[0])
 		finish = start + serviceMS
@@ -194,6 +213,9 @@ func (s *Server) ServeFor(t, serviceMS float64) (start, finish float64) {
 // would start, without serving it.
 func (s *Server) StartAt(t float64) float64 {
 	n := s.inSystem(t)
+	if s.shape != nil {
+		return s.shapedStart(t)
+	}
 	if s.heaps {
 		return max(t, s.free[0])
 	}
@@ -210,6 +232,9 @@ func (s *Server) StartAt(t float64) float64 {
 // finish frees one (finished requests are earlier than t and change
 // nothing).
 func (s *Server) WouldStart(t float64) float64 {
+	if s.shape != nil {
+		return s.shapedStart(t)
+	}
 	if s.heaps {
 		return max(t, s.free[0])
 	}

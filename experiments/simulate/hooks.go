@@ -86,6 +86,7 @@ type gateHooks struct {
 	observer limiter.Observer // nil: the gate learns nothing from completions
 	syncer   limiter.Syncer   // nil: no syncs
 	routed   *routedGate      // nil: one instance
+	trace    *adaptiveTrace   // nil: the gate is not adaptive (adaptive.go)
 }
 
 // hooksOf finds gate's hooks (gate as pointGate made it): the gate's own
@@ -100,6 +101,12 @@ func hooksOf(gate limiter.Gate, in *Instruments) gateHooks {
 		if in != nil && in.seriesWindowMS > 0 {
 			rg.window, rg.series = metrics.NewWindowCursor(in.seriesWindowMS), true
 		}
+	}
+	switch t := inner.(type) {
+	case *adaptiveTrace:
+		h.trace = t
+	case adaptiveSyncTrace:
+		h.trace = t.adaptiveTrace
 	}
 	var obs observers
 	var syn syncers

@@ -376,6 +376,7 @@ type pointLoop struct {
 // buffers, in), its syncs before endMS (the release horizon).
 func (l *pointLoop) startHooks(gate limiter.Gate, endMS float64, in *Instruments) error {
 	l.hooks = hooksOf(gate, in)
+	in.watch(&l.hooks)
 	l.done = newCompletions(&l.hooks, l.heap, &in.done)
 	return l.startSyncs(&l.hooks, endMS)
 }
@@ -695,6 +696,9 @@ func (l *pointLoop) startQueue(cfg *experiments.Config, classes []uint8, spec *l
 	}
 	nclass := len(cfg.Classes)
 	r.classOK = r.startBufs(in, classes != nil, nclass, windows)
+	if cfg.Server.Shaped() {
+		return nil, errShapedQueue
+	}
 	srv := server.NewQueue(cfg.Server, durationMS, nclass, r)
 	gate, err := pointGateWith(spec, params, a.Clients, srv, l.sw)
 	if err != nil {
@@ -864,6 +868,9 @@ func (l *pointLoop) startClientsQueue(cfg *experiments.Config, classes []uint8, 
 			sum += cfg.Classes[k].Share
 			users.cum = append(users.cum, sum)
 		}
+	}
+	if cfg.Server.Shaped() {
+		return nil, errShapedQueue
 	}
 	// Decided at admission: the queue decides each attempt's fate as it
 	// enters (and, under occupancy busy-ceil, its workers' schedule is

@@ -45,6 +45,9 @@ func TestQueueModelIsTheForwardPass(t *testing.T) {
 		if cfg.AnyClients() {
 			continue // the client model runs its own loop (clients_test.go)
 		}
+		if shaped(cfg) {
+			continue // a knee or degrade events: the plain server's only (server/shape.go)
+		}
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			var watched *[]*watchingGate
 			run := func(queue, watching bool) *experiments.Result {
@@ -171,4 +174,14 @@ func TestForwardPassIsTheLoop(t *testing.T) {
 	if ran < 10 {
 		t.Fatalf("%d configs compared", ran)
 	}
+}
+
+// shaped reports whether a server of cfg has a knee or degrade events.
+func shaped(cfg *experiments.Config) bool {
+	for si := range cfg.ServerCount() {
+		if s := cfg.ServerAt(si); s.Shaped() {
+			return true
+		}
+	}
+	return false
 }

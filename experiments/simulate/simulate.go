@@ -154,12 +154,13 @@ type Instruments struct {
 	gate, wait, sojourn metrics.Histogram
 	rolling             *metrics.Rolling
 	fairCounts          []float64
-	releases            []float64     // release times, for the empirical arrival curve
-	queue               *queueBufs    // the queue model's (queue.go)
-	clients             *clientBufs   // the event loop's heap (loop.go), the client model's
-	admitted            *admittedBufs // the client model on a queue (clients_queue.go)
-	done                completions   // the completions of a gate that observes (hooks.go)
-	seriesWindowMS      float64       // the point's series window (startPoint)
+	releases            []float64      // release times, for the empirical arrival curve
+	queue               *queueBufs     // the queue model's (queue.go)
+	clients             *clientBufs    // the event loop's heap (loop.go), the client model's
+	admitted            *admittedBufs  // the client model on a queue (clients_queue.go)
+	done                completions    // the completions of a gate that observes (hooks.go)
+	trace               *adaptiveTrace // the point's adaptive gate's record (adaptive.go), nil without one
+	seriesWindowMS      float64        // the point's series window (startPoint)
 }
 
 // loopHeap is the worker's event heap, emptied, its first event numbered
@@ -307,8 +308,12 @@ func pointGateWith(spec *limiter.Spec, params limiter.Params, clients []workload
 	if err != nil {
 		return nil, err
 	}
+	a, adaptive := gate.(limiter.Adaptive)
 	if sw != nil && sw.Gate != nil {
 		gate = sw.Gate(gate, occ)
+	}
+	if adaptive {
+		gate = newAdaptiveTrace(gate, a)
 	}
 	if r, ok := gate.(limiter.Replicated); ok {
 		gate = &routedGate{r: r, instances: make([]experiments.InstanceMetrics, r.Instances())}
@@ -319,7 +324,7 @@ func pointGateWith(spec *limiter.Spec, params limiter.Params, clients []workload
 // startPoint readies a worker's delay histograms and rolling count for a
 // point of cfg.
 func (in *Instruments) startPoint(cfg *experiments.Config) {
-	in.seriesWindowMS = cfg.SeriesWindow()
+	in.trace, in.seriesWindowMS = nil, cfg.SeriesWindow()
 	in.gate.Reset()
 	in.wait.Reset()
 	in.sojourn.Reset()
@@ -360,7 +365,9 @@ func startForwardPass(ctx context.Context, cfg *experiments.Config, clients []wo
 	}
 	f.gate, f.fate = gate, sw.fateLog()
 	in.startPoint(cfg)
-	if f.hooks = hooksOf(gate, in); f.hooks.loop() || sw != nil && sw.Model == SwitchForwardInLoop {
+	f.hooks = hooksOf(gate, in)
+	in.watch(&f.hooks)
+	if f.hooks.loop() || sw != nil && sw.Model == SwitchForwardInLoop {
 		l := &pointLoop{model: modelPlain, forwardPass: f, heap: in.loopHeap(0)} // the forward pass's events are numbered from 0
 		l.a = &l.batch
 		l.done = newCompletions(&f.hooks, l.heap, &in.done)
@@ -522,6 +529,9 @@ func finishPoint(cfg *experiments.Config, pt *experiments.Point, spec *limiter.S
 	clientShares(m, clients, ngroup, group, durationMS/1000)
 	measureInstances(cfg, spec, params, len(clients), m)
 	m.LevelRPS = levelRPS(cfg)
+	if in.trace != nil {
+		m.Adaptive = in.trace.metrics(cfg)
+	}
 	pt.Metrics = *m
 	pt.Bounds = pointBounds(cfg, spec, params, len(clients), m, gateMax, endToEndMax, fifo)
 	if curve {

@@ -146,6 +146,7 @@ var sections = []func(v *View) *Group{
 	flowSection,
 	timeSection,
 	instancesSection,
+	adaptiveSection,
 	recoverySection,
 	clientSection,
 	hangoverSection,

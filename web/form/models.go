@@ -29,10 +29,12 @@ type models struct {
 	Policies  []experiments.ClientPolicy  `json:"policies,omitempty"`
 	Trigger   *experiments.TriggerSpec    `json:"trigger,omitempty"`
 	Decision  *experiments.Decision       `json:"decision,omitempty"`
+	// ServerShape is the base server's knee and degrade events.
+	ServerShape *server.Shape `json:"server_shape,omitempty"`
 }
 
 // modelSections are the config keys the "models" input holds.
-var modelSections = []string{"servers", "loads", "classes", "class_draw", "slo", "policies", "trigger", "decision"}
+var modelSections = []string{"servers", "loads", "classes", "class_draw", "slo", "policies", "trigger", "decision", "server_shape"}
 
 // ServerOptionKey is the input key of a server setting: "server.door".
 func ServerOptionKey(name string) string { return "server." + name }
@@ -101,7 +103,8 @@ func (f *Sweep) fillModels(cfg *experiments.Config) {
 			f.Settings[r.Path] = v
 		}
 	}
-	m := models{Servers: cfg.Servers, Loads: cfg.Loads, Classes: cfg.Classes, ClassDraw: cfg.ClassDraw, SLO: cfg.SLO, Policies: cfg.Policies, Trigger: cfg.Trigger, Decision: cfg.Decision}
+	m := models{Servers: cfg.Servers, Loads: cfg.Loads, Classes: cfg.Classes, ClassDraw: cfg.ClassDraw, SLO: cfg.SLO, Policies: cfg.Policies, Trigger: cfg.Trigger, Decision: cfg.Decision,
+		ServerShape: cfg.Server.ShapeOf()}
 	if b, err := json.MarshalIndent(m, "", "  "); err == nil && string(b) != "{}" {
 		f.Models = string(b)
 	}
@@ -140,5 +143,6 @@ func (f *Sweep) applyModels(cfg *experiments.Config) {
 		}
 		cfg.Servers, cfg.Loads, cfg.Classes, cfg.ClassDraw, cfg.SLO = m.Servers, m.Loads, m.Classes, m.ClassDraw, m.SLO
 		cfg.Policies, cfg.Trigger, cfg.Decision = m.Policies, m.Trigger, m.Decision
+		cfg.Server.SetShape(m.Server.ShapeOf())
 	}
 }
