@@ -34,7 +34,7 @@ import (
 const Version = 1
 
 // EngineVersion changes whenever the engine's numbers could change.
-const EngineVersion = "1.0.10"
+const EngineVersion = "1.0.11"
 
 // Limits on one run, so a request cannot eat the machine.
 const (

@@ -13,13 +13,16 @@ import (
 // records, per series window, its limit, in-flight maximum, RTT samples
 // and estimates, for experiments.AdaptiveMetrics (finishPoint files them).
 // pointGateWith puts every adaptive gate behind one, outside a test's
-// wrapper of it (Switches.Gate): the trace offers and tells completions
-// and syncs to g, the gate as the point runs it, and reads the limit from
-// a, the adaptive gate itself. hooksOf finds it and the point's
-// Instruments hold it until the point is filed.
+// wrapper of it (Switches.Gate): the trace offers to g, the gate as the
+// point runs it, tells completions and syncs to g's hooks as the loop
+// would (obs, syn: collectHooks, so a wrapper's parts hear each completion
+// once), and reads the limit from a, the adaptive gate itself. hooksOf
+// finds it and the point's Instruments hold it until the point is filed.
 type adaptiveTrace struct {
 	g        limiter.Gate
 	a        limiter.Adaptive
+	obs      observers
+	syn      syncers
 	windowMS float64
 	limit    []int32
 	inflight []int32
@@ -35,12 +38,11 @@ type adaptiveTrace struct {
 // adaptiveSyncTrace is an adaptiveTrace whose gate has timers.
 type adaptiveSyncTrace struct {
 	*adaptiveTrace
-	s limiter.Syncer
 }
 
-func (g adaptiveSyncTrace) NextSyncMS() float64 { return g.s.NextSyncMS() }
+func (g adaptiveSyncTrace) NextSyncMS() float64 { return g.syn.NextSyncMS() }
 func (g adaptiveSyncTrace) Sync(t float64) {
-	g.s.Sync(t)
+	g.syn.Sync(t)
 	g.note(t)
 }
 
@@ -48,8 +50,9 @@ func (g adaptiveSyncTrace) Sync(t float64) {
 func newAdaptiveTrace(g limiter.Gate, a limiter.Adaptive) limiter.Gate {
 	tr := &adaptiveTrace{g: g, a: a}
 	tr.times, tr.values = []float64{0}, []int32{int32(a.LimitNow())}
-	if s, ok := g.(limiter.Syncer); ok {
-		return adaptiveSyncTrace{tr, s}
+	collectHooks(g, &tr.obs, &tr.syn)
+	if len(tr.syn) > 0 {
+		return adaptiveSyncTrace{tr}
 	}
 	return tr
 }
@@ -61,9 +64,7 @@ func (g *adaptiveTrace) Offer(t float64, c int32) (float64, bool) {
 }
 
 func (g *adaptiveTrace) Complete(c limiter.Completion) {
-	if o, ok := g.g.(limiter.Observer); ok {
-		o.Complete(c)
-	}
+	g.obs.Complete(c)
 	if g.windowMS > 0 {
 		k := g.window(c.DoneMS)
 		for len(g.rttSum) <= k {

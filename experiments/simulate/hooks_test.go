@@ -90,9 +90,6 @@ func watch(opt *sweep.Options) *[]*watchingGate {
 		if r, ok := g.(limiter.Replicated); ok {
 			return &watchingInstances{w, r}
 		}
-		if s, ok := g.(limiter.Syncer); ok {
-			return watchingSyncGate{w, s}
-		}
 		return w
 	}
 	opt.Simulate.Fate = func(f limiter.Completion) {
@@ -132,24 +129,8 @@ func (w *watchingGate) Offer(t float64, c int32) (float64, bool) {
 	return release, ok
 }
 
-// Complete records c and tells the wrapped gate when it observes (an
-// adaptive concurrency gate: it learns from them as without the watch).
-func (w *watchingGate) Complete(c limiter.Completion) {
-	w.complete(c)
-	if o, ok := w.g.(limiter.Observer); ok {
-		o.Complete(c)
-	}
-}
-
-// watchingSyncGate is a watchingGate over a gate with syncs (Envoy's
-// timers), which it runs.
-type watchingSyncGate struct {
-	*watchingGate
-	s limiter.Syncer
-}
-
-func (w watchingSyncGate) NextSyncMS() float64 { return w.s.NextSyncMS() }
-func (w watchingSyncGate) Sync(t float64)      { w.s.Sync(t) }
+// Complete records c; the wrapped gate's own hooks hear it through Parts.
+func (w *watchingGate) Complete(c limiter.Completion) { w.complete(c) }
 
 // Parts is the watched gate: its own hooks run as without the watcher.
 func (w *watchingGate) Parts() []limiter.Gate { return []limiter.Gate{w.g} }
