@@ -232,21 +232,7 @@ func (s *Spec) validateReplicas(path string, k *Kind) field.List {
 		}
 	}
 	for _, p := range ReplicaParams() {
-		vs := s.Params[p.Name]
-		pp := field.Join(path, p.Name)
-		if len(vs) > MaxValues {
-			errs.Add(pp, "at most %d values", MaxValues)
-			continue
-		}
-		for i, v := range vs {
-			vp := pp
-			if len(vs) > 1 {
-				vp = field.Index(pp, i)
-			}
-			if msg := p.Check(v); msg != "" {
-				errs.Add(vp, "%s", msg)
-			}
-		}
+		checkValues(&errs, field.Join(path, p.Name), &p, s.Params[p.Name])
 	}
 	if len(s.Params[ParamBalancerSeed]) > 0 && s.Options[OptionBalancer] != "" && s.Options[OptionBalancer] != BalancerRandom {
 		errs.Add(field.Join(path, ParamBalancerSeed), "is the random balancer's; balancer is %q", s.Options[OptionBalancer])

@@ -386,19 +386,7 @@ func (s *Spec) Validate(path string) field.List {
 			errs.Add(pp, "is required: give a value or a list of values")
 			continue
 		}
-		if len(vs) > MaxValues {
-			errs.Add(pp, "at most %d values", MaxValues)
-			continue
-		}
-		for i, v := range vs {
-			vp := pp
-			if len(vs) > 1 {
-				vp = field.Index(pp, i)
-			}
-			if msg := p.Check(v); msg != "" {
-				errs.Add(vp, "%s", msg)
-			}
-		}
+		checkValues(&errs, pp, p, vs)
 	}
 	for _, name := range s.optionOrder() {
 		v := s.Options[name]
@@ -725,4 +713,23 @@ func Doc(typ Type) string {
 		return k.Model
 	}
 	return ""
+}
+
+// checkValues checks a parameter's values given at path pp: at most
+// MaxValues of them, each by the parameter's own check (a list's errors
+// name the value's index).
+func checkValues(errs *field.List, pp string, p *Param, vs []float64) {
+	if len(vs) > MaxValues {
+		errs.Add(pp, "at most %d values", MaxValues)
+		return
+	}
+	for i, v := range vs {
+		vp := pp
+		if len(vs) > 1 {
+			vp = field.Index(pp, i)
+		}
+		if msg := p.Check(v); msg != "" {
+			errs.Add(vp, "%s", msg)
+		}
+	}
 }
