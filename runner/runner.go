@@ -379,38 +379,25 @@ func (r *Runner) Subscribe(id string) (events <-chan Event, unsubscribe func()) 
 }
 
 // publish sends ev to the run's subscribers; r.mu must be held. Intermediate
-// events are dropped for a full subscriber; a final event makes room by
-// dropping the oldest buffered event, then closes the channel.
+// events are dropped for a full subscriber; a final event is the last
+// (publishLast).
 func (r *Runner) publish(ev Event) {
-	final := ev.Final()
+	if ev.Final() {
+		r.publishLast(ev)
+		return
+	}
 	for s := range r.subs[ev.ID] {
-		if final {
-			select {
-			case s.ch <- ev:
-			default:
-				select {
-				case <-s.ch:
-				default:
-				}
-				s.ch <- ev // room made above; only publish sends, under r.mu
-			}
-			s.closed = true
-			close(s.ch)
-			continue
-		}
 		select {
 		case s.ch <- ev:
 		default:
 		}
 	}
-	if final {
-		delete(r.subs, ev.ID)
-	}
 }
 
-// publishLast sends ev to the run's subscribers as their last event and
-// closes their channels, though ev is not a final status (a queued run at
-// shutdown); r.mu must be held.
+// publishLast sends ev to the run's subscribers as their last event,
+// making room by dropping the oldest buffered event of a full one, and
+// closes their channels: a final status, or a queued run at shutdown;
+// r.mu must be held.
 func (r *Runner) publishLast(ev Event) {
 	for s := range r.subs[ev.ID] {
 		select {
@@ -420,7 +407,7 @@ func (r *Runner) publishLast(ev Event) {
 			case <-s.ch:
 			default:
 			}
-			s.ch <- ev
+			s.ch <- ev // room made above; only publish sends, under r.mu
 		}
 		s.closed = true
 		close(s.ch)
