@@ -419,3 +419,53 @@ func (v *verdict) result(st accesslog.Stats, k *accesslog.Key) *Result {
 	}
 	return r
 }
+
+// CheckLines is how many lines Check reads.
+const CheckLines = 10000
+
+// Check reads the first lines (at most CheckLines) of a log with the
+// replay's format, keys and filters, deciding nothing, and returns
+// *TooManyBad when more than MaxBadPct of them are bad: the web form
+// refuses such a log before it stores anything. A log whose first lines
+// pass may still fail Run over the whole log.
+func Check(r io.Reader, opt Options) error {
+	opt.WhatIf = false
+	rp, err := Open(&firstLines{r: r, left: CheckLines}, opt)
+	if err != nil {
+		return err
+	}
+	for {
+		_, err := rp.rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("shadow: %w", err)
+		}
+	}
+	if st := rp.rd.Stats(); rp.opt.MaxBadPct >= 0 && st.BadPct() > rp.opt.MaxBadPct {
+		return &TooManyBad{Stats: st, MaxBadPct: rp.opt.MaxBadPct}
+	}
+	return nil
+}
+
+// firstLines reads r up to its left-th newline.
+type firstLines struct {
+	r    io.Reader
+	left int
+}
+
+func (f *firstLines) Read(p []byte) (int, error) {
+	if f.left <= 0 {
+		return 0, io.EOF
+	}
+	n, err := f.r.Read(p)
+	for i := 0; i < n; i++ {
+		if p[i] == '\n' {
+			if f.left--; f.left == 0 {
+				return i + 1, nil
+			}
+		}
+	}
+	return n, err
+}
