@@ -36,7 +36,9 @@ func TestBrowserShadowReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.run = func(steps ...chromedp.Action[chromedp.Void]) error { return chromedp.Do(ctx, steps...) }
-	b.ev = func(js string) (string, error) { return chromedp.Run(ctx, chromedp.Evaluate[string](js, chromedp.EvalAwaitPromise)) }
+	b.ev = func(js string) (string, error) {
+		return chromedp.Run(ctx, chromedp.Evaluate[string](js, chromedp.EvalAwaitPromise))
+	}
 	b.ok = func(js string) (bool, error) { return chromedp.Run(ctx, chromedp.Evaluate[bool](js)) }
 	t.Cleanup(func() {
 		_, errs := b.blog.snapshot()
