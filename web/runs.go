@@ -322,6 +322,10 @@ func (s *Server) rerunRun(w http.ResponseWriter, r *http.Request) {
 	if run == nil {
 		return
 	}
+	if run.Kind == storage.KindShadow {
+		s.rerunShadow(w, r, run) // shadow.go
+		return
+	}
 	cfg, err := document.DecodeConfig(run.Config)
 	if err != nil {
 		s.errorPage(w, r, http.StatusUnprocessableEntity, "Cannot re-run", "The stored config no longer decodes: "+err.Error())

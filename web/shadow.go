@@ -315,6 +315,8 @@ type ShadowRunData struct {
 	// Limiter is the imported setting in words.
 	Limiter string
 	Notice  string
+	// Compare is a re-run's check of every file against the original's.
+	Compare *RerunCompare
 }
 
 // shadowRunPage renders a shadow run: its progress while it reads, then
@@ -354,7 +356,38 @@ func (s *Server) shadowRunPage(w http.ResponseWriter, r *http.Request) {
 		}
 		d.Chart = charts.ShadowTimeline(d.View)
 	}
+	if run.RerunOf != "" {
+		if !storage.HasResults(run.Status) {
+			d.Compare = &RerunCompare{OriginalID: run.RerunOf}
+		} else if d.Compare, err = s.compareFiles(r, run.RerunOf, d.Files); err != nil {
+			s.internalError(w, r, "compare with the original", err)
+			return
+		} else {
+			d.Compare.Engine = run.EngineVersion
+		}
+	}
 	s.render(w, r, http.StatusOK, ShadowRunPage(d))
+}
+
+// rerunShadow replays a shadow run's document again, as a re-run of it:
+// its page compares every file's sha256 with the original's.
+func (s *Server) rerunShadow(w http.ResponseWriter, r *http.Request, run *storage.Run) {
+	sp, err := shadow.DecodeSpec(run.Config)
+	if err != nil {
+		s.errorPage(w, r, http.StatusUnprocessableEntity, "Cannot re-run", "The stored replay no longer decodes: "+err.Error())
+		return
+	}
+	next, err := s.runner.SubmitShadow(r.Context(), sp, rerunName(*run), run.ID)
+	if err != nil {
+		status := submitStatus(w, err)
+		if status == http.StatusInternalServerError {
+			s.internalError(w, r, "queue the re-run", err)
+			return
+		}
+		s.errorPage(w, r, status, "Cannot re-run", "The re-run could not be queued: "+err.Error())
+		return
+	}
+	http.Redirect(w, r, "/runs/"+next.ID, http.StatusSeeOther)
 }
 
 // shadowStamp prints Unix ms as the page prints times (UTC).

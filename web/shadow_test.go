@@ -255,6 +255,24 @@ func TestShadowRunPage(t *testing.T) {
 	if w := l.get("/runs/" + id + "/files/shadow.csv"); w.Code != http.StatusOK || !strings.HasPrefix(w.Body.String(), "key,requests,limited") {
 		t.Errorf("shadow.csv: %d %.200s", w.Code, w.Body.String())
 	}
+	// A re-run replays the stored document: the same bytes, manifest.json
+	// included, which the re-run's page checks file by file.
+	w = l.postForm("/runs/"+id+"/rerun", nil)
+	if w.Code != http.StatusSeeOther {
+		t.Fatalf("re-run: %d %s", w.Code, w.Body.String())
+	}
+	again := strings.TrimPrefix(w.Header().Get("Location"), "/runs/")
+	if run := l.wait(again); run.Status != storage.StatusDone || run.RerunOf != id {
+		t.Fatalf("%+v", run)
+	}
+	if body := l.get("/runs/" + again).Body.String(); !strings.Contains(body, "rerun-check ok") || strings.Contains(body, "mismatch") {
+		t.Errorf("the re-run's check:\n%s", body)
+	}
+	a, _ := l.store.File(t.Context(), id, "manifest.json")
+	b, _ := l.store.File(t.Context(), again, "manifest.json")
+	if a == nil || b == nil || !bytes.Equal(a.Data, b.Data) || !strings.Contains(string(a.Data), `"sha256": "-"`) {
+		t.Errorf("manifests differ:\n%s\n%s", a.Data, b.Data)
+	}
 }
 
 // shadowBlock is the form's field holding the input of that id.
