@@ -83,8 +83,30 @@ func (s *Server) newShadowForm() *ShadowForm {
 }
 
 // shadowPage is the "Replay a log" form.
+// ?from=ID fills it from a stored shadow run.
 func (s *Server) shadowPage(w http.ResponseWriter, r *http.Request) {
-	s.render(w, r, http.StatusOK, ShadowFormPage(s.newShadowForm()))
+	f := s.newShadowForm()
+	status := http.StatusOK
+	if id := r.URL.Query().Get("from"); id != "" {
+		run, err := s.getRun(r, id)
+		var sp *shadow.Spec
+		if err == nil && run.Kind == storage.KindShadow {
+			sp, err = shadow.DecodeSpec(run.Config)
+		}
+		switch {
+		case err != nil || sp == nil:
+			status, f.Notice = http.StatusNotFound, fmt.Sprintf("no log replay %q to start from", format.Clip(id, 40))
+		default:
+			f.Values = map[string]string{"name": run.Name, "log": sp.Log, "format": sp.Format, "log_format": sp.LogFormat, "config": sp.Config,
+				"config_format": sp.ConfigFormat, "location": sp.Location, "key": sp.Key, "route": sp.Route, "status": sp.Status,
+				"from": sp.From, "to": sp.To, "reorder_window_ms": format.Num(sp.ReorderWindowMS), "max_bad_pct": format.Num(sp.MaxBadPct),
+				"objectives": experiments.FormatObjectives(sp.Objectives)}
+			if strings.HasPrefix(sp.Log, "upload/") {
+				f.Upload, f.UploadName, f.Values["log"] = sp.Log, path.Base(sp.Log), ""
+			}
+		}
+	}
+	s.render(w, r, status, ShadowFormPage(f))
 }
 
 // createShadow takes the form: the log streamed to a file (an upload,

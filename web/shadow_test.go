@@ -255,6 +255,14 @@ func TestShadowRunPage(t *testing.T) {
 	if w := l.get("/runs/" + id + "/files/shadow.csv"); w.Code != http.StatusOK || !strings.HasPrefix(w.Body.String(), "key,requests,limited") {
 		t.Errorf("shadow.csv: %d %.200s", w.Code, w.Body.String())
 	}
+	// "Edit as new replay" fills the form from the run (also / ?from=ID).
+	if w := l.get("/?from=" + id); w.Code != http.StatusSeeOther || w.Header().Get("Location") != "/shadow?from="+id {
+		t.Errorf("/?from=: %d %s", w.Code, w.Header().Get("Location"))
+	}
+	if body := l.get("/shadow?from=" + id).Body.String(); !strings.Contains(body, `value="yesterday"`) || !strings.Contains(body, `<option value="day.log" selected>`) ||
+		!strings.Contains(body, "zone=perip burst=2 nodelay") {
+		t.Errorf("the form from the run:\n%s", body)
+	}
 	// A re-run replays the stored document: the same bytes, manifest.json
 	// included, which the re-run's page checks file by file.
 	w = l.postForm("/runs/"+id+"/rerun", nil)
