@@ -160,3 +160,20 @@ func TestShadowCancelKeepsWhatWasRead(t *testing.T) {
 		t.Errorf("%v %+v", err, v)
 	}
 }
+
+// A queued replay a stopped lab left comes back queued and runs.
+func TestQueuedReplayComesBack(t *testing.T) {
+	st := newStore(t)
+	logs := &memLogs{text: map[string]string{"a.log": "10.0.0.1 1796148840.000 0.000 200 -\n"}}
+	first := New(st, Options{Workers: 1, Queue: 4, Logger: testLogger(t), Logs: logs}) // never started
+	run, err := first.SubmitShadow(t.Context(), shadowSpec("a.log"), "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := newRunner(t, st, Options{Logs: logs})
+	if n, err := second.Requeue(t.Context()); err != nil || n != 1 {
+		t.Fatalf("Requeue: %d, %v", n, err)
+	}
+	second.Start()
+	waitStored(t, st, run.ID, func(r *storage.Run) bool { return r.Status == storage.StatusDone })
+}
