@@ -874,6 +874,7 @@ func Report(res *experiments.Result, r *experiments.Report) ([]byte, error) {
 		w.text(c.Header)
 	}
 	w.end()
+	rowStart := len(w.b)
 	switch r.Type {
 	case experiments.ReportPoints:
 		cols := make([]*experiments.Column, len(r.Columns))
@@ -934,6 +935,10 @@ func Report(res *experiments.Result, r *experiments.Report) ([]byte, error) {
 		width := res.Config.SeriesWindow()
 		scale := 1000.0 / width
 		for k := range windows {
+			if k == 1 { // room for the rest, at the first row's width and the largest window_start_ms's
+				row := len(w.b) - rowStart + digits(windows*int(width))
+				w.b = slices.Grow(w.b, (windows-1)*row)
+			}
 			for j, c := range r.Columns {
 				switch c.Value {
 				case "window_start_ms":
@@ -943,11 +948,11 @@ func Report(res *experiments.Result, r *experiments.Report) ([]byte, error) {
 					if pts[j] != nil {
 						p = pts[j]
 					}
-					w.num(experiments.Fixed1, float64(experiments.At(p.Series.Offered, k))*scale)
+					w.count(float64(experiments.At(p.Series.Offered, k)) * scale)
 				case "released_rps":
-					w.num(experiments.Fixed1, float64(experiments.At(pts[j].Series.Released, k))*scale)
+					w.count(float64(experiments.At(pts[j].Series.Released, k)) * scale)
 				case "rejected_rps":
-					w.num(experiments.Fixed1, float64(experiments.At(pts[j].Series.Rejected, k))*scale)
+					w.count(float64(experiments.At(pts[j].Series.Rejected, k)) * scale)
 				case "in_system_max":
 					w.int(int(experiments.At(pts[j].Series.InSystemMax, k)))
 				case "sojourn_p99_ms":
@@ -958,7 +963,7 @@ func Report(res *experiments.Result, r *experiments.Report) ([]byte, error) {
 						cs = all[classes[j]]
 					}
 					if c.Value == "class_offered_rps" {
-						w.num(experiments.Fixed1, float64(experiments.At(cs.Offered, k))*scale)
+						w.count(float64(experiments.At(cs.Offered, k)) * scale)
 					} else {
 						w.num(experiments.Fixed1, cs.SuccessPct(k))
 					}
