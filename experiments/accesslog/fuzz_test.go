@@ -93,3 +93,29 @@ func FuzzEnvoyFormat(f *testing.F) {
 		readEvery(t, fm, "[2016-04-15T20:17:00.310Z] \"POST / HTTP/2\" 204 - 1 2 3 4 \"a\" \"b\" \"c\" \"d\" \"e\"\n", nil)
 	})
 }
+
+func FuzzHAProxyLine(f *testing.F) {
+	f.Add(`<134>Feb  6 12:14:14 haproxy[14389]: 10.0.1.2:33317 [06/Feb/2009:12:14:14.655] http-in static/srv1 10/0/30/69/109 200 2750 - - ---- 1/1/1/1/0 0/0 {1wt.eu} "GET /index.html HTTP/1.1"`)
+	f.Add(`<134>1 2009-02-06T12:14:14.655000+00:00 h haproxy 1 - [x] 10.0.1.3:1 [06/Feb/2009:12:14:15.0012] a b/<NOSRV> 5/-1/-1/-1/5 503 2 - - SC-- 1/1/0/0/0 0/0 {} "POST /x HTTP/1.1"` + "\nFeb 31 99:14:14 : ")
+	hf, err := accesslog.ServerFormat("haproxy", "option httplog\ncapture request header X-Api-Key len 9")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, log string) {
+		readEvery(t, hf, log, []string{"$remote_addr", "$http_x_api_key$uri"})
+	})
+}
+
+func FuzzHAProxyFormat(f *testing.F) {
+	f.Add("")
+	f.Add(accesslog.HAProxyHTTPSLog)
+	f.Add("frontend a\n option httplog\n capture request header Host len 9\n capture response header X len 2\n log-format \"%ci [%t] %ST %hr %hs %{+Q}r\"")
+	f.Add(`%{+Q,-X}ci\ %[src,lower] %% %t`)
+	f.Fuzz(func(t *testing.T, def string) {
+		fm, err := accesslog.ServerFormat("haproxy", def)
+		if err != nil {
+			return
+		}
+		readEvery(t, fm, "<134>Feb  6 12:14:14 haproxy[1]: 10.0.1.2:33317 [06/Feb/2009:12:14:14.655] a b/c 1/0/3/69/109 200 2 - - ---- 1/1/1/1/0 0/0 {x} {} \"GET / HTTP/1.1\"\n", nil)
+	})
+}

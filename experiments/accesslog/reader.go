@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // MaxKeys is the most key expressions a reader computes per line (a
@@ -42,6 +43,9 @@ type Options struct {
 	// read and still be put in order (DefaultWindowMS when 0); an earlier
 	// one is a bad line, "later than the reorder window".
 	WindowMS float64
+	// Location is the time zone of times logged without one (HAProxy's
+	// request date); nil is UTC.
+	Location *time.Location
 }
 
 // Request is one line as a replay reads it.
@@ -125,9 +129,10 @@ type Reader struct {
 
 	// time
 	msec, reqTime, local, iso, status, upstream int // fields, -1 when not logged
-	start, upstreamMS, conn                     int
+	start, upstreamMS, conn, startLocal         int
 	lastLocal                                   []byte
 	lastLocalSec                                int64
+	loc                                         *time.Location
 
 	// the reorder ring: one bucket per second, windowSec+2 of them
 	windowSec int64
@@ -183,9 +188,15 @@ func NewReader(r io.Reader, opt Options) (*Reader, error) {
 	rd.msec, rd.reqTime, rd.local, rd.iso = idx("msec"), idx("request_time"), idx("time_local"), idx("time_iso8601")
 	rd.status, rd.upstream = idx("status"), idx("upstream_response_time")
 	rd.start, rd.upstreamMS, rd.conn = idx("start_time"), idx("upstream_service_time_ms"), idx("connection")
+	rd.startLocal, rd.loc = idx("start_local_ms"), opt.Location
+	if rd.loc == nil {
+		rd.loc = time.UTC
+	}
 	switch {
 	case rd.start >= 0:
 		rd.stats.StartNote = "start = the logged start time (Envoy's START_TIME, ALB's request_creation_time)"
+	case rd.startLocal >= 0:
+		rd.stats.StartNote = "start = HAProxy's request date (ms), read in time zone " + rd.loc.String()
 	case rd.msec >= 0 && rd.reqTime >= 0:
 		rd.stats.StartNote = "start = $msec - $request_time (ms)"
 	case rd.msec >= 0:
@@ -194,7 +205,7 @@ func NewReader(r io.Reader, opt Options) (*Reader, error) {
 		rd.stats.Approximate = true
 		rd.stats.StartNote = "whole-second times: each second's requests spread evenly across it (approximate)"
 	default:
-		return nil, fmt.Errorf("the log format logs no time: give $msec (best with $request_time), $time_iso8601 or $time_local (it logs %s)", f.varList())
+		return nil, fmt.Errorf("the log format logs no time: give $msec (best with $request_time), $time_iso8601 or $time_local; HAProxy's %%tr (it logs %s)", f.varList())
 	}
 	if opt.Status != nil && rd.status < 0 {
 		return nil, fmt.Errorf("status filter: the log format logs no $status")
@@ -316,6 +327,9 @@ func (rd *Reader) bad(reason string, line []byte) {
 // parse reads one line into the reorder ring.
 func (rd *Reader) parse(line []byte) {
 	clear(rd.fields)
+	if rd.f.syslog {
+		line = stripSyslog(line)
+	}
 	var err error
 	if rd.f.json {
 		err = rd.f.splitJSON(line, rd.fields, &rd.scr)
@@ -336,6 +350,14 @@ func (rd *Reader) parse(line []byte) {
 	switch {
 	case rd.start >= 0:
 		start, ok := parseRFC3339MS(rd.fields[rd.start])
+		if !ok {
+			rd.bad(ReasonTime, line)
+			return
+		}
+		req.StartMS = start
+		sec = int64(math.Floor(start / 1000))
+	case rd.startLocal >= 0:
+		start, ok := rd.localMS(rd.fields[rd.startLocal])
 		if !ok {
 			rd.bad(ReasonTime, line)
 			return
@@ -400,7 +422,7 @@ func (rd *Reader) parse(line []byte) {
 	}
 	req.ServiceMS = math.NaN()
 	if rd.upstreamMS >= 0 {
-		if v := rd.fields[rd.upstreamMS]; len(v) > 0 && !(len(v) == 1 && v[0] == '-') {
+		if v := rd.fields[rd.upstreamMS]; len(v) > 0 && !(len(v) == 1 && v[0] == '-') && string(v) != "-1" { // -1: HAProxy's none
 			ms, ok := parseDecimalMS(v) // read as seconds: the value is ms
 			if !ok {
 				rd.bad(ReasonService, line)
@@ -585,4 +607,33 @@ func (f *StatusFilter) Match(status int) bool {
 		}
 	}
 	return false
+}
+
+// localMS reads HAProxy's date "01/Dec/2026:20:51:09.876" (local time,
+// no zone) as Unix ms in the reader's time zone; the second is read once
+// for all the lines in it.
+func (rd *Reader) localMS(b []byte) (float64, bool) {
+	if len(b) < 22 || b[20] != '.' {
+		return 0, false
+	}
+	if !bytes.Equal(b[:20], rd.lastLocal) {
+		sec, ok := parseDateNoZone(b[:20], rd.loc)
+		if !ok {
+			return 0, false
+		}
+		rd.lastLocal, rd.lastLocalSec = append(rd.lastLocal[:0], b[:20]...), sec
+	}
+	frac := b[21:]
+	if len(frac) > 9 {
+		return 0, false
+	}
+	v, ok := parseUint(frac)
+	if !ok {
+		return 0, false
+	}
+	scale := 1.0
+	for range frac {
+		scale *= 10
+	}
+	return float64(rd.lastLocalSec*1000) + float64(v)*1000/scale, true
 }
