@@ -34,6 +34,7 @@ type Format struct {
 	tokens     []token        // text formats: literals and variables in order
 	jsonKeys   map[string]int // JSON formats: a key whose value is one variable -> its field
 	syslog     bool           // lines may start with a syslog header (HAProxy's)
+	csv        bool           // CSV lines, column i field i (vegeta's)
 }
 
 // token is a literal (field < 0) or a variable (its field index).

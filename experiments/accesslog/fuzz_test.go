@@ -119,3 +119,21 @@ func FuzzHAProxyFormat(f *testing.F) {
 		readEvery(t, fm, "<134>Feb  6 12:14:14 haproxy[1]: 10.0.1.2:33317 [06/Feb/2009:12:14:14.655] a b/c 1/0/3/69/109 200 2 - - ---- 1/1/1/1/0 0/0 {x} {} \"GET / HTTP/1.1\"\n", nil)
 	})
 }
+
+func FuzzVegetaLine(f *testing.F) {
+	f.Add(`1796148860123456789,200,4500000,0,3,"Get ""x"", y",b2sK,smoke,0,GET,http://127.0.0.1:8080/api/items?id=1,Q29udA==`)
+	f.Add(`{"attack":"a","seq":0,"code":200,"timestamp":"2026-12-01T20:14:20.123456789+02:00","latency":4500000,"error":"","url":"http://h/x","headers":{"A":["b\"]"],"C":[]}}`)
+	f.Add("1,2,3\n\"\n,,,")
+	csv, err := accesslog.ServerFormat("vegeta", "csv")
+	if err != nil {
+		f.Fatal(err)
+	}
+	js, err := accesslog.ServerFormat("vegeta", "json")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, log string) {
+		readEvery(t, csv, log, []string{"$request_method $uri", "$vegeta_error"})
+		readEvery(t, js, log, []string{"$vegeta_attack$arg_id"})
+	})
+}

@@ -109,6 +109,7 @@ const (
 	ReasonLate      = "later than the reorder window"
 	ReasonRequest   = "request time is not a number"
 	ReasonNotObject = "not a JSON object of the format's keys"
+	ReasonColumns   = "not a CSV line of the format's columns"
 )
 
 // Reader reads a log's requests in start order.
@@ -121,6 +122,7 @@ type Reader struct {
 	route  *source
 	fields [][]byte
 	scr    []byte
+	path   []byte
 	long   []byte
 	line   int64
 	stats  Stats
@@ -130,6 +132,7 @@ type Reader struct {
 	// time
 	msec, reqTime, local, iso, status, upstream int // fields, -1 when not logged
 	start, upstreamMS, conn, startLocal         int
+	startNS, serviceNS                          int
 	lastLocal                                   []byte
 	lastLocalSec                                int64
 	loc                                         *time.Location
@@ -189,12 +192,15 @@ func NewReader(r io.Reader, opt Options) (*Reader, error) {
 	rd.status, rd.upstream = idx("status"), idx("upstream_response_time")
 	rd.start, rd.upstreamMS, rd.conn = idx("start_time"), idx("upstream_service_time_ms"), idx("connection")
 	rd.startLocal, rd.loc = idx("start_local_ms"), opt.Location
+	rd.startNS, rd.serviceNS = idx("start_unix_ns"), idx("service_time_ns")
 	if rd.loc == nil {
 		rd.loc = time.UTC
 	}
 	switch {
 	case rd.start >= 0:
 		rd.stats.StartNote = "start = the logged start time (Envoy's START_TIME, ALB's request_creation_time)"
+	case rd.startNS >= 0:
+		rd.stats.StartNote = "start = the logged start time (vegeta's timestamp, ns)"
 	case rd.startLocal >= 0:
 		rd.stats.StartNote = "start = HAProxy's request date (ms), read in time zone " + rd.loc.String()
 	case rd.msec >= 0 && rd.reqTime >= 0:
@@ -331,15 +337,20 @@ func (rd *Reader) parse(line []byte) {
 		line = stripSyslog(line)
 	}
 	var err error
-	if rd.f.json {
-		err = rd.f.splitJSON(line, rd.fields, &rd.scr)
-	} else {
+	switch {
+	case rd.f.json:
+		err = rd.f.splitJSON(line, rd.fields, &rd.scr, &rd.path)
+	case rd.f.csv:
+		err = rd.f.splitCSV(line, rd.fields, &rd.scr)
+	default:
 		err = rd.f.splitText(line, rd.fields)
 	}
 	if err != nil {
 		reason := ReasonNoMatch
 		if rd.f.json {
 			reason = ReasonNotObject
+		} else if rd.f.csv {
+			reason = ReasonColumns
 		}
 		rd.bad(reason, line)
 		return
@@ -356,6 +367,14 @@ func (rd *Reader) parse(line []byte) {
 		}
 		req.StartMS = start
 		sec = int64(math.Floor(start / 1000))
+	case rd.startNS >= 0:
+		ns, ok := parseNanos(rd.fields[rd.startNS])
+		if !ok {
+			rd.bad(ReasonTime, line)
+			return
+		}
+		req.StartMS = float64(ns/1e6) + float64(ns%1e6)/1e6
+		sec = int64(math.Floor(req.StartMS / 1000))
 	case rd.startLocal >= 0:
 		start, ok := rd.localMS(rd.fields[rd.startLocal])
 		if !ok {
@@ -421,7 +440,16 @@ func (rd *Reader) parse(line []byte) {
 		req.Status = int32(st)
 	}
 	req.ServiceMS = math.NaN()
-	if rd.upstreamMS >= 0 {
+	if rd.serviceNS >= 0 {
+		if v := rd.fields[rd.serviceNS]; len(v) > 0 {
+			ns, ok := parseNanos(v)
+			if !ok {
+				rd.bad(ReasonService, line)
+				return
+			}
+			req.ServiceMS = float64(ns) / 1e6
+		}
+	} else if rd.upstreamMS >= 0 {
 		if v := rd.fields[rd.upstreamMS]; len(v) > 0 && !(len(v) == 1 && v[0] == '-') && string(v) != "-1" { // -1: HAProxy's none
 			ms, ok := parseDecimalMS(v) // read as seconds: the value is ms
 			if !ok {

@@ -235,3 +235,22 @@ func parseDateNoZone(b []byte, loc *time.Location) (int64, bool) {
 	}
 	return time.Date(int(y), time.Month(m), int(d), int(hh), int(mm), int(ss), 0, loc).Unix(), true
 }
+
+// parseNanos reads a whole number of nanoseconds (at most 19 digits, as
+// a Unix time in ns is), negative ones refused.
+func parseNanos(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 19 {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + uint64(c-'0')
+	}
+	if v > 1<<63-1 {
+		return 0, false
+	}
+	return int64(v), true
+}
