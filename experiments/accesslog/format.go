@@ -35,6 +35,7 @@ type Format struct {
 	jsonKeys   map[string]int // JSON formats: a key whose value is one variable -> its field
 	syslog     bool           // lines may start with a syslog header (HAProxy's)
 	csv        bool           // CSV lines, column i field i (vegeta's)
+	k6         bool           // k6's JSON output: http_reqs points are the requests
 }
 
 // token is a literal (field < 0) or a variable (its field index).

@@ -32,8 +32,8 @@ func readEvery(t *testing.T, f *accesslog.Format, log string, keys []string) {
 		n++
 	}
 	st := rd.Stats()
-	if n+st.Bad+st.Filtered != st.Lines {
-		t.Fatalf("%d requests + %d bad + %d filtered != %d lines", n, st.Bad, st.Filtered, st.Lines)
+	if n+st.Bad+st.Filtered+st.Skipped != st.Lines {
+		t.Fatalf("%d requests + %d bad + %d filtered + %d skipped != %d lines", n, st.Bad, st.Filtered, st.Skipped, st.Lines)
 	}
 }
 
@@ -135,5 +135,19 @@ func FuzzVegetaLine(f *testing.F) {
 	f.Fuzz(func(t *testing.T, log string) {
 		readEvery(t, csv, log, []string{"$request_method $uri", "$vegeta_error"})
 		readEvery(t, js, log, []string{"$vegeta_attack$arg_id"})
+	})
+}
+
+func FuzzK6Line(f *testing.F) {
+	f.Add(`{"type":"Point","data":{"time":"2017-05-09T14:34:45.625742514+02:00","value":1,"tags":{"method":"GET","status":"200","url":"https://httpbin.test.k6.io/get?a=1"}},"metric":"http_reqs"}` + "\n" +
+		`{"type":"Point","data":{"time":"2017-05-09T14:34:45.625742514+02:00","value":459.865729,"tags":{"method":"GET","status":"200","url":"https://httpbin.test.k6.io/get"}},"metric":"http_req_duration"}`)
+	f.Add(`{"type":"Metric","data":{"type":"trend","contains":"time","tainted":null,"thresholds":["avg<1000"],"submetrics":null},"metric":"http_req_duration"}`)
+	f.Add(`{"type":"Point","data":{"time":"2017-05-09T14:34:45Z","value":1e-7,"tags":{"status":"0","tenant":"x"}},"metric":"http_reqs"}` + "\n" + `{"type":"Point","data":{"time":"2017-05-09T14:34:45Z","value":1e-7},"metric":"http_req_duration"}`)
+	k6, err := accesslog.ServerFormat("k6", "tenant")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, log string) {
+		readEvery(t, k6, log, []string{"$tag_tenant", "$request_method $uri$arg_a"})
 	})
 }

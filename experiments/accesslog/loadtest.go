@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
-// Load testers' results as logs: vegeta's `vegeta encode` CSV and JSON.
+// Load testers' results as logs: vegeta's `vegeta encode` CSV and JSON,
+// k6's JSON output.
 
 // vegetaColumns are the columns of vegeta's CSV encoding (lib.NewCSVEncoder,
 // v12), as the reader's variables: the timestamp (Unix ns) is the
@@ -104,4 +106,42 @@ func (f *Format) splitCSV(line []byte, fields [][]byte, scratch *[]byte) error {
 		return errColumns
 	}
 	return nil
+}
+
+// K6JSON is k6's JSON output (k6 run --out json=FILE) as a JSON format: a
+// Point line of metric http_reqs is a request, its data.time the request's
+// end, the http_req_duration point that follows it (the same time) its
+// duration; tags give $status, $request_method, $request_uri (the URL)
+// and $tag_NAME.
+const K6JSON = `{"type":"$k6_type","metric":"$k6_metric","data.time":"$k6_time","data.value":$k6_value,"data.tags.status":"$status","data.tags.method":"$request_method","data.tags.url":"$request_uri"}`
+
+// k6Tags are the k6 tags read as $tag_NAME without being named.
+var k6Tags = []string{"name", "group", "scenario", "expected_response", "proto", "check", "error", "error_code", "tls_version", "vu", "iter"}
+
+// k6Format is k6's JSON output; def names further tags (a script's own,
+// "tenant client_id") as $tag_NAME (a byte other than a letter, digit or
+// _ read as _).
+func k6Format(def string) (*Format, error) {
+	text := strings.TrimSuffix(K6JSON, "}")
+	tags := append(slices.Clone(k6Tags), strings.FieldsFunc(def, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' })...)
+	var names []string
+	for _, tag := range tags {
+		name := "tag_" + strings.Map(func(r rune) rune {
+			if r < 128 && isVarByte(byte(r)) {
+				return r
+			}
+			return '_'
+		}, tag)
+		if strings.ContainsAny(tag, `"\\.`) || slices.Contains(names, name) {
+			return nil, fmt.Errorf("k6: tag %q: give tag names once each, without quotes, backslashes or dots ($%s)", tag, name)
+		}
+		names = append(names, name)
+		text += fmt.Sprintf(`,"data.tags.%s":"$%s"`, tag, name)
+	}
+	f, err := ParseFormat(text + "}")
+	if err != nil {
+		return nil, err
+	}
+	f.k6 = true
+	return f, nil
 }

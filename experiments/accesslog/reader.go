@@ -82,6 +82,7 @@ type Stats struct {
 	Requests int64            // lines read as requests (before filters)
 	Filtered int64            // requests the filters left out
 	Bad      int64            // lines not read
+	Skipped  int64            // lines that are not requests (k6's other metrics)
 	Reasons  map[string]int64 // bad lines by reason
 	FirstBad []BadLine        // the first FirstBadLines bad lines
 	// Approximate: the format's times are whole seconds, so a second's
@@ -91,12 +92,13 @@ type Stats struct {
 	StartNote string
 }
 
-// BadPct is the share of bad lines, in percent of non-blank lines.
+// BadPct is the share of bad lines, in percent of the non-blank lines
+// that are not skipped.
 func (s *Stats) BadPct() float64 {
-	if s.Lines == 0 {
+	if s.Lines-s.Skipped <= 0 {
 		return 0
 	}
-	return 100 * float64(s.Bad) / float64(s.Lines)
+	return 100 * float64(s.Bad) / float64(s.Lines-s.Skipped)
 }
 
 // The reasons a line is bad.
@@ -132,6 +134,10 @@ type Reader struct {
 	// time
 	msec, reqTime, local, iso, status, upstream int // fields, -1 when not logged
 	start, upstreamMS, conn, startLocal         int
+	k6Type, k6Metric, k6Time, k6Value           int
+	pending                                     Request // k6: the http_reqs point before its duration
+	hasPending                                  bool
+	pendingTime, pendingLine                    []byte
 	startNS, serviceNS                          int
 	lastLocal                                   []byte
 	lastLocalSec                                int64
@@ -193,12 +199,15 @@ func NewReader(r io.Reader, opt Options) (*Reader, error) {
 	rd.start, rd.upstreamMS, rd.conn = idx("start_time"), idx("upstream_service_time_ms"), idx("connection")
 	rd.startLocal, rd.loc = idx("start_local_ms"), opt.Location
 	rd.startNS, rd.serviceNS = idx("start_unix_ns"), idx("service_time_ns")
+	rd.k6Type, rd.k6Metric, rd.k6Time, rd.k6Value = idx("k6_type"), idx("k6_metric"), idx("k6_time"), idx("k6_value")
 	if rd.loc == nil {
 		rd.loc = time.UTC
 	}
 	switch {
 	case rd.start >= 0:
 		rd.stats.StartNote = "start = the logged start time (Envoy's START_TIME, ALB's request_creation_time)"
+	case f.k6:
+		rd.stats.StartNote = "start = k6's http_reqs time (the request's end) less its http_req_duration"
 	case rd.startNS >= 0:
 		rd.stats.StartNote = "start = the logged start time (vegeta's timestamp, ns)"
 	case rd.startLocal >= 0:
@@ -261,6 +270,7 @@ func (rd *Reader) readSome() error {
 		raw, err := rd.readLine()
 		if err == io.EOF {
 			rd.eof = true
+			rd.finishPending()
 			rd.flush(math.MaxInt64)
 			return nil
 		}
@@ -367,6 +377,17 @@ func (rd *Reader) parse(line []byte) {
 		}
 		req.StartMS = start
 		sec = int64(math.Floor(start / 1000))
+	case rd.f.k6:
+		if !rd.k6Point() {
+			return
+		}
+		end, ok := parseRFC3339MS(rd.fields[rd.k6Time])
+		if !ok {
+			rd.bad(ReasonTime, line)
+			return
+		}
+		req.StartMS = end
+		sec = int64(math.Floor(end / 1000))
 	case rd.startNS >= 0:
 		ns, ok := parseNanos(rd.fields[rd.startNS])
 		if !ok {
@@ -478,7 +499,7 @@ func (rd *Reader) parse(line []byte) {
 	rd.stats.Requests++
 	if rd.route != nil && !bytes.HasPrefix(rd.route.value(rd.fields), []byte(rd.opt.Route)) ||
 		rd.opt.Status != nil && !rd.opt.Status.Match(int(req.Status)) ||
-		rd.opt.FromMS != 0 && req.StartMS < rd.opt.FromMS || rd.opt.ToMS != 0 && req.StartMS >= rd.opt.ToMS {
+		!rd.f.k6 && !rd.inTime(req.StartMS) {
 		rd.stats.Filtered++
 		return
 	}
@@ -492,7 +513,61 @@ func (rd *Reader) parse(line []byte) {
 	for i := len(rd.keys); i < MaxKeys; i++ {
 		req.Keys[i] = -1
 	}
+	if rd.f.k6 {
+		// its start waits for its http_req_duration, the next line
+		rd.pending, rd.hasPending = req, true
+		rd.pendingTime = append(rd.pendingTime[:0], rd.fields[rd.k6Time]...)
+		rd.pendingLine = append(rd.pendingLine[:0], line...)
+		return
+	}
 	rd.place(req, sec, line)
+}
+
+// inTime says whether a start is in the time filter's range.
+func (rd *Reader) inTime(startMS float64) bool {
+	return !(rd.opt.FromMS != 0 && startMS < rd.opt.FromMS || rd.opt.ToMS != 0 && startMS >= rd.opt.ToMS)
+}
+
+// k6Point reads a k6 line that is not an http_reqs point (k6's other
+// metrics are skipped): an http_req_duration point of the pending
+// request's time gives its start (the point's time, the request's end,
+// less its duration) and service time. It says whether the line is an
+// http_reqs point, a request.
+func (rd *Reader) k6Point() bool {
+	if string(rd.fields[rd.k6Type]) == "Point" && string(rd.fields[rd.k6Metric]) == "http_reqs" {
+		rd.finishPending()
+		return true
+	}
+	rd.stats.Skipped++
+	if rd.hasPending && string(rd.fields[rd.k6Metric]) == "http_req_duration" && bytes.Equal(rd.fields[rd.k6Time], rd.pendingTime) {
+		v := rd.fields[rd.k6Value]
+		ms, ok := parseDecimalMS(v) // read as seconds: the value is ms
+		ms /= 1000
+		if !ok {
+			f, err := strconv.ParseFloat(string(v), 64)
+			ms, ok = f, err == nil && f >= 0 && !math.IsInf(f, 0)
+		}
+		if ok {
+			rd.pending.StartMS -= ms
+			rd.pending.ServiceMS = ms
+		}
+		rd.finishPending()
+	}
+	return false
+}
+
+// finishPending places the pending k6 request (at its end when no
+// http_req_duration followed it).
+func (rd *Reader) finishPending() {
+	if !rd.hasPending {
+		return
+	}
+	rd.hasPending = false
+	if !rd.inTime(rd.pending.StartMS) {
+		rd.stats.Filtered++
+		return
+	}
+	rd.place(rd.pending, int64(math.Floor(rd.pending.StartMS/1000)), rd.pendingLine)
 }
 
 // upstreamMS sums $upstream_response_time's values ("0.004", "0.010,
@@ -538,11 +613,20 @@ func (rd *Reader) place(req Request, sec int64, line []byte) {
 		rd.flush(sec - rd.windowSec)
 		rd.maxSec = sec
 	}
-	b := &rd.ring[sec%int64(len(rd.ring))]
+	b := rd.bucket(sec)
 	if len(b.reqs) == 0 {
 		b.sec = sec
 	}
 	b.reqs = append(b.reqs, req)
+}
+
+// bucket is second sec's place in the ring (a time before 1970 too).
+func (rd *Reader) bucket(sec int64) *bucket {
+	i := sec % int64(len(rd.ring))
+	if i < 0 {
+		i += int64(len(rd.ring))
+	}
+	return &rd.ring[i]
 }
 
 // flush emits every second before upTo (all, at the end), in order.
@@ -552,7 +636,7 @@ func (rd *Reader) flush(upTo int64) {
 	}
 	end := min(upTo, rd.maxSec+1)
 	for s := rd.flushed; s < end; s++ {
-		b := &rd.ring[s%int64(len(rd.ring))]
+		b := rd.bucket(s)
 		if len(b.reqs) == 0 || b.sec != s {
 			continue
 		}
