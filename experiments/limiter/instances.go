@@ -264,7 +264,8 @@ func (s *Spec) validateReplicas(path string, k *Kind) field.List {
 // Divide is the parameters one instance of a divided limiter enforces:
 // each rate (req/s) and count (requests) of the kind that admits more when
 // larger divided by n, a rate as a float, a count rounded down but to at
-// least 1 (a burst of 1 stays 1); waits and windows stay. rounded
+// least 1 (a burst of 1 stays 1), and 0 stays 0 (a limit of 0 refuses
+// every request on every instance); waits and windows stay. rounded
 // names the whole ones the division rounded (the point's note).
 func Divide(k *Kind, p Params, n int) (out Params, rounded []string) {
 	out = Params{}
@@ -273,7 +274,7 @@ func Divide(k *Kind, p Params, n int) (out Params, rounded []string) {
 	}
 	for _, q := range k.Params {
 		v, ok := p[q.Name]
-		if !ok || q.Admits != AdmitsLarger || q.Unit != rateParam.Unit && q.Unit != burstParam.Unit {
+		if !ok || v == 0 || q.Admits != AdmitsLarger || q.Unit != rateParam.Unit && q.Unit != burstParam.Unit {
 			continue
 		}
 		d := v / float64(n)
