@@ -214,6 +214,10 @@ type Kind struct {
 	// that honour Retry-After (workload.Behaviour.RetryAfter) wait for it.
 	RetryAfter string
 
+	// Leases: the gate can run under sharing lease (a token bucket whose
+	// rate and burst a lease retunes, leaseRetuner: token-bucket).
+	Leases bool
+
 	// Adaptive: the gate is an adaptive concurrency limit
 	// (limiter.Adaptive): a run with one has the adaptive measures
 	// (results.csv's limit_mean … columns, the run page's limit chart).
