@@ -54,7 +54,7 @@ type ShadowForm struct {
 
 // shadowKeys are the form's inputs besides the files, in the document's
 // order.
-var shadowKeys = []string{"name", "log", "format", "log_format", "config", "config_format", "location", "key",
+var shadowKeys = []string{"name", "log", "format", "log_format", "log_tz", "config", "config_format", "location", "key",
 	"route", "status", "from", "to", "reorder_window_ms", "max_bad_pct", "objectives"}
 
 // Val is an input's value.
@@ -97,7 +97,7 @@ func (s *Server) shadowPage(w http.ResponseWriter, r *http.Request) {
 		case err != nil || sp == nil:
 			status, f.Notice = http.StatusNotFound, fmt.Sprintf("no log replay %q to start from", format.Clip(id, 40))
 		default:
-			f.Values = map[string]string{"name": run.Name, "log": sp.Log, "format": sp.Format, "log_format": sp.LogFormat, "config": sp.Config,
+			f.Values = map[string]string{"name": run.Name, "log": sp.Log, "format": sp.Format, "log_format": sp.LogFormat, "log_tz": sp.LogTZ, "config": sp.Config,
 				"config_format": sp.ConfigFormat, "location": sp.Location, "key": sp.Key, "route": sp.Route, "status": sp.Status,
 				"from": sp.From, "to": sp.To, "reorder_window_ms": format.Num(sp.ReorderWindowMS), "max_bad_pct": format.Num(sp.MaxBadPct),
 				"objectives": experiments.FormatObjectives(sp.Objectives)}
@@ -258,7 +258,7 @@ func (s *Server) receiveUpload(logs runner.Logs, part *multipart.Part, abort *fu
 // shadowSpec checks the form's values as a replay's document, each error
 // at its input, and the log's first lines for bad lines.
 func (s *Server) shadowSpec(f *ShadowForm, logs runner.Logs) *shadow.Spec {
-	sp := &shadow.Spec{Log: f.Val("log"), Format: f.Val("format"), LogFormat: f.Val("log_format"), Config: f.Val("config"),
+	sp := &shadow.Spec{Log: f.Val("log"), Format: f.Val("format"), LogFormat: f.Val("log_format"), LogTZ: strings.TrimSpace(f.Val("log_tz")), Config: f.Val("config"),
 		ConfigFormat: f.Val("config_format"), Location: strings.TrimSpace(f.Val("location")), Key: strings.TrimSpace(f.Val("key")),
 		Route: strings.TrimSpace(f.Val("route")), Status: strings.TrimSpace(f.Val("status")), From: strings.TrimSpace(f.Val("from")), To: strings.TrimSpace(f.Val("to"))}
 	if f.Upload != "" && sp.Log == "" {
@@ -290,6 +290,13 @@ func (s *Server) shadowSpec(f *ShadowForm, logs runner.Logs) *shadow.Spec {
 	}
 	sp.Normalize()
 	opt, perrs := sp.Prepare()
+	if sp.LogTZ != "" {
+		loc, err := time.LoadLocation(sp.LogTZ)
+		if err != nil {
+			f.add("log_tz", "%q is not a time zone (an IANA name such as Europe/Paris)", sp.LogTZ)
+		}
+		opt.Log.Location = loc
+	}
 	for _, e := range perrs {
 		key := e.Path
 		if strings.HasPrefix(key, "objectives") {

@@ -28,7 +28,8 @@ func cmdShadow(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.SetOutput(stderr)
 	logPath := fs.String("log", "", "the access log `FILE` (plain or gzip)")
 	format := fs.String("format", "nginx", "the log's server: "+strings.Join(accesslog.Servers(), ", "))
-	logFormat := fs.String("log-format", "", "nginx: its log_format (default combined): a log_format's name in --config, the definition ('$remote_addr ... $msec $request_time'), the directive, or a JSON (escape=json) definition; envoy: its format string or JSON format (default: Envoy's default format); alb: none")
+	logFormat := fs.String("log-format", "", "@FILE reads it from FILE; nginx: its log_format (default combined): a log_format's name in --config, the definition ('$remote_addr ... $msec $request_time'), the directive, or a JSON (escape=json) definition; envoy: its format string or JSON format (default: Envoy's default format); alb: none; haproxy: its log-format string, or its config (option httplog, log-format, capture request header ...: a frontend pasted as it is; default: option httplog); vegeta: csv (default) or json, as vegeta encode --to wrote it; k6 (k6 run --out json=FILE): the script's own tags to read as $tag_NAME, e.g. 'tenant client_id'")
+	logTZ := fs.String("log-tz", "UTC", "the time `ZONE` of times logged without one (HAProxy's dates), e.g. Europe/Paris")
 	configPath := fs.String("config", "", "the limiter's config `FILE` (nginx.conf with limit_req_zone and limit_req, Traefik's dynamic configuration YAML with a rateLimit middleware, or Envoy's config with the local_ratelimit HTTP filter)")
 	configFormat := fs.String("config-format", "", "the config's format: "+strings.Join(deploy.ImportFormats(), ", ")+" (default: for a .yaml or .yml file envoy when it has the local_ratelimit filter, else traefik; else nginx)")
 	location := fs.String("location", "", "the nginx location whose limit_req to replay, by its arguments (\"/api/\"), or the Traefik middleware by name, when the config has several")
@@ -79,6 +80,13 @@ func cmdShadow(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	def := *logFormat
+	if file, ok := strings.CutPrefix(def, "@"); ok {
+		text, err := os.ReadFile(file)
+		if err != nil {
+			return usagef("--log-format: %v", err)
+		}
+		def = string(text)
+	}
 	if def == "" && *format == "nginx" {
 		def = "combined"
 	}
@@ -96,7 +104,11 @@ func cmdShadow(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return usagef("--config %s: %v", *configPath, err)
 	}
-	logOpt := accesslog.Options{Format: f, Route: *route, WindowMS: *windowMS}
+	loc, err := time.LoadLocation(*logTZ)
+	if err != nil {
+		return usagef("--log-tz: %v", err)
+	}
+	logOpt := accesslog.Options{Format: f, Route: *route, WindowMS: *windowMS, Location: loc}
 	if *status != "" {
 		if logOpt.Status, err = accesslog.ParseStatusFilter(*status); err != nil {
 			return usagef("--status: %v", err)

@@ -75,6 +75,9 @@ func (r *Result) WriteSummary(w io.Writer, where string) error {
 	bw := bufio.NewWriter(w)
 	st := &r.Log
 	fmt.Fprintf(bw, "log: %d lines, %d requests, %d filtered out, %d bad (%.2f%%)\n", st.Lines, st.Requests, st.Filtered, st.Bad, st.BadPct())
+	if st.Skipped > 0 {
+		fmt.Fprintf(bw, "  %d lines skipped: not requests (k6's other metrics)\n", st.Skipped)
+	}
 	reasons := make([]string, 0, len(st.Reasons))
 	for reason := range st.Reasons {
 		reasons = append(reasons, reason)

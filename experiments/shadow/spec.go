@@ -28,6 +28,10 @@ type Spec struct {
 	// log_format's name in Config or "combined" ("" = combined).
 	Format    string `json:"format"`
 	LogFormat string `json:"log_format"`
+	// LogTZ is the time zone of times logged without one (HAProxy's
+	// dates), an IANA name ("" = UTC); the caller loads it
+	// (accesslog.Options.Location): the engine reads no zone database.
+	LogTZ string `json:"log_tz"`
 	// Config is the limiter's config text; ConfigFormat its format
 	// (deploy.ImportFormats; "" = told by its text, DetectConfigFormat);
 	// Location picks nginx's location or Traefik's middleware.
