@@ -32,7 +32,7 @@ func (m *memLogs) Open(name string) (*LogFile, error) {
 	var rd io.Reader
 	size := int64(len(m.text[name]))
 	if name == "endless" {
-		rd, size = &endless{reached: m.reached}, 1<<40
+		rd, size = &endless{reached: m.reached}, 2<<20 // the first 2 MiB: its progress
 	} else {
 		rd = strings.NewReader(m.text[name])
 	}
@@ -146,6 +146,18 @@ func TestShadowCancelKeepsWhatWasRead(t *testing.T) {
 	case <-logs.reached:
 	case <-time.After(time.Minute):
 		t.Fatal("the log was not read")
+	}
+	// Progress while reading: the share of the log's bytes read.
+	for deadline := time.After(30 * time.Second); ; {
+		var ev Event
+		select {
+		case ev = <-events:
+		case <-deadline:
+			t.Fatal("no progress while reading")
+		}
+		if ev.Status == storage.StatusRunning && ev.Done > 0 && ev.Total == ShadowTotal {
+			break
+		}
 	}
 	r.Cancel(run.ID)
 	final, _ := waitFinal(t, events, time.Minute)

@@ -15,6 +15,7 @@ import (
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/accesslog"
 	"github.com/ratelab/ratelab/experiments/deploy"
+	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/shadow"
 	"github.com/ratelab/ratelab/runner"
 	"github.com/ratelab/ratelab/storage"
@@ -204,7 +205,7 @@ func (s *Server) createShadow(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, http.StatusUnprocessableEntity, ShadowFormPage(f))
 		return
 	}
-	name := f.Val("name")
+	name := strings.TrimSpace(f.Val("name"))
 	if name == "" {
 		name = "replay of " + path.Base(strings.TrimPrefix(sp.Log, "upload/"))
 		if f.UploadName != "" && sp.Log == f.Upload {
@@ -279,6 +280,9 @@ func (s *Server) shadowSpec(f *ShadowForm, logs runner.Logs) *shadow.Spec {
 			}
 			*n.to = x
 		}
+	}
+	if msg := field.Line(strings.TrimSpace(f.Val("name")), 200); msg != "" {
+		f.add("name", "%s", msg)
 	}
 	objs, errs := experiments.ParseObjectives(f.Val("objectives"))
 	for _, e := range errs {

@@ -161,14 +161,14 @@ func TestShadowFormRefusesBadFields(t *testing.T) {
 	}
 	fields := [][2]string{{"config", "limit_req_zone $binary_remote_addr zone=z:1m rate=1r/s;\nlimit_req zone=z;\nlimit_req_dry_run on;\n"},
 		{"format", "syslog"}, {"status", "6xx"}, {"from", "yesterday"}, {"route", "/api/"}, {"max_bad_pct", "abc"},
-		{"objectives", "sojourn_p99_ms <= 10"}, {"reorder_window_ms", "-5"}, {"log_tz", "Mars/Olympus"}}
+		{"objectives", "sojourn_p99_ms <= 10"}, {"reorder_window_ms", "-5"}, {"log_tz", "Mars/Olympus"}, {"name", "two\nlines"}}
 	w := l.do(shadowPost(t, fields, []byte(shadowLogText(0))))
 	body := w.Body.String()
 	if w.Code != http.StatusUnprocessableEntity {
 		t.Fatalf("%d %s", w.Code, body)
 	}
 	for key, want := range map[string]string{"config": "limit_req_dry_run", "format": `&#34;syslog&#34;: one of nginx`, "status": "6xx",
-		"from": "not a time", "max_bad_pct": "not a number", "objectives": "objectives[0].metric", "reorder_window_ms": "positive", "log_tz": "not a time zone"} {
+		"from": "not a time", "max_bad_pct": "not a number", "objectives": "objectives[0].metric", "reorder_window_ms": "positive", "log_tz": "not a time zone", "name": "one line"} {
 		block := shadowBlock(t, body, "shadow-"+key)
 		if !strings.Contains(block, "field-error") || !strings.Contains(block, want) {
 			t.Errorf("%s: no error %q at its input:\n%s", key, want, block)
