@@ -276,6 +276,13 @@ func TestShadowRunPage(t *testing.T) {
 	if body := l.get("/runs/" + again).Body.String(); !strings.Contains(body, "rerun-check ok") || strings.Contains(body, "mismatch") {
 		t.Errorf("the re-run's check:\n%s", body)
 	}
+	// The sweep's pages answer a replay without a 5xx.
+	for _, p := range []string{"/runs", "/api/runs/" + id, "/api/runs", "/compare?runs=" + id + "," + again, "/runs/" + id + "/export",
+		"/calculus/edit/" + id, "/api/runs/" + id + "/export", "/runs/" + id + "/files.zip", "/runs/" + id + "/events"} {
+		if w := l.get(p); w.Code >= 500 {
+			t.Errorf("%s: %d %.300s", p, w.Code, w.Body.String())
+		}
+	}
 	a, _ := l.store.File(t.Context(), id, "manifest.json")
 	b, _ := l.store.File(t.Context(), again, "manifest.json")
 	if a == nil || b == nil || !bytes.Equal(a.Data, b.Data) || !strings.Contains(string(a.Data), `"sha256": "-"`) {
