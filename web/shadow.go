@@ -261,7 +261,8 @@ func (s *Server) receiveUpload(logs runner.Logs, part *multipart.Part, abort *fu
 func (s *Server) shadowSpec(f *ShadowForm, logs runner.Logs) *shadow.Spec {
 	sp := &shadow.Spec{Log: f.Val("log"), Format: f.Val("format"), LogFormat: f.Val("log_format"), LogTZ: strings.TrimSpace(f.Val("log_tz")), Config: f.Val("config"),
 		ConfigFormat: f.Val("config_format"), Location: strings.TrimSpace(f.Val("location")), Key: strings.TrimSpace(f.Val("key")),
-		Route: strings.TrimSpace(f.Val("route")), Status: strings.TrimSpace(f.Val("status")), From: strings.TrimSpace(f.Val("from")), To: strings.TrimSpace(f.Val("to"))}
+		Route: strings.TrimSpace(f.Val("route")), Status: strings.TrimSpace(f.Val("status")), From: strings.TrimSpace(f.Val("from")), To: strings.TrimSpace(f.Val("to")),
+		MaxBadPct: shadow.DefaultMaxBadPct}
 	if f.Upload != "" && sp.Log == "" {
 		sp.Log = f.Upload
 	}
