@@ -126,7 +126,18 @@ var haproxyVariables = map[string]string{
 // no separator.
 func HAProxyVariables(c *haproxyConfig) (string, error) {
 	lf := c.logFormat
-	hasTR := strings.Contains(lf, "%tr")
+	hasTR := false // %tr itself, not %trg or %trl
+	for rest := lf; ; {
+		i := strings.Index(rest, "%tr")
+		if i < 0 {
+			break
+		}
+		rest = rest[i+3:]
+		if rest == "" || !(rest[0] >= 'a' && rest[0] <= 'z' || rest[0] >= 'A' && rest[0] <= 'Z') {
+			hasTR = true
+			break
+		}
+	}
 	var out strings.Builder
 	lastSpace := true // HAProxy writes no separator before the first item
 	sep := false

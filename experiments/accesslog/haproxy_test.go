@@ -81,6 +81,8 @@ func TestHAProxyVariables(t *testing.T) {
 		{"", `${remote_addr}:${haproxy_cp} [${start_local_ms}] ${haproxy_ft} ${haproxy_b}/${haproxy_s} ${haproxy_TR}/${haproxy_Tw}/${haproxy_Tc}/${upstream_service_time_ms}/${haproxy_Ta} ${status} ${haproxy_B} ${haproxy_CC} ${haproxy_CS} ${haproxy_tsc} ${haproxy_ac}/${haproxy_fc}/${haproxy_bc}/${haproxy_sc}/${haproxy_rc} ${haproxy_sq}/${haproxy_bq} "${request}"`},
 		{`log-format "%ci [%t]   %ST %{+Q}hr\ %[src,ipmask(24)] 100%%"`, `${remote_addr} [${start_local_ms}] ${status} ${haproxy_fetch_src_ipmask_24_} 100%`},
 		{"capture request header X-Api-Key len 32\nlog-format '%t %hr %hs %ST'", `${start_local_ms} {${http_x_api_key}} ${status}`},
+		{"%trg %t %ST", `${time_local} ${start_local_ms} ${status}`},
+		{"%trg %t %tr", `${time_local} ${haproxy_t} ${start_local_ms}`},
 	} {
 		f, err := accesslog.ServerFormat("haproxy", tc.def)
 		if err != nil {
