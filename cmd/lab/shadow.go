@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/accesslog"
 	"github.com/ratelab/ratelab/experiments/deploy"
 	"github.com/ratelab/ratelab/experiments/shadow"
@@ -40,7 +41,8 @@ func cmdShadow(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	windowMS := fs.Float64("reorder-window-ms", accesslog.DefaultWindowMS, "put lines in start order within this window; an earlier line is counted bad")
 	maxBad := fs.Float64("max-bad-pct", shadow.DefaultMaxBadPct, "fail, writing nothing, when more than this percent of lines are bad")
 	requests := fs.Bool("requests", false, "also write "+shadow.RequestsFile+", a row per request")
-	whatIf := fs.Bool("what-if", false, "also write "+shadow.WhatIfFile+": the verdict at the imported rate and burst ×0.5, ×1, ×2 and ×4 (one pass), each setting's config to paste back")
+	whatIf := fs.Bool("what-if", false, "also write "+shadow.WhatIfFile+": the verdict at the imported rate and burst ×0.5, ×1, ×2 and ×4 (one pass), each setting's config to paste back, and the setting the answer rule recommends under --objectives")
+	objectives := fs.String("objectives", "", "the what-if sweep's objectives, ';' or newline between them, over "+strings.Join(shadow.ObjectiveMetrics(), ", ")+" (default: reject_pct <= 1)")
 	out := fs.String("out", "", "the output `DIR`")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: lab shadow --log access.log.gz [--log-format '...'] --config nginx.conf --out DIR")
@@ -131,7 +133,12 @@ func cmdShadow(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	defer rc.Close()
 
-	opt := shadow.Options{Import: im, ReportKey: *key, Log: logOpt, MaxBadPct: *maxBad, WhatIf: *whatIf}
+	objs, errs := experiments.ParseObjectives(strings.ReplaceAll(*objectives, ";", "\n"))
+	errs = append(errs, shadow.ValidateObjectives(objs)...)
+	if len(errs) > 0 {
+		return usagef("--objectives: %v", errs.Err())
+	}
+	opt := shadow.Options{Import: im, ReportKey: *key, Log: logOpt, MaxBadPct: *maxBad, WhatIf: *whatIf, Objectives: objs}
 	if *maxBad == 0 {
 		opt.MaxBadPct = math.SmallestNonzeroFloat64 // 0 means none may be bad
 	}

@@ -68,7 +68,8 @@ func TestShadowCommand(t *testing.T) {
 	if w, err := os.ReadFile(filepath.Join(out, "shadow-whatif.csv")); err != nil || !strings.Contains(string(w), "\n2,1,rate_rps=200 burst=0 delay=0,100,0,0.00,") {
 		t.Errorf("shadow-whatif.csv: %v\n%s", err, w)
 	}
-	if !strings.Contains(stdout.String(), "limited: 50 (50.00%)") {
+	if !strings.Contains(stdout.String(), "limited: 50 (50.00%)") || !strings.Contains(stdout.String(), "recommended (") ||
+		!strings.Contains(stdout.String(), "its config:\n  ") {
 		t.Errorf("summary:\n%s", stdout.String())
 	}
 
