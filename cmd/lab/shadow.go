@@ -275,11 +275,22 @@ func isFormatName(s string) bool {
 }
 
 // accessLogOpener opens the access log at path as a trace
-// (accesslog.Trace): lab run --trace FILE --trace-log-format FMT.
-func accessLogOpener(path, logFormat, key string, maxBadPct float64) (workload.TraceOpener, error) {
-	f, err := accesslog.ParseFormat(logFormat)
+// (accesslog.Trace): lab run --trace FILE --trace-log-format FMT
+// [--trace-log-server SERVER] (times without a zone read as UTC).
+func accessLogOpener(path, server, logFormat, key string, maxBadPct float64) (workload.TraceOpener, error) {
+	if file, ok := strings.CutPrefix(logFormat, "@"); ok {
+		text, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("--trace-log-format: %w", err)
+		}
+		logFormat = string(text)
+	}
+	if server == "nginx" && logFormat == "" {
+		logFormat = "combined"
+	}
+	f, err := accesslog.ServerFormat(server, logFormat)
 	if err != nil {
-		return nil, fmt.Errorf("--trace-log-format: %w", err)
+		return nil, fmt.Errorf("--trace-log-server %s --trace-log-format: %w", server, err)
 	}
 	if _, err := f.CompileKey(key); err != nil {
 		return nil, fmt.Errorf("--trace-key: %w", err)
