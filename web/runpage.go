@@ -248,6 +248,12 @@ func (d *RunPageData) firstDir(key string) string {
 	if d.Result != nil {
 		objs = d.Result.View.Res.Config.Objectives
 	}
+	return firstDirOf(objs, key)
+}
+
+// firstDirOf is firstDir under objectives objs (the run list's value
+// columns: none).
+func firstDirOf(objs []experiments.Objective, key string) string {
 	switch {
 	case key == "margin":
 		return "desc"

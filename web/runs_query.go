@@ -24,6 +24,9 @@ import (
 // absent.
 var DefaultRunColumns = []string{"goodput_rps", "reject_pct", "sojourn_p99_ms"}
 
+// ownSorts are the run's own sort keys (storage.ListSorts).
+var ownSorts = map[string]bool{"name": true, "created": true, "status": true, "points": true}
+
 // maxRunColumns is the most value columns one list shows.
 const maxRunColumns = 30
 
@@ -146,15 +149,21 @@ func (d RunsData) queryURL(page int, sort string, asc bool) string {
 // pageLink is page n of the list with its view.
 func (d RunsData) pageLink(n int) string { return d.queryURL(n, d.View.List.Sort, d.View.List.Asc) }
 
-// sortLink sorts by key: names and text values A to Z first, everything
-// else (dates, counts, measures) highest first; the other way when it is
-// the current sort. The one convention of every sortable table.
+// sortLink sorts by key, the other way when it is the current sort. The
+// first click follows the one convention of every sortable table: best
+// first for a value column (firstDirOf: highest first for goodput,
+// admitted rate, Jain's index, utilization; lowest first for delays,
+// shares refused, parameters, text), names A to Z, the newest runs and
+// the most points first.
 func (d RunsData) sortLink(key string) string {
 	cur := d.View.List.Sort
 	if cur == "" {
 		cur = "created"
 	}
-	asc := key == "name" || d.textColumn[key]
+	asc := key == "name" || key == "status"
+	if _, own := ownSorts[key]; !own {
+		asc = firstDirOf(nil, key) == "asc"
+	}
 	if key == cur {
 		asc = !d.View.List.Asc
 	}
