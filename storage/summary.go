@@ -42,8 +42,8 @@ const (
 // and type, the limiter's parameters, swept fields, seed, level_rps), a
 // metric what it measured (every other column).
 const (
-	KindParam  = "param"
-	KindMetric = "metric"
+	ValueParam  = "param"
+	ValueMetric = "metric"
 )
 
 // Summary is a run's values.
@@ -59,7 +59,7 @@ type Summary struct {
 // Value is one column of a run's representative point.
 type Value struct {
 	Key  string
-	Kind string // KindParam or KindMetric
+	Kind string // ValueParam or ValueMetric
 	// Num is the unrounded number (a replicated point's mean), HasNum
 	// false for text that is no number (or a value that is not finite).
 	Num    float64
@@ -122,9 +122,9 @@ func Summarize(res *experiments.Result) Summary {
 	}
 	for i := range cols {
 		c := &cols[i]
-		v := Value{Key: c.Key, Kind: KindParam}
+		v := Value{Key: c.Key, Kind: ValueParam}
 		if c.Measured || i > firstMeasured && c.Format == experiments.Text {
-			v.Kind = KindMetric
+			v.Kind = ValueMetric
 		}
 		if c.Format == experiments.Text {
 			if c.Label == nil {
@@ -189,13 +189,14 @@ func writeSummary(ctx context.Context, tx *sql.Tx, id string, sum *Summary) erro
 	return nil
 }
 
-// fillSummaries computes and stores the summary of every run with results
-// that has none, or one of an older SummaryVersion: the runs stored
+// fillSummaries computes and stores the summary of every run with a
+// stored result (a shadow run's results are its files alone: it has no
+// values) that has none, or one of an older SummaryVersion: the runs stored
 // before migration 0004, once. A result that no longer reads gets a
 // summary without values that says why, so it is not read again.
 func (s *Store) fillSummaries(ctx context.Context) error {
 	rows, err := s.db.QueryContext(ctx, `SELECT runs.id FROM runs LEFT JOIN run_summaries ON run_summaries.run_id = runs.id
-		WHERE runs.status IN ('done', 'partial') AND (run_summaries.run_id IS NULL OR run_summaries.version < ?)`, SummaryVersion)
+		WHERE runs.status IN ('done', 'partial') AND runs.result IS NOT NULL AND (run_summaries.run_id IS NULL OR run_summaries.version < ?)`, SummaryVersion)
 	if err != nil {
 		return fmt.Errorf("runs without values: %w", err)
 	}
@@ -242,7 +243,7 @@ func isNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
 // ValueColumn is a column runs have values for.
 type ValueColumn struct {
 	Key  string
-	Kind string // KindParam or KindMetric
+	Kind string // ValueParam or ValueMetric
 }
 
 // ValueColumns lists the columns stored runs have values for: parameters
@@ -284,7 +285,7 @@ func (s *Store) ValueColumns(ctx context.Context) ([]ValueColumn, error) {
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		if a.Kind != b.Kind {
-			return a.Kind == KindParam
+			return a.Kind == ValueParam
 		}
 		if ra, rb := rank(a), rank(b); ra != rb {
 			return ra < rb

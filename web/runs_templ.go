@@ -650,12 +650,12 @@ func columnPicker(d RunsData) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			for _, kind := range []string{storage.KindParam, storage.KindMetric} {
+			for _, kind := range []string{storage.ValueParam, storage.ValueMetric} {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 60, "<fieldset><legend>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				if kind == storage.KindParam {
+				if kind == storage.ValueParam {
 					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 61, "Parameters")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
