@@ -345,10 +345,11 @@ func TestLabelsRefused(t *testing.T) {
 	}
 }
 
-// TestMigrationFourKeepsRuns: a database at schema 3 with done and queued
-// runs opens at schema 4 with every run, file and point kept; the first
-// list fills the done runs' values, which the query then filters by.
-func TestMigrationFourKeepsRuns(t *testing.T) {
+// TestRunSearchMigrationKeepsRuns: a database at the schema before
+// migration 0006 (every migration below it) with done and queued runs
+// opens at 0006 with every run, file and point kept; the first list fills
+// the done runs' values, which the query then filters by.
+func TestRunSearchMigrationKeepsRuns(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
 	// The runs, stored by this version in a database of its own.
@@ -363,22 +364,29 @@ func TestMigrationFourKeepsRuns(t *testing.T) {
 	}
 	src.Close()
 
-	// A database at schema 3 holding the same rows.
+	// A database at the schema before 0006 holding the same rows.
 	path := filepath.Join(dir, "v3.db")
 	db, err := sql.Open("sqlite", DSN(path))
 	if err != nil {
 		t.Fatal(err)
 	}
 	old := fstest.MapFS{}
-	for _, name := range []string{"0001_init.sql", "0002_file_chunks.sql", "0003_partial_compressed.sql"} {
+	names, err := fs.Glob(migrations.FS, "*.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		if name >= "0006" {
+			continue
+		}
 		data, err := fs.ReadFile(migrations.FS, name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		old[name] = &fstest.MapFile{Data: data}
 	}
-	if n, err := migrateFS(ctx, db, old, goSteps()); err != nil || n != 3 {
-		t.Fatalf("schema 3: %d, %v", n, err)
+	if n, err := migrateFS(ctx, db, old, goSteps()); err != nil || n != len(old) || n < 3 {
+		t.Fatalf("the schema before 0006: %d of %d, %v", n, len(old), err)
 	}
 	conn, err := db.Conn(ctx)
 	if err != nil {
@@ -405,8 +413,8 @@ func TestMigrationFourKeepsRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if v, _ := st.SchemaVersion(ctx); v < 4 {
-		t.Fatalf("schema %d, want at least 4", v)
+	if v, _ := st.SchemaVersion(ctx); v < 6 {
+		t.Fatalf("schema %d, want at least 6", v)
 	}
 	var summaries int
 	st.db.QueryRowContext(ctx, "SELECT count(*) FROM run_summaries").Scan(&summaries)
@@ -427,7 +435,7 @@ func TestMigrationFourKeepsRuns(t *testing.T) {
 		if _, err := st.Result(ctx, r.ID); err != nil {
 			t.Errorf("run %s after the migration: %v", r.ID, err)
 		}
-		if err := st.SetLabels(ctx, r.ID, []string{"old"}, "from schema 3"); err != nil {
+		if err := st.SetLabels(ctx, r.ID, []string{"old"}, "from the older schema"); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -19,7 +19,7 @@ import (
 // representative point's. Summarize picks the point and reads the row;
 // Complete and Keep store it (run_summaries, run_values) in the
 // transaction that stores the results, and ListBy fills in the runs
-// stored before (migration 0004) or under an older SummaryVersion.
+// stored before (migration 0006) or under an older SummaryVersion.
 
 // SummaryVersion numbers the rule of Summarize. A stored summary of an
 // older version is computed again the next time a list is read; bump it
@@ -192,7 +192,7 @@ func writeSummary(ctx context.Context, tx *sql.Tx, id string, sum *Summary) erro
 // fillSummaries computes and stores the summary of every run with a
 // stored result (a shadow run's results are its files alone: it has no
 // values) that has none, or one of an older SummaryVersion: the runs stored
-// before migration 0004, once. A result that no longer reads gets a
+// before migration 0006, once. A result that no longer reads gets a
 // summary without values that says why, so it is not read again.
 func (s *Store) fillSummaries(ctx context.Context) error {
 	rows, err := s.db.QueryContext(ctx, `SELECT runs.id FROM runs LEFT JOIN run_summaries ON run_summaries.run_id = runs.id

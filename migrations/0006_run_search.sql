@@ -1,4 +1,4 @@
--- Version 4: runs searchable like an experiment tracker (docs/web.md,
+-- Version 6: runs searchable like an experiment tracker (docs/web.md,
 -- "The run list").
 --
 -- * runs.note: a note written after the run (any text, at most
