@@ -68,7 +68,7 @@ func (s *Store) queryColumns(ctx context.Context) (*queryColumns, error) {
 	for _, k := range experiments.PointColumnKeys() {
 		qc.values[k] = true
 	}
-	rows, err := s.db.QueryContext(ctx, "SELECT DISTINCT key FROM run_values")
+	rows, err := s.db.QueryContext(ctx, "WITH "+distinctKeys+" SELECT key FROM keys WHERE key IS NOT NULL")
 	if err != nil {
 		return nil, fmt.Errorf("value columns: %w", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/decide"
 	"github.com/ratelab/ratelab/experiments/document"
+	"github.com/ratelab/ratelab/experiments/sweep"
 	"github.com/ratelab/ratelab/migrations"
 	"github.com/ratelab/ratelab/storage/runquery"
 )
@@ -448,5 +449,65 @@ func TestRunSearchMigrationKeepsRuns(t *testing.T) {
 	}
 	if got := listNames(t, st, ListQuery{Query: "goodput_rps > 100"}); !slices.Equal(got, []string{"plain"}) {
 		t.Errorf("after a rule change: %q", got)
+	}
+}
+
+// BenchmarkListByQuery lists 25 of 1,000 done runs (each with the 45
+// values of plainDoc's best point, copied under new ids) filtered by a
+// metric and a limiter and sorted by a metric, as /runs does: the values
+// are read from run_values, no run's results.
+func BenchmarkListByQuery(b *testing.B) {
+	st, err := Open(b.Context(), filepath.Join(b.TempDir(), "lab.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	ctx := b.Context()
+	cfg, err := document.DecodeConfig([]byte(plainDoc))
+	if err != nil {
+		b.Fatal(err)
+	}
+	res, err := sweep.Run(ctx, cfg, sweep.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	sum := Summarize(res)
+	const runs = 1000
+	for i := range runs {
+		r := newRun(cfg)
+		if err := st.Create(ctx, r); err != nil {
+			b.Fatal(err)
+		}
+		s := sum
+		s.Values = slices.Clone(sum.Values)
+		for j := range s.Values {
+			if s.Values[j].Key == "goodput_rps" {
+				s.Values[j].Num = float64(i % 300)
+			}
+		}
+		err := st.tx(ctx, func(tx *sql.Tx) error {
+			if _, err := tx.ExecContext(ctx, "UPDATE runs SET status = 'done', result = '{}' WHERE id = ?", r.ID); err != nil {
+				return err
+			}
+			return writeSummary(ctx, tx, r.ID, &s)
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	q := ListQuery{Query: "goodput_rps > 150 and limiter = token-bucket", Sort: "goodput_rps"}
+	b.ResetTimer()
+	for b.Loop() {
+		got, total, err := st.ListBy(ctx, q, 25, 0)
+		if err != nil || len(got) != 25 || total == 0 {
+			b.Fatalf("%d runs of %d, %v", len(got), total, err)
+		}
+		ids := make([]string, len(got))
+		for i := range got {
+			ids[i] = got[i].ID
+		}
+		if _, err := st.Values(ctx, ids, []string{"goodput_rps", "rate_rps", "sojourn_p99_ms"}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

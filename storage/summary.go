@@ -240,6 +240,12 @@ func (s *Store) fillSummaries(ctx context.Context) error {
 
 func isNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
 
+// distinctKeys is a CTE "keys" of run_values' distinct keys, one index
+// seek each (run_values_key) instead of reading every value; its last row
+// is NULL.
+const distinctKeys = `RECURSIVE keys(key) AS (SELECT min(key) FROM run_values
+	UNION ALL SELECT (SELECT min(key) FROM run_values WHERE run_values.key > keys.key) FROM keys WHERE keys.key IS NOT NULL)`
+
 // ValueColumn is a column runs have values for.
 type ValueColumn struct {
 	Key  string
@@ -254,7 +260,7 @@ func (s *Store) ValueColumns(ctx context.Context) ([]ValueColumn, error) {
 	if err := s.fillSummaries(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.QueryContext(ctx, "SELECT key, min(kind) FROM run_values GROUP BY key")
+	rows, err := s.db.QueryContext(ctx, "WITH "+distinctKeys+" SELECT key, (SELECT kind FROM run_values WHERE run_values.key = keys.key LIMIT 1) FROM keys WHERE key IS NOT NULL")
 	if err != nil {
 		return nil, fmt.Errorf("value columns: %w", err)
 	}
