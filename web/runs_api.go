@@ -166,6 +166,7 @@ func (s *Server) apiPatchRun(w http.ResponseWriter, r *http.Request) {
 		problem(w, r, http.StatusInternalServerError, "store the run's tags: "+err.Error(), nil)
 		return
 	}
+	s.pages.drop(run.ID) // its page shows them
 	out := apiRun(run)
 	out.Tags, out.Note = nonNilTags(tags), note
 	writeJSON(w, http.StatusOK, out)

@@ -136,10 +136,14 @@ func labelsURL(id, back string) string {
 	return "/runs/" + id + "/labels?back=" + url.QueryEscape(back)
 }
 
-// listBack is a return address that is a run list's ("/runs" when it is
-// not one), so the form never sends a browser elsewhere.
+// listBack is a return address that is a run list's or a run page's
+// ("/runs" when it is neither), so the form never sends a browser
+// elsewhere.
 func listBack(back string) string {
 	if back == "/runs" || strings.HasPrefix(back, "/runs?") && !strings.ContainsAny(back, "\\\r\n") {
+		return back
+	}
+	if id, ok := strings.CutPrefix(back, "/runs/"); ok && storage.ValidID(id) {
 		return back
 	}
 	return "/runs"
@@ -189,6 +193,7 @@ func (s *Server) saveLabels(w http.ResponseWriter, r *http.Request) {
 		s.internalError(w, r, "store the run's tags", err)
 		return
 	}
+	s.pages.drop(run.ID) // its page shows them
 	http.Redirect(w, r, d.Back, http.StatusSeeOther)
 }
 

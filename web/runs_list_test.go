@@ -226,3 +226,32 @@ func TestBulkDelete(t *testing.T) {
 		t.Errorf("asking to delete a deleted run: %d", w.Code)
 	}
 }
+
+// TestRunPageLabels: a finished run's page (cached) shows its tags and
+// note as soon as they are saved, by its form or the API, and its "Tags
+// and note" button returns to it.
+func TestRunPageLabels(t *testing.T) {
+	t.Parallel()
+	l := newLab(t, true, 4)
+	id := l.submitDone(plainListDoc)
+	body := l.get("/runs/" + id).Body.String() // now in the page cache
+	if strings.Contains(body, `id="run-labels"`) || !strings.Contains(body, `href="`+html.EscapeString(labelsURL(id, "/runs/"+id))+`"`) {
+		t.Fatal("the run page has labels already, or no Tags and note button")
+	}
+	w := l.postForm("/runs/"+id+"/labels", url.Values{"tags": {"canary"}, "note": {"line one\nline two"}, "back": {"/runs/" + id}})
+	if w.Code != http.StatusSeeOther || w.Header().Get("Location") != "/runs/"+id {
+		t.Fatalf("save: %d %s", w.Code, w.Header().Get("Location"))
+	}
+	body = l.get("/runs/" + id).Body.String()
+	if !strings.Contains(body, `<a class="tag" href="/runs?tag=canary">canary</a>`) || !strings.Contains(body, "line one\nline two</p>") {
+		t.Errorf("the run page after saving its labels lacks them")
+	}
+	req := httptest.NewRequest(http.MethodPatch, "/api/runs/"+id, strings.NewReader(`{"note":"from the API"}`))
+	req.Header.Set("Content-Type", "application/json")
+	if w := l.do(req); w.Code != http.StatusOK {
+		t.Fatalf("PATCH: %d %s", w.Code, w.Body)
+	}
+	if body := l.get("/runs/" + id).Body.String(); !strings.Contains(body, ">from the API</p>") || !strings.Contains(body, ">canary</a>") {
+		t.Errorf("the run page after PATCH lacks the new note or keeps no tag")
+	}
+}
