@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/storage"
 	"github.com/ratelab/ratelab/storage/runquery"
 	"github.com/ratelab/ratelab/web/format"
@@ -45,9 +46,14 @@ func (s *Server) readRunsList(ctx context.Context, v url.Values) (*runsList, err
 		return nil, err
 	}
 	l.data.Columns = cols
-	l.data.textColumn = map[string]bool{}
-	for _, c := range []string{"limiter", "type", "bound_note", "seed"} {
-		l.data.textColumn[c] = true
+	l.data.textColumn = map[string]bool{"seed": true} // a uint64: exact as text
+	for _, c := range cols {
+		if experiments.IsClassKey(c.Key) {
+			continue // a class's value (a number); PointColumn would want the config
+		}
+		if pc := experiments.PointColumn(nil, c.Key, ""); pc != nil && pc.Format == experiments.Text {
+			l.data.textColumn[c.Key] = true // limiter, type, load, server, policy, bound_note
+		}
 	}
 	if msg := l.data.View.checkCols(cols); msg != "" && l.msg == "" {
 		l.status, l.badPath, l.msg = http.StatusBadRequest, "cols", msg
