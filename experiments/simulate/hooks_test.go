@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -555,6 +556,104 @@ func TestSyncAtNaNIsAnError(t *testing.T) {
 			if _, err := sweep.Run(context.Background(), cfg, opt); err == nil || !strings.Contains(err.Error(), "sync") {
 				t.Errorf("%q, first sync %g then %g: error %v, want one about its sync", behaviour, g.first, g.next, err)
 			}
+		}
+	}
+}
+
+// periodicSyncGate admits everything, at once but an offer at or after
+// holdFromMS (released at releaseMS), and syncs every periodMS from
+// periodMS on, logging its syncs.
+type periodicSyncGate struct {
+	periodMS, next        float64
+	holdFromMS, releaseMS float64
+	syncs                 []float64
+}
+
+func (g *periodicSyncGate) Offer(t float64, _ int32) (float64, bool) {
+	if t >= g.holdFromMS {
+		return g.releaseMS, true
+	}
+	return t, true
+}
+
+func (g *periodicSyncGate) NextSyncMS() float64 { return g.next }
+func (g *periodicSyncGate) Sync(t float64) {
+	g.syncs = append(g.syncs, t)
+	g.next = t + g.periodMS
+}
+
+// TestSyncsEndAfterTheLastRealEvent pins the last sync of a syncing gate
+// on the queue model (the loop makes its picks and its end cut, loop.go):
+// a sync schedules the next one only while an event that will run is
+// left (pointLoop.eventsLeft), so the last sync is the first at or after
+// the last real event, by the tie rule. Neither the end cut still pending
+// nor a stale pick is such an event: counting either keeps the syncs
+// going to the end cut or to the stale pick's time.
+//
+// One worker, service_ms 20, arrivals of a constant client (times exact:
+// integers) in a run that ends with a cut (1000 ms but where said).
+//
+//   - "cut pending": arrivals at 0, 10, … 40 (100 rps) wait for the
+//     worker: the loop picks them at 0, 20, 40, 60 and 80 (pick events),
+//     and the pick at 80 is the last real event. The cut at 1000 is then
+//     all the heap holds. Syncs every 30: at 30, 60 and 90 (nothing left
+//     but the cut): the last is 90. Every 20: the sync at 80 comes before
+//     the pick at 80 (a pick is after every event at its time), so it
+//     sees the pick and schedules 100, the last. Counting the cut, the
+//     syncs go on to 1020 and 1000 (the cut at 1000 runs before a sync at
+//     1000, key 0, which then finds the heap empty).
+//   - "waiting at the cut": arrivals at 990, 991, … 999 (1000 rps): the
+//     first is served from 990 to 1010, the others wait (no pick stands:
+//     the next would be after the cut) and the cut at 1000 sheds them
+//     (Shed 9); it is the last real event. Every 50: the sync at 1000
+//     runs after the cut (key 0) and is the last; every 335 (syncs at
+//     335, 670, 1005), the sync at 1005 is the last.
+//   - "stale pick": in a run of 100 ms, arrivals at 0, 5 and 10 (200
+//     rps); the gate holds the one at 10 to 150. The first is picked at
+//     0 (served to 20), the second waits and the pick event stands at 20.
+//     The third's offer at 10 (its arrival's turn, released at 150: the
+//     queue makes its own picks to 150, the one at 20 included) is shed
+//     at the end (released after the window, Shed 1): no pick is left,
+//     and the event at 20 is stale. The last real event is the arrival at
+//     10; the heap holds the stale pick at 20 and the cut at 100. Every
+//     15: the sync at 15 is the last; counting the stale pick, 30 (the
+//     heap holds only the cut then); counting the cut, 105.
+func TestSyncsEndAfterTheLastRealEvent(t *testing.T) {
+	t.Parallel()
+	inf := math.Inf(1)
+	for _, c := range []struct {
+		name                                string
+		durationMS, rateRPS, startMS, endMS float64
+		holdFromMS, releaseMS               float64
+		periodMS, lastMS                    float64
+		shed                                int
+	}{
+		{"cut pending", 1000, 100, 0, 50, inf, 0, 30, 90, 0},
+		{"cut pending, sync at the last pick", 1000, 100, 0, 50, inf, 0, 20, 100, 0},
+		{"waiting at the cut, sync at the cut", 1000, 1000, 990, 1000, inf, 0, 50, 1000, 9},
+		{"waiting at the cut", 1000, 1000, 990, 1000, inf, 0, 335, 1005, 9},
+		{"stale pick", 100, 200, 0, 15, 10, 150, 15, 15, 1},
+	} {
+		cfg, err := document.DecodeConfig([]byte(fmt.Sprintf(`{"version": 1, "seed": 1,
+  "workload": {"duration_ms": %g, "parts": [{"type": "constant", "rate_rps": %g, "start_ms": %g, "end_ms": %g}]},
+  "server": {"workers": 1, "service_ms": 20, "deadline_ms": 1000, "end": "cut"},
+  "limiters": [{"type": "none"}]}`, c.durationMS, c.rateRPS, c.startMS, c.endMS)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := &periodicSyncGate{periodMS: c.periodMS, next: c.periodMS, holdFromMS: c.holdFromMS, releaseMS: c.releaseMS}
+		opt := sweep.Options{Workers: 1}
+		opt.Simulate.Gate = func(limiter.Gate, limiter.Occupancy) limiter.Gate { return g }
+		res, err := sweep.Run(context.Background(), cfg, opt)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if m := res.Points[0].Metrics; m.Shed != c.shed {
+			t.Errorf("%s: shed %d, want %d (not the scenario described)", c.name, m.Shed, c.shed)
+		}
+		n := int(c.lastMS / c.periodMS)
+		if len(g.syncs) != n || g.syncs[n-1] != c.lastMS {
+			t.Errorf("%s: synced at %v, want every %g ms to %g", c.name, g.syncs, c.periodMS, c.lastMS)
 		}
 	}
 }

@@ -382,14 +382,19 @@ func (l *pointLoop) startHooks(gate limiter.Gate, endMS float64, in *Instruments
 }
 
 // ended checks what must hold when a point's events are all run: the heap
-// is empty, every completion was told to the gate, and (on a queue) every
-// admitted attempt's record was freed.
+// is empty (and its counts of stale picks and of the end cut are 0),
+// every completion was told to the gate, and (on a queue) every admitted
+// attempt's record was freed.
 func (l *pointLoop) ended() error {
 	if n := l.heap.len(); n > 0 {
 		return fmt.Errorf("%d events left at the end of the point", n) // cannot happen: drain empties the heap
 	}
 	if n := l.done.pending(); n > 0 {
 		return fmt.Errorf("%d completions never told to the gate", n) // cannot happen
+	}
+	if l.stalePicks != 0 || l.cutPending {
+		// The heap is empty: no stale pick nor the end cut is in it.
+		return fmt.Errorf("%d stale picks and the end cut (%t) counted in an empty heap", l.stalePicks, l.cutPending) // cannot happen
 	}
 	if x := l.x; x != nil {
 		if n := len(x.bufs.recs) - len(x.bufs.free); n > 0 {
