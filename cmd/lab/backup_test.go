@@ -21,6 +21,7 @@ import (
 // runs with the same files; FILE is never overwritten and a missing
 // database is a usage error.
 func TestBackupWhileServing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "lab.db")
 	url, stop := startServe(t, db)

@@ -13,6 +13,7 @@ import (
 // the user can fix exits 2 with a message naming the flag or file at
 // fault (and not what it must not name); 1 is for internal failures only.
 func TestBadCommandLines(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := func(name, text string) string {
 		p := filepath.Join(dir, name)

@@ -13,6 +13,7 @@ import (
 // golang.org/x/time/rate AllowN on the same stream, admitting the same
 // share.
 func TestBenchShowsTheLibraryBesideItsGate(t *testing.T) {
+	t.Parallel()
 	var out, errOut bytes.Buffer
 	if code := run(context.Background(), []string{"bench", "-benchtime", "20ms", "x-time-rate", "token-bucket"}, &out, &errOut); code != 0 {
 		t.Fatalf("lab bench: exit %d: %s", code, errOut.String())

@@ -12,6 +12,7 @@ import (
 // lab export reads a run folder's manifest and prints a point's deployable
 // config on stdout, its notes and rerun on stderr; mistakes exit 2.
 func TestExportCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "sweep.json")
 	doc := `{"version":1,"workload":{"duration_ms":500,"parts":[{"type":"constant","rate_rps":50}]},

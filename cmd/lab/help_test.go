@@ -14,6 +14,7 @@ import (
 // part type with its fields, from the engine's tables: a gate registered
 // in this test binary appears with no edit here.
 func TestHelpListsTheRegistry(t *testing.T) {
+	t.Parallel()
 	limitertest.Register(t)
 	var out, errOut bytes.Buffer
 	if code := run(context.Background(), []string{"-h"}, &out, &errOut); code != 0 {
@@ -47,6 +48,7 @@ func TestHelpListsTheRegistry(t *testing.T) {
 
 // lab run -h names every file it writes, settings.csv among them.
 func TestRunHelpNamesItsFiles(t *testing.T) {
+	t.Parallel()
 	var out, errOut bytes.Buffer
 	if code := run(context.Background(), []string{"run", "-h"}, &out, &errOut); code != 0 {
 		t.Fatalf("lab run -h: exit %d", code)

@@ -15,6 +15,7 @@ import (
 // bytes on disk hashed and counted), trace files by name, and no name
 // reaching outside the two directories.
 func TestDirLogs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	traces := filepath.Join(dir, "traces")
 	if err := os.Mkdir(traces, 0o755); err != nil {

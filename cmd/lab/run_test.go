@@ -8,12 +8,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // lab run --config manifest.json runs the sweep the manifest records: the
 // same files, byte for byte; an edited manifest is refused (exit 2).
 func TestRunFromManifest(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
 	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
@@ -47,6 +47,7 @@ func TestRunFromManifest(t *testing.T) {
 // An interrupted lab run writes the points that finished, marked partial
 // in manifest.json, and exits 1.
 func TestRunInterruptedWritesPartial(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "sweep.json")
 	bursts := make([]string, 400)
@@ -62,12 +63,14 @@ func TestRunInterruptedWritesPartial(t *testing.T) {
 	defer cancel()
 	out := filepath.Join(dir, "out")
 	var stdout bytes.Buffer
-	// The context ends as a SIGINT ends it, a while after the first of
-	// the 400 points (about 10 ms each) finished and long before the last.
-	var stderr bytes.Buffer
-	stop := time.AfterFunc(300*time.Millisecond, cancel)
-	defer stop.Stop()
-	code := run(ctx, []string{"run", "-q", "--workers", "1", "--config", cfg, "--out", out}, &stdout, &stderr)
+	// The context ends as a SIGINT ends it, once a point has finished (at
+	// the first progress line, which counts finished points: at least one,
+	// after 500 ms) and long before the last of the 400 (about 10 ms each).
+	stderr := &cancelAtProgress{cancel: cancel}
+	code := run(ctx, []string{"run", "--workers", "1", "--config", cfg, "--out", out}, &stdout, stderr)
+	if !stderr.cancelled {
+		t.Fatalf("no progress line before the end: exit %d: %s", code, stderr.String())
+	}
 	if code != 1 || !strings.Contains(stderr.String(), "marked partial") {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
@@ -75,4 +78,21 @@ func TestRunInterruptedWritesPartial(t *testing.T) {
 	if err != nil || !strings.Contains(string(data), `"partial": {`) || !strings.Contains(string(data), `"points_total": 400`) {
 		t.Fatalf("manifest (%v):\n%.2000s", err, data)
 	}
+}
+
+// cancelAtProgress is a lab run's stderr that cancels its context at the
+// first progress line ("lab run: 3/400 points (0.5s)"): a point has
+// finished then.
+type cancelAtProgress struct {
+	bytes.Buffer
+	cancel    context.CancelFunc
+	cancelled bool
+}
+
+func (w *cancelAtProgress) Write(p []byte) (int, error) {
+	if !w.cancelled && bytes.Contains(p, []byte(" points (")) {
+		w.cancelled = true
+		w.cancel()
+	}
+	return w.Buffer.Write(p)
 }

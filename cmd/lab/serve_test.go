@@ -70,6 +70,7 @@ func startServe(t *testing.T, db string, flags ...string) (string, func() error)
 // TestServeRestart: a sweep posted to the lab is still at its permalink,
 // with the same files, after the server stops and starts again.
 func TestServeRestart(t *testing.T) {
+	t.Parallel()
 	if defaultCommand != "serve" {
 		t.Fatalf("lab with no command runs %q, want serve", defaultCommand)
 	}
@@ -148,6 +149,7 @@ func TestServeRestart(t *testing.T) {
 // names of --allowed-hosts; another Host (a rebinding name that resolves
 // to 127.0.0.1) gets 421. A malformed --allowed-hosts is a usage error.
 func TestServeHosts(t *testing.T) {
+	t.Parallel()
 	url, stop := startServe(t, filepath.Join(t.TempDir(), "lab.db"), "--allowed-hosts", "lab.example.org")
 	defer func() {
 		if err := stop(); err != nil {

@@ -41,6 +41,7 @@ func writeShadowLog(t *testing.T, path string, bad int) {
 }
 
 func TestShadowCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "nginx.conf")
 	if err := os.WriteFile(conf, []byte(shadowConf), 0o644); err != nil {
@@ -98,6 +99,7 @@ func TestShadowCommand(t *testing.T) {
 // An access log read as the trace of lab run gives the run the trace
 // file of the same requests gives.
 func TestRunAccessLogTrace(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var csv, log strings.Builder
 	csv.WriteString("t_ms,client,service_ms\n")
@@ -138,6 +140,7 @@ func TestRunAccessLogTrace(t *testing.T) {
 // frontend's config as --log-format @FILE, its dates in --log-tz), vegeta's
 // CSV and JSON results and k6's JSON output.
 func TestShadowFormats(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "nginx.conf")
 	if err := os.WriteFile(conf, []byte("limit_req_zone $request_method zone=m:1m rate=6000r/m;\nlimit_req zone=m;\nlimit_req_status 429;\n"), 0o644); err != nil {

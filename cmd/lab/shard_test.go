@@ -86,6 +86,7 @@ func runShards(t *testing.T, dir, preset string, n int) []string {
 // the seed lab's presets (reports, decimals rule, queue model, classes), a
 // flash crowd's recovery and objectives.
 func TestShardsMergeToTheWholeRun(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		preset string
 		n      int
@@ -118,6 +119,7 @@ func TestShardsMergeToTheWholeRun(t *testing.T) {
 // Four lab processes run the shards at once (as four machines would), and
 // their merge is the single run.
 func TestShardProcesses(t *testing.T) {
+	t.Parallel()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -155,6 +157,7 @@ func TestShardProcesses(t *testing.T) {
 // The merge refuses shards that are not one whole run, names the fault,
 // exits 2 and writes nothing.
 func TestMergeRefuses(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a := runShards(t, filepath.Join(dir, "a"), "heterogeneous", 3)
 	b := runShards(t, filepath.Join(dir, "b"), "underloaded", 3)
@@ -223,6 +226,7 @@ func TestMergeRefuses(t *testing.T) {
 }
 
 func TestParseShard(t *testing.T) {
+	t.Parallel()
 	good := map[string]shardSpec{"0/1": {0, 1}, "3/4": {3, 4}, "0/4": {0, 4}}
 	for s, want := range good {
 		if got, err := parseShard(s); err != nil || got != want {
@@ -240,6 +244,7 @@ func TestParseShard(t *testing.T) {
 // once, each shard's points increasing, and no shard holds more than one
 // point more than another.
 func TestShardPointsPartition(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 2000 {
 		total, n := r.IntN(300), 1+r.IntN(40)

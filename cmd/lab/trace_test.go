@@ -66,6 +66,7 @@ const traceSweep = `{"version":1,"workload":{"duration_ms":5000,"parts":[%s]},
 // A trace file replays as the same trace given in the config: the same
 // results, series and clients files; CSV and gzip CSV give the same bytes.
 func TestRunTraceFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	text := traceText(3000, 1)
 	csvPath := writeTemp(t, dir, "day.csv", []byte(text))
@@ -191,6 +192,7 @@ func TestRunTraceSort(t *testing.T) {
 // The external sort: tiny chunks and fan-in force several merge passes; the
 // result is the stable sort by time, and its temp files are gone after.
 func TestSortTraceExternal(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(5, 6))
 	var b strings.Builder
 	type row struct {
@@ -246,6 +248,7 @@ func TestSortTraceExternal(t *testing.T) {
 // Bad input: an error naming the file given and the line, exit status 2,
 // nothing in the output directory.
 func TestRunTraceBadInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	good := traceText(500, 7)
 	whole := gzipped(t, good)
@@ -293,6 +296,7 @@ func TestRunTraceBadInput(t *testing.T) {
 // The traces directory serves valid names of regular files inside it, and
 // nothing else.
 func TestDirTraceOpener(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeTemp(t, dir, "day-1.csv.gz", gzipped(t, "0,a\n"))
 	writeTemp(t, dir, "plain.csv", []byte("0,a\n"))
@@ -335,6 +339,7 @@ func TestDirTraceOpener(t *testing.T) {
 // files; a lab at start removes the sort folders of labs no longer
 // running, and only those.
 func TestSortCancelled(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	var b strings.Builder
 	for i := range 3 * sortCheckRows {
