@@ -30,6 +30,13 @@ type CountProblem struct {
 	Message string `json:"message"`
 }
 
+// Count counts the form without touching its errors.
+func (f *Sweep) Count() Count {
+	g := *f
+	g.Errors, g.Problems = nil, nil
+	return CountOf(&Post{Form: &g})
+}
+
 // CountOf counts a posted form.
 func CountOf(p *Post) Count {
 	cfg, _ := p.Config()
