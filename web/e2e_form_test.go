@@ -26,7 +26,9 @@ func jsInput(id, value string) string {
 // stand at their inputs (the size error at each list, a late start at the
 // start, a server error in the Server section, opened).
 func TestBrowserForm(t *testing.T) {
+	start := time.Now()
 	b := newBrowserLab(t, 120*time.Second)
+	t.Logf("browser ready after %s", time.Since(start).Round(time.Millisecond))
 	b.step("open the form", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(b.url+"/"), chromedp.WaitVisible(chromedp.CSS("#run-button")))
 
 	// 1. The first screen.
@@ -53,6 +55,18 @@ func TestBrowserForm(t *testing.T) {
 	}
 	b.eval(jsInput("f-parts-0-retries", ""))
 	b.eval(jsInput("f-server-workers", "1"))
+	if bad := b.eval(jsBrokenWords); bad != "" {
+		t.Errorf("the form at 1280 px: words broken inside: %s", bad)
+	}
+	b.step("narrow", chromedp.EmulateViewport(420, 800))
+	if w := b.eval(`String(document.documentElement.scrollWidth)`); w != "420" {
+		t.Errorf("the form at 420 px is %s px wide", w)
+	}
+	if bad := b.eval(jsBrokenWords); bad != "" {
+		t.Errorf("the form at 420 px: words broken inside: %s", bad)
+	}
+	b.step("wide", chromedp.EmulateViewport(1280, 800))
+	t.Logf("first screen checked after %s", time.Since(start).Round(time.Millisecond))
 
 	// 2. The live count, typed into the lists, then the run it starts.
 	b.eval(jsInput("f-limiters-0-rate_rps", ""))
@@ -63,6 +77,7 @@ func TestBrowserForm(t *testing.T) {
 	points := b.eval(`document.getElementById('sweep-count').dataset.points`)
 	b.step("run", chromedp.Click(chromedp.CSS("#run-button")))
 	b.poll("the run page", `location.pathname.startsWith('/runs/') && document.readyState === 'complete'`, 10*time.Second)
+	t.Logf("run submitted after %s", time.Since(start).Round(time.Millisecond))
 	run := b.l.wait(strings.TrimPrefix(b.eval(`location.pathname`), "/runs/"))
 	if strconv.Itoa(run.PointsTotal) != points {
 		t.Errorf("the live count said %s points, the run has %d", points, run.PointsTotal)
@@ -81,6 +96,8 @@ func TestBrowserForm(t *testing.T) {
 			t.Errorf("#%s: error %q", id, msg)
 		}
 	}
+
+	t.Logf("size errors checked after %s", time.Since(start).Round(time.Millisecond))
 
 	// 4. A start after the window at its input; a server error opens the
 	// Server section.
