@@ -432,6 +432,13 @@
           }
           line.textContent = c.text;
           line.dataset.points = String(c.points);
+          form.querySelectorAll('.multiplies').forEach(function (el) { el.classList.remove('multiplies'); });
+          (c.lists || []).forEach(function (id) {
+            var el = document.getElementById(id);
+            if (el) {
+              el.classList.add('multiplies'); // the inputs the line names
+            }
+          });
           line.classList.toggle('not-counted', !c.runs);
           line.removeAttribute('aria-busy');
         })

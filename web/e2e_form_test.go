@@ -75,6 +75,9 @@ func TestBrowserForm(t *testing.T) {
 	const want = "rate_rps 2 × burst 7 = 14 points × replications 2 = 28 runs × 900 arrivals"
 	b.poll("the live count", `document.getElementById('sweep-count').textContent.startsWith(`+strconv.Quote(want)+`)`, 10*time.Second)
 	points := b.eval(`document.getElementById('sweep-count').dataset.points`)
+	if marked := b.eval(`Array.from(document.querySelectorAll('#sweep-form .multiplies')).map(e => e.id).join(' ')`); marked != "f-limiters-0-rate_rps f-limiters-0-burst f-replications" {
+		t.Errorf("the inputs marked as multiplying: %q", marked)
+	}
 	b.step("run", chromedp.Click(chromedp.CSS("#run-button")))
 	b.poll("the run page", `location.pathname.startsWith('/runs/') && document.readyState === 'complete'`, 10*time.Second)
 	t.Logf("run submitted after %s", time.Since(start).Round(time.Millisecond))
