@@ -24,7 +24,8 @@ func jsInput(id, value string) string {
 // writes what the server wrote); the live count names the lists that
 // multiply and is the point count of the run the form starts; and errors
 // stand at their inputs (the size error at each list, a late start at the
-// start, a server error in the Server section, opened).
+// start, a server error in the Server section, opened); a long preset
+// keeps Run in sight.
 func TestBrowserForm(t *testing.T) {
 	start := time.Now()
 	b := newBrowserLab(t, 120*time.Second)
@@ -114,5 +115,11 @@ func TestBrowserForm(t *testing.T) {
 	}
 	if open := b.eval(`document.getElementById('section-server').open + ' ' + document.getElementById('section-advanced').open`); open != "true false" {
 		t.Errorf("server, advanced open: %s, want the server's (holding the error) only", open)
+	}
+
+	// 5. A preset of four parts keeps Run in sight (the run bar sticks).
+	b.step("a long preset", chromedp.Navigate(b.url+"/?preset=delay-budget"), chromedp.WaitVisible(chromedp.CSS("#run-button")))
+	if bottom, _ := strconv.ParseFloat(b.eval(`String(document.getElementById('run-button').getBoundingClientRect().bottom)`), 64); bottom > 800 {
+		t.Errorf("delay-budget: Run ends at y = %v", bottom)
 	}
 }

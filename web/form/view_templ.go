@@ -303,7 +303,7 @@ func View(f *Sweep) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			var templ_7745c5c3_Var13 = []any{"field", "run-name", templ.KV("has-error", len(f.Err("name")) > 0)}
+			var templ_7745c5c3_Var13 = []any{"field", "inline", "run-name", templ.KV("has-error", len(f.Err("name")) > 0)}
 			templ_7745c5c3_Err = templ.RenderCSSItems(ctx, templ_7745c5c3_ElementWriter, templ_7745c5c3_Var13...)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -378,7 +378,7 @@ func View(f *Sweep) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, "</div><button type=\"submit\" name=\"action\" value=\"run\" class=\"primary\" id=\"run-button\">Run sweep</button></div><p class=\"hint\">A limiter's parameter takes one value, a list (<code>1,2,4,8,20,40</code>) or a range (<code>1..80 step 4</code>); lists sweep every combination. The sweep runs in the background; its page shows live progress and keeps a permalink.</p></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, "</div><button type=\"submit\" name=\"action\" value=\"run\" class=\"primary\" id=\"run-button\">Run sweep</button></div><p class=\"hint\">A parameter takes a value, a list (<code>1,2,4,8</code>) or a range (<code>1..80 step 4</code>); lists sweep every combination. The run's page shows its progress live.</p></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
