@@ -73,9 +73,9 @@ func cmdShadow(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if cf == "" {
 		cf = "nginx"
 		if ext := filepath.Ext(*configPath); ext == ".yaml" || ext == ".yml" {
-			cf = "traefik"
-			if strings.Contains(string(confText), "envoy.filters.http.local_ratelimit") {
-				cf = "envoy"
+			cf = shadow.DetectConfigFormat(string(confText))
+			if cf == "nginx" {
+				cf = "traefik"
 			}
 		}
 	}
@@ -87,45 +87,32 @@ func cmdShadow(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		def = string(text)
 	}
-	if def == "" && *format == "nginx" {
-		def = "combined"
+	objs, errs := experiments.ParseObjectives(strings.ReplaceAll(*objectives, ";", "\n"))
+	if len(errs) > 0 {
+		return usagef("--objectives: %v", errs.Err())
 	}
-	if *format == "nginx" && isFormatName(def) && def != "combined" && cf == "nginx" {
-		// a log_format of the config, by name
-		if def, err = deploy.NginxLogFormat(string(confText), def); err != nil {
-			return usagef("--log-format: %v", err)
+	// The replay as the web lab's document: one check of every field
+	// (shadow.Spec.Prepare), the errors named by their flags.
+	sp := &shadow.Spec{Log: *logPath, Format: *format, LogFormat: def, Config: string(confText), ConfigFormat: cf, Location: *location,
+		Key: *key, Route: *route, Status: *status, From: *from, To: *to, ReorderWindowMS: *windowMS, MaxBadPct: *maxBad, Objectives: objs}
+	sp.Normalize()
+	opt, errs := sp.Prepare()
+	if len(errs) > 0 {
+		e := errs[0]
+		name := "--" + strings.ReplaceAll(e.Path, "_", "-")
+		switch {
+		case e.Path == "config":
+			name = "--config " + *configPath
+		case strings.HasPrefix(e.Path, "objectives"):
+			name = "--objectives: " + e.Path
+		case e.Path == "reorder_window_ms":
+			name = "--reorder-window-ms"
 		}
+		return usagef("%s: %s", name, e.Msg)
 	}
-	f, err := accesslog.ServerFormat(*format, def)
-	if err != nil {
-		return usagef("--format %s --log-format: %v", *format, err)
-	}
-	im, err := deploy.Import(cf, string(confText), deploy.ImportOptions{Location: *location})
-	if err != nil {
-		return usagef("--config %s: %v", *configPath, err)
-	}
-	loc, err := time.LoadLocation(*logTZ)
-	if err != nil {
+	im := opt.Import
+	if opt.Log.Location, err = time.LoadLocation(*logTZ); err != nil {
 		return usagef("--log-tz: %v", err)
-	}
-	logOpt := accesslog.Options{Format: f, Route: *route, WindowMS: *windowMS, Location: loc}
-	if *status != "" {
-		if logOpt.Status, err = accesslog.ParseStatusFilter(*status); err != nil {
-			return usagef("--status: %v", err)
-		}
-	}
-	for flagName, v := range map[string]struct {
-		text string
-		ms   *float64
-	}{"--from": {*from, &logOpt.FromMS}, "--to": {*to, &logOpt.ToMS}} {
-		if v.text == "" {
-			continue
-		}
-		tm, err := time.Parse(time.RFC3339Nano, v.text)
-		if err != nil {
-			return usagef("%s: %v", flagName, err)
-		}
-		*v.ms = float64(tm.UnixMilli())
 	}
 	rc, err := openTrace(*logPath)
 	if err != nil {
@@ -133,12 +120,7 @@ func cmdShadow(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	defer rc.Close()
 
-	objs, errs := experiments.ParseObjectives(strings.ReplaceAll(*objectives, ";", "\n"))
-	errs = append(errs, shadow.ValidateObjectives(objs)...)
-	if len(errs) > 0 {
-		return usagef("--objectives: %v", errs.Err())
-	}
-	opt := shadow.Options{Import: im, ReportKey: *key, Log: logOpt, MaxBadPct: *maxBad, WhatIf: *whatIf, Objectives: objs}
+	opt.WhatIf = *whatIf
 	if *maxBad == 0 {
 		opt.MaxBadPct = math.SmallestNonzeroFloat64 // 0 means none may be bad
 	}
@@ -250,19 +232,6 @@ func stagesText(im *deploy.Imported) string {
 		parts = append(parts, fmt.Sprintf("zone %s by %s: %s", s.Name, s.Key, s.Spec.Label()))
 	}
 	return strings.Join(parts, "; ")
-}
-
-// isFormatName says whether s is a log_format's name rather than its text.
-func isFormatName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, c := range s {
-		if !(c == '_' || c == '-' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return true
 }
 
 // accessLogOpener opens the access log at path as a trace
