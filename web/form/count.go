@@ -84,6 +84,3 @@ func seconds(s float64) string {
 	}
 	return "≈ " + strconv.FormatFloat(s/60, 'f', 0, 64) + " min"
 }
-
-// Sized reports whether the sweep's size is known (the config is valid).
-func (c Count) Sized() bool { return c.Runs > 0 }
