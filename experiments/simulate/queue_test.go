@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"testing"
 
@@ -64,7 +65,7 @@ func TestQueueModelIsTheForwardPass(t *testing.T) {
 				}
 				return res
 			}
-			want := run(false, false)
+			want := forwardPassOf(t, f, cfg)
 			for _, watching := range []bool{false, true} {
 				got := run(true, watching)
 				for i := range want.Points {
@@ -80,6 +81,30 @@ func TestQueueModelIsTheForwardPass(t *testing.T) {
 			}
 		})
 	}
+}
+
+// forwardPasses holds each config file's sweep by the forward pass (the
+// default model, one worker), which TestQueueModelIsTheForwardPass and
+// TestForwardPassIsTheLoop both compare with: run once per file. A result
+// is read only.
+var forwardPasses sync.Map // file name -> *forwardPass
+
+type forwardPass struct {
+	once sync.Once
+	res  *experiments.Result
+	err  error
+}
+
+// forwardPassOf is the sweep of cfg (read from file) by the forward pass.
+func forwardPassOf(t *testing.T, file string, cfg *experiments.Config) *experiments.Result {
+	t.Helper()
+	v, _ := forwardPasses.LoadOrStore(file, new(forwardPass))
+	fp := v.(*forwardPass)
+	fp.once.Do(func() { fp.res, fp.err = sweep.Run(context.Background(), cfg, sweep.Options{Workers: 1}) })
+	if fp.err != nil {
+		t.Fatal(fp.err)
+	}
+	return fp.res
 }
 
 // samePointOnTheQueue checks that point g, run on the queue model, measured
@@ -144,10 +169,7 @@ func TestForwardPassIsTheLoop(t *testing.T) {
 			continue // long runs: the short ones cover the step
 		}
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			want, err := sweep.Run(context.Background(), cfg, sweep.Options{Workers: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
+			want := forwardPassOf(t, f, cfg)
 			for _, watching := range []bool{false, true} {
 				opt := sweep.Options{Workers: 1}
 				opt.Simulate.Model = simulate.SwitchForwardInLoop
