@@ -58,10 +58,18 @@ func (v *View) sweepLines(o *Option, suffix string, m metric, lineType seriesOpt
 		return
 	}
 	lo, hi := v.xRange()
+	// of marks a series as line i's measure (keyLines colours it).
+	of := func(i int) seriesOption {
+		return func(s *Series) { s.line, s.measure = i+1, strings.TrimSpace(suffix) }
+	}
+	// Past maxKeyedLines the lines are coloured by a parameter, all of
+	// one width; up to it the earlier lines draw wider (marked).
+	keyed := v.keyed()
+	widest, ranks := -1, map[int]bool{}
 	for i, l := range v.Lines {
 		if p := l.Points[0]; len(l.Points) == 1 && p.Swept == "" && lo < hi {
 			if y, ok := m(p); ok {
-				o.addLine(l.Name+suffix, []Item{xy(lo, y), xy(hi, y)}, plain, lineType, colored(v.lineColor(i)))
+				o.addLine(l.Name+suffix, []Item{xy(lo, y), xy(hi, y)}, plain, lineType, colored(v.lineColor(i)), of(i))
 			}
 			continue
 		}
@@ -71,8 +79,25 @@ func (v *View) sweepLines(o *Option, suffix string, m metric, lineType seriesOpt
 				data = append(data, xy(p.SweptValue(), y))
 			}
 		}
-		if len(data) > 0 {
-			o.addLine(l.Name+suffix, data, dots, lineType, colored(v.lineColor(i)), marked(v.lineRank(i)))
+		if len(data) == 0 {
+			continue
+		}
+		if keyed {
+			o.addLine(l.Name+suffix, data, dots, lineType, colored(v.lineColor(i)), of(i), func(s *Series) { s.SymbolSize = 5 })
+			continue
+		}
+		o.addLine(l.Name+suffix, data, dots, lineType, colored(v.lineColor(i)), marked(v.lineRank(i)), of(i))
+		if r := v.lineRank(i); !ranks[r] {
+			ranks[r] = true
+			if widest < 0 || r < v.lineRank(widest) {
+				widest = i
+			}
+		}
+	}
+	if len(ranks) > 1 {
+		note := fmt.Sprintf("wider lines: earlier limiters (%s widest), so lines that coincide stay visible", v.Lines[widest].Name)
+		if !strings.Contains(o.Title.Subtext, note) {
+			o.subLine(note)
 		}
 	}
 }
@@ -174,7 +199,7 @@ func (v *View) offered(o *Option) {
 			}
 		}
 		if len(data) > 0 {
-			o.addLine(l.Name+" offered", data, dotted, plain, colored(v.lineColor(i)))
+			o.addLine(l.Name+" offered", data, dotted, plain, colored(v.lineColor(i)), func(s *Series) { s.line, s.measure = i+1, "offered" })
 		}
 	}
 }
@@ -220,7 +245,9 @@ func (v *View) sweepCharts(id, title string, build func(sv *View, title string) 
 		if len(views) > 1 {
 			t = title + ": " + sv.sweptAxisName()
 		}
-		out = append(out, chart(cid, t, build(sv, t)))
+		o := build(sv, t)
+		sv.keyLines(o)
+		out = append(out, chart(cid, t, o))
 	}
 	return out
 }
@@ -236,7 +263,11 @@ func throughputSection(v *View) *Group {
 		title = "Goodput per limiter"
 	}
 	g.Charts = append(g.Charts, v.sweepCharts("chart-goodput", title, func(v *View, title string) *Option {
-		o := v.newSweepChart(title, "one line per limiter; dotted: offered load", "dotted: offered load", "goodput (req/s)")
+		lineSub := "one line per limiter; dotted: offered load"
+		if v.keyed() {
+			lineSub = "dotted: offered load"
+		}
+		o := v.newSweepChart(title, lineSub, "dotted: offered load", "goodput (req/s)")
 		o.measure("goodput_rps")
 		v.sweepLines(o, "", keyed("goodput_rps"), solid)
 		v.intervals(o, "", "goodput_rps")
