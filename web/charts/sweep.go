@@ -26,8 +26,30 @@ func (v *View) newSweepChart(title, lineSub, barSub, yName string) *Option {
 	for i, l := range v.Lines {
 		names[i] = l.Name
 	}
-	o.XAxis[0] = XAxis{Type: "category", Name: "limiter", NameLocation: "middle", NameGap: 58, Data: names,
-		AxisLabel: &AxisLabel{Interval: "0", Rotate: 12}}
+	// Past maxCategoryLabels bars of one limiter, a bar is named by what
+	// else tells it apart ("tail-drop, 50"), the limiter in the axis'
+	// name, and echarts leaves out labels that would overprint.
+	axis := "limiter"
+	label := &AxisLabel{Interval: "0", Rotate: 12}
+	if len(names) > maxCategoryLabels {
+		label = thinned(len(names))
+		if l0 := v.Lines[0].Points[0].Limiter; !slices.ContainsFunc(v.Lines, func(l SweepLine) bool { return l.Points[0].Limiter != l0 }) {
+			axis = "limiter " + l0 + ": " + strings.Join(v.scenarioNames(), ", ")
+			for i, l := range v.Lines {
+				var vals []string
+				for _, p := range l.params {
+					_, val, _ := strings.Cut(p, "=")
+					vals = append(vals, val)
+				}
+				for _, s := range l.scenario {
+					_, val, _ := strings.Cut(s, " ")
+					vals = append(vals, val)
+				}
+				names[i] = strings.Join(vals, ", ")
+			}
+		}
+	}
+	o.XAxis[0] = XAxis{Type: "category", Name: axis, NameLocation: "middle", NameGap: 58, Data: names, AxisLabel: label}
 	return o
 }
 
@@ -379,4 +401,21 @@ func allZero(o *Option) bool {
 		}
 	}
 	return true
+}
+
+// scenarioNames are the names of what splits the lines beside their
+// limiter: the parameters and the scenario's axes ("server", "load").
+func (v *View) scenarioNames() []string {
+	var names []string
+	for _, l := range v.Lines {
+		for _, p := range l.params {
+			n, _, _ := strings.Cut(p, "=")
+			names = appendNew(names, n)
+		}
+		for _, s := range l.scenario {
+			n, _, _ := strings.Cut(s, " ")
+			names = appendNew(names, n)
+		}
+	}
+	return names
 }
