@@ -116,6 +116,9 @@ func clientSection(v *View) *Group {
 			// Series blobs before format 4 dropped the client series.
 			sub = "not kept by this run: it was stored before the lab kept the client model's series"
 		}
+		if len(pts) > 1 && pk.key == nil {
+			sub = "colour: point; " + sub
+		}
 		o := newLine(title, sub, "time (ms)", yName, "value")
 		for k, p := range pts {
 			if runs > 0 && p.Band != nil {

@@ -268,6 +268,7 @@ func (v *View) sweepCharts(id, title string, build func(sv *View, title string) 
 			t = title + ": " + sv.sweptAxisName()
 		}
 		o := build(sv, t)
+		sv.colourNote(o)
 		sv.keyLines(o)
 		out = append(out, chart(cid, t, o))
 	}
@@ -286,8 +287,8 @@ func throughputSection(v *View) *Group {
 	}
 	g.Charts = append(g.Charts, v.sweepCharts("chart-goodput", title, func(v *View, title string) *Option {
 		lineSub := "one line per limiter; dotted: offered load"
-		if v.keyed() {
-			lineSub = "dotted: offered load"
+		if v.keyed() || v.splitsLimiters() {
+			lineSub = "dotted: offered load" // colourNote or keyLines says what a colour is
 		}
 		o := v.newSweepChart(title, lineSub, "dotted: offered load", "goodput (req/s)")
 		o.measure("goodput_rps")
@@ -418,4 +419,18 @@ func (v *View) scenarioNames() []string {
 		}
 	}
 	return names
+}
+
+// colourNote starts the subtitle of a sweep chart of several lines
+// coloured one by one with what a colour is: a limiter, or a line of a
+// limiter sweeping two parameters (keyLines says it for its colours).
+func (v *View) colourNote(o *Option) {
+	if categorical(o) || len(v.Lines) < 2 || v.keyed() || strings.Contains(o.Title.Subtext, "one line per") {
+		return
+	}
+	note := "colour: limiter"
+	if v.splitsLimiters() {
+		note = "colour: limiter and its parameters"
+	}
+	o.Title.Subtext = note + "; " + o.Title.Subtext
 }

@@ -86,6 +86,9 @@ func timeSection(v *View) *Group {
 	// the mean of the runs over its shaded 95% interval.
 	perLimiter := func(id, title, subtitle, yName, suffix string, values func(p *experiments.Point) []Item,
 		sums func(b *experiments.SeriesBand) *experiments.WindowSums, most bool, before ...func(o *Option)) Chart {
+		if len(v.Step) > 1 {
+			subtitle = "colour: limiter; " + subtitle
+		}
 		o := newLine(title, subtitle, "time (ms)", yName, "value")
 		zoomable(o, id)
 		for _, add := range before {
