@@ -116,7 +116,7 @@ func clientSection(v *View) *Group {
 			// Series blobs before format 4 dropped the client series.
 			sub = "not kept by this run: it was stored before the lab kept the client model's series"
 		}
-		if len(pts) > 1 && pk.key == nil {
+		if len(pts) > 1 && pk.keys == nil {
 			sub = "colour: point; " + sub
 		}
 		o := newLine(title, sub, "time (ms)", yName, "value")

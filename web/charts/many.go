@@ -69,29 +69,73 @@ var dashStyles = []LineStyle{{Type: "solid"}, {Type: "dashed"}, {Type: "dotted"}
 // keyColor draws a dash key's lines.
 const keyColor = "#374151"
 
-// colourKey is a key of the colours of a parameter's values: a piecewise
-// visual map colouring no series, the parameter's name at its start.
-// It lies along the chart's foot, or down its right side when a row would
-// be wider than legendWidth (then width is the px it takes).
-func colourKey(param string, labels, colors []string) (key *VisualMap, width int) {
-	pieces := make([]Piece, len(labels))
-	row, widest := 10+6*len([]rune(param)), 0
+// colourKey is a key of the colours of a parameter's values: piecewise
+// visual maps colouring no series, the parameter's name before the
+// first value, in rows of at most keyRowPx (a row of echarts' key never
+// wraps, and a chart may be 340 px wide at 420).
+func colourKey(param string, labels, colors []string) []VisualMap {
+	var rows []VisualMap
+	row, x := VisualMap{}, 10+6*len([]rune(param))
+	flush := func() {
+		rows = append(rows, row)
+		row, x = VisualMap{}, 0
+	}
 	for i, l := range labels {
+		w := 14 + 5 + 6*len([]rune(l)) + 8
+		if x > 0 && x+w > keyRowPx && len(row.Pieces) > 0 {
+			flush()
+		}
 		v := float64(i)
-		pieces[i] = Piece{Value: &v, Label: l, Color: colors[i]}
-		w := 14 + 5 + 6*len([]rune(l))
-		row += w + 8
-		widest = max(widest, w)
+		row.Pieces = append(row.Pieces, Piece{Value: &v, Label: l, Color: colors[i]})
+		x += w
 	}
-	key = &VisualMap{Type: "piecewise", keyOnly: true, Pieces: pieces, Text: []string{"", param}, ShowLabel: boolPtr(true),
-		SelectedMode: boolPtr(false), ItemWidth: 14, ItemHeight: 10, ItemGap: 8}
-	if row <= legendWidth {
-		key.Orient, key.Left, key.Bottom = "horizontal", "center", "4"
-		return key, 0
+	flush()
+	for r := range rows {
+		k := &rows[r]
+		k.Type, k.keyOnly, k.ShowLabel, k.SelectedMode = "piecewise", true, boolPtr(true), boolPtr(false)
+		k.ItemWidth, k.ItemHeight, k.ItemGap = 14, 10, 8
+		k.Orient, k.Left = "horizontal", "center"
+		if r == 0 {
+			k.Text = []string{"", param}
+		}
 	}
-	key.Text = []string{param, ""} // a vertical key's name on top
-	key.Orient, key.Right, key.Top = "vertical", "4", "center"
-	return key, max(widest, 6*len([]rune(param))) + 12
+	return rows
+}
+
+// keyRowPx is the widest row of a colour key.
+const keyRowPx = 300
+
+// keyRowHeightPx is a colour key row's height.
+const keyRowHeightPx = 20
+
+// placeKeys puts colour key rows at the chart's foot, above its legend
+// when it shows one; it returns the px they and the legend take.
+func (o *Option) placeKeys(keys []VisualMap) int {
+	base := 4
+	if o.Legend != nil && (o.Legend.Show == nil || *o.Legend.Show) {
+		base = 26
+	}
+	n := len(keys)
+	for r := range keys {
+		keys[r].Bottom = strconv.Itoa(base + (n-1-r)*keyRowHeightPx)
+	}
+	o.keys = keys
+	return base + n*keyRowHeightPx
+}
+
+// footKeys places colour keys under a chart of one plot, lowering its
+// plot's foot and growing the chart by as much as they need beyond the
+// two legend rows a chart has room for.
+func (o *Option) footKeys(keys []VisualMap) {
+	used := o.placeKeys(keys)
+	const axisPx, roomPx = 50, 45 // the x axis' labels and name; newLine's room under them
+	if used <= roomPx {
+		return
+	}
+	if b, err := strconv.Atoi(o.Grid[0].Bottom); err == nil {
+		o.Grid[0].Bottom = strconv.Itoa(b + used - roomPx)
+		o.heightPx = chartHeightPx + used - roomPx
+	}
 }
 
 // dashKey names what each dash means: a series without data per dash (a
@@ -260,27 +304,23 @@ func (v *View) keyLines(o *Option) {
 			limiters, panelNames = append(limiters, li), append(panelNames, l.Points[0].Limiter)
 		}
 	}
-	key, keyWidth := colourKey(param, values, colors)
-	o.VisualMap = key
+	rows := colourKey(param, values, colors)
 	note := "colour: " + param
 	if len(limiters) > 1 {
 		note += "; a small chart per limiter"
 	}
 	o.subLine(note)
+	o.dashKey(names, styles, refs)
 	if len(limiters) > 1 {
-		o.panelize(panelNames, keyWidth, func(s *Series) int {
+		o.panelize(panelNames, o.placeKeys(rows), func(s *Series) int {
 			if s.line == 0 {
 				return -1
 			}
 			return slices.Index(limiters, v.Lines[s.line-1].Points[0].LimiterIndex)
 		})
-	} else if keyWidth > 0 {
-		o.Grid[0].Right = strconv.Itoa(30 + keyWidth)
+		return
 	}
-	o.dashKey(names, styles, refs)
-	if o.Legend.Show != nil && *o.Legend.Show && key.Orient == "horizontal" {
-		key.Bottom = "26"
-	}
+	o.footKeys(rows)
 }
 
 // Small charts' layout, in px.
@@ -289,22 +329,18 @@ const (
 	panelTitlePx  = 20
 	panelPlotPx   = 150
 	panelAxisPx   = 42 // the x axis' labels and name
-	panelFootPx   = 56 // the dash key and the colour key
 )
 
 // panelize lays a chart's series out as small charts, two a row, one per
 // name: panel says which chart a series goes to (-1: every one, a
 // reference line); each keeps the chart's axes, the y axis' name on the
 // left ones, the x axis' name on the lowest ones, one y scale for all.
-// keyWidth is the px a colour key down the right side takes.
-func (o *Option) panelize(names []string, keyWidth int, panel func(s *Series) int) {
+// footPx is the px the legend and colour keys take at the foot.
+func (o *Option) panelize(names []string, footPx int, panel func(s *Series) int) {
 	n, cols := len(names), 2
 	rows := (n + cols - 1) / cols
 	bx, by := o.XAxis[0], o.YAxis[0]
 	right := "20"
-	if keyWidth > 0 {
-		right = strconv.Itoa(20 + keyWidth)
-	}
 	o.Grid, o.XAxis, o.YAxis = nil, nil, nil
 	for k := range n {
 		r, c := k/cols, k%cols
@@ -317,6 +353,7 @@ func (o *Option) panelize(names []string, keyWidth int, panel func(s *Series) in
 		o.Grid = append(o.Grid, g)
 		x, y := bx, by
 		x.GridIndex, y.GridIndex = k, k
+		x.SplitNumber, y.SplitNumber = 3, 4
 		if k+cols < n {
 			x.Name = "" // a chart below names it
 		}
@@ -357,7 +394,7 @@ func (o *Option) panelize(names []string, keyWidth int, panel func(s *Series) in
 			o.YAxis[k].Max = &m
 		}
 	}
-	o.heightPx = panelHeaderPx + rows*(panelTitlePx+panelPlotPx+panelAxisPx) + panelFootPx
+	o.heightPx = panelHeaderPx + rows*(panelTitlePx+panelPlotPx+panelAxisPx) + footPx + 4
 }
 
 // emphasize makes every line, bar and scatter series of a chart of
@@ -394,11 +431,10 @@ type pointKey struct {
 	// every point shares ("queue-capacity limit=100000").
 	short        []string
 	dims, common string
-	// key is the colour key (nil: the colours are one a point);
-	// keyWidth the px it takes down the right side, param its name.
-	key      *VisualMap
-	keyWidth int
-	param    string
+	// keys are the colour key's rows (nil: the colours are one a
+	// point), param its name.
+	keys  []VisualMap
+	param string
 	// dashNames are the values the dashes mean ("no-retry", "retry"), in
 	// dashStyles' order, dashDim what they are ("policy"); nil when every
 	// point is solid.
@@ -527,7 +563,7 @@ func keyPoints(pts []*experiments.Point) pointKey {
 		k.dashes[i] = dashStyles[slices.Index(restVals, rest[i])]
 	}
 	k.param = varying[ci].name
-	k.key, k.keyWidth = colourKey(k.param, vals, seq)
+	k.keys = colourKey(k.param, vals, seq)
 	if len(restVals) > 1 {
 		k.dashNames, k.dashDim = restVals, strings.Join(restDims, " · ")
 	}
@@ -538,21 +574,14 @@ func keyPoints(pts []*experiments.Point) pointKey {
 // colour key, what colour and dash mean in the subtitle, the dash key as
 // its legend.
 func (o *Option) keyLinesOf(k pointKey) {
-	if k.key == nil {
+	if k.keys == nil {
 		return
 	}
-	key := *k.key
-	o.VisualMap = &key
 	note := "colour: " + k.param
 	if k.dashNames != nil {
 		note += "; dash: " + k.dashDim
 	}
 	o.subLine(note)
-	if k.keyWidth > 0 {
-		o.Grid[0].Right = strconv.Itoa(30 + k.keyWidth)
-	}
 	o.dashKey(k.dashNames, dashStyles[:len(k.dashNames)], nil)
-	if o.Legend.Show != nil && *o.Legend.Show && key.Orient == "horizontal" {
-		key.Bottom = "26"
-	}
+	o.footKeys(slices.Clone(k.keys))
 }

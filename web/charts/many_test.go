@@ -191,7 +191,7 @@ func TestManyLinesSmallCharts(t *testing.T) {
 			Title     []Title
 			Grid      []Grid
 			Legend    Legend
-			VisualMap struct {
+			VisualMap []struct {
 				Type        string
 				Text        []string
 				Pieces      []Piece
@@ -210,10 +210,15 @@ func TestManyLinesSmallCharts(t *testing.T) {
 			t.Errorf("%s: small charts %q (%d grids), want %q", id, panels, len(o.Grid), want)
 		}
 		var labels []string
-		for _, p := range o.VisualMap.Pieces {
-			labels = append(labels, p.Label)
+		for _, row := range o.VisualMap {
+			for _, p := range row.Pieces {
+				labels = append(labels, p.Label)
+			}
+			if row.SeriesIndex == nil || len(row.SeriesIndex) != 0 {
+				t.Errorf("%s: a colour key row colours series: %+v", id, row)
+			}
 		}
-		if !slices.Contains(o.VisualMap.Text, "load") || len(labels) != 8 || labels[0] != "50" || labels[7] != "bursty" || o.VisualMap.SeriesIndex == nil || len(o.VisualMap.SeriesIndex) != 0 {
+		if len(o.VisualMap) == 0 || !slices.Contains(o.VisualMap[0].Text, "load") || len(labels) != 8 || labels[0] != "50" || labels[7] != "bursty" {
 			t.Errorf("%s: colour key %+v", id, o.VisualMap)
 		}
 		if !strings.Contains(o.Title[0].Subtext, "colour: load") {
@@ -242,7 +247,7 @@ func TestClientLinesColouredByRate(t *testing.T) {
 	}
 	var full struct {
 		Legend    Legend
-		VisualMap VisualMap
+		VisualMap []VisualMap
 		Series    []struct {
 			Name      string
 			LineStyle struct {
@@ -254,7 +259,7 @@ func TestClientLinesColouredByRate(t *testing.T) {
 	if err := json.Unmarshal([]byte(raw), &full); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(full.Legend.Data, []string{"no-retry", "retry"}) || !slices.Contains(full.VisualMap.Text, "workload.parts[0].rate_rps") {
+	if !slices.Equal(full.Legend.Data, []string{"no-retry", "retry"}) || len(full.VisualMap) == 0 || !slices.Contains(full.VisualMap[0].Text, "workload.parts[0].rate_rps") {
 		t.Fatalf("legend %+v, colour key %+v", full.Legend, full.VisualMap)
 	}
 	style := map[string]string{}

@@ -34,6 +34,9 @@ type Option struct {
 	// height (0: chartHeightPx and its legend's rows).
 	panels   []Title
 	heightPx int
+	// keys are a colour key's rows (many.go), written as echarts'
+	// visualMap list in place of VisualMap.
+	keys []VisualMap
 }
 
 // Title is a chart's title and subtitle.
@@ -126,22 +129,26 @@ type Grid struct {
 // names the categories). Scale lets a value axis start away from 0.
 type XAxis struct {
 	// GridIndex is the small chart (grid) the axis belongs to.
-	GridIndex    int        `json:"gridIndex,omitempty"`
-	Type         string     `json:"type,omitempty"`
-	Name         string     `json:"name,omitempty"`
-	NameLocation string     `json:"nameLocation,omitempty"`
-	NameGap      int        `json:"nameGap,omitempty"`
-	Scale        bool       `json:"scale,omitempty"`
-	Min          *float64   `json:"min,omitempty"`
-	Max          *float64   `json:"max,omitempty"`
-	Data         []string   `json:"data,omitempty"`
-	AxisLabel    *AxisLabel `json:"axisLabel,omitempty"`
-	SplitArea    *SplitArea `json:"splitArea,omitempty"`
+	GridIndex    int      `json:"gridIndex,omitempty"`
+	Type         string   `json:"type,omitempty"`
+	Name         string   `json:"name,omitempty"`
+	NameLocation string   `json:"nameLocation,omitempty"`
+	NameGap      int      `json:"nameGap,omitempty"`
+	Scale        bool     `json:"scale,omitempty"`
+	Min          *float64 `json:"min,omitempty"`
+	Max          *float64 `json:"max,omitempty"`
+	Data         []string `json:"data,omitempty"`
+	// SplitNumber is about how many intervals the axis has (0: echarts'
+	// 5; a small chart's fewer, so its labels don't overprint).
+	SplitNumber int        `json:"splitNumber,omitempty"`
+	AxisLabel   *AxisLabel `json:"axisLabel,omitempty"`
+	SplitArea   *SplitArea `json:"splitArea,omitempty"`
 }
 
 // YAxis is the vertical axis, as XAxis.
 type YAxis struct {
 	GridIndex    int        `json:"gridIndex,omitempty"`
+	SplitNumber  int        `json:"splitNumber,omitempty"`
 	Name         string     `json:"name,omitempty"`
 	NameLocation string     `json:"nameLocation,omitempty"`
 	NameGap      int        `json:"nameGap,omitempty"`
@@ -414,15 +421,25 @@ func (m VisualMap) MarshalJSON() ([]byte, error) {
 }
 
 // JSON is the option as JSON, with <, > and & escaped; a grid of small
-// charts writes its panels' titles after the chart's.
+// charts writes its panels' titles after the chart's, a colour key its
+// rows as the visual map list.
 func (o *Option) JSON() string {
 	var v any = o
-	if len(o.panels) > 0 {
+	if len(o.panels) > 0 || len(o.keys) > 0 {
 		type plain Option
+		var title any = o.Title
+		if len(o.panels) > 0 {
+			title = append([]Title{o.Title}, o.panels...)
+		}
+		var keys any = o.VisualMap
+		if len(o.keys) > 0 {
+			keys = o.keys
+		}
 		v = struct {
 			*plain
-			Title []Title `json:"title"`
-		}{(*plain)(o), append([]Title{o.Title}, o.panels...)}
+			Title     any `json:"title"`
+			VisualMap any `json:"visualMap,omitempty"`
+		}{(*plain)(o), title, keys}
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
