@@ -125,7 +125,16 @@ type Run struct {
 	// StoredBytes is the run's size in the database: its config, result,
 	// points and files as stored (compressed), without pages and indexes.
 	StoredBytes int64
+	// Kind is what the run is: KindSweep, or KindShadow (a log replayed
+	// through a limiter's config: its results are its files alone).
+	Kind string
 }
+
+// Run kinds (runs.kind).
+const (
+	KindSweep  = ""
+	KindShadow = "shadow"
+)
 
 // File is one output file of a run, in manifest order.
 type File struct {
@@ -242,10 +251,10 @@ func (s *Store) Create(ctx context.Context, r *Run) error {
 				return errIDTaken
 			}
 			_, err := tx.ExecContext(ctx, `INSERT INTO runs
-				(id, name, created_at, status, points_done, points_total, config, seed, engine_version, error, limiters, rerun_of, finished_at)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				(id, name, created_at, status, points_done, points_total, config, seed, engine_version, error, limiters, rerun_of, finished_at, kind)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 				id, r.Name, created.UnixNano(), r.Status, r.PointsDone, r.PointsTotal, r.Config,
-				strconv.FormatUint(r.Seed, 10), r.EngineVersion, r.Error, string(limiters), rerunOf, finished)
+				strconv.FormatUint(r.Seed, 10), r.EngineVersion, r.Error, string(limiters), rerunOf, finished, r.Kind)
 			return err
 		})
 		if errors.Is(err, errIDTaken) && i < attempts-1 {
@@ -271,7 +280,7 @@ func nonNil(xs []string) []string {
 }
 
 // runColumns are the columns scanRun reads, in order.
-const runColumns = `id, name, created_at, status, points_done, points_total, seed, engine_version, error, limiters, rerun_of, finished_at, stored_bytes`
+const runColumns = `id, name, created_at, status, points_done, points_total, seed, engine_version, error, limiters, rerun_of, finished_at, stored_bytes, kind`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -284,7 +293,7 @@ func scanRun(sc scanner, r *Run, extra ...any) error {
 		finished sql.NullInt64
 	)
 	dest := append([]any{&r.ID, &r.Name, &created, &r.Status, &r.PointsDone, &r.PointsTotal, &seed,
-		&r.EngineVersion, &r.Error, &limiters, &rerunOf, &finished, &r.StoredBytes}, extra...)
+		&r.EngineVersion, &r.Error, &limiters, &rerunOf, &finished, &r.StoredBytes, &r.Kind}, extra...)
 	if err := sc.Scan(dest...); err != nil {
 		return err
 	}

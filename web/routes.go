@@ -18,7 +18,7 @@ import (
 type NavLink struct{ Href, Label string }
 
 // navLinks are the top bar's entries after "New sweep" and "All runs".
-var navLinks = []NavLink{{Href: "/calculus", Label: "Calculus"}}
+var navLinks = []NavLink{{Href: "/shadow", Label: "Replay a log"}, {Href: "/calculus", Label: "Calculus"}}
 
 // routes is the lab's whole URL space, in one place.
 func (s *Server) routes() http.Handler {
@@ -47,6 +47,8 @@ func (s *Server) routes() http.Handler {
 	r.Get("/", s.home)                                                  // new-sweep form + recent runs
 	r.Post("/runs", s.throttled(s.createRun))                           // the form posts here
 	r.Get("/runs", s.listRuns)                                          // every run, paged
+	r.Get("/shadow", s.shadowPage)                                      // "Replay a log" (shadow.go)
+	r.Post("/shadow", s.throttled(s.createShadow))                      // its post: the log streamed to a file
 	r.Get("/runs/{id}", s.runPage)                                      // permalink (finished: cached, pagecache.go)
 	r.Get("/runs/{id}/events", s.runEvents)                             // live progress (SSE)
 	r.Get("/runs/{id}/files/{name}", s.limited(s.downloads, s.runFile)) // downloads, streamed (heavy.go)

@@ -141,6 +141,10 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	if run == nil {
 		return
 	}
+	if run.Kind == storage.KindShadow {
+		s.shadowRunPage(w, r) // shadow.go
+		return
+	}
 	if chosen >= run.PointsTotal && run.PointsTotal > 0 {
 		s.errorPage(w, r, http.StatusBadRequest, "Bad address",
 			fmt.Sprintf("?point=%d: this run has points 0 to %d", chosen, run.PointsTotal-1))
@@ -316,6 +320,10 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
 func (s *Server) rerunRun(w http.ResponseWriter, r *http.Request) {
 	run := s.runOr404(w, r)
 	if run == nil {
+		return
+	}
+	if run.Kind == storage.KindShadow {
+		s.rerunShadow(w, r, run) // shadow.go
 		return
 	}
 	cfg, err := document.DecodeConfig(run.Config)

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ratelab/ratelab/experiments"
@@ -193,21 +194,24 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return usagef("config %s: %w", *configPath, err)
 		}
 	}
-	var files []output.File
+	var files []output.Output
 	if shard != nil {
-		files, err = shardFiles(cfg, *shard, total, res)
-	} else {
-		files, err = output.Files(res)
-	}
-	if err != nil {
-		return fmt.Errorf("write outputs: %w", err)
-	}
-	if err := writeFiles(*out, files); err != nil {
+		var shardOut []output.File
+		if shardOut, err = shardFiles(cfg, *shard, total, res); err != nil {
+			return fmt.Errorf("write outputs: %w", err)
+		}
+		if err := writeFiles(*out, shardOut); err != nil {
+			return err
+		}
+		for _, f := range shardOut {
+			files = append(files, output.Output{Name: f.Name, SHA256: f.SHA256(), Bytes: len(f.Data)})
+		}
+	} else if files, err = streamFiles(*out, res); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "%d points, %s, %d files in %s (%.2fs)\n", len(res.Points), format.Arrivals(res.ArrivalsSpan()), len(files), *out, time.Since(start).Seconds())
 	for _, f := range files {
-		fmt.Fprintf(stdout, "  %s  %s\n", f.SHA256(), f.Name)
+		fmt.Fprintf(stdout, "  %s  %s\n", f.SHA256, f.Name)
 	}
 	if manifest != nil && stopped == nil && shard == nil {
 		// A run from a manifest reproduces its outputs, or says which not.
@@ -255,6 +259,52 @@ func writeFiles(dir string, files []output.File) error {
 		}
 	}
 	return nil
+}
+
+// streamFiles writes res's outputs to dir as writeFiles does (each
+// through a temporary name and a rename once all are written), but as
+// output.Write makes them: series.csv a piece at a time, never whole in
+// memory.
+func streamFiles(dir string, res *experiments.Result) ([]output.Output, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create %s: %w", dir, err)
+	}
+	var mu sync.Mutex
+	var opened []*os.File
+	defer func() { // on an error: no temporary file left behind
+		for _, f := range opened {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	outs, err := output.Write(res, func(name string) (io.Writer, error) {
+		f, err := os.Create(filepath.Join(dir, name) + ".tmp")
+		if err != nil {
+			return nil, err
+		}
+		mu.Lock()
+		opened = append(opened, f)
+		mu.Unlock()
+		return f, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("write outputs: %w", err)
+	}
+	for len(opened) > 0 {
+		f := opened[0]
+		opened = opened[1:]
+		tmp := f.Name()
+		path := strings.TrimSuffix(tmp, ".tmp")
+		if err := f.Close(); err != nil {
+			os.Remove(tmp)
+			return nil, fmt.Errorf("write %s: %w", path, err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			os.Remove(tmp)
+			return nil, fmt.Errorf("write %s: %w", path, err)
+		}
+	}
+	return outs, nil
 }
 
 // traceWorkload makes the trace at path the workload of cfg: the config's

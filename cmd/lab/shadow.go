@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/accesslog"
 	"github.com/ratelab/ratelab/experiments/deploy"
 	"github.com/ratelab/ratelab/experiments/shadow"
@@ -27,7 +28,8 @@ func cmdShadow(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.SetOutput(stderr)
 	logPath := fs.String("log", "", "the access log `FILE` (plain or gzip)")
 	format := fs.String("format", "nginx", "the log's server: "+strings.Join(accesslog.Servers(), ", "))
-	logFormat := fs.String("log-format", "", "nginx: its log_format (default combined): a log_format's name in --config, the definition ('$remote_addr ... $msec $request_time'), the directive, or a JSON (escape=json) definition; envoy: its format string or JSON format (default: Envoy's default format); alb: none")
+	logFormat := fs.String("log-format", "", "@FILE reads it from FILE; nginx: its log_format (default combined): a log_format's name in --config, the definition ('$remote_addr ... $msec $request_time'), the directive, or a JSON (escape=json) definition; envoy: its format string or JSON format (default: Envoy's default format); alb: none; haproxy: its log-format string, or its config (option httplog, log-format, capture request header ...: a frontend pasted as it is; default: option httplog); vegeta: csv (default) or json, as vegeta encode --to wrote it; k6 (k6 run --out json=FILE): the script's own tags to read as $tag_NAME, e.g. 'tenant client_id'")
+	logTZ := fs.String("log-tz", "UTC", "the time `ZONE` of times logged without one (HAProxy's dates), e.g. Europe/Paris")
 	configPath := fs.String("config", "", "the limiter's config `FILE` (nginx.conf with limit_req_zone and limit_req, Traefik's dynamic configuration YAML with a rateLimit middleware, or Envoy's config with the local_ratelimit HTTP filter)")
 	configFormat := fs.String("config-format", "", "the config's format: "+strings.Join(deploy.ImportFormats(), ", ")+" (default: for a .yaml or .yml file envoy when it has the local_ratelimit filter, else traefik; else nginx)")
 	location := fs.String("location", "", "the nginx location whose limit_req to replay, by its arguments (\"/api/\"), or the Traefik middleware by name, when the config has several")
@@ -39,7 +41,8 @@ func cmdShadow(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	windowMS := fs.Float64("reorder-window-ms", accesslog.DefaultWindowMS, "put lines in start order within this window; an earlier line is counted bad")
 	maxBad := fs.Float64("max-bad-pct", shadow.DefaultMaxBadPct, "fail, writing nothing, when more than this percent of lines are bad")
 	requests := fs.Bool("requests", false, "also write "+shadow.RequestsFile+", a row per request")
-	whatIf := fs.Bool("what-if", false, "also write "+shadow.WhatIfFile+": the verdict at the imported rate and burst ×0.5, ×1, ×2 and ×4 (one pass), each setting's config to paste back")
+	whatIf := fs.Bool("what-if", false, "also write "+shadow.WhatIfFile+": the verdict at the imported rate and burst ×0.5, ×1, ×2 and ×4 (one pass), each setting's config to paste back, and the setting the answer rule recommends under --objectives")
+	objectives := fs.String("objectives", "", "the what-if sweep's objectives, ';' or newline between them, over "+strings.Join(shadow.ObjectiveMetrics(), ", ")+" (default: reject_pct <= 1)")
 	out := fs.String("out", "", "the output `DIR`")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: lab shadow --log access.log.gz [--log-format '...'] --config nginx.conf --out DIR")
@@ -77,6 +80,13 @@ func cmdShadow(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	def := *logFormat
+	if file, ok := strings.CutPrefix(def, "@"); ok {
+		text, err := os.ReadFile(file)
+		if err != nil {
+			return usagef("--log-format: %v", err)
+		}
+		def = string(text)
+	}
 	if def == "" && *format == "nginx" {
 		def = "combined"
 	}
@@ -94,7 +104,11 @@ func cmdShadow(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return usagef("--config %s: %v", *configPath, err)
 	}
-	logOpt := accesslog.Options{Format: f, Route: *route, WindowMS: *windowMS}
+	loc, err := time.LoadLocation(*logTZ)
+	if err != nil {
+		return usagef("--log-tz: %v", err)
+	}
+	logOpt := accesslog.Options{Format: f, Route: *route, WindowMS: *windowMS, Location: loc}
 	if *status != "" {
 		if logOpt.Status, err = accesslog.ParseStatusFilter(*status); err != nil {
 			return usagef("--status: %v", err)
@@ -119,7 +133,12 @@ func cmdShadow(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	defer rc.Close()
 
-	opt := shadow.Options{Import: im, ReportKey: *key, Log: logOpt, MaxBadPct: *maxBad, WhatIf: *whatIf}
+	objs, errs := experiments.ParseObjectives(strings.ReplaceAll(*objectives, ";", "\n"))
+	errs = append(errs, shadow.ValidateObjectives(objs)...)
+	if len(errs) > 0 {
+		return usagef("--objectives: %v", errs.Err())
+	}
+	opt := shadow.Options{Import: im, ReportKey: *key, Log: logOpt, MaxBadPct: *maxBad, WhatIf: *whatIf, Objectives: objs}
 	if *maxBad == 0 {
 		opt.MaxBadPct = math.SmallestNonzeroFloat64 // 0 means none may be bad
 	}

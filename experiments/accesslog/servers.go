@@ -22,12 +22,14 @@ const EnvoyDefault = `[%START_TIME%] "%REQ(:METHOD)% %REQ(X-ENVOY-ORIGINAL-PATH?
 const ALB = `$alb_type $alb_time $alb_elb $client_port $target_port $request_processing_time $upstream_response_time $response_processing_time $status $target_status $bytes_received $bytes_sent "$request" "$http_user_agent" $ssl_cipher $ssl_protocol $target_group_arn "$trace_id" "$host" "$chosen_cert_arn" $matched_rule_priority $start_time $alb_rest`
 
 // Servers names the log formats ServerFormat reads.
-func Servers() []string { return []string{"nginx", "envoy", "alb"} }
+func Servers() []string { return []string{"nginx", "envoy", "alb", "haproxy", "vegeta", "k6"} }
 
 // ServerFormat compiles a server's log format: nginx's log_format (see
 // ParseFormat); Envoy's format string or JSON format ("" is Envoy's
 // default; its command operators become variables, see EnvoyVariables);
-// ALB's fixed entry ("" only).
+// ALB's fixed entry ("" only); HAProxy's log-format or config lines ("" is
+// option httplog, see readHAProxyDef); vegeta's encoding, "csv" (or "")
+// or "json"; k6's JSON output (def: further tags to read, see k6Format).
 func ServerFormat(server, def string) (*Format, error) {
 	switch server {
 	case "nginx":
@@ -46,6 +48,12 @@ func ServerFormat(server, def string) (*Format, error) {
 			return nil, fmt.Errorf("alb: the entry's fields are fixed: give no log format")
 		}
 		return ParseFormat(ALB)
+	case "haproxy":
+		return haproxyFormat(def)
+	case "vegeta":
+		return vegetaFormat(def)
+	case "k6":
+		return k6Format(def)
 	}
 	return nil, fmt.Errorf("log format: server %q: the lab reads %s", server, strings.Join(Servers(), ", "))
 }
