@@ -22,7 +22,7 @@ import (
 //     by side in one echarts instance: their dashes already tell the
 //     measures apart (solid rejected, dashed late), so a limiter cannot
 //     take a dash of its own;
-//   - the client charts over time (clientStyles) draw one measure, so the
+//   - the client charts over time (keyPoints) draw one measure, so the
 //     other parameter (the retry policy) takes the dash, named in a
 //     small dash key.
 //
@@ -128,7 +128,7 @@ func (o *Option) placeKeys(keys []VisualMap) int {
 // two legend rows a chart has room for.
 func (o *Option) footKeys(keys []VisualMap) {
 	used := o.placeKeys(keys)
-	const axisPx, roomPx = 50, 45 // the x axis' labels and name; newLine's room under them
+	const roomPx = 45 // newLine's room under the x axis' labels and name
 	if used <= roomPx {
 		return
 	}
