@@ -129,6 +129,11 @@ func (r *Runner) replayFiles(j *job, stored *storage.Run, prog *progressWriter) 
 	if len(errs) > 0 {
 		return nil, nil, errs.Err()
 	}
+	if sp.LogTZ != "" {
+		if opt.Log.Location, err = time.LoadLocation(sp.LogTZ); err != nil {
+			return nil, nil, fmt.Errorf("log_tz: %w", err)
+		}
+	}
 	if r.opt.Logs == nil {
 		return nil, nil, errors.New("this lab has no logs (lab serve)")
 	}

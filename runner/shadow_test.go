@@ -32,7 +32,7 @@ func (m *memLogs) Open(name string) (*LogFile, error) {
 	var rd io.Reader
 	size := int64(len(m.text[name]))
 	if name == "endless" {
-		rd, size = &endless{reached: m.reached}, 1<<40
+		rd, size = &endless{reached: m.reached}, 2<<20 // the first 2 MiB: its progress
 	} else {
 		rd = strings.NewReader(m.text[name])
 	}
@@ -147,6 +147,18 @@ func TestShadowCancelKeepsWhatWasRead(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("the log was not read")
 	}
+	// Progress while reading: the share of the log's bytes read.
+	for deadline := time.After(30 * time.Second); ; {
+		var ev Event
+		select {
+		case ev = <-events:
+		case <-deadline:
+			t.Fatal("no progress while reading")
+		}
+		if ev.Status == storage.StatusRunning && ev.Done > 0 && ev.Total == ShadowTotal {
+			break
+		}
+	}
 	r.Cancel(run.ID)
 	final, _ := waitFinal(t, events, time.Minute)
 	if final.Status != storage.StatusPartial || !strings.HasPrefix(final.Error, "cancelled by request after ") {
@@ -159,4 +171,21 @@ func TestShadowCancelKeepsWhatWasRead(t *testing.T) {
 	if v, err := shadow.DecodeView(f.Data); err != nil || !v.Stopped || v.Requests < 10000 {
 		t.Errorf("%v %+v", err, v)
 	}
+}
+
+// A queued replay a stopped lab left comes back queued and runs.
+func TestQueuedReplayComesBack(t *testing.T) {
+	st := newStore(t)
+	logs := &memLogs{text: map[string]string{"a.log": "10.0.0.1 1796148840.000 0.000 200 -\n"}}
+	first := New(st, Options{Workers: 1, Queue: 4, Logger: testLogger(t), Logs: logs}) // never started
+	run, err := first.SubmitShadow(t.Context(), shadowSpec("a.log"), "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := newRunner(t, st, Options{Logs: logs})
+	if n, err := second.Requeue(t.Context()); err != nil || n != 1 {
+		t.Fatalf("Requeue: %d, %v", n, err)
+	}
+	second.Start()
+	waitStored(t, st, run.ID, func(r *storage.Run) bool { return r.Status == storage.StatusDone })
 }

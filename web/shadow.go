@@ -15,6 +15,7 @@ import (
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/accesslog"
 	"github.com/ratelab/ratelab/experiments/deploy"
+	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/shadow"
 	"github.com/ratelab/ratelab/runner"
 	"github.com/ratelab/ratelab/storage"
@@ -54,7 +55,7 @@ type ShadowForm struct {
 
 // shadowKeys are the form's inputs besides the files, in the document's
 // order.
-var shadowKeys = []string{"name", "log", "format", "log_format", "config", "config_format", "location", "key",
+var shadowKeys = []string{"name", "log", "format", "log_format", "log_tz", "config", "config_format", "location", "key",
 	"route", "status", "from", "to", "reorder_window_ms", "max_bad_pct", "objectives"}
 
 // Val is an input's value.
@@ -83,8 +84,30 @@ func (s *Server) newShadowForm() *ShadowForm {
 }
 
 // shadowPage is the "Replay a log" form.
+// ?from=ID fills it from a stored shadow run.
 func (s *Server) shadowPage(w http.ResponseWriter, r *http.Request) {
-	s.render(w, r, http.StatusOK, ShadowFormPage(s.newShadowForm()))
+	f := s.newShadowForm()
+	status := http.StatusOK
+	if id := r.URL.Query().Get("from"); id != "" {
+		run, err := s.getRun(r, id)
+		var sp *shadow.Spec
+		if err == nil && run.Kind == storage.KindShadow {
+			sp, err = shadow.DecodeSpec(run.Config)
+		}
+		switch {
+		case err != nil || sp == nil:
+			status, f.Notice = http.StatusNotFound, fmt.Sprintf("no log replay %q to start from", format.Clip(id, 40))
+		default:
+			f.Values = map[string]string{"name": run.Name, "log": sp.Log, "format": sp.Format, "log_format": sp.LogFormat, "log_tz": sp.LogTZ, "config": sp.Config,
+				"config_format": sp.ConfigFormat, "location": sp.Location, "key": sp.Key, "route": sp.Route, "status": sp.Status,
+				"from": sp.From, "to": sp.To, "reorder_window_ms": format.Num(sp.ReorderWindowMS), "max_bad_pct": format.Num(sp.MaxBadPct),
+				"objectives": experiments.FormatObjectives(sp.Objectives)}
+			if strings.HasPrefix(sp.Log, "upload/") {
+				f.Upload, f.UploadName, f.Values["log"] = sp.Log, path.Base(sp.Log), ""
+			}
+		}
+	}
+	s.render(w, r, status, ShadowFormPage(f))
 }
 
 // createShadow takes the form: the log streamed to a file (an upload,
@@ -182,7 +205,7 @@ func (s *Server) createShadow(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, http.StatusUnprocessableEntity, ShadowFormPage(f))
 		return
 	}
-	name := f.Val("name")
+	name := strings.TrimSpace(f.Val("name"))
 	if name == "" {
 		name = "replay of " + path.Base(strings.TrimPrefix(sp.Log, "upload/"))
 		if f.UploadName != "" && sp.Log == f.Upload {
@@ -236,9 +259,10 @@ func (s *Server) receiveUpload(logs runner.Logs, part *multipart.Part, abort *fu
 // shadowSpec checks the form's values as a replay's document, each error
 // at its input, and the log's first lines for bad lines.
 func (s *Server) shadowSpec(f *ShadowForm, logs runner.Logs) *shadow.Spec {
-	sp := &shadow.Spec{Log: f.Val("log"), Format: f.Val("format"), LogFormat: f.Val("log_format"), Config: f.Val("config"),
+	sp := &shadow.Spec{Log: f.Val("log"), Format: f.Val("format"), LogFormat: f.Val("log_format"), LogTZ: strings.TrimSpace(f.Val("log_tz")), Config: f.Val("config"),
 		ConfigFormat: f.Val("config_format"), Location: strings.TrimSpace(f.Val("location")), Key: strings.TrimSpace(f.Val("key")),
-		Route: strings.TrimSpace(f.Val("route")), Status: strings.TrimSpace(f.Val("status")), From: strings.TrimSpace(f.Val("from")), To: strings.TrimSpace(f.Val("to"))}
+		Route: strings.TrimSpace(f.Val("route")), Status: strings.TrimSpace(f.Val("status")), From: strings.TrimSpace(f.Val("from")), To: strings.TrimSpace(f.Val("to")),
+		MaxBadPct: shadow.DefaultMaxBadPct}
 	if f.Upload != "" && sp.Log == "" {
 		sp.Log = f.Upload
 	}
@@ -258,6 +282,9 @@ func (s *Server) shadowSpec(f *ShadowForm, logs runner.Logs) *shadow.Spec {
 			*n.to = x
 		}
 	}
+	if msg := field.Line(strings.TrimSpace(f.Val("name")), 200); msg != "" {
+		f.add("name", "%s", msg)
+	}
 	objs, errs := experiments.ParseObjectives(f.Val("objectives"))
 	for _, e := range errs {
 		f.add("objectives", "%s: %s", e.Path, e.Msg)
@@ -268,6 +295,13 @@ func (s *Server) shadowSpec(f *ShadowForm, logs runner.Logs) *shadow.Spec {
 	}
 	sp.Normalize()
 	opt, perrs := sp.Prepare()
+	if sp.LogTZ != "" {
+		loc, err := time.LoadLocation(sp.LogTZ)
+		if err != nil {
+			f.add("log_tz", "%q is not a time zone (an IANA name such as Europe/Paris)", sp.LogTZ)
+		}
+		opt.Log.Location = loc
+	}
 	for _, e := range perrs {
 		key := e.Path
 		if strings.HasPrefix(key, "objectives") {

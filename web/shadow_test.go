@@ -161,14 +161,14 @@ func TestShadowFormRefusesBadFields(t *testing.T) {
 	}
 	fields := [][2]string{{"config", "limit_req_zone $binary_remote_addr zone=z:1m rate=1r/s;\nlimit_req zone=z;\nlimit_req_dry_run on;\n"},
 		{"format", "syslog"}, {"status", "6xx"}, {"from", "yesterday"}, {"route", "/api/"}, {"max_bad_pct", "abc"},
-		{"objectives", "sojourn_p99_ms <= 10"}, {"reorder_window_ms", "-5"}}
+		{"objectives", "sojourn_p99_ms <= 10"}, {"reorder_window_ms", "-5"}, {"log_tz", "Mars/Olympus"}, {"name", "two\nlines"}}
 	w := l.do(shadowPost(t, fields, []byte(shadowLogText(0))))
 	body := w.Body.String()
 	if w.Code != http.StatusUnprocessableEntity {
 		t.Fatalf("%d %s", w.Code, body)
 	}
 	for key, want := range map[string]string{"config": "limit_req_dry_run", "format": `&#34;syslog&#34;: one of nginx`, "status": "6xx",
-		"from": "not a time", "max_bad_pct": "not a number", "objectives": "objectives[0].metric", "reorder_window_ms": "positive"} {
+		"from": "not a time", "max_bad_pct": "not a number", "objectives": "objectives[0].metric", "reorder_window_ms": "positive", "log_tz": "not a time zone", "name": "one line"} {
 		block := shadowBlock(t, body, "shadow-"+key)
 		if !strings.Contains(block, "field-error") || !strings.Contains(block, want) {
 			t.Errorf("%s: no error %q at its input:\n%s", key, want, block)
@@ -255,6 +255,14 @@ func TestShadowRunPage(t *testing.T) {
 	if w := l.get("/runs/" + id + "/files/shadow.csv"); w.Code != http.StatusOK || !strings.HasPrefix(w.Body.String(), "key,requests,limited") {
 		t.Errorf("shadow.csv: %d %.200s", w.Code, w.Body.String())
 	}
+	// "Edit as new replay" fills the form from the run (also / ?from=ID).
+	if w := l.get("/?from=" + id); w.Code != http.StatusSeeOther || w.Header().Get("Location") != "/shadow?from="+id {
+		t.Errorf("/?from=: %d %s", w.Code, w.Header().Get("Location"))
+	}
+	if body := l.get("/shadow?from=" + id).Body.String(); !strings.Contains(body, `value="yesterday"`) || !strings.Contains(body, `<option value="day.log" selected>`) ||
+		!strings.Contains(body, "zone=perip burst=2 nodelay") {
+		t.Errorf("the form from the run:\n%s", body)
+	}
 	// A re-run replays the stored document: the same bytes, manifest.json
 	// included, which the re-run's page checks file by file.
 	w = l.postForm("/runs/"+id+"/rerun", nil)
@@ -267,6 +275,13 @@ func TestShadowRunPage(t *testing.T) {
 	}
 	if body := l.get("/runs/" + again).Body.String(); !strings.Contains(body, "rerun-check ok") || strings.Contains(body, "mismatch") {
 		t.Errorf("the re-run's check:\n%s", body)
+	}
+	// The sweep's pages answer a replay without a 5xx.
+	for _, p := range []string{"/runs", "/api/runs/" + id, "/api/runs", "/compare?runs=" + id + "," + again, "/runs/" + id + "/export",
+		"/calculus/edit/" + id, "/api/runs/" + id + "/export", "/runs/" + id + "/files.zip", "/runs/" + id + "/events"} {
+		if w := l.get(p); w.Code >= 500 {
+			t.Errorf("%s: %d %.300s", p, w.Code, w.Body.String())
+		}
 	}
 	a, _ := l.store.File(t.Context(), id, "manifest.json")
 	b, _ := l.store.File(t.Context(), again, "manifest.json")

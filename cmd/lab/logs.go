@@ -93,7 +93,7 @@ func (d *dirLogs) Create(base string) (string, io.WriteCloser, func(), error) {
 		return "", nil, nil, err
 	}
 	clean := strings.Map(func(r rune) rune {
-		if r < 128 && workload.ValidTraceName(string(r)) {
+		if r == '.' || r < 128 && workload.ValidTraceName(string(r)) {
 			return r
 		}
 		return '_'

@@ -28,6 +28,10 @@ type Spec struct {
 	// log_format's name in Config or "combined" ("" = combined).
 	Format    string `json:"format"`
 	LogFormat string `json:"log_format"`
+	// LogTZ is the time zone of times logged without one (HAProxy's
+	// dates), an IANA name ("" = UTC); the caller loads it
+	// (accesslog.Options.Location): the engine reads no zone database.
+	LogTZ string `json:"log_tz"`
 	// Config is the limiter's config text; ConfigFormat its format
 	// (deploy.ImportFormats; "" = told by its text, DetectConfigFormat);
 	// Location picks nginx's location or Traefik's middleware.
@@ -43,7 +47,8 @@ type Spec struct {
 	From   string `json:"from"`
 	To     string `json:"to"`
 	// ReorderWindowMS and MaxBadPct are the reader's window and the share
-	// of bad lines that fails the replay.
+	// of bad lines that fails the replay (0: none may be bad; the form and
+	// the CLI give DefaultMaxBadPct when left out).
 	ReorderWindowMS float64 `json:"reorder_window_ms"`
 	MaxBadPct       float64 `json:"max_bad_pct"`
 	// Objectives are the what-if sweep's (ObjectiveMetrics).
@@ -65,11 +70,6 @@ func (sp *Spec) JSON() []byte {
 	return b
 }
 
-// IsDocument reports whether a stored document is a replay's (Spec.JSON).
-func IsDocument(b []byte) bool {
-	return bytes.HasPrefix(bytes.TrimLeft(b, " \t\r\n"), []byte(`{`)) && bytes.Contains(b[:min(len(b), 32)], []byte(`"shadow"`))
-}
-
 // DecodeSpec reads a replay's document strictly (unknown fields are
 // errors) and fills its defaults.
 func DecodeSpec(b []byte) (*Spec, error) {
@@ -84,7 +84,7 @@ func DecodeSpec(b []byte) (*Spec, error) {
 }
 
 // Normalize fills the defaults: nginx, combined, the reorder window, the
-// bad-line share, the objectives.
+// objectives.
 func (sp *Spec) Normalize() {
 	if sp.Format == "" {
 		sp.Format = "nginx"
@@ -94,9 +94,6 @@ func (sp *Spec) Normalize() {
 	}
 	if sp.ReorderWindowMS == 0 {
 		sp.ReorderWindowMS = accesslog.DefaultWindowMS
-	}
-	if sp.MaxBadPct == 0 {
-		sp.MaxBadPct = DefaultMaxBadPct
 	}
 	if len(sp.Objectives) == 0 {
 		sp.Objectives = DefaultObjectives()
