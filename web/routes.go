@@ -57,9 +57,14 @@ func (s *Server) routes() http.Handler {
 	r.Post("/runs/{id}/rerun", s.throttled(s.rerunRun))                 // run the stored config again
 	r.Get("/runs/{id}/delete", s.deleteConfirm)                         // asks before deleting (delete.go)
 	r.Post("/runs/{id}/delete", s.deleteRun)                            // deletes a finished run, confirmed
+	r.Get("/runs/delete", s.deleteRunsConfirm)                          // asks before deleting the ticked runs (runs_list.go)
+	r.Post("/runs/delete", s.deleteRuns)                                // deletes them, confirmed, in one transaction
+	r.Get("/runs/{id}/labels", s.labelsPage)                            // a run's tags and note (runs_list.go)
+	r.Post("/runs/{id}/labels", s.saveLabels)                           // stores them
 	r.Post("/api/runs", s.throttled(s.apiCreateRun))                    // JSON API: submit a config document
 	r.Get("/api/runs", s.apiListRuns)                                   // JSON API: the run list, its filters (api.go)
 	r.Get("/api/runs/{id}", s.apiGetRun)                                // JSON API: status, progress, manifest
+	r.Patch("/api/runs/{id}", s.apiPatchRun)                            // JSON API: a run's tags and note
 	r.Get("/api/types", s.apiTypes)                                     // JSON API: the limiter and workload part types
 	r.Post("/api/form/count", s.formCount)                              // the form's live count (formcount.go)
 	r.Get("/diff", s.limited(s.heavy, s.diffPage))                      // two points decision by decision (diff.go)

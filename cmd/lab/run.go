@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/accesslog"
 	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/presets"
@@ -39,6 +40,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	spill := fs.Bool("spill", true, "with a trace file: parse it once into a binary spill in $TMPDIR (removed after) that later passes read; false parses the text on every pass")
 	sortTrace := fs.Bool("sort", false, "with --trace: sort the trace by time first (ties in file order), in bounded memory through temp files")
 	traceLog := fs.String("trace-log-format", "", "with --trace: the FILE is an nginx access log of this log_format (\"combined\", the definition or the directive; see lab shadow), read as the trace: starts from the first request's, clients by --trace-key, the upstream time as service_ms")
+	traceServer := fs.String("trace-log-server", "nginx", "with --trace: the FILE is a log of this server ("+strings.Join(accesslog.Servers(), ", ")+"; see lab shadow's --format), read as the trace; --trace-log-format is its format (default: the server's default)")
 	traceKey := fs.String("trace-key", "$remote_addr", "with --trace-log-format: the client key `EXPR` over the log's variables")
 	traceBad := fs.Float64("trace-max-bad-pct", 1, "with --trace-log-format: fail when more than this percent of the log's lines are bad")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `FILE` (go tool pprof)")
@@ -114,16 +116,16 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		var cleanup func()
 		traces, cleanup = traceFileOpener(ctx, *tracePath, *sortTrace, os.TempDir())
 		defer cleanup()
-		if *traceLog != "" {
+		if *traceLog != "" || *traceServer != "nginx" {
 			if *sortTrace {
 				return usagef("--sort with --trace-log-format: the log is put in start order as it is read (lab shadow's reorder window)")
 			}
-			if traces, err = accessLogOpener(*tracePath, *traceLog, *traceKey, *traceBad); err != nil {
+			if traces, err = accessLogOpener(*tracePath, *traceServer, *traceLog, *traceKey, *traceBad); err != nil {
 				return usageError{err}
 			}
 		}
-	} else if *traceLog != "" {
-		return usagef("--trace-log-format reads the --trace FILE: give one")
+	} else if *traceLog != "" || *traceServer != "nginx" {
+		return usagef("--trace-log-format and --trace-log-server read the --trace FILE: give one")
 	}
 	var spiller *fileSpill
 	if traces != nil && *spill {

@@ -28,7 +28,7 @@ func cmdShadow(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.SetOutput(stderr)
 	logPath := fs.String("log", "", "the access log `FILE` (plain or gzip)")
 	format := fs.String("format", "nginx", "the log's server: "+strings.Join(accesslog.Servers(), ", "))
-	logFormat := fs.String("log-format", "", "@FILE reads it from FILE; nginx: its log_format (default combined): a log_format's name in --config, the definition ('$remote_addr ... $msec $request_time'), the directive, or a JSON (escape=json) definition; envoy: its format string or JSON format (default: Envoy's default format); alb: none; haproxy: its log-format string, or its config (option httplog, log-format, capture request header ...: a frontend pasted as it is; default: option httplog); vegeta: csv (default) or json, as vegeta encode --to wrote it; k6 (k6 run --out json=FILE): the script's own tags to read as $tag_NAME, e.g. 'tenant client_id'")
+	logFormat := fs.String("log-format", "", "the log's format (@FILE reads it from FILE); "+logFormatHelp())
 	logTZ := fs.String("log-tz", "UTC", "the time `ZONE` of times logged without one (HAProxy's dates), e.g. Europe/Paris")
 	configPath := fs.String("config", "", "the limiter's config `FILE` (nginx.conf with limit_req_zone and limit_req, Traefik's dynamic configuration YAML with a rateLimit middleware, or Envoy's config with the local_ratelimit HTTP filter)")
 	configFormat := fs.String("config-format", "", "the config's format: "+strings.Join(deploy.ImportFormats(), ", ")+" (default: for a .yaml or .yml file envoy when it has the local_ratelimit filter, else traefik; else nginx)")
@@ -234,12 +234,32 @@ func stagesText(im *deploy.Imported) string {
 	return strings.Join(parts, "; ")
 }
 
+// logFormatHelp is --log-format's help: each server's definition.
+func logFormatHelp() string {
+	var parts []string
+	for _, server := range accesslog.Servers() {
+		parts = append(parts, server+": "+accesslog.LogFormatHelp(server))
+	}
+	return strings.Join(parts, "; ")
+}
+
 // accessLogOpener opens the access log at path as a trace
-// (accesslog.Trace): lab run --trace FILE --trace-log-format FMT.
-func accessLogOpener(path, logFormat, key string, maxBadPct float64) (workload.TraceOpener, error) {
-	f, err := accesslog.ParseFormat(logFormat)
+// (accesslog.Trace): lab run --trace FILE --trace-log-format FMT
+// [--trace-log-server SERVER] (times without a zone read as UTC).
+func accessLogOpener(path, server, logFormat, key string, maxBadPct float64) (workload.TraceOpener, error) {
+	if file, ok := strings.CutPrefix(logFormat, "@"); ok {
+		text, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("--trace-log-format: %w", err)
+		}
+		logFormat = string(text)
+	}
+	if server == "nginx" && logFormat == "" {
+		logFormat = "combined"
+	}
+	f, err := accesslog.ServerFormat(server, logFormat)
 	if err != nil {
-		return nil, fmt.Errorf("--trace-log-format: %w", err)
+		return nil, fmt.Errorf("--trace-log-server %s --trace-log-format: %w", server, err)
 	}
 	if _, err := f.CompileKey(key); err != nil {
 		return nil, fmt.Errorf("--trace-key: %w", err)

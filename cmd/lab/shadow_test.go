@@ -113,10 +113,22 @@ func TestRunAccessLogTrace(t *testing.T) {
 	cfg := writeTemp(t, dir, "sweep.json", fmt.Appendf(nil, traceSweep, `{"type":"constant","rate_rps":1}`))
 	mustRun(t, "run", "-q", "--config", cfg, "--trace", csvPath, "--out", filepath.Join(dir, "csv"))
 	mustRun(t, "run", "-q", "--config", cfg, "--trace", logPath, "--trace-log-format", "$remote_addr $msec $request_time $upstream_response_time", "--out", filepath.Join(dir, "log"))
-	want, got := readDir(t, filepath.Join(dir, "csv")), readDir(t, filepath.Join(dir, "log"))
-	for _, name := range []string{"results.csv", "series.csv", "clients.csv"} {
-		if len(want[name]) == 0 || !bytes.Equal(want[name], got[name]) {
-			t.Errorf("%s: the access log's run differs from the trace file's", name)
+	// the same requests as HAProxy's log (option httplog, %Tr the service time)
+	var hx strings.Builder
+	t0 := time.Date(2026, 12, 1, 18, 14, 0, 0, time.UTC)
+	for i := range 400 {
+		at := t0.Add(time.Duration(i*7+i%3) * time.Millisecond)
+		fmt.Fprintf(&hx, "10.0.0.%d:4000 [%s] web app/s1 0/0/0/%d/%d 200 2 - - ---- 1/1/0/0/0 0/0 \"GET / HTTP/1.1\"\n", i%5, at.Format("02/Jan/2006:15:04:05.000"), 1+i%4, 1+i%4)
+	}
+	hxPath := writeTemp(t, dir, "haproxy.log", []byte(hx.String()))
+	mustRun(t, "run", "-q", "--config", cfg, "--trace", hxPath, "--trace-log-server", "haproxy", "--out", filepath.Join(dir, "haproxy"))
+	want := readDir(t, filepath.Join(dir, "csv"))
+	for _, run := range []string{"log", "haproxy"} {
+		got := readDir(t, filepath.Join(dir, run))
+		for _, name := range []string{"results.csv", "series.csv", "clients.csv"} {
+			if len(want[name]) == 0 || !bytes.Equal(want[name], got[name]) {
+				t.Errorf("%s: the %s log's run differs from the trace file's", name, run)
+			}
 		}
 	}
 }

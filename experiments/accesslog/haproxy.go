@@ -126,7 +126,18 @@ var haproxyVariables = map[string]string{
 // no separator.
 func HAProxyVariables(c *haproxyConfig) (string, error) {
 	lf := c.logFormat
-	hasTR := strings.Contains(lf, "%tr")
+	hasTR := false // %tr itself, not %trg or %trl
+	for rest := lf; ; {
+		i := strings.Index(rest, "%tr")
+		if i < 0 {
+			break
+		}
+		rest = rest[i+3:]
+		if rest == "" || !isLetter(rest[0]) {
+			hasTR = true
+			break
+		}
+	}
 	var out strings.Builder
 	lastSpace := true // HAProxy writes no separator before the first item
 	sep := false
@@ -152,6 +163,11 @@ func HAProxyVariables(c *haproxyConfig) (string, error) {
 			i += 2
 		case ch == '$':
 			return "", fmt.Errorf("haproxy log-format: a literal $ at byte %d: the lab cannot read it", i)
+		case strings.HasPrefix(lf[i:], "%ci:%cp") && (i+7 == len(lf) || !isLetter(lf[i+7])):
+			// an IPv6 address has colons too: the pair is one field, the
+			// address before its last colon ($remote_addr derived, as ALB's)
+			emit("${client_port}")
+			i += 7
 		case ch == '%' && i+1 < len(lf) && lf[i+1] == '%':
 			emit("%")
 			i += 2
@@ -182,7 +198,7 @@ func HAProxyVariables(c *haproxyConfig) (string, error) {
 				j += k + 1
 			} else {
 				k := j
-				for k < len(lf) && (lf[k] >= 'a' && lf[k] <= 'z' || lf[k] >= 'A' && lf[k] <= 'Z') {
+				for k < len(lf) && isLetter(lf[k]) {
 					k++
 				}
 				name = lf[j:k]
@@ -305,3 +321,5 @@ func stripSyslog(line []byte) []byte {
 	}
 	return s
 }
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }

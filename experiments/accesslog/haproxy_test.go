@@ -27,7 +27,7 @@ func TestHAProxyHTTPLog(t *testing.T) {
 		{"raw", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			log := tc.prefix + msg + "\n" + tc.prefix + `10.0.1.3:33318 [06/Feb/2009:12:14:15.001] http-in static/<NOSRV> 5/-1/-1/-1/5 503 212 - - SC-- 1/1/0/0/0 0/0 {} {} "POST /api/x?k=1 HTTP/1.1"` + "\n"
+			log := tc.prefix + msg + "\n" + tc.prefix + `2001:db8::7:33318 [06/Feb/2009:12:14:15.001] http-in static/<NOSRV> 5/-1/-1/-1/5 503 212 - - SC-- 1/1/0/0/0 0/0 {} {} "POST /api/x?k=1 HTTP/1.1"` + "\n"
 			reqs, st, rd := serverRead(t, "haproxy", def, log, "$remote_addr", "$http_host", "$request_method $uri")
 			if len(reqs) != 2 || st.Bad != 0 || st.Approximate {
 				t.Fatalf("%+v %+v", reqs, st)
@@ -42,7 +42,7 @@ func TestHAProxyHTTPLog(t *testing.T) {
 				}
 			}
 			r = reqs[1]
-			if r.StartMS != 1233922455001 || r.Status != 503 || !math.IsNaN(r.ServiceMS) || r.Keys[1] != -1 || rd.Key(2).Name(r.Keys[2]) != "POST /api/x" {
+			if r.StartMS != 1233922455001 || r.Status != 503 || !math.IsNaN(r.ServiceMS) || rd.Key(0).Name(r.Keys[0]) != "2001:db8::7" || r.Keys[1] != -1 || rd.Key(2).Name(r.Keys[2]) != "POST /api/x" {
 				t.Errorf("%+v", r)
 			}
 		})
@@ -78,9 +78,11 @@ func TestHAProxyLocation(t *testing.T) {
 func TestHAProxyVariables(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ def, want string }{
-		{"", `${remote_addr}:${haproxy_cp} [${start_local_ms}] ${haproxy_ft} ${haproxy_b}/${haproxy_s} ${haproxy_TR}/${haproxy_Tw}/${haproxy_Tc}/${upstream_service_time_ms}/${haproxy_Ta} ${status} ${haproxy_B} ${haproxy_CC} ${haproxy_CS} ${haproxy_tsc} ${haproxy_ac}/${haproxy_fc}/${haproxy_bc}/${haproxy_sc}/${haproxy_rc} ${haproxy_sq}/${haproxy_bq} "${request}"`},
+		{"", `${client_port} [${start_local_ms}] ${haproxy_ft} ${haproxy_b}/${haproxy_s} ${haproxy_TR}/${haproxy_Tw}/${haproxy_Tc}/${upstream_service_time_ms}/${haproxy_Ta} ${status} ${haproxy_B} ${haproxy_CC} ${haproxy_CS} ${haproxy_tsc} ${haproxy_ac}/${haproxy_fc}/${haproxy_bc}/${haproxy_sc}/${haproxy_rc} ${haproxy_sq}/${haproxy_bq} "${request}"`},
 		{`log-format "%ci [%t]   %ST %{+Q}hr\ %[src,ipmask(24)] 100%%"`, `${remote_addr} [${start_local_ms}] ${status} ${haproxy_fetch_src_ipmask_24_} 100%`},
 		{"capture request header X-Api-Key len 32\nlog-format '%t %hr %hs %ST'", `${start_local_ms} {${http_x_api_key}} ${status}`},
+		{"%trg %t %ST", `${time_local} ${start_local_ms} ${status}`},
+		{"%trg %t %tr", `${time_local} ${haproxy_t} ${start_local_ms}`},
 	} {
 		f, err := accesslog.ServerFormat("haproxy", tc.def)
 		if err != nil {

@@ -48,8 +48,10 @@ func replicaNotes(spec *limiter.Spec, p limiter.Params) []string {
 			out = append(out, fmt.Sprintf("While the store is down (outage_start_ms %s to outage_end_ms %s) the instances %s: no setting of the limit changes what passes then; only the failure mode does (Envoy's failure_mode_deny, redis_rate's caller on an error).",
 				num(p.Get(limiter.ParamOutageStart)), num(p.Get(limiter.ParamOutageEnd)), map[bool]string{true: "admit everything (store_down fail-open)", false: "refuse everything (store_down fail-closed)"}[spec.Option(limiter.OptionStoreDown) == limiter.StoreDownFailOpen]))
 		}
+	case limiter.SharingLease:
+		out = append(out, leaseNotes(spec, p, n)...)
 	}
-	if balancer == limiter.BalancerHash && spec.Option(limiter.OptionSharing) != limiter.SharingCentral {
+	if balancer == limiter.BalancerHash && spec.Option(limiter.OptionSharing) != limiter.SharingCentral && spec.Option(limiter.OptionSharing) != limiter.SharingLease {
 		out = append(out, "Under hash balancing a heavy client's requests all reach one instance, which refuses at its own limit while the others idle: no per-instance setting fixes that; only a shared (central) limit does.")
 	}
 	if balancer == limiter.BalancerRandom {
