@@ -284,6 +284,7 @@ func builtinKinds() []*Kind {
 		netflixGradient2Kind(),
 		envoyAdaptiveKind(),
 		failsafeAdaptiveKind(),
+		gubernatorKind(),
 		chainKind(),
 		noneKind(),
 	}
