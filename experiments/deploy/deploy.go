@@ -109,6 +109,7 @@ func Formats() []*Format {
 		guavaFormat(),
 		resilience4jFormat(),
 		traefikFormat(),
+		gubernatorFormat(),
 	}
 }
 
