@@ -28,6 +28,7 @@ import (
 	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/output"
+	"github.com/ratelab/ratelab/experiments/shadow"
 	"github.com/ratelab/ratelab/experiments/sweep"
 	"github.com/ratelab/ratelab/experiments/workload"
 	"github.com/ratelab/ratelab/storage"
@@ -66,6 +67,9 @@ type Options struct {
 	// spill (sweep.Options.Spill: each trace parsed once) and the func
 	// that removes it when the run ends.
 	NewSpill func() (spill workload.Spill, remove func())
+	// Logs are the logs shadow replays read and where uploads go (nil:
+	// none; SubmitShadow refuses every replay).
+	Logs Logs
 }
 
 // TraceError is Submit's refusal of a config whose trace part names a file
@@ -241,6 +245,13 @@ func (r *Runner) Submit(ctx context.Context, cfg *experiments.Config, name, reru
 	for i := range cfg.Limiters {
 		run.Limiters = append(run.Limiters, cfg.Limiters[i].Label())
 	}
+	return r.queue(ctx, run)
+}
+
+// queue stores a new run as queued and puts it in the queue (Submit,
+// SubmitShadow).
+func (r *Runner) queue(ctx context.Context, run *storage.Run) (*storage.Run, error) {
+	name := run.Name
 	// Hold a place in the queue while the run is stored, so a run is
 	// stored only when it has a place.
 	r.mu.Lock()
@@ -426,7 +437,12 @@ func (r *Runner) Requeue(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for _, run := range runs {
-		cfg, err := document.DecodeConfig(run.Config)
+		var err error
+		if run.Kind == storage.KindShadow {
+			_, err = shadow.DecodeSpec(run.Config)
+		} else {
+			_, err = document.DecodeConfig(run.Config)
+		}
 		if err != nil {
 			msg := "its stored config no longer decodes with this engine: " + err.Error()
 			if ferr := r.st.Finish(ctx, run.ID, storage.StatusFailed, msg); ferr != nil {
@@ -435,7 +451,6 @@ func (r *Runner) Requeue(ctx context.Context) (int, error) {
 			continue
 		}
 		jctx, cancel := context.WithCancelCause(context.Background())
-		_ = cfg // checked here, read again when it runs
 		j := &job{id: run.ID, ctx: jctx, cancel: cancel, status: storage.StatusQueued, total: run.PointsTotal}
 		r.mu.Lock()
 		if r.closed {
@@ -536,6 +551,15 @@ func (r *Runner) run(j *job) {
 		r.log.Error("run start", "run", j.id, "err", err)
 	}
 	stored, err := r.st.Get(bg, j.id)
+	if err == nil && stored.Kind == storage.KindShadow {
+		r.mu.Lock()
+		j.total = ShadowTotal
+		r.publish(Event{ID: j.id, Status: storage.StatusRunning, Done: j.done, Total: j.total})
+		r.mu.Unlock()
+		r.log.Info("replay started", "run", j.id)
+		r.replay(j, stored, newProgressWriter(r, j))
+		return
+	}
 	if err == nil {
 		j.cfg, err = document.DecodeConfig(stored.Config)
 	}

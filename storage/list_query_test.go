@@ -46,10 +46,10 @@ func TestListBy(t *testing.T) {
 		{ListQuery{Sort: "name", Asc: true}, []string{"alpha", "beta_1", "gamma"}, 3},
 		{ListQuery{Sort: "points"}, []string{"beta_1", "alpha", "gamma"}, 3},
 		{ListQuery{Status: StatusFailed}, []string{"beta_1"}, 1},
-		{ListQuery{Text: "BUCKET", Sort: "name", Asc: true}, []string{"alpha", "beta_1"}, 2},
-		{ListQuery{Text: "a_1"}, []string{"beta_1"}, 1}, // _ is not a wildcard
-		{ListQuery{Text: "%"}, nil, 0},
-		{ListQuery{Text: c.ID}, []string{"gamma"}, 1},
+		{ListQuery{Query: "BUCKET", Sort: "name", Asc: true}, []string{"alpha", "beta_1"}, 2},
+		{ListQuery{Query: "a_1"}, []string{"beta_1"}, 1}, // _ is not a wildcard
+		{ListQuery{Query: "%"}, nil, 0},
+		{ListQuery{Query: c.ID}, []string{"gamma"}, 1},
 	} {
 		got, total := names(tc.q)
 		if !slices.Equal(got, tc.want) || total != tc.total {

@@ -125,7 +125,20 @@ type Run struct {
 	// StoredBytes is the run's size in the database: its config, result,
 	// points and files as stored (compressed), without pages and indexes.
 	StoredBytes int64
+	// Kind is what the run is: KindSweep, or KindShadow (a log replayed
+	// through a limiter's config: its results are its files alone).
+	Kind string
+	// Note is written after the run (SetLabels); Tags too, read by ListBy
+	// and Labels (nil from Get, Head, List and Queued).
+	Note string
+	Tags []string
 }
+
+// Run kinds (runs.kind).
+const (
+	KindSweep  = ""
+	KindShadow = "shadow"
+)
 
 // File is one output file of a run, in manifest order.
 type File struct {
@@ -242,10 +255,10 @@ func (s *Store) Create(ctx context.Context, r *Run) error {
 				return errIDTaken
 			}
 			_, err := tx.ExecContext(ctx, `INSERT INTO runs
-				(id, name, created_at, status, points_done, points_total, config, seed, engine_version, error, limiters, rerun_of, finished_at)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				(id, name, created_at, status, points_done, points_total, config, seed, engine_version, error, limiters, rerun_of, finished_at, kind)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 				id, r.Name, created.UnixNano(), r.Status, r.PointsDone, r.PointsTotal, r.Config,
-				strconv.FormatUint(r.Seed, 10), r.EngineVersion, r.Error, string(limiters), rerunOf, finished)
+				strconv.FormatUint(r.Seed, 10), r.EngineVersion, r.Error, string(limiters), rerunOf, finished, r.Kind)
 			return err
 		})
 		if errors.Is(err, errIDTaken) && i < attempts-1 {
@@ -271,7 +284,7 @@ func nonNil(xs []string) []string {
 }
 
 // runColumns are the columns scanRun reads, in order.
-const runColumns = `id, name, created_at, status, points_done, points_total, seed, engine_version, error, limiters, rerun_of, finished_at, stored_bytes`
+const runColumns = `id, name, created_at, status, points_done, points_total, seed, engine_version, error, limiters, rerun_of, finished_at, stored_bytes, kind, note`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -284,7 +297,7 @@ func scanRun(sc scanner, r *Run, extra ...any) error {
 		finished sql.NullInt64
 	)
 	dest := append([]any{&r.ID, &r.Name, &created, &r.Status, &r.PointsDone, &r.PointsTotal, &seed,
-		&r.EngineVersion, &r.Error, &limiters, &rerunOf, &finished, &r.StoredBytes}, extra...)
+		&r.EngineVersion, &r.Error, &limiters, &rerunOf, &finished, &r.StoredBytes, &r.Kind, &r.Note}, extra...)
 	if err := sc.Scan(dest...); err != nil {
 		return err
 	}
@@ -336,22 +349,39 @@ func (s *Store) Head(ctx context.Context, id string) (*Run, error) {
 // their results and lose the link), or is ErrNotFound. A queued or running
 // run is deleted too; its sweep then fails to store its results.
 func (s *Store) Delete(ctx context.Context, id string) error {
+	return s.DeleteRuns(ctx, []string{id})
+}
+
+// DeleteRuns removes the runs ids as Delete removes one, all in one
+// transaction: every one of them goes, with its points, files, chunks,
+// tags and values, or (an id naming no run: ErrNotFound; any other error,
+// a crash) none does.
+func (s *Store) DeleteRuns(ctx context.Context, ids []string) error {
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, "DELETE FROM runs WHERE id = ?", id)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return ErrNotFound
+		for _, id := range ids {
+			res, err := tx.ExecContext(ctx, "DELETE FROM runs WHERE id = ?", id)
+			if err == nil {
+				var n int64
+				if n, err = res.RowsAffected(); err == nil && n == 0 {
+					err = ErrNotFound
+				}
+			}
+			if err != nil && len(ids) > 1 {
+				return fmt.Errorf("run %s: %w", id, err)
+			}
+			if err != nil {
+				return err
+			}
 		}
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("delete run %s: %w", id, err)
+		if len(ids) == 1 {
+			return fmt.Errorf("delete run %s: %w", ids[0], err)
+		}
+		return fmt.Errorf("delete %d runs: %w", len(ids), err)
 	}
-	s.deletions.Add(1)
+	s.deletions.Add(uint64(len(ids)))
 	return nil
 }
 
@@ -623,6 +653,8 @@ func (s *Store) complete(ctx context.Context, id string, res *experiments.Result
 		}
 		points[i].point = string(data)
 	}
+	// The run list's values (summary.go), from the result at hand.
+	summary := Summarize(res)
 	sums := make([]string, len(files))
 	chunks := make([][][]byte, len(files))
 	for i, f := range files {
@@ -652,6 +684,9 @@ func (s *Store) complete(ctx context.Context, id string, res *experiments.Result
 		}
 		if err := insertFiles(ctx, tx, id, files, sums, chunks); err != nil {
 			return err
+		}
+		if err := writeSummary(ctx, tx, id, &summary); err != nil {
+			return fmt.Errorf("values: %w", err)
 		}
 		if _, err = tx.ExecContext(ctx, `UPDATE runs SET status = ?, error = ?, finished_at = ?, points_done = ?, points_total = ?, result = ?,
 			config = COALESCE(?, config) WHERE id = ?`, status, errText, time.Now().UTC().UnixNano(), done, total, string(head), config, id); err != nil {

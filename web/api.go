@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -25,21 +24,30 @@ import (
 // APIRun is a run as GET /api/runs/{id} returns it. Manifest is the run's
 // manifest.json once it is done.
 type APIRun struct {
-	ID            string          `json:"id"`
-	Name          string          `json:"name"`
-	Status        string          `json:"status"`
-	PointsDone    int             `json:"points_done"`
-	PointsTotal   int             `json:"points_total"`
-	CreatedAt     time.Time       `json:"created_at"`
-	FinishedAt    *time.Time      `json:"finished_at,omitempty"`
-	Seed          uint64          `json:"seed"`
-	EngineVersion string          `json:"engine_version"`
-	Limiters      []string        `json:"limiters"`
-	RerunOf       string          `json:"rerun_of,omitempty"`
-	Error         string          `json:"error,omitempty"`
-	URL           string          `json:"url"` // the run's page
-	Files         []APIFile       `json:"files,omitempty"`
-	Manifest      json.RawMessage `json:"manifest,omitempty"`
+	ID            string     `json:"id"`
+	Name          string     `json:"name"`
+	Status        string     `json:"status"`
+	PointsDone    int        `json:"points_done"`
+	PointsTotal   int        `json:"points_total"`
+	CreatedAt     time.Time  `json:"created_at"`
+	FinishedAt    *time.Time `json:"finished_at,omitempty"`
+	Seed          uint64     `json:"seed"`
+	EngineVersion string     `json:"engine_version"`
+	Limiters      []string   `json:"limiters"`
+	RerunOf       string     `json:"rerun_of,omitempty"`
+	Error         string     `json:"error,omitempty"`
+	URL           string     `json:"url"` // the run's page
+	// Tags and Note are written after the run (PATCH /api/runs/{id}, the
+	// run list's tags/note form).
+	Tags []string `json:"tags"`
+	Note string   `json:"note"`
+	// Values are the run's values of the list's columns (GET /api/runs'
+	// ?cols=): a number, or text (limiter, type); ValuesFrom says which
+	// point they are of and why (runs_api.go).
+	Values     map[string]any  `json:"values,omitempty"`
+	ValuesFrom *APIValuesFrom  `json:"values_from,omitempty"`
+	Files      []APIFile       `json:"files,omitempty"`
+	Manifest   json.RawMessage `json:"manifest,omitempty"`
 	// Answer is the run's answer to its config's objectives
 	// (experiments/decide), once it has results; absent without objectives.
 	Answer *APIAnswer `json:"answer,omitempty"`
@@ -388,60 +396,12 @@ func documentStatus(err error) (int, string, field.List) {
 	return http.StatusUnprocessableEntity, fieldsDetail("the config document cannot run", errs), errs
 }
 
-// APIRuns is GET /api/runs: one page of the run list, newest first, with
-// the run list's sort and filters (?sort=, ?dir=, ?status=, ?q=, ?page=).
-type APIRuns struct {
-	Runs  []*APIRun `json:"runs"`
-	Total int       `json:"total"` // runs the filters keep
-	Page  int       `json:"page"`
-	Pages int       `json:"pages"`
-}
-
-// apiListRuns answers GET /api/runs as the run list (/runs) shows it: a
-// bad page, sort, direction or status is a 400 naming the parameter.
-func (s *Server) apiListRuns(w http.ResponseWriter, r *http.Request) {
-	v := r.URL.Query()
-	page := 1
-	if p := v.Get("page"); p != "" {
-		n, err := strconv.Atoi(p)
-		if err != nil || n < 1 {
-			problem(w, r, http.StatusBadRequest, fmt.Sprintf("?page=%s is not a page: give a whole number from 1", format.Clip(p, 20)), field.List{{Path: "page", Msg: "must be a whole number from 1"}})
-			return
-		}
-		page = n
-	}
-	query, bad := runsQuery(v)
-	if bad != "" {
-		problem(w, r, http.StatusBadRequest, bad, field.List{{Path: "dir", Msg: bad}})
-		return
-	}
-	runs, total, err := s.store.ListBy(r.Context(), query, PageSize, (min(page, 1e9)-1)*PageSize)
-	if errors.Is(err, storage.ErrBadQuery) {
-		msg := strings.TrimPrefix(err.Error(), storage.ErrBadQuery.Error()+": ")
-		path := "sort"
-		if strings.HasPrefix(msg, "status") {
-			path = "status"
-		}
-		problem(w, r, http.StatusBadRequest, msg, field.List{{Path: path, Msg: msg}})
-		return
-	}
-	if err != nil {
-		s.log.Error("api: list runs", "err", err)
-		problem(w, r, http.StatusInternalServerError, "list the runs: "+err.Error(), nil)
-		return
-	}
-	out := APIRuns{Runs: make([]*APIRun, len(runs)), Total: total, Page: page, Pages: max(1, (total+PageSize-1)/PageSize)}
-	for i := range runs {
-		out.Runs[i] = apiRun(&runs[i])
-	}
-	writeJSON(w, http.StatusOK, out)
-}
-
 func apiRun(run *storage.Run) *APIRun {
 	return &APIRun{
 		ID: run.ID, Name: run.Name, Status: run.Status, PointsDone: run.PointsDone, PointsTotal: run.PointsTotal,
 		CreatedAt: run.CreatedAt, FinishedAt: run.FinishedAt, Seed: run.Seed, EngineVersion: run.EngineVersion,
 		Limiters: run.Limiters, RerunOf: run.RerunOf, Error: run.Error, URL: "/runs/" + run.ID,
+		Tags: nonNilTags(run.Tags), Note: run.Note,
 	}
 }
 
@@ -458,6 +418,10 @@ func (s *Server) apiGetRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := apiRun(run)
+	if out.Tags, _, err = s.store.Labels(r.Context(), run.ID); err != nil {
+		problem(w, r, http.StatusInternalServerError, "read the run's tags: "+err.Error(), nil)
+		return
+	}
 	if storage.HasResults(run.Status) {
 		files, err := s.store.Files(r.Context(), run.ID)
 		if err != nil {

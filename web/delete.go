@@ -1,9 +1,11 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/ratelab/ratelab/storage"
 )
@@ -38,7 +40,7 @@ func (s *Server) deleteRun(w http.ResponseWriter, r *http.Request) {
 			"A queued or running sweep is not deleted: cancel it on its page first, then delete it.")
 		return
 	}
-	err := s.store.Delete(r.Context(), run.ID)
+	name, err := s.removeRuns(r.Context(), []storage.Run{*run})
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
 		s.runNotFound(w, r, run.ID)
@@ -47,6 +49,28 @@ func (s *Server) deleteRun(w http.ResponseWriter, r *http.Request) {
 		s.internalError(w, r, "delete the run", err)
 		return
 	}
-	s.pages.drop(run.ID)
-	http.Redirect(w, r, "/runs?deleted="+url.QueryEscape(runName(*run)), http.StatusSeeOther)
+	http.Redirect(w, r, "/runs?deleted="+url.QueryEscape(name), http.StatusSeeOther)
+}
+
+// removeRuns deletes finished runs with their results, files, tags and
+// values, all in one transaction (storage.DeleteRuns: all go, or none),
+// drops their cached pages, and names them for the list's notice ("NAME",
+// "3 runs: A, B, C"). The one delete of a run and of the ticked runs
+// (runs_list.go).
+func (s *Server) removeRuns(ctx context.Context, runs []storage.Run) (string, error) {
+	ids := make([]string, len(runs))
+	names := make([]string, len(runs))
+	for i := range runs {
+		ids[i], names[i] = runs[i].ID, runName(runs[i])
+	}
+	if err := s.store.DeleteRuns(ctx, ids); err != nil {
+		return "", err
+	}
+	for _, id := range ids {
+		s.pages.drop(id)
+	}
+	if len(runs) == 1 {
+		return names[0], nil
+	}
+	return nRuns(len(runs)) + ": " + strings.Join(names, ", "), nil
 }

@@ -199,7 +199,7 @@ func TestBrowserNarrow(t *testing.T) {
 	// the parallel chart; compared with the heatmap run.
 	three := doneRun(t, b.l, strings.Replace(twoLoadsDoc, `{"metric":"reject_pct","op":"<=","value":30}`,
 		`{"metric":"reject_pct","op":"<=","value":30},{"metric":"sojourn_p99_ms","op":"<=","value":500},{"metric":"admitted_rps","op":">=","value":30}`, 1))
-	for _, path := range []string{"/", "/runs", "/runs/" + id, "/runs/" + three, "/compare?runs=" + id + "," + three, "/calculus", "/calculus?mode=chain", "/calculus/edit/" + id} {
+	for _, path := range []string{"/", "/runs", "/runs/" + id, "/runs/" + three, "/runs/" + id + "/labels", "/runs/delete?runs=" + id + "&runs=" + three, "/compare?runs=" + id + "," + three, "/calculus", "/shadow", "/calculus?mode=chain", "/calculus/edit/" + id} {
 		b.step("open "+path, chromedp.EmulateViewport(420, 900), chromedp.Navigate(b.url+path), chromedp.WaitReady(chromedp.CSS("body")))
 		b.poll("the page", `document.readyState === 'complete'`, 10*time.Second)
 		time.Sleep(300 * time.Millisecond) // charts draw after load

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/presets"
+	"github.com/ratelab/ratelab/storage"
 	"github.com/ratelab/ratelab/web/form"
 	"github.com/ratelab/ratelab/web/format"
 )
@@ -35,6 +36,10 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			status, d.Notice = http.StatusNotFound, fmt.Sprintf("no run %q to start from", format.Clip(id, 40))
 			break
+		}
+		if run.Kind == storage.KindShadow { // a log replay's form (shadow.go)
+			http.Redirect(w, r, "/shadow?from="+run.ID, http.StatusSeeOther)
+			return
 		}
 		cfg, err := document.DecodeConfig(run.Config)
 		if err != nil {

@@ -18,7 +18,7 @@ import (
 type NavLink struct{ Href, Label string }
 
 // navLinks are the top bar's entries after "New sweep" and "All runs".
-var navLinks = []NavLink{{Href: "/calculus", Label: "Calculus"}}
+var navLinks = []NavLink{{Href: "/shadow", Label: "Replay a log"}, {Href: "/calculus", Label: "Calculus"}}
 
 // routes is the lab's whole URL space, in one place.
 func (s *Server) routes() http.Handler {
@@ -47,6 +47,8 @@ func (s *Server) routes() http.Handler {
 	r.Get("/", s.home)                                                  // new-sweep form + recent runs
 	r.Post("/runs", s.throttled(s.createRun))                           // the form posts here
 	r.Get("/runs", s.listRuns)                                          // every run, paged
+	r.Get("/shadow", s.shadowPage)                                      // "Replay a log" (shadow.go)
+	r.Post("/shadow", s.throttled(s.createShadow))                      // its post: the log streamed to a file
 	r.Get("/runs/{id}", s.runPage)                                      // permalink (finished: cached, pagecache.go)
 	r.Get("/runs/{id}/events", s.runEvents)                             // live progress (SSE)
 	r.Get("/runs/{id}/files/{name}", s.limited(s.downloads, s.runFile)) // downloads, streamed (heavy.go)
@@ -55,9 +57,14 @@ func (s *Server) routes() http.Handler {
 	r.Post("/runs/{id}/rerun", s.throttled(s.rerunRun))                 // run the stored config again
 	r.Get("/runs/{id}/delete", s.deleteConfirm)                         // asks before deleting (delete.go)
 	r.Post("/runs/{id}/delete", s.deleteRun)                            // deletes a finished run, confirmed
+	r.Get("/runs/delete", s.deleteRunsConfirm)                          // asks before deleting the ticked runs (runs_list.go)
+	r.Post("/runs/delete", s.deleteRuns)                                // deletes them, confirmed, in one transaction
+	r.Get("/runs/{id}/labels", s.labelsPage)                            // a run's tags and note (runs_list.go)
+	r.Post("/runs/{id}/labels", s.saveLabels)                           // stores them
 	r.Post("/api/runs", s.throttled(s.apiCreateRun))                    // JSON API: submit a config document
 	r.Get("/api/runs", s.apiListRuns)                                   // JSON API: the run list, its filters (api.go)
 	r.Get("/api/runs/{id}", s.apiGetRun)                                // JSON API: status, progress, manifest
+	r.Patch("/api/runs/{id}", s.apiPatchRun)                            // JSON API: a run's tags and note
 	r.Get("/api/types", s.apiTypes)                                     // JSON API: the limiter and workload part types
 	r.Get("/diff", s.limited(s.heavy, s.diffPage))                      // two points decision by decision (diff.go)
 	r.Get("/diff.csv", s.limited(s.heavy, s.diffCSV))                   // every disagreement, streamed

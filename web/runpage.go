@@ -31,6 +31,8 @@ type RunPageData struct {
 	Compare    *RerunCompare // nil unless the run re-runs another
 	Notice     string
 	Chain      bool // a chain limiter: edited as a document, not in the form
+	// Tags are the run's tags (its note is Run.Note): runs.templ.
+	Tags []string
 	// Query is what the address asks of the page (point, table order and
 	// filter, Pareto columns), Format the deploy section's format: the
 	// page's links keep them.
@@ -83,6 +85,11 @@ type FileCompare struct {
 func (s *Server) runPageData(r *http.Request, run *storage.Run, chosen int) (*RunPageData, error) {
 	ctx := r.Context()
 	d := &RunPageData{Run: run, ConfigJSON: string(run.Config)}
+	if tags, note, err := s.store.Labels(ctx, run.ID); err == nil {
+		d.Tags, run.Note = tags, note // saving them drops the run's cached pages (runs_list.go)
+	} else if !errors.Is(err, storage.ErrNotFound) {
+		return nil, err
+	}
 	if len(d.ConfigJSON) > maxConfigShown {
 		d.ConfigJSON = d.ConfigJSON[:maxConfigShown] + fmt.Sprintf("\n… (%s in all; the whole document is in manifest.json)", format.Bytes(len(run.Config)))
 	}
@@ -248,6 +255,12 @@ func (d *RunPageData) firstDir(key string) string {
 	if d.Result != nil {
 		objs = d.Result.View.Res.Config.Objectives
 	}
+	return firstDirOf(objs, key)
+}
+
+// firstDirOf is firstDir under objectives objs (the run list's value
+// columns: none).
+func firstDirOf(objs []experiments.Objective, key string) string {
 	switch {
 	case key == "margin":
 		return "desc"

@@ -71,36 +71,6 @@ func (s *Server) runNotFound(w http.ResponseWriter, r *http.Request, id string) 
 	s.errorPage(w, r, http.StatusNotFound, "No such run", fmt.Sprintf("There is no run %q. Runs are listed at /runs.", format.Clip(id, 40)))
 }
 
-func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
-	page, status, notice := 1, http.StatusOK, ""
-	if q := r.URL.Query().Get("page"); q != "" {
-		n, err := strconv.Atoi(q)
-		if err != nil || n < 1 {
-			status, notice = http.StatusBadRequest, fmt.Sprintf("?page=%s is not a page: give a whole number from 1 (the newest runs).", format.Clip(q, 20))
-		} else {
-			page = n
-		}
-	}
-	query, bad := runsQuery(r.URL.Query()) // sort and filter: runs_query.go
-	// No list has a billion pages: the offset stays far from overflow.
-	runs, total, err := s.store.ListBy(r.Context(), query, PageSize, (min(page, 1e9)-1)*PageSize)
-	if errors.Is(err, storage.ErrBadQuery) {
-		bad, err = strings.TrimPrefix(err.Error(), storage.ErrBadQuery.Error()+": ")+".", nil
-	}
-	if err != nil {
-		s.internalError(w, r, "list runs", err)
-		return
-	}
-	if bad != "" {
-		status, notice = http.StatusBadRequest, "The list cannot be shown so: "+bad
-	}
-	last := max(1, (total+PageSize-1)/PageSize)
-	if page > last {
-		status = http.StatusNotFound // the page says it is past the end
-	}
-	s.render(w, r, status, RunsPage(RunsData{Runs: runs, Total: total, Page: page, Last: last, Notice: notice, Query: query, Deleted: format.Clip(r.URL.Query().Get("deleted"), 200)}))
-}
-
 // runPage is a run's permalink. A finished run's page comes from the page
 // cache (pagecache.go), rendered once and revalidated by ETag; a queued
 // or running run's page is rendered on every request.
@@ -139,6 +109,10 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	}
 	run := s.headOr404(w, r)
 	if run == nil {
+		return
+	}
+	if run.Kind == storage.KindShadow {
+		s.shadowRunPage(w, r) // shadow.go
 		return
 	}
 	if chosen >= run.PointsTotal && run.PointsTotal > 0 {
@@ -316,6 +290,10 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
 func (s *Server) rerunRun(w http.ResponseWriter, r *http.Request) {
 	run := s.runOr404(w, r)
 	if run == nil {
+		return
+	}
+	if run.Kind == storage.KindShadow {
+		s.rerunShadow(w, r, run) // shadow.go
 		return
 	}
 	cfg, err := document.DecodeConfig(run.Config)

@@ -39,7 +39,7 @@ func TestRunsSortAndFilter(t *testing.T) {
 		t.Errorf("the name header does not turn the sort around")
 	}
 	w := l.get("/runs?sort=nope")
-	if w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), `sort &#34;nope&#34; (one of name, created, status, points)`) {
+	if w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), `sort &#34;nope&#34; (one of name, created, status, points, or a value column)`) {
 		t.Errorf("bad sort: %d\n%s", w.Code, w.Body)
 	}
 }

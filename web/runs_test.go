@@ -314,7 +314,7 @@ func TestRunsPaged(t *testing.T) {
 			t.Fatalf("submit: %d", w.Code)
 		}
 	}
-	count := func(body string) int { return strings.Count(body, `<a href="/runs/`) }
+	count := func(body string) int { return strings.Count(body, `<tr data-run=`) }
 	w := l.get("/runs")
 	if w.Code != http.StatusOK || count(w.Body.String()) != PageSize || !strings.Contains(w.Body.String(), "page 1 of 2") {
 		t.Errorf("page 1: %d, %d runs", w.Code, count(w.Body.String()))

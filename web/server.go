@@ -74,6 +74,8 @@ type Server struct {
 	streams          *streamCaps
 	// idem remembers the runs Idempotency-Keys queued (idempotency.go).
 	idem *idempotency
+	// maxUpload is the largest log upload (Options.MaxUploadBytes).
+	maxUpload int64
 }
 
 // Options configure a Server.
@@ -120,6 +122,9 @@ type Options struct {
 	// per client and in all (defaults DefaultStreamsPerClient and
 	// DefaultStreamsTotal).
 	StreamsPerClient, StreamsTotal int
+	// MaxUploadBytes is the largest log the "Replay a log" form takes,
+	// streamed to a file (default DefaultMaxUploadBytes; shadow.go).
+	MaxUploadBytes int64
 }
 
 // New returns the lab's handler over a store and a started runner.
@@ -149,6 +154,10 @@ func New(st *storage.Store, rn *runner.Runner, opt Options) *Server {
 	}
 	if opt.StreamsTotal <= 0 {
 		opt.StreamsTotal = DefaultStreamsTotal
+	}
+	s.maxUpload = opt.MaxUploadBytes
+	if s.maxUpload <= 0 {
+		s.maxUpload = DefaultMaxUploadBytes
 	}
 	s.token = opt.Token
 	if s.token != "" {

@@ -11,9 +11,11 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/accesslog"
 	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/presets"
@@ -38,6 +40,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	spill := fs.Bool("spill", true, "with a trace file: parse it once into a binary spill in $TMPDIR (removed after) that later passes read; false parses the text on every pass")
 	sortTrace := fs.Bool("sort", false, "with --trace: sort the trace by time first (ties in file order), in bounded memory through temp files")
 	traceLog := fs.String("trace-log-format", "", "with --trace: the FILE is an nginx access log of this log_format (\"combined\", the definition or the directive; see lab shadow), read as the trace: starts from the first request's, clients by --trace-key, the upstream time as service_ms")
+	traceServer := fs.String("trace-log-server", "nginx", "with --trace: the FILE is a log of this server ("+strings.Join(accesslog.Servers(), ", ")+"; see lab shadow's --format), read as the trace; --trace-log-format is its format (default: the server's default)")
 	traceKey := fs.String("trace-key", "$remote_addr", "with --trace-log-format: the client key `EXPR` over the log's variables")
 	traceBad := fs.Float64("trace-max-bad-pct", 1, "with --trace-log-format: fail when more than this percent of the log's lines are bad")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `FILE` (go tool pprof)")
@@ -113,16 +116,16 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		var cleanup func()
 		traces, cleanup = traceFileOpener(ctx, *tracePath, *sortTrace, os.TempDir())
 		defer cleanup()
-		if *traceLog != "" {
+		if *traceLog != "" || *traceServer != "nginx" {
 			if *sortTrace {
 				return usagef("--sort with --trace-log-format: the log is put in start order as it is read (lab shadow's reorder window)")
 			}
-			if traces, err = accessLogOpener(*tracePath, *traceLog, *traceKey, *traceBad); err != nil {
+			if traces, err = accessLogOpener(*tracePath, *traceServer, *traceLog, *traceKey, *traceBad); err != nil {
 				return usageError{err}
 			}
 		}
-	} else if *traceLog != "" {
-		return usagef("--trace-log-format reads the --trace FILE: give one")
+	} else if *traceLog != "" || *traceServer != "nginx" {
+		return usagef("--trace-log-format and --trace-log-server read the --trace FILE: give one")
 	}
 	var spiller *fileSpill
 	if traces != nil && *spill {
@@ -193,21 +196,24 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return usagef("config %s: %w", *configPath, err)
 		}
 	}
-	var files []output.File
+	var files []output.Output
 	if shard != nil {
-		files, err = shardFiles(cfg, *shard, total, res)
-	} else {
-		files, err = output.Files(res)
-	}
-	if err != nil {
-		return fmt.Errorf("write outputs: %w", err)
-	}
-	if err := writeFiles(*out, files); err != nil {
+		var shardOut []output.File
+		if shardOut, err = shardFiles(cfg, *shard, total, res); err != nil {
+			return fmt.Errorf("write outputs: %w", err)
+		}
+		if err := writeFiles(*out, shardOut); err != nil {
+			return err
+		}
+		for _, f := range shardOut {
+			files = append(files, output.Output{Name: f.Name, SHA256: f.SHA256(), Bytes: len(f.Data)})
+		}
+	} else if files, err = streamFiles(*out, res); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "%d points, %s, %d files in %s (%.2fs)\n", len(res.Points), format.Arrivals(res.ArrivalsSpan()), len(files), *out, time.Since(start).Seconds())
 	for _, f := range files {
-		fmt.Fprintf(stdout, "  %s  %s\n", f.SHA256(), f.Name)
+		fmt.Fprintf(stdout, "  %s  %s\n", f.SHA256, f.Name)
 	}
 	if manifest != nil && stopped == nil && shard == nil {
 		// A run from a manifest reproduces its outputs, or says which not.
@@ -255,6 +261,52 @@ func writeFiles(dir string, files []output.File) error {
 		}
 	}
 	return nil
+}
+
+// streamFiles writes res's outputs to dir as writeFiles does (each
+// through a temporary name and a rename once all are written), but as
+// output.Write makes them: series.csv a piece at a time, never whole in
+// memory.
+func streamFiles(dir string, res *experiments.Result) ([]output.Output, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create %s: %w", dir, err)
+	}
+	var mu sync.Mutex
+	var opened []*os.File
+	defer func() { // on an error: no temporary file left behind
+		for _, f := range opened {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	outs, err := output.Write(res, func(name string) (io.Writer, error) {
+		f, err := os.Create(filepath.Join(dir, name) + ".tmp")
+		if err != nil {
+			return nil, err
+		}
+		mu.Lock()
+		opened = append(opened, f)
+		mu.Unlock()
+		return f, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("write outputs: %w", err)
+	}
+	for len(opened) > 0 {
+		f := opened[0]
+		opened = opened[1:]
+		tmp := f.Name()
+		path := strings.TrimSuffix(tmp, ".tmp")
+		if err := f.Close(); err != nil {
+			os.Remove(tmp)
+			return nil, fmt.Errorf("write %s: %w", path, err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			os.Remove(tmp)
+			return nil, fmt.Errorf("write %s: %w", path, err)
+		}
+	}
+	return outs, nil
 }
 
 // traceWorkload makes the trace at path the workload of cfg: the config's

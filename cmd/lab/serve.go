@@ -92,6 +92,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	submitsPerMin := fs.Float64("submits-per-minute", -1, "sweeps one client (an IP address) may submit a minute, in bursts of 4, past which it gets 429 (0: no limit; default: 6 on an address that is not loopback, no limit on loopback)")
 	streamsPerClient := fs.Int("streams-per-client", web.DefaultStreamsPerClient, "event streams (open run pages) one client may hold at once")
 	streams := fs.Int("streams", web.DefaultStreamsTotal, "event streams open at once in all")
+	uploadsDir := fs.String("uploads", "", "write the logs uploaded to the \"Replay a log\" form to `DIR` (default: the database's path with .uploads)")
+	maxUploadMB := fs.Int64("max-upload-mb", web.DefaultMaxUploadBytes>>20, "the largest log upload in `MiB`, streamed to --uploads (a larger one gets 413)")
 	maxMemoryMB := fs.Int("max-memory-mb", web.DefaultMaxMemoryBytes>>20, "the memory `MiB` the lab stays under: half of it bounds the submissions read at once, by what they cost decoded (more wait, then get 503 with Retry-After), and the Go runtime collects harder near it")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: lab serve [--addr 127.0.0.1:8080] [--db ./ratelab.db] [--token-file FILE] [--allowed-hosts NAMES] [--traces DIR]")
@@ -147,6 +149,13 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return s, s.remove
 		}
 	}
+	if *uploadsDir == "" {
+		*uploadsDir = *dbPath + ".uploads"
+	}
+	if *maxUploadMB <= 0 {
+		return usagef("--max-upload-mb: must be positive")
+	}
+	ropt.Logs = &dirLogs{traces: *tracesDir, uploads: *uploadsDir}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	ropt.Logger = log
 	// The runtime collects harder as the heap nears the ceiling (the
@@ -195,7 +204,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	done := make(chan struct{})
 	srv := &http.Server{
 		Handler: web.New(st, rn, web.Options{Logger: log, Done: done, HeavyLimit: *heavy, PageCacheBytes: pageCache, Listen: ln.Addr().String(), AllowedHosts: hosts,
-			MaxMemoryBytes: int64(*maxMemoryMB) << 20, Token: tok, SubmitsPerMinute: *submitsPerMin, StreamsPerClient: *streamsPerClient, StreamsTotal: *streams}),
+			MaxMemoryBytes: int64(*maxMemoryMB) << 20, Token: tok, SubmitsPerMinute: *submitsPerMin, StreamsPerClient: *streamsPerClient, StreamsTotal: *streams,
+			MaxUploadBytes: *maxUploadMB << 20}),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,

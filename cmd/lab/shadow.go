@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/accesslog"
 	"github.com/ratelab/ratelab/experiments/deploy"
 	"github.com/ratelab/ratelab/experiments/shadow"
@@ -27,7 +28,8 @@ func cmdShadow(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.SetOutput(stderr)
 	logPath := fs.String("log", "", "the access log `FILE` (plain or gzip)")
 	format := fs.String("format", "nginx", "the log's server: "+strings.Join(accesslog.Servers(), ", "))
-	logFormat := fs.String("log-format", "", "nginx: its log_format (default combined): a log_format's name in --config, the definition ('$remote_addr ... $msec $request_time'), the directive, or a JSON (escape=json) definition; envoy: its format string or JSON format (default: Envoy's default format); alb: none")
+	logFormat := fs.String("log-format", "", "the log's format (@FILE reads it from FILE); "+logFormatHelp())
+	logTZ := fs.String("log-tz", "UTC", "the time `ZONE` of times logged without one (HAProxy's dates), e.g. Europe/Paris")
 	configPath := fs.String("config", "", "the limiter's config `FILE` (nginx.conf with limit_req_zone and limit_req, Traefik's dynamic configuration YAML with a rateLimit middleware, or Envoy's config with the local_ratelimit HTTP filter)")
 	configFormat := fs.String("config-format", "", "the config's format: "+strings.Join(deploy.ImportFormats(), ", ")+" (default: for a .yaml or .yml file envoy when it has the local_ratelimit filter, else traefik; else nginx)")
 	location := fs.String("location", "", "the nginx location whose limit_req to replay, by its arguments (\"/api/\"), or the Traefik middleware by name, when the config has several")
@@ -39,7 +41,8 @@ func cmdShadow(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	windowMS := fs.Float64("reorder-window-ms", accesslog.DefaultWindowMS, "put lines in start order within this window; an earlier line is counted bad")
 	maxBad := fs.Float64("max-bad-pct", shadow.DefaultMaxBadPct, "fail, writing nothing, when more than this percent of lines are bad")
 	requests := fs.Bool("requests", false, "also write "+shadow.RequestsFile+", a row per request")
-	whatIf := fs.Bool("what-if", false, "also write "+shadow.WhatIfFile+": the verdict at the imported rate and burst ×0.5, ×1, ×2 and ×4 (one pass), each setting's config to paste back")
+	whatIf := fs.Bool("what-if", false, "also write "+shadow.WhatIfFile+": the verdict at the imported rate and burst ×0.5, ×1, ×2 and ×4 (one pass), each setting's config to paste back, and the setting the answer rule recommends under --objectives")
+	objectives := fs.String("objectives", "", "the what-if sweep's objectives, ';' or newline between them, over "+strings.Join(shadow.ObjectiveMetrics(), ", ")+" (default: reject_pct <= 1)")
 	out := fs.String("out", "", "the output `DIR`")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: lab shadow --log access.log.gz [--log-format '...'] --config nginx.conf --out DIR")
@@ -70,48 +73,46 @@ func cmdShadow(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if cf == "" {
 		cf = "nginx"
 		if ext := filepath.Ext(*configPath); ext == ".yaml" || ext == ".yml" {
-			cf = "traefik"
-			if strings.Contains(string(confText), "envoy.filters.http.local_ratelimit") {
-				cf = "envoy"
+			cf = shadow.DetectConfigFormat(string(confText))
+			if cf == "nginx" {
+				cf = "traefik"
 			}
 		}
 	}
 	def := *logFormat
-	if def == "" && *format == "nginx" {
-		def = "combined"
-	}
-	if *format == "nginx" && isFormatName(def) && def != "combined" && cf == "nginx" {
-		// a log_format of the config, by name
-		if def, err = deploy.NginxLogFormat(string(confText), def); err != nil {
+	if file, ok := strings.CutPrefix(def, "@"); ok {
+		text, err := os.ReadFile(file)
+		if err != nil {
 			return usagef("--log-format: %v", err)
 		}
+		def = string(text)
 	}
-	f, err := accesslog.ServerFormat(*format, def)
-	if err != nil {
-		return usagef("--format %s --log-format: %v", *format, err)
+	objs, errs := experiments.ParseObjectives(strings.ReplaceAll(*objectives, ";", "\n"))
+	if len(errs) > 0 {
+		return usagef("--objectives: %v", errs.Err())
 	}
-	im, err := deploy.Import(cf, string(confText), deploy.ImportOptions{Location: *location})
-	if err != nil {
-		return usagef("--config %s: %v", *configPath, err)
-	}
-	logOpt := accesslog.Options{Format: f, Route: *route, WindowMS: *windowMS}
-	if *status != "" {
-		if logOpt.Status, err = accesslog.ParseStatusFilter(*status); err != nil {
-			return usagef("--status: %v", err)
+	// The replay as the web lab's document: one check of every field
+	// (shadow.Spec.Prepare), the errors named by their flags.
+	sp := &shadow.Spec{Log: *logPath, Format: *format, LogFormat: def, Config: string(confText), ConfigFormat: cf, Location: *location,
+		Key: *key, Route: *route, Status: *status, From: *from, To: *to, ReorderWindowMS: *windowMS, MaxBadPct: *maxBad, Objectives: objs}
+	sp.Normalize()
+	opt, errs := sp.Prepare()
+	if len(errs) > 0 {
+		e := errs[0]
+		name := "--" + strings.ReplaceAll(e.Path, "_", "-")
+		switch {
+		case e.Path == "config":
+			name = "--config " + *configPath
+		case strings.HasPrefix(e.Path, "objectives"):
+			name = "--objectives: " + e.Path
+		case e.Path == "reorder_window_ms":
+			name = "--reorder-window-ms"
 		}
+		return usagef("%s: %s", name, e.Msg)
 	}
-	for flagName, v := range map[string]struct {
-		text string
-		ms   *float64
-	}{"--from": {*from, &logOpt.FromMS}, "--to": {*to, &logOpt.ToMS}} {
-		if v.text == "" {
-			continue
-		}
-		tm, err := time.Parse(time.RFC3339Nano, v.text)
-		if err != nil {
-			return usagef("%s: %v", flagName, err)
-		}
-		*v.ms = float64(tm.UnixMilli())
+	im := opt.Import
+	if opt.Log.Location, err = time.LoadLocation(*logTZ); err != nil {
+		return usagef("--log-tz: %v", err)
 	}
 	rc, err := openTrace(*logPath)
 	if err != nil {
@@ -119,7 +120,7 @@ func cmdShadow(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	defer rc.Close()
 
-	opt := shadow.Options{Import: im, ReportKey: *key, Log: logOpt, MaxBadPct: *maxBad, WhatIf: *whatIf}
+	opt.WhatIf = *whatIf
 	if *maxBad == 0 {
 		opt.MaxBadPct = math.SmallestNonzeroFloat64 // 0 means none may be bad
 	}
@@ -233,25 +234,32 @@ func stagesText(im *deploy.Imported) string {
 	return strings.Join(parts, "; ")
 }
 
-// isFormatName says whether s is a log_format's name rather than its text.
-func isFormatName(s string) bool {
-	if s == "" {
-		return false
+// logFormatHelp is --log-format's help: each server's definition.
+func logFormatHelp() string {
+	var parts []string
+	for _, server := range accesslog.Servers() {
+		parts = append(parts, server+": "+accesslog.LogFormatHelp(server))
 	}
-	for _, c := range s {
-		if !(c == '_' || c == '-' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return true
+	return strings.Join(parts, "; ")
 }
 
 // accessLogOpener opens the access log at path as a trace
-// (accesslog.Trace): lab run --trace FILE --trace-log-format FMT.
-func accessLogOpener(path, logFormat, key string, maxBadPct float64) (workload.TraceOpener, error) {
-	f, err := accesslog.ParseFormat(logFormat)
+// (accesslog.Trace): lab run --trace FILE --trace-log-format FMT
+// [--trace-log-server SERVER] (times without a zone read as UTC).
+func accessLogOpener(path, server, logFormat, key string, maxBadPct float64) (workload.TraceOpener, error) {
+	if file, ok := strings.CutPrefix(logFormat, "@"); ok {
+		text, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("--trace-log-format: %w", err)
+		}
+		logFormat = string(text)
+	}
+	if server == "nginx" && logFormat == "" {
+		logFormat = "combined"
+	}
+	f, err := accesslog.ServerFormat(server, logFormat)
 	if err != nil {
-		return nil, fmt.Errorf("--trace-log-format: %w", err)
+		return nil, fmt.Errorf("--trace-log-server %s --trace-log-format: %w", server, err)
 	}
 	if _, err := f.CompileKey(key); err != nil {
 		return nil, fmt.Errorf("--trace-key: %w", err)

@@ -35,7 +35,12 @@ func openTrace(path string) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	br := bufio.NewReaderSize(f, 256<<10)
+	return openTraceReader(f, f)
+}
+
+// openTraceReader is openTrace of an open file's bytes r (closed by c).
+func openTraceReader(r io.Reader, f io.Closer) (io.ReadCloser, error) {
+	br := bufio.NewReaderSize(r, 256<<10)
 	magic, _ := br.Peek(2)
 	if !bytes.Equal(magic, []byte{0x1f, 0x8b}) {
 		return readCloser{br, f}, nil

@@ -33,6 +33,9 @@ type Format struct {
 	index      map[string]int // variable name -> field index
 	tokens     []token        // text formats: literals and variables in order
 	jsonKeys   map[string]int // JSON formats: a key whose value is one variable -> its field
+	syslog     bool           // lines may start with a syslog header (HAProxy's)
+	csv        bool           // CSV lines, column i field i (vegeta's)
+	k6         bool           // k6's JSON output: http_reqs points are the requests
 }
 
 // token is a literal (field < 0) or a variable (its field index).

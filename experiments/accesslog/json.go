@@ -79,69 +79,145 @@ func (f *Format) compileJSON(text string) error {
 
 // splitJSON reads one JSON object a line into fields: strings unescaped
 // (into scratch when they hold escapes), numbers, true, false and null as
-// written (null as empty). Keys the format does not name are skipped.
-func (f *Format) splitJSON(line []byte, fields [][]byte, scratch *[]byte) error {
+// written (null as empty). A nested object's keys are its path
+// ("data.tags.status"), as a format names them; keys the format does not
+// name, and arrays, are skipped. path is the caller's buffer.
+func (f *Format) splitJSON(line []byte, fields [][]byte, scratch, path *[]byte) error {
 	// Unescaped text is never longer than the line: with this capacity
 	// scratch never moves, so earlier fields stay valid.
 	if cap(*scratch) < len(line) {
 		*scratch = make([]byte, 0, len(line))
 	}
 	*scratch = (*scratch)[:0]
-	i := skipSpace(line, 0)
-	if i >= len(line) || line[i] != '{' {
+	*path = (*path)[:0]
+	end, err := f.jsonObject(line, skipSpace(line, 0), fields, scratch, path, 0)
+	if err != nil {
+		return err
+	}
+	if skipSpace(line, end) != len(line) {
 		return errNotObject
 	}
+	return nil
+}
+
+// maxJSONDepth is the deepest nesting read.
+const maxJSONDepth = 16
+
+// jsonObject reads the object at line[i] whose path is *path, returning
+// the index after it.
+func (f *Format) jsonObject(line []byte, i int, fields [][]byte, scratch, path *[]byte, depth int) (int, error) {
+	if i >= len(line) || line[i] != '{' || depth > maxJSONDepth {
+		return 0, errNotObject
+	}
 	i++
+	base := len(*path)
 	for {
 		i = skipSpace(line, i)
 		if i < len(line) && line[i] == '}' {
-			if skipSpace(line, i+1) != len(line) {
-				return errNotObject
-			}
-			return nil
+			return i + 1, nil
 		}
 		if i >= len(line) || line[i] != '"' {
-			return errNotObject
+			return 0, errNotObject
 		}
 		key, n, err := jsonString(line[i:], scratch)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		i = skipSpace(line, i+n)
 		if i >= len(line) || line[i] != ':' {
-			return errNotObject
+			return 0, errNotObject
 		}
 		i = skipSpace(line, i+1)
 		if i >= len(line) {
-			return errNotObject
+			return 0, errNotObject
+		}
+		if depth > 0 {
+			*path = append(append((*path)[:base], '.'), key...)
+			key = *path
 		}
 		var value []byte
-		if line[i] == '"' {
+		switch line[i] {
+		case '"':
 			value, n, err = jsonString(line[i:], scratch)
 			if err != nil {
-				return err
+				return 0, err
 			}
-		} else {
+		case '{':
+			if depth == 0 {
+				*path = append((*path)[:0], key...)
+			}
+			end, err := f.jsonObject(line, i, fields, scratch, path, depth+1)
+			if err != nil {
+				return 0, err
+			}
+			n, value = end-i, nil
+			*path = (*path)[:base]
+			i += n
+			i = skipSpace(line, i)
+			if i < len(line) && line[i] == ',' {
+				i++
+			}
+			continue
+		case '[':
+			end, ok := skipJSONArray(line, i)
+			if !ok {
+				return 0, errNotObject
+			}
+			n, value = end-i, nil
+		default:
 			n = 0
-			for i+n < len(line) && line[i+n] != ',' && line[i+n] != '}' && line[i+n] != ' ' {
+			for i+n < len(line) && line[i+n] != ',' && line[i+n] != '}' && line[i+n] != ' ' && line[i+n] != ']' {
 				n++
 			}
 			value = line[i : i+n]
-			if n == 0 || line[i] == '{' || line[i] == '[' {
-				return errNotObject // nested values: nginx writes none
+			if n == 0 {
+				return 0, errNotObject
 			}
 			if string(value) == "null" {
 				value = value[:0]
 			}
 		}
-		if fi, ok := f.jsonKeys[string(key)]; ok {
-			fields[fi] = value
+		if value != nil {
+			if fi, ok := f.jsonKeys[string(key)]; ok {
+				fields[fi] = value
+			}
 		}
+		*path = (*path)[:base]
 		i = skipSpace(line, i+n)
 		if i < len(line) && line[i] == ',' {
 			i++
 		}
 	}
+}
+
+// skipJSONArray is the index after the array at line[i] (strings read
+// for their quotes, nesting counted).
+func skipJSONArray(line []byte, i int) (int, bool) {
+	depth := 0
+	for ; i < len(line); i++ {
+		switch line[i] {
+		case '"':
+			for i++; i < len(line) && line[i] != '"'; i++ {
+				if line[i] == '\\' {
+					i++
+				}
+			}
+			if i >= len(line) {
+				return 0, false
+			}
+		case '[', '{':
+			depth++
+			if depth > maxJSONDepth {
+				return 0, false
+			}
+		case ']', '}':
+			depth--
+			if depth == 0 {
+				return i + 1, true
+			}
+		}
+	}
+	return 0, false
 }
 
 var (

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // MaxKeys is the most key expressions a reader computes per line (a
@@ -42,6 +43,9 @@ type Options struct {
 	// read and still be put in order (DefaultWindowMS when 0); an earlier
 	// one is a bad line, "later than the reorder window".
 	WindowMS float64
+	// Location is the time zone of times logged without one (HAProxy's
+	// request date); nil is UTC.
+	Location *time.Location
 }
 
 // Request is one line as a replay reads it.
@@ -78,6 +82,7 @@ type Stats struct {
 	Requests int64            // lines read as requests (before filters)
 	Filtered int64            // requests the filters left out
 	Bad      int64            // lines not read
+	Skipped  int64            // lines that are not requests (k6's other metrics)
 	Reasons  map[string]int64 // bad lines by reason
 	FirstBad []BadLine        // the first FirstBadLines bad lines
 	// Approximate: the format's times are whole seconds, so a second's
@@ -87,12 +92,13 @@ type Stats struct {
 	StartNote string
 }
 
-// BadPct is the share of bad lines, in percent of non-blank lines.
+// BadPct is the share of bad lines, in percent of the non-blank lines
+// that are not skipped.
 func (s *Stats) BadPct() float64 {
-	if s.Lines == 0 {
+	if s.Lines-s.Skipped <= 0 {
 		return 0
 	}
-	return 100 * float64(s.Bad) / float64(s.Lines)
+	return 100 * float64(s.Bad) / float64(s.Lines-s.Skipped)
 }
 
 // The reasons a line is bad.
@@ -105,6 +111,7 @@ const (
 	ReasonLate      = "later than the reorder window"
 	ReasonRequest   = "request time is not a number"
 	ReasonNotObject = "not a JSON object of the format's keys"
+	ReasonColumns   = "not a CSV line of the format's columns"
 )
 
 // Reader reads a log's requests in start order.
@@ -117,6 +124,7 @@ type Reader struct {
 	route  *source
 	fields [][]byte
 	scr    []byte
+	path   []byte
 	long   []byte
 	line   int64
 	stats  Stats
@@ -125,9 +133,15 @@ type Reader struct {
 
 	// time
 	msec, reqTime, local, iso, status, upstream int // fields, -1 when not logged
-	start, upstreamMS, conn                     int
+	start, upstreamMS, conn, startLocal         int
+	k6Type, k6Metric, k6Time, k6Value           int
+	pending                                     Request // k6: the http_reqs point before its duration
+	hasPending                                  bool
+	pendingTime, pendingLine                    []byte
+	startNS, serviceNS                          int
 	lastLocal                                   []byte
 	lastLocalSec                                int64
+	loc                                         *time.Location
 
 	// the reorder ring: one bucket per second, windowSec+2 of them
 	windowSec int64
@@ -183,9 +197,21 @@ func NewReader(r io.Reader, opt Options) (*Reader, error) {
 	rd.msec, rd.reqTime, rd.local, rd.iso = idx("msec"), idx("request_time"), idx("time_local"), idx("time_iso8601")
 	rd.status, rd.upstream = idx("status"), idx("upstream_response_time")
 	rd.start, rd.upstreamMS, rd.conn = idx("start_time"), idx("upstream_service_time_ms"), idx("connection")
+	rd.startLocal, rd.loc = idx("start_local_ms"), opt.Location
+	rd.startNS, rd.serviceNS = idx("start_unix_ns"), idx("service_time_ns")
+	rd.k6Type, rd.k6Metric, rd.k6Time, rd.k6Value = idx("k6_type"), idx("k6_metric"), idx("k6_time"), idx("k6_value")
+	if rd.loc == nil {
+		rd.loc = time.UTC
+	}
 	switch {
 	case rd.start >= 0:
 		rd.stats.StartNote = "start = the logged start time (Envoy's START_TIME, ALB's request_creation_time)"
+	case f.k6:
+		rd.stats.StartNote = "start = k6's http_reqs time (the request's end) less its http_req_duration"
+	case rd.startNS >= 0:
+		rd.stats.StartNote = "start = the logged start time (vegeta's timestamp, ns)"
+	case rd.startLocal >= 0:
+		rd.stats.StartNote = "start = HAProxy's request date (ms), read in time zone " + rd.loc.String()
 	case rd.msec >= 0 && rd.reqTime >= 0:
 		rd.stats.StartNote = "start = $msec - $request_time (ms)"
 	case rd.msec >= 0:
@@ -194,7 +220,7 @@ func NewReader(r io.Reader, opt Options) (*Reader, error) {
 		rd.stats.Approximate = true
 		rd.stats.StartNote = "whole-second times: each second's requests spread evenly across it (approximate)"
 	default:
-		return nil, fmt.Errorf("the log format logs no time: give $msec (best with $request_time), $time_iso8601 or $time_local (it logs %s)", f.varList())
+		return nil, fmt.Errorf("the log format logs no time: give $msec (best with $request_time), $time_iso8601 or $time_local; HAProxy's %%tr (it logs %s)", f.varList())
 	}
 	if opt.Status != nil && rd.status < 0 {
 		return nil, fmt.Errorf("status filter: the log format logs no $status")
@@ -244,6 +270,7 @@ func (rd *Reader) readSome() error {
 		raw, err := rd.readLine()
 		if err == io.EOF {
 			rd.eof = true
+			rd.finishPending()
 			rd.flush(math.MaxInt64)
 			return nil
 		}
@@ -316,16 +343,24 @@ func (rd *Reader) bad(reason string, line []byte) {
 // parse reads one line into the reorder ring.
 func (rd *Reader) parse(line []byte) {
 	clear(rd.fields)
+	if rd.f.syslog {
+		line = stripSyslog(line)
+	}
 	var err error
-	if rd.f.json {
-		err = rd.f.splitJSON(line, rd.fields, &rd.scr)
-	} else {
+	switch {
+	case rd.f.json:
+		err = rd.f.splitJSON(line, rd.fields, &rd.scr, &rd.path)
+	case rd.f.csv:
+		err = rd.f.splitCSV(line, rd.fields, &rd.scr)
+	default:
 		err = rd.f.splitText(line, rd.fields)
 	}
 	if err != nil {
 		reason := ReasonNoMatch
 		if rd.f.json {
 			reason = ReasonNotObject
+		} else if rd.f.csv {
+			reason = ReasonColumns
 		}
 		rd.bad(reason, line)
 		return
@@ -336,6 +371,33 @@ func (rd *Reader) parse(line []byte) {
 	switch {
 	case rd.start >= 0:
 		start, ok := parseRFC3339MS(rd.fields[rd.start])
+		if !ok {
+			rd.bad(ReasonTime, line)
+			return
+		}
+		req.StartMS = start
+		sec = int64(math.Floor(start / 1000))
+	case rd.f.k6:
+		if !rd.k6Point() {
+			return
+		}
+		end, ok := parseRFC3339MS(rd.fields[rd.k6Time])
+		if !ok {
+			rd.bad(ReasonTime, line)
+			return
+		}
+		req.StartMS = end
+		sec = int64(math.Floor(end / 1000))
+	case rd.startNS >= 0:
+		ns, ok := parseNanos(rd.fields[rd.startNS])
+		if !ok {
+			rd.bad(ReasonTime, line)
+			return
+		}
+		req.StartMS = float64(ns/1e6) + float64(ns%1e6)/1e6
+		sec = int64(math.Floor(req.StartMS / 1000))
+	case rd.startLocal >= 0:
+		start, ok := rd.localMS(rd.fields[rd.startLocal])
 		if !ok {
 			rd.bad(ReasonTime, line)
 			return
@@ -399,8 +461,17 @@ func (rd *Reader) parse(line []byte) {
 		req.Status = int32(st)
 	}
 	req.ServiceMS = math.NaN()
-	if rd.upstreamMS >= 0 {
-		if v := rd.fields[rd.upstreamMS]; len(v) > 0 && !(len(v) == 1 && v[0] == '-') {
+	if rd.serviceNS >= 0 {
+		if v := rd.fields[rd.serviceNS]; len(v) > 0 {
+			ns, ok := parseNanos(v)
+			if !ok {
+				rd.bad(ReasonService, line)
+				return
+			}
+			req.ServiceMS = float64(ns) / 1e6
+		}
+	} else if rd.upstreamMS >= 0 {
+		if v := rd.fields[rd.upstreamMS]; len(v) > 0 && !(len(v) == 1 && v[0] == '-') && string(v) != "-1" { // -1: HAProxy's none
 			ms, ok := parseDecimalMS(v) // read as seconds: the value is ms
 			if !ok {
 				rd.bad(ReasonService, line)
@@ -428,7 +499,7 @@ func (rd *Reader) parse(line []byte) {
 	rd.stats.Requests++
 	if rd.route != nil && !bytes.HasPrefix(rd.route.value(rd.fields), []byte(rd.opt.Route)) ||
 		rd.opt.Status != nil && !rd.opt.Status.Match(int(req.Status)) ||
-		rd.opt.FromMS != 0 && req.StartMS < rd.opt.FromMS || rd.opt.ToMS != 0 && req.StartMS >= rd.opt.ToMS {
+		!rd.f.k6 && !rd.inTime(req.StartMS) {
 		rd.stats.Filtered++
 		return
 	}
@@ -442,7 +513,61 @@ func (rd *Reader) parse(line []byte) {
 	for i := len(rd.keys); i < MaxKeys; i++ {
 		req.Keys[i] = -1
 	}
+	if rd.f.k6 {
+		// its start waits for its http_req_duration, the next line
+		rd.pending, rd.hasPending = req, true
+		rd.pendingTime = append(rd.pendingTime[:0], rd.fields[rd.k6Time]...)
+		rd.pendingLine = append(rd.pendingLine[:0], line...)
+		return
+	}
 	rd.place(req, sec, line)
+}
+
+// inTime says whether a start is in the time filter's range.
+func (rd *Reader) inTime(startMS float64) bool {
+	return !(rd.opt.FromMS != 0 && startMS < rd.opt.FromMS || rd.opt.ToMS != 0 && startMS >= rd.opt.ToMS)
+}
+
+// k6Point reads a k6 line that is not an http_reqs point (k6's other
+// metrics are skipped): an http_req_duration point of the pending
+// request's time gives its start (the point's time, the request's end,
+// less its duration) and service time. It says whether the line is an
+// http_reqs point, a request.
+func (rd *Reader) k6Point() bool {
+	if string(rd.fields[rd.k6Type]) == "Point" && string(rd.fields[rd.k6Metric]) == "http_reqs" {
+		rd.finishPending()
+		return true
+	}
+	rd.stats.Skipped++
+	if rd.hasPending && string(rd.fields[rd.k6Metric]) == "http_req_duration" && bytes.Equal(rd.fields[rd.k6Time], rd.pendingTime) {
+		v := rd.fields[rd.k6Value]
+		ms, ok := parseDecimalMS(v) // read as seconds: the value is ms
+		ms /= 1000
+		if !ok {
+			f, err := strconv.ParseFloat(string(v), 64)
+			ms, ok = f, err == nil && f >= 0 && !math.IsInf(f, 0)
+		}
+		if ok {
+			rd.pending.StartMS -= ms
+			rd.pending.ServiceMS = ms
+		}
+		rd.finishPending()
+	}
+	return false
+}
+
+// finishPending places the pending k6 request (at its end when no
+// http_req_duration followed it).
+func (rd *Reader) finishPending() {
+	if !rd.hasPending {
+		return
+	}
+	rd.hasPending = false
+	if !rd.inTime(rd.pending.StartMS) {
+		rd.stats.Filtered++
+		return
+	}
+	rd.place(rd.pending, int64(math.Floor(rd.pending.StartMS/1000)), rd.pendingLine)
 }
 
 // upstreamMS sums $upstream_response_time's values ("0.004", "0.010,
@@ -488,11 +613,20 @@ func (rd *Reader) place(req Request, sec int64, line []byte) {
 		rd.flush(sec - rd.windowSec)
 		rd.maxSec = sec
 	}
-	b := &rd.ring[sec%int64(len(rd.ring))]
+	b := rd.bucket(sec)
 	if len(b.reqs) == 0 {
 		b.sec = sec
 	}
 	b.reqs = append(b.reqs, req)
+}
+
+// bucket is second sec's place in the ring (a time before 1970 too).
+func (rd *Reader) bucket(sec int64) *bucket {
+	i := sec % int64(len(rd.ring))
+	if i < 0 {
+		i += int64(len(rd.ring))
+	}
+	return &rd.ring[i]
 }
 
 // flush emits every second before upTo (all, at the end), in order.
@@ -502,7 +636,7 @@ func (rd *Reader) flush(upTo int64) {
 	}
 	end := min(upTo, rd.maxSec+1)
 	for s := rd.flushed; s < end; s++ {
-		b := &rd.ring[s%int64(len(rd.ring))]
+		b := rd.bucket(s)
 		if len(b.reqs) == 0 || b.sec != s {
 			continue
 		}
@@ -585,4 +719,33 @@ func (f *StatusFilter) Match(status int) bool {
 		}
 	}
 	return false
+}
+
+// localMS reads HAProxy's date "01/Dec/2026:20:51:09.876" (local time,
+// no zone) as Unix ms in the reader's time zone; the second is read once
+// for all the lines in it.
+func (rd *Reader) localMS(b []byte) (float64, bool) {
+	if len(b) < 22 || b[20] != '.' {
+		return 0, false
+	}
+	if !bytes.Equal(b[:20], rd.lastLocal) {
+		sec, ok := parseDateNoZone(b[:20], rd.loc)
+		if !ok {
+			return 0, false
+		}
+		rd.lastLocal, rd.lastLocalSec = append(rd.lastLocal[:0], b[:20]...), sec
+	}
+	frac := b[21:]
+	if len(frac) > 9 {
+		return 0, false
+	}
+	v, ok := parseUint(frac)
+	if !ok {
+		return 0, false
+	}
+	scale := 1.0
+	for range frac {
+		scale *= 10
+	}
+	return float64(rd.lastLocalSec*1000) + float64(v)*1000/scale, true
 }

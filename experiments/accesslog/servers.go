@@ -22,12 +22,35 @@ const EnvoyDefault = `[%START_TIME%] "%REQ(:METHOD)% %REQ(X-ENVOY-ORIGINAL-PATH?
 const ALB = `$alb_type $alb_time $alb_elb $client_port $target_port $request_processing_time $upstream_response_time $response_processing_time $status $target_status $bytes_received $bytes_sent "$request" "$http_user_agent" $ssl_cipher $ssl_protocol $target_group_arn "$trace_id" "$host" "$chosen_cert_arn" $matched_rule_priority $start_time $alb_rest`
 
 // Servers names the log formats ServerFormat reads.
-func Servers() []string { return []string{"nginx", "envoy", "alb"} }
+func Servers() []string { return []string{"nginx", "envoy", "alb", "haproxy", "vegeta", "k6"} }
+
+// LogFormatHelp says what a server's log format definition is (the
+// --log-format of lab shadow, the web form's field), "" for a server the
+// lab does not read.
+func LogFormatHelp(server string) string {
+	switch server {
+	case "nginx":
+		return "its log_format (default combined): a log_format's name in the nginx config, the definition ('$remote_addr ... $msec $request_time'), the directive, or a JSON (escape=json) definition"
+	case "envoy":
+		return "its format string or JSON format (default: Envoy's default format)"
+	case "alb":
+		return "none (the entry's fields are fixed)"
+	case "haproxy":
+		return "its log-format string, or its config (option httplog, log-format, capture request header ...: a frontend as it is; default: option httplog)"
+	case "vegeta":
+		return "csv (default) or json, as vegeta encode --to wrote it"
+	case "k6":
+		return "k6 run --out json=FILE's output: the script's own tags to read as $tag_NAME, e.g. 'tenant client_id' (default: none)"
+	}
+	return ""
+}
 
 // ServerFormat compiles a server's log format: nginx's log_format (see
 // ParseFormat); Envoy's format string or JSON format ("" is Envoy's
 // default; its command operators become variables, see EnvoyVariables);
-// ALB's fixed entry ("" only).
+// ALB's fixed entry ("" only); HAProxy's log-format or config lines ("" is
+// option httplog, see readHAProxyDef); vegeta's encoding, "csv" (or "")
+// or "json"; k6's JSON output (def: further tags to read, see k6Format).
 func ServerFormat(server, def string) (*Format, error) {
 	switch server {
 	case "nginx":
@@ -46,6 +69,12 @@ func ServerFormat(server, def string) (*Format, error) {
 			return nil, fmt.Errorf("alb: the entry's fields are fixed: give no log format")
 		}
 		return ParseFormat(ALB)
+	case "haproxy":
+		return haproxyFormat(def)
+	case "vegeta":
+		return vegetaFormat(def)
+	case "k6":
+		return k6Format(def)
 	}
 	return nil, fmt.Errorf("log format: server %q: the lab reads %s", server, strings.Join(Servers(), ", "))
 }

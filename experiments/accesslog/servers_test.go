@@ -82,3 +82,13 @@ https 2018-07-02T22:23:00.186641Z app/my-loadbalancer/50dc6c495c0c9188 192.168.1
 		t.Errorf("%+v", r)
 	}
 }
+
+// Every server the lab reads has its definition's help.
+func TestLogFormatHelp(t *testing.T) {
+	t.Parallel()
+	for _, server := range accesslog.Servers() {
+		if accesslog.LogFormatHelp(server) == "" {
+			t.Errorf("%s: no help", server)
+		}
+	}
+}

@@ -2,6 +2,8 @@ package accesslog
 
 // Times as logs write them, read without allocating.
 
+import "time"
+
 // parseDecimalMS reads seconds written as a decimal ("1701452060.123",
 // "0.005") as milliseconds; at most 9 decimals.
 func parseDecimalMS(b []byte) (float64, bool) {
@@ -203,4 +205,52 @@ func parseRFC3339MS(b []byte) (float64, bool) {
 		return 0, false
 	}
 	return float64(sec*1000) + frac, true
+}
+
+// parseDateNoZone reads "01/Dec/2026:20:51:09" (HAProxy's date, local
+// time without a zone) as Unix seconds in loc.
+func parseDateNoZone(b []byte, loc *time.Location) (int64, bool) {
+	if len(b) != 20 || b[2] != '/' || b[6] != '/' || b[11] != ':' || b[14] != ':' || b[17] != ':' {
+		return 0, false
+	}
+	d, ok1 := digits(b[0:], 2)
+	y, ok2 := digits(b[7:], 4)
+	hh, ok3 := digits(b[12:], 2)
+	mm, ok4 := digits(b[15:], 2)
+	ss, ok5 := digits(b[18:], 2)
+	if !(ok1 && ok2 && ok3 && ok4 && ok5) || !validClock(d, hh, mm, ss) {
+		return 0, false
+	}
+	m := int64(-1)
+	for i, name := range months {
+		if string(b[3:6]) == name {
+			m = int64(i + 1)
+		}
+	}
+	if m < 0 {
+		return 0, false
+	}
+	if loc == time.UTC {
+		return daysFromCivil(y, m, d)*86400 + hh*3600 + mm*60 + ss, true
+	}
+	return time.Date(int(y), time.Month(m), int(d), int(hh), int(mm), int(ss), 0, loc).Unix(), true
+}
+
+// parseNanos reads a whole number of nanoseconds (at most 19 digits, as
+// a Unix time in ns is), negative ones refused.
+func parseNanos(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 19 {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + uint64(c-'0')
+	}
+	if v > 1<<63-1 {
+		return 0, false
+	}
+	return int64(v), true
 }

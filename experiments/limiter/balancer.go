@@ -31,6 +31,7 @@ type InstanceSet struct {
 	inflight []int
 	byClient []int32 // hash: each client's instance
 	store    *store  // sharing central: the store decides for every instance
+	lease    *leases // sharing lease: the lease server (lease.go)
 	// active instances take requests: the first active of gates; a
 	// scaling event makes them scaleTo at scaleAtMS (+Inf: none).
 	active, scaleTo int
@@ -158,6 +159,9 @@ func (r *InstanceSet) OfferTo(i int, t float64, client int32) (float64, bool) {
 	}
 	if ok && r.inflight != nil {
 		r.inflight[i]++
+	}
+	if r.lease != nil {
+		r.lease.offered[i]++
 	}
 	return release, ok
 }

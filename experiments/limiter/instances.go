@@ -98,12 +98,13 @@ func ReplicaParams() []Param {
 			Doc: "a scaling event: at this time the instances become scale_to (a scenario of the answer, not a choice)"},
 		{Name: ParamScaleTo, Admits: AdmitsNone, Label: "Scale to", Unit: "instances", Integer: true, Min: 0, Max: MaxInstances, Optional: true,
 			Doc: "the instances after scale_at_ms (fewer: replicas fail or scale in, the balancer stops sending them requests; more: new ones start with fresh state; 0: no event)"},
+		leaseParams()[0], leaseParams()[1],
 		{Name: ParamStoreRTT, Admits: AdmitsNone, Label: "Store round trip", Unit: "ms", Min: 0, Max: 60_000, Default: 1,
 			Doc: "sharing central: the round trip from an instance to the shared store and back, added to every decision"},
 		{Name: ParamStoreCapacity, Admits: AdmitsNone, Label: "Store capacity", Unit: "req/s", Units: "requests/s", Min: 0, Max: MaxRateRPS, Optional: true,
 			Doc: "sharing central: decisions per second the store makes, one at a time in arrival order (0: no limit)"},
 		{Name: ParamOutageStart, Admits: AdmitsNone, Label: "Outage start", Unit: "ms", Min: 0, Max: MaxWindowMS, Optional: true,
-			Doc: "sharing central: the store is down from this time (store time) ..."},
+			Doc: "sharing central: the store is down from this time (store time) ...; sharing lease: the lease server"},
 		{Name: ParamOutageEnd, Admits: AdmitsNone, Label: "Outage end", Unit: "ms", Min: 0, Max: MaxWindowMS, Optional: true,
 			Doc: "... to this one (equal to the start: no outage); store_down says what the instances do meanwhile"},
 	}, asyncParams()...)
@@ -111,15 +112,23 @@ func ReplicaParams() []Param {
 
 // replicaParamFor is the sharing model a replica parameter belongs to
 // ("" for every model; the random balancer's seed is filled by the
-// balancer).
+// balancer); replicaParamIn says whether the model sharing takes it (an
+// outage is central's store's or lease's server's).
 func replicaParamFor(name string) string {
 	switch name {
 	case ParamStoreRTT, ParamStoreCapacity, ParamOutageStart, ParamOutageEnd, OptionStoreDown:
 		return SharingCentral
+	case ParamLeaseMS, ParamRefreshMS, OptionLeaseAlgorithm, OptionLeaseExpired:
+		return SharingLease
 	case ParamSyncWait, ParamBatchLimit, ParamOwner:
 		return SharingAsync
 	}
 	return ""
+}
+
+func replicaParamIn(name, sharing string) bool {
+	f := replicaParamFor(name)
+	return f == "" || f == sharing || sharing == SharingLease && (name == ParamOutageStart || name == ParamOutageEnd)
 }
 
 // ReplicaOptions are the options of a replicated limiter, the first
@@ -128,10 +137,11 @@ func ReplicaOptions() []Option {
 	return []Option{
 		{Name: OptionBalancer, Label: "Balancer", Choices: []string{BalancerRoundRobin, BalancerRandom, BalancerLeastInflight, BalancerHash},
 			Doc: "which instance takes a request: in turn, at random (seeded by balancer_seed), the one with the fewest admitted requests in flight, or by the client's key on a consistent-hash ring"},
-		{Name: OptionSharing, Label: "Sharing", Choices: []string{SharingLocal, SharingDivided, SharingCentral, SharingAsync},
-			Doc: "what each instance enforces: local, the whole limit; divided, the limit / instances (a count rounded down); central, one gate in a shared store every decision asks; async, Gubernator's GLOBAL (decide on a cached copy, hits to the key's owner every sync_wait_ms; the gubernator gate)"},
+		{Name: OptionSharing, Label: "Sharing", Choices: []string{SharingLocal, SharingDivided, SharingCentral, SharingLease, SharingAsync},
+			Doc: "what each instance enforces: local, the whole limit; divided, the limit / instances (a count rounded down); central, one gate in a shared store every decision asks; lease, a share of the rate leased by a server and refreshed (Doorman; token-bucket only); async, Gubernator's GLOBAL (decide on a cached copy, hits to the key's owner every sync_wait_ms; the gubernator gate)"},
 		{Name: OptionStoreDown, Label: "Store down", Choices: []string{StoreDownFailOpen, StoreDownFailClosed},
 			Doc: "sharing central: while the store is down, admit every request (fail-open) or refuse it (fail-closed), answered after one round trip"},
+		leaseOptions()[0], leaseOptions()[1],
 	}
 }
 
@@ -192,12 +202,12 @@ func (s *Spec) normalizeReplicas() {
 	}
 	sharing := s.Options[OptionSharing]
 	for _, o := range ReplicaOptions() {
-		if f := replicaParamFor(o.Name); s.Options[o.Name] == "" && (f == "" || f == sharing) {
+		if s.Options[o.Name] == "" && replicaParamIn(o.Name, sharing) {
 			s.SetOption(o.Name, o.Choices[0])
 		}
 	}
 	for _, p := range ReplicaParams() {
-		if f := replicaParamFor(p.Name); f != "" && f == sharing && len(s.Params[p.Name]) == 0 {
+		if f := replicaParamFor(p.Name); f != "" && replicaParamIn(p.Name, sharing) && len(s.Params[p.Name]) == 0 {
 			s.SetValues(p.Name, Values{p.Default})
 		}
 	}
@@ -245,13 +255,16 @@ func (s *Spec) validateReplicas(path string, k *Kind) field.List {
 		}
 	}
 	sharing := s.Options[OptionSharing]
-	for _, name := range append(s.replicaParamsUsed(), OptionStoreDown) {
-		if f := replicaParamFor(name); f != "" && sharing != "" && f != sharing && (len(s.Params[name]) > 0 || s.Options[name] != "") {
+	for _, name := range append(s.replicaParamsUsed(), OptionStoreDown, OptionLeaseAlgorithm, OptionLeaseExpired) {
+		if f := replicaParamFor(name); sharing != "" && !replicaParamIn(name, sharing) && (len(s.Params[name]) > 0 || s.Options[name] != "") {
 			errs.Add(field.Join(path, name), "belongs to sharing %q; sharing is %q", f, sharing)
 		}
 	}
+	if sharing == SharingLease && !k.Leases {
+		errs.Add(field.Join(path, OptionSharing), "sharing lease retunes a token bucket's rate to each instance's share: it takes %s, not %s", leaseTypeList(), k.Type)
+	}
 	errs = append(errs, s.validateAsync(path)...)
-	if sharing == SharingCentral {
+	if sharing == SharingCentral || sharing == SharingLease {
 		starts, ends := s.Params[ParamOutageStart], s.Params[ParamOutageEnd]
 		for _, a := range starts {
 			for _, b := range ends {
@@ -267,7 +280,8 @@ func (s *Spec) validateReplicas(path string, k *Kind) field.List {
 // Divide is the parameters one instance of a divided limiter enforces:
 // each rate (req/s) and count (requests) of the kind that admits more when
 // larger divided by n, a rate as a float, a count rounded down but to at
-// least 1 (a burst of 1 stays 1); waits and windows stay. rounded
+// least 1 (a burst of 1 stays 1), and 0 stays 0 (a limit of 0 refuses
+// every request on every instance); waits and windows stay. rounded
 // names the whole ones the division rounded (the point's note).
 func Divide(k *Kind, p Params, n int) (out Params, rounded []string) {
 	out = Params{}
@@ -276,7 +290,7 @@ func Divide(k *Kind, p Params, n int) (out Params, rounded []string) {
 	}
 	for _, q := range k.Params {
 		v, ok := p[q.Name]
-		if !ok || q.Admits != AdmitsLarger || q.Unit != rateParam.Unit && q.Unit != burstParam.Unit {
+		if !ok || v == 0 || q.Admits != AdmitsLarger || q.Unit != rateParam.Unit && q.Unit != burstParam.Unit {
 			continue
 		}
 		d := v / float64(n)
@@ -321,6 +335,9 @@ func newReplicated(s *Spec, k *Kind, p Params, env Env) (Gate, error) {
 		each, _ = Divide(k, p, n)
 	}
 	r := &InstanceSet{gates: make([]Gate, n), balancer: s.Options[OptionBalancer]}
+	if s.Options[OptionSharing] == SharingLease {
+		return newLeased(s, k, p, env, r)
+	}
 	if s.Options[OptionSharing] == SharingCentral {
 		g, err := k.New(s, p, env)
 		if err != nil {
@@ -414,6 +431,8 @@ func replicatedCurve(s *Spec, k *Kind, p Params, clients int) (calculus.Curve, b
 			return calculus.Curve{}, false
 		}
 		return one, true
+	case SharingLease:
+		return leaseCurve(s, k, p, n)
 	}
 	return one.Times(n), true
 }

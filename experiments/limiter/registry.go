@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/ratelab/ratelab/experiments/calculus"
 	"github.com/ratelab/ratelab/experiments/field"
@@ -40,6 +41,9 @@ type Param struct {
 	// recommendation's last ties prefer the less permissive setting
 	// (experiments/decide). Every row states it (checkRow).
 	Admits Admits
+	// OneOf, when given, lists the only values allowed (a library's
+	// units: envoy-ratelimit's unit_s); Check refuses the others.
+	OneOf []float64
 	// Column: results.csv has a column for the parameter in every run (the
 	// parameters of the textbook gates); another parameter gets its column
 	// only in the runs whose limiters take it.
@@ -88,6 +92,13 @@ func (p *Param) Check(v float64) string {
 		return "must be a whole number"
 	}
 	msg := p.checkRange(v)
+	if msg == "" && len(p.OneOf) > 0 && !slices.Contains(p.OneOf, v) {
+		vs := make([]string, len(p.OneOf))
+		for i, x := range p.OneOf {
+			vs[i] = num(x)
+		}
+		msg = "must be one of " + strings.Join(vs, ", ")
+	}
 	if msg != "" && p.RangeNote != "" {
 		msg += ": " + p.RangeNote
 	}
@@ -203,6 +214,10 @@ type Kind struct {
 	// that honour Retry-After (workload.Behaviour.RetryAfter) wait for it.
 	RetryAfter string
 
+	// Leases: the gate can run under sharing lease (a token bucket whose
+	// rate and burst a lease retunes, leaseRetuner: token-bucket).
+	Leases bool
+
 	// Adaptive: the gate is an adaptive concurrency limit
 	// (limiter.Adaptive): a run with one has the adaptive measures
 	// (results.csv's limit_mean … columns, the run page's limit chart).
@@ -276,6 +291,7 @@ func builtinKinds() []*Kind {
 		uberRateLimitKind(),
 		nginxLimitReqKind(),
 		envoyLocalRateLimitKind(),
+		envoyRatelimitKind(),
 		guavaSmoothBurstyKind(),
 		guavaSmoothWarmingUpKind(),
 		resilience4jKind(),

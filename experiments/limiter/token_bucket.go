@@ -69,6 +69,7 @@ func tokenBucketKind() *Kind {
 		Curve:      tokenBucketCurve,
 		Nominal:    rateNominal,
 		RetryAfter: "when the bucket holds a whole token again",
+		Leases:     true,
 	}
 }
 

@@ -103,10 +103,21 @@ func (c *WindowCursor) move(t float64) float64 {
 }
 
 // windowEdge is the least float64 x with WindowIndex(x, w) >= k: the
-// rounded product k*w moved by the ulps its rounding is off (at most a
-// few; the loop is bounded).
+// product k*w when it is exact (WindowIndex(k*w, w) is k, and every
+// float64 below it lies in an earlier window; a whole w of a series,
+// such as 100, and a window count below 2^53/w), else the rounded product
+// moved by the ulps its rounding is off (at most a few; the loop is
+// bounded).
 func windowEdge(k, w float64) float64 {
 	x := k * w
+	if math.FMA(k, w, -x) == 0 { // no rounding (an overflow gives -Inf or NaN)
+		return x
+	}
+	return searchEdge(x, k, w)
+}
+
+// searchEdge is windowEdge from x, the rounded product k*w.
+func searchEdge(x, k, w float64) float64 {
 	for range 64 {
 		if WindowIndex(x, w) < k {
 			x = math.Nextafter(x, math.Inf(1))

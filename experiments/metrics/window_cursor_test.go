@@ -3,6 +3,7 @@ package metrics
 import (
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"testing"
 )
 
@@ -39,5 +40,49 @@ func TestWindowCursorIsWindowIndex(t *testing.T) {
 				t.Fatalf("w %v t %v: cursor %v, WindowIndex %v", w, x, got, want)
 			}
 		}
+	}
+}
+
+// windowEdge's exact product is the edge its search finds: at widths
+// whose products are exact (whole ones) and not (33.3, 0.1), at edges near
+// and far from 0.
+func TestWindowEdgeOfAnExactProduct(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	exact := 0
+	for _, w := range []float64{1, 100, 250, 33.3, 0.1, 0.5, 1e-3, 7.000000000000001, 86_400_000} {
+		for i := range 20000 {
+			k := float64(i)
+			if i >= 10000 {
+				k = math.Floor(rng.Float64() * float64(uint64(1)<<52) / w)
+			}
+			if math.FMA(k, w, -k*w) == 0 {
+				exact++
+			}
+			if got, want := windowEdge(k, w), searchEdge(k*w, k, w); got != want {
+				t.Fatalf("windowEdge(%v, %v) = %v, the search finds %v", k, w, got, want)
+			}
+		}
+	}
+	if exact == 0 {
+		t.Fatal("no exact product tried")
+	}
+}
+
+// BenchmarkWindowCursor: a cursor over times that cross a window every 10
+// steps, at a whole width (the series' 100 ms: exact edges) and at 33.3.
+func BenchmarkWindowCursor(b *testing.B) {
+	for _, w := range []float64{100, 33.3} {
+		b.Run(strconv.FormatFloat(w, 'g', -1, 64), func(b *testing.B) {
+			b.ReportAllocs()
+			c := NewWindowCursor(w)
+			t, sum := 0.0, 0.0
+			for b.Loop() {
+				t += w / 10
+				sum += c.Index(t)
+			}
+			if sum < 0 {
+				b.Fatal(sum)
+			}
+		})
 	}
 }

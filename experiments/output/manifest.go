@@ -117,12 +117,13 @@ func (e *OutputError) Error() string {
 	return fmt.Sprintf("%s: sha256 %s, the manifest recorded %s: the outputs are not the manifest's", e.Name, e.Got, e.Want)
 }
 
-// CheckOutputs compares the files a run from a manifest wrote with the
+// CheckOutputs compares the files a run from a manifest wrote (as Write
+// lists them) with the
 // outputs the manifest recorded, by sha256 (an *OutputError for the first
 // that differs or is missing). A manifest of another engine checks
 // nothing: its outputs may differ (ConfigFromManifest notes it); a
 // manifest.json is never compared (it names the build).
-func CheckOutputs(manifest []byte, files []File) error {
+func CheckOutputs(manifest []byte, files []Output) error {
 	var m struct {
 		EngineVersion string   `json:"engine_version"`
 		Outputs       []Output `json:"outputs"`
@@ -137,11 +138,11 @@ func CheckOutputs(manifest []byte, files []File) error {
 		if want.Name == experiments.FileManifest {
 			continue
 		}
-		i := slices.IndexFunc(files, func(f File) bool { return f.Name == want.Name })
+		i := slices.IndexFunc(files, func(f Output) bool { return f.Name == want.Name })
 		if i < 0 {
 			return &OutputError{Name: want.Name, Got: "(not written)", Want: want.SHA256}
 		}
-		if got := files[i].SHA256(); got != want.SHA256 {
+		if got := files[i].SHA256; got != want.SHA256 {
 			return &OutputError{Name: want.Name, Got: got, Want: want.SHA256}
 		}
 	}

@@ -16,6 +16,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash"
+	"io"
 	"math"
 	"runtime"
 	"runtime/debug"
@@ -122,37 +124,7 @@ type Output struct {
 // formatted side by side (series.csv splits its points over the cores too)
 // and each hashed once, as it is done.
 func Files(res *experiments.Result) ([]File, error) {
-	type job struct {
-		name string
-		make func() (data []byte, keep bool, err error)
-	}
-	plain := func(name string, f func(*experiments.Result) []byte) job {
-		return job{name, func() ([]byte, bool, error) { return f(res), true, nil }}
-	}
-	jobs := []job{plain(experiments.FileResults, Results), plain(experiments.FileSeries, SeriesCSV),
-		{experiments.FileSettings, func() ([]byte, bool, error) {
-			settings := SettingsCSV(res)
-			return settings, settings != nil, nil
-		}}}
-	if len(res.Clients) > 1 {
-		jobs = append(jobs, plain(experiments.FileClients, ClientsCSV))
-	}
-	if res.Config.Replicated() {
-		jobs = append(jobs, plain(experiments.FileReplications, ReplicationsCSV))
-	}
-	for i := range res.Config.Reports {
-		r := &res.Config.Reports[i]
-		jobs = append(jobs, job{r.File, func() ([]byte, bool, error) {
-			data, err := Report(res, r)
-			if err != nil && res.Partial != nil {
-				return nil, false, nil // a partial result may lack the points a report picks
-			}
-			if err != nil {
-				return nil, false, fmt.Errorf("report %s: %w", r.File, err)
-			}
-			return data, true, nil
-		}})
-	}
+	jobs := outputJobs(res)
 	made := make([]File, len(jobs))
 	keep := make([]bool, len(jobs))
 	errs := make([]error, len(jobs))
@@ -165,14 +137,150 @@ func Files(res *experiments.Result) ([]File, error) {
 		}
 	})
 	var files []File
+	var outs []Output
 	for i, f := range made {
 		if errs[i] != nil {
 			return nil, errs[i]
 		}
 		if keep[i] { // not settings.csv without objectives, nor a report a partial result lacks
 			files = append(files, f)
+			outs = append(outs, Output{Name: f.Name, SHA256: f.SHA256(), Bytes: len(f.Data)})
 		}
 	}
+	data, err := manifestData(res, outs)
+	if err != nil {
+		return nil, err
+	}
+	return append(files, File{Name: experiments.FileManifest, Data: data}), nil
+}
+
+// Write writes the files Files makes, the same names and bytes in the same
+// order, each to the writer open gives for its name (open is called from
+// several goroutines at once), and lists them as manifest.json does, the
+// manifest last. Unlike Files it never holds series.csv whole: its rows
+// (80 MB at the seed model's 9,900 s) are formatted on the cores a piece at
+// a time into a few buffers reused as each is hashed and written in order,
+// so its memory is touched once per piece, not once per byte of the file.
+// On an error the files may be partly written.
+func Write(res *experiments.Result, open func(name string) (io.Writer, error)) ([]Output, error) {
+	jobs := outputJobs(res)
+	outs := make([]Output, len(jobs))
+	keep := make([]bool, len(jobs))
+	errs := make([]error, len(jobs))
+	forEach(len(jobs), func(i int) {
+		keep[i], errs[i] = jobs[i].write(open, &outs[i])
+	})
+	var kept []Output
+	for i := range jobs {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		if keep[i] {
+			kept = append(kept, outs[i])
+		}
+	}
+	data, err := manifestData(res, kept)
+	if err != nil {
+		return nil, err
+	}
+	m := Output{Name: experiments.FileManifest, SHA256: File{Data: data}.SHA256(), Bytes: len(data)}
+	w, err := open(m.Name)
+	if err == nil {
+		_, err = w.Write(data)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", m.Name, err)
+	}
+	return append(kept, m), nil
+}
+
+// outputJob makes one output file: whole (make), or, for a file too large
+// to hold, a piece at a time (stream, when set).
+type outputJob struct {
+	name string
+	make func() (data []byte, keep bool, err error)
+	// stream writes the file to w a piece at a time, as make would make it.
+	stream func(w io.Writer) error
+}
+
+// write writes the job's file to the writer open gives for it and lists
+// it in out; keep is false for a file not written (make's keep).
+func (j *outputJob) write(open func(name string) (io.Writer, error), out *Output) (keep bool, err error) {
+	var data []byte
+	if j.stream == nil {
+		if data, keep, err = j.make(); err != nil || !keep {
+			return false, err
+		}
+	}
+	w, err := open(j.name)
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", j.name, err)
+	}
+	if j.stream == nil {
+		*out = Output{Name: j.name, SHA256: File{Data: data}.SHA256(), Bytes: len(data)}
+		if _, err := w.Write(data); err != nil {
+			return false, fmt.Errorf("%s: %w", j.name, err)
+		}
+		return true, nil
+	}
+	sw := &summingWriter{w: w, h: sha256.New()}
+	if err := j.stream(sw); err != nil {
+		return false, fmt.Errorf("%s: %w", j.name, err)
+	}
+	*out = Output{Name: j.name, SHA256: hex.EncodeToString(sw.h.Sum(nil)), Bytes: sw.n}
+	return true, nil
+}
+
+// summingWriter hashes and counts the bytes it passes to w.
+type summingWriter struct {
+	w io.Writer
+	h hash.Hash
+	n int
+}
+
+func (s *summingWriter) Write(b []byte) (int, error) {
+	s.h.Write(b)
+	n, err := s.w.Write(b)
+	s.n += n
+	return n, err
+}
+
+// outputJobs are the files of res but the manifest, in their order.
+func outputJobs(res *experiments.Result) []outputJob {
+	plain := func(name string, f func(*experiments.Result) []byte) outputJob {
+		return outputJob{name: name, make: func() ([]byte, bool, error) { return f(res), true, nil }}
+	}
+	series := plain(experiments.FileSeries, SeriesCSV)
+	series.stream = func(w io.Writer) error { return newSeriesFile(res).writeTo(w) }
+	jobs := []outputJob{plain(experiments.FileResults, Results), series,
+		{name: experiments.FileSettings, make: func() ([]byte, bool, error) {
+			settings := SettingsCSV(res)
+			return settings, settings != nil, nil
+		}}}
+	if len(res.Clients) > 1 {
+		jobs = append(jobs, plain(experiments.FileClients, ClientsCSV))
+	}
+	if res.Config.Replicated() {
+		jobs = append(jobs, plain(experiments.FileReplications, ReplicationsCSV))
+	}
+	for i := range res.Config.Reports {
+		r := &res.Config.Reports[i]
+		jobs = append(jobs, outputJob{name: r.File, make: func() ([]byte, bool, error) {
+			data, err := Report(res, r)
+			if err != nil && res.Partial != nil {
+				return nil, false, nil // a partial result may lack the points a report picks
+			}
+			if err != nil {
+				return nil, false, fmt.Errorf("report %s: %w", r.File, err)
+			}
+			return data, true, nil
+		}})
+	}
+	return jobs
+}
+
+// manifestData is manifest.json of res listing outs.
+func manifestData(res *experiments.Result, outs []Output) ([]byte, error) {
 	m := Manifest{
 		EngineVersion: experiments.EngineVersion,
 		Config:        res.Config,
@@ -182,15 +290,13 @@ func Files(res *experiments.Result) ([]File, error) {
 		Source:        BuildSource(),
 		Partial:       res.Partial,
 		Inputs:        res.Inputs,
-	}
-	for _, f := range files {
-		m.Outputs = append(m.Outputs, Output{Name: f.Name, SHA256: f.SHA256(), Bytes: len(f.Data)})
+		Outputs:       outs,
 	}
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("manifest: %w", err)
 	}
-	return append(files, File{Name: experiments.FileManifest, Data: append(data, '\n')}), nil
+	return append(data, '\n'), nil
 }
 
 // csvWriter appends rows under the lab's conventions, printing numbers by
@@ -385,62 +491,19 @@ func ReplicationsCSV(res *experiments.Result) []byte {
 // together in point order: the same bytes on any number of cores, and the
 // file's memory touched once.
 func SeriesCSV(res *experiments.Result) []byte {
-	w := newWriter(res)
-	clients := slices.ContainsFunc(res.Points, func(p experiments.Point) bool { return p.Series.Attempts != nil })
-	if clients {
-		w.header("point", "limiter", "window_start_ms", "offered_rps", "released_rps", "rejected_rps", "in_system_max", "attempts_rps", "retries_rps", "goodput_rps")
-	} else {
-		w.header("point", "limiter", "window_start_ms", "offered_rps", "released_rps", "rejected_rps", "in_system_max")
-	}
-	width := res.Config.SeriesWindow()
-	scale := 1000.0 / width
-	labels := make([][]byte, len(res.Points))
+	sf := newSeriesFile(res)
 	offsets := make([]int, len(res.Points)+1)
-	offsets[0] = len(w.b)
+	offsets[0] = len(sf.header)
 	for i := range res.Points {
-		p := &res.Points[i]
-		lw := csvWriter{pr: w.pr}
-		lw.text(p.Limiter)
-		labels[i] = lw.b
-		offsets[i+1] = offsets[i] + seriesBytesBound(p, len(lw.b), width, scale, clients)
+		offsets[i+1] = offsets[i] + seriesBytesBound(&res.Points[i], len(sf.labels[i]), sf.width, sf.scale, sf.clients)
 	}
 	buf := make([]byte, offsets[len(res.Points)])
-	copy(buf, w.b)
+	copy(buf, sf.header)
 	parts := make([][]byte, len(res.Points))
 	forEach(len(res.Points), func(i int) {
-		p := &res.Points[i]
-		s := &p.Series
-		pw := csvWriter{pr: w.pr, b: buf[offsets[i]:offsets[i]:offsets[i+1]]}
-		prefix := strconv.AppendInt(nil, int64(p.Index), 10)
-		prefix = append(append(append(prefix, ','), labels[i]...), ',')
-		step := uint64(int(width))
-		for k := range seriesRows(s, clients) {
-			// the cells as pw.int, pw.count and pw.raw write them, without
-			// their calls: 2 M rows at 9,900 s
-			pw.b = append(pw.b, prefix...)
-			pw.b = appendDecimal(pw.b, uint64(k)*step)
-			pw.b = appendCount(pw.b, &pw, float64(experiments.At(s.Offered, k))*scale)
-			pw.b = appendCount(pw.b, &pw, float64(experiments.At(s.Released, k))*scale)
-			pw.b = appendCount(pw.b, &pw, float64(experiments.At(s.Rejected, k))*scale)
-			pw.b = append(pw.b, ',')
-			pw.b = strconv.AppendInt(pw.b, int64(experiments.At(s.InSystemMax, k)), 10)
-			pw.col = 7
-			if clients {
-				if s.Attempts == nil {
-					pw.empty()
-					pw.empty()
-					pw.empty()
-				} else {
-					pw.count(float64(experiments.At(s.Attempts, k)) * scale)
-					pw.count(float64(experiments.At(s.Retries, k)) * scale)
-					pw.count(float64(experiments.At(s.Goodput, k)) * scale)
-				}
-			}
-			pw.end()
-		}
-		parts[i] = pw.b // in buf, unless the bound was short and append moved it
+		parts[i] = sf.appendRows(buf[offsets[i]:offsets[i]:offsets[i+1]], i, 0, sf.rows(i)) // in buf, unless the bound was short and append moved it
 	})
-	n := len(w.b)
+	n := len(sf.header)
 	for i, part := range parts {
 		if len(part) > offsets[i+1]-offsets[i] { // cannot happen: the bound held
 			out := append([]byte(nil), buf[:n]...)
@@ -452,6 +515,162 @@ func SeriesCSV(res *experiments.Result) []byte {
 		n += copy(buf[n:], part) // never forward: n <= the part's offset
 	}
 	return buf[:n:n]
+}
+
+// seriesFile is series.csv in parts: its header, and each point's rows
+// appended a stretch at a time (appendRows), so that SeriesCSV can format
+// the points side by side and Write a file's pieces as they are written.
+type seriesFile struct {
+	res          *experiments.Result
+	pr           experiments.Printer
+	clients      bool
+	width, scale float64
+	header       []byte
+	labels       [][]byte // each point's limiter cell, escaped
+}
+
+func newSeriesFile(res *experiments.Result) *seriesFile {
+	w := newWriter(res)
+	clients := slices.ContainsFunc(res.Points, func(p experiments.Point) bool { return p.Series.Attempts != nil })
+	if clients {
+		w.header("point", "limiter", "window_start_ms", "offered_rps", "released_rps", "rejected_rps", "in_system_max", "attempts_rps", "retries_rps", "goodput_rps")
+	} else {
+		w.header("point", "limiter", "window_start_ms", "offered_rps", "released_rps", "rejected_rps", "in_system_max")
+	}
+	width := res.Config.SeriesWindow()
+	sf := &seriesFile{res: res, pr: w.pr, clients: clients, width: width, scale: 1000.0 / width, header: w.b, labels: make([][]byte, len(res.Points))}
+	for i := range res.Points {
+		lw := csvWriter{pr: w.pr}
+		lw.text(res.Points[i].Limiter)
+		sf.labels[i] = lw.b
+	}
+	return sf
+}
+
+// rows is the number of point i's rows.
+func (sf *seriesFile) rows(i int) int { return seriesRows(&sf.res.Points[i].Series, sf.clients) }
+
+// appendRows appends point i's rows from window k0 up to k1 to b.
+func (sf *seriesFile) appendRows(b []byte, i, k0, k1 int) []byte {
+	p := &sf.res.Points[i]
+	s := &p.Series
+	scale := sf.scale
+	pw := csvWriter{pr: sf.pr, b: b}
+	var pre [24]byte
+	prefix := strconv.AppendInt(pre[:0], int64(p.Index), 10)
+	prefix = append(append(append(prefix, ','), sf.labels[i]...), ',')
+	step := uint64(int(sf.width))
+	for k := k0; k < k1; k++ {
+		// the cells as pw.int, pw.count and pw.raw write them, without
+		// their calls: 2 M rows at 9,900 s
+		pw.b = append(pw.b, prefix...)
+		pw.b = appendDecimal(pw.b, uint64(k)*step)
+		pw.b = appendCount(pw.b, &pw, float64(experiments.At(s.Offered, k))*scale)
+		pw.b = appendCount(pw.b, &pw, float64(experiments.At(s.Released, k))*scale)
+		pw.b = appendCount(pw.b, &pw, float64(experiments.At(s.Rejected, k))*scale)
+		pw.b = append(pw.b, ',')
+		pw.b = strconv.AppendInt(pw.b, int64(experiments.At(s.InSystemMax, k)), 10)
+		pw.col = 7
+		if sf.clients {
+			if s.Attempts == nil {
+				pw.empty()
+				pw.empty()
+				pw.empty()
+			} else {
+				pw.count(float64(experiments.At(s.Attempts, k)) * scale)
+				pw.count(float64(experiments.At(s.Retries, k)) * scale)
+				pw.count(float64(experiments.At(s.Goodput, k)) * scale)
+			}
+		}
+		pw.end()
+	}
+	return pw.b
+}
+
+// seriesPieceRows is the rows of a piece of series.csv that Write formats
+// at once: about 160 KB, so that the pieces in flight stay in the caches.
+const seriesPieceRows = 4096
+
+// writeTo writes series.csv to w a piece of rows at a time
+// (streamPieces).
+func (sf *seriesFile) writeTo(w io.Writer) error {
+	if _, err := w.Write(sf.header); err != nil {
+		return err
+	}
+	type piece struct{ point, k0, k1 int }
+	var pieces []piece
+	for i := range sf.res.Points {
+		n := sf.rows(i)
+		for k := 0; k < n; k += seriesPieceRows {
+			pieces = append(pieces, piece{i, k, min(k+seriesPieceRows, n)})
+		}
+	}
+	return streamPieces(w, len(pieces), func(b []byte, i int) []byte {
+		p := pieces[i]
+		return sf.appendRows(b, p.point, p.k0, p.k1)
+	})
+}
+
+// streamPieces writes pieces 0 to n-1 to w in order, piece(b, i)
+// appending piece i's bytes to b: the pieces are made on up to GOMAXPROCS
+// goroutines, at most two a goroutine ahead of the one being written, each
+// into a buffer that a piece before it was written from.
+func streamPieces(w io.Writer, n int, piece func(b []byte, i int) []byte) error {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers <= 1 {
+		var b []byte
+		for i := range n {
+			b = piece(b[:0], i)
+			if _, err := w.Write(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// A goroutine takes a buffer from free before it takes the next
+	// piece's number, and the writer frees it once that piece is written:
+	// so at most depth pieces are taken and unwritten, each in its own
+	// slot (its number modulo depth), and a send to a slot never waits.
+	depth := 2 * workers
+	slots := make([]chan []byte, depth)
+	free := make(chan []byte, depth)
+	for i := range slots {
+		slots[i] = make(chan []byte, 1)
+		free <- nil
+	}
+	stop := make(chan struct{})
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				var b []byte
+				select {
+				case b = <-free:
+				case <-stop:
+					return
+				}
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				slots[i%depth] <- piece(b[:0], i)
+			}
+		}()
+	}
+	var err error
+	for i := range n {
+		b := <-slots[i%depth]
+		if _, err = w.Write(b); err != nil {
+			break
+		}
+		free <- b
+	}
+	close(stop)
+	wg.Wait()
+	return err
 }
 
 // seriesBytesBound is at least the bytes of a point's series.csv rows:
@@ -655,6 +874,7 @@ func Report(res *experiments.Result, r *experiments.Report) ([]byte, error) {
 		w.text(c.Header)
 	}
 	w.end()
+	rowStart := len(w.b)
 	switch r.Type {
 	case experiments.ReportPoints:
 		cols := make([]*experiments.Column, len(r.Columns))
@@ -715,6 +935,10 @@ func Report(res *experiments.Result, r *experiments.Report) ([]byte, error) {
 		width := res.Config.SeriesWindow()
 		scale := 1000.0 / width
 		for k := range windows {
+			if k == 1 { // room for the rest, at the first row's width and the largest window_start_ms's
+				row := len(w.b) - rowStart + digits(windows*int(width))
+				w.b = slices.Grow(w.b, (windows-1)*row)
+			}
 			for j, c := range r.Columns {
 				switch c.Value {
 				case "window_start_ms":
@@ -724,11 +948,11 @@ func Report(res *experiments.Result, r *experiments.Report) ([]byte, error) {
 					if pts[j] != nil {
 						p = pts[j]
 					}
-					w.num(experiments.Fixed1, float64(experiments.At(p.Series.Offered, k))*scale)
+					w.count(float64(experiments.At(p.Series.Offered, k)) * scale)
 				case "released_rps":
-					w.num(experiments.Fixed1, float64(experiments.At(pts[j].Series.Released, k))*scale)
+					w.count(float64(experiments.At(pts[j].Series.Released, k)) * scale)
 				case "rejected_rps":
-					w.num(experiments.Fixed1, float64(experiments.At(pts[j].Series.Rejected, k))*scale)
+					w.count(float64(experiments.At(pts[j].Series.Rejected, k)) * scale)
 				case "in_system_max":
 					w.int(int(experiments.At(pts[j].Series.InSystemMax, k)))
 				case "sojourn_p99_ms":
@@ -739,7 +963,7 @@ func Report(res *experiments.Result, r *experiments.Report) ([]byte, error) {
 						cs = all[classes[j]]
 					}
 					if c.Value == "class_offered_rps" {
-						w.num(experiments.Fixed1, float64(experiments.At(cs.Offered, k))*scale)
+						w.count(float64(experiments.At(cs.Offered, k)) * scale)
 					} else {
 						w.num(experiments.Fixed1, cs.SuccessPct(k))
 					}

@@ -75,6 +75,9 @@ func (r *Result) WriteSummary(w io.Writer, where string) error {
 	bw := bufio.NewWriter(w)
 	st := &r.Log
 	fmt.Fprintf(bw, "log: %d lines, %d requests, %d filtered out, %d bad (%.2f%%)\n", st.Lines, st.Requests, st.Filtered, st.Bad, st.BadPct())
+	if st.Skipped > 0 {
+		fmt.Fprintf(bw, "  %d lines skipped: not requests (k6's other metrics)\n", st.Skipped)
+	}
 	reasons := make([]string, 0, len(st.Reasons))
 	for reason := range st.Reasons {
 		reasons = append(reasons, reason)
@@ -116,7 +119,61 @@ func (r *Result) WriteSummary(w io.Writer, where string) error {
 		fmt.Fprintf(bw, "; logged upstream time of %d of them: p50 %s ms, p99 %s ms", r.ServiceCount, num(r.ServiceP50MS), num(r.ServiceP99MS))
 	}
 	bw.WriteString("\n")
+	if r.Stopped {
+		bw.WriteString("STOPPED: the replay was stopped before the end of the log; this is the verdict of the lines read\n")
+	}
+	if rec := r.Recommendation; rec != nil {
+		bw.WriteString(rec.Text(r))
+	}
 	return bw.Flush()
+}
+
+// mark is the what-if row's recommended cell: "recommended", "closest"
+// (no setting meets every objective) or "".
+func (rec *Recommendation) mark(i int) string {
+	switch {
+	case rec == nil || rec.Setting != i:
+		return ""
+	case rec.Feasible > 0:
+		return "recommended"
+	default:
+		return "closest"
+	}
+}
+
+// Text is the recommendation in words, with its config to paste back.
+func (rec *Recommendation) Text(r *Result) string {
+	var b strings.Builder
+	objs := make([]string, len(rec.Objectives))
+	for i, o := range rec.Objectives {
+		objs[i] = o.String()
+	}
+	fmt.Fprintf(&b, "what-if objectives: %s\n", strings.Join(objs, "; "))
+	if rec.Setting < 0 {
+		b.WriteString("no what-if setting to recommend\n")
+		return b.String()
+	}
+	w := r.WhatIf[rec.Setting]
+	if rec.Feasible > 0 {
+		fmt.Fprintf(&b, "recommended (%d of %d settings meet every objective): rate ×%s, burst ×%s: %s", rec.Feasible, len(r.WhatIf), num(w.Rate), num(w.Burst), w.Setting())
+		if rec.Binding >= 0 {
+			fmt.Fprintf(&b, " (binding: %s, margin %.1f%%)", rec.Objectives[rec.Binding], 100*rec.Margin)
+		}
+	} else {
+		var miss []string
+		for _, j := range rec.Misses {
+			miss = append(miss, rec.Objectives[j].String())
+		}
+		fmt.Fprintf(&b, "no setting meets every objective; the closest: rate ×%s, burst ×%s: %s (misses %s)", num(w.Rate), num(w.Burst), w.Setting(), strings.Join(miss, "; "))
+	}
+	b.WriteString("\n")
+	if w.Config != "" {
+		b.WriteString("its config:\n")
+		for _, line := range strings.Split(strings.TrimRight(w.Config, "\n"), "\n") {
+			b.WriteString("  " + line + "\n")
+		}
+	}
+	return b.String()
 }
 
 func printable(key string) string {
@@ -157,8 +214,8 @@ func (rw *RequestsWriter) Flush() error { return rw.bw.Flush() }
 // around the imported one, with its config to paste back.
 func (r *Result) WriteWhatIf(w io.Writer) error {
 	bw := bufio.NewWriter(w)
-	bw.WriteString("rate_x,burst_x,setting,requests,limited,limited_pct,delayed,keys_limited,passed_peak_rps,service_p99_ms,config\n")
-	for _, s := range r.WhatIf {
+	bw.WriteString("rate_x,burst_x,setting,requests,limited,limited_pct,delayed,keys_limited,passed_peak_rps,service_p99_ms,config,gate_delay_p99_ms,recommended\n")
+	for i, s := range r.WhatIf {
 		pct := 0.0
 		if r.Requests > 0 {
 			pct = 100 * float64(s.Limited) / float64(r.Requests)
@@ -167,8 +224,8 @@ func (r *Result) WriteWhatIf(w io.Writer) error {
 		if !math.IsNaN(s.ServiceP99MS) {
 			p99 = num(s.ServiceP99MS)
 		}
-		fmt.Fprintf(bw, "%s,%s,%s,%d,%d,%s,%d,%d,%d,%s,%s\n", num(s.Rate), num(s.Burst), csvField(s.Setting()), r.Requests, s.Limited,
-			strconv.FormatFloat(pct, 'f', 2, 64), s.Delayed, s.KeysLimited, s.PassedPeakRPS, p99, csvField(s.Config))
+		fmt.Fprintf(bw, "%s,%s,%s,%d,%d,%s,%d,%d,%d,%s,%s,%s,%s\n", num(s.Rate), num(s.Burst), csvField(s.Setting()), r.Requests, s.Limited,
+			strconv.FormatFloat(pct, 'f', 2, 64), s.Delayed, s.KeysLimited, s.PassedPeakRPS, p99, csvField(s.Config), num(s.DelayP99MS), r.Recommendation.mark(i))
 	}
 	return bw.Flush()
 }

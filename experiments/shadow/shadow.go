@@ -18,6 +18,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/accesslog"
 	"github.com/ratelab/ratelab/experiments/deploy"
 	"github.com/ratelab/ratelab/experiments/limiter"
@@ -45,9 +46,21 @@ type Options struct {
 	// Progress, when set, hears the lines read every 2^16 requests.
 	Progress func(lines int64)
 	// WhatIf replays the same requests at the imported rate and burst
-	// times 0.5, 1, 2 and 4 in the same pass (Result.WhatIf).
+	// times 0.5, 1, 2 and 4 in the same pass (Result.WhatIf), and answers
+	// Objectives over them (Result.Recommendation).
 	WhatIf bool
+	// Objectives are the what-if sweep's (ObjectiveMetrics;
+	// DefaultObjectives when empty).
+	Objectives []experiments.Objective
+	// Stopped, when set, is asked every 1024 requests; when it says so
+	// the replay stops and Run returns the verdict of what was read
+	// (Result.Stopped) with ErrStopped.
+	Stopped func() bool
 }
+
+// ErrStopped is Run's error when Options.Stopped stopped it: the result
+// holds what was read.
+var ErrStopped = errors.New("shadow: stopped before the end of the log")
 
 // Decision is one request's fate.
 type Decision struct {
@@ -108,6 +121,12 @@ func Open(r io.Reader, opt Options) (*Replay, error) {
 	if opt.MaxBadPct == 0 {
 		opt.MaxBadPct = DefaultMaxBadPct
 	}
+	if len(opt.Objectives) == 0 {
+		opt.Objectives = DefaultObjectives()
+	}
+	if errs := ValidateObjectives(opt.Objectives); len(errs) > 0 {
+		return nil, fmt.Errorf("shadow: %w", errs.Err())
+	}
 	rp := &Replay{opt: opt, rd: rd, gate: gate, stages: len(stages), report: len(keys) - 1}
 	if opt.WhatIf {
 		if rp.whatIf, err = whatIfs(opt.Import); err != nil {
@@ -151,7 +170,12 @@ func (rp *Replay) Run() (*Result, error) {
 	v := newVerdict(rp.opt.Import.Status)
 	keys := make([]int32, rp.stages)
 	var d Decision
+	stopped := false
 	for {
+		if rp.opt.Stopped != nil && v.requests&1023 == 0 && rp.opt.Stopped() {
+			stopped = true
+			break
+		}
 		req, err := rp.rd.Next()
 		if err == io.EOF {
 			break
@@ -186,6 +210,13 @@ func (rp *Replay) Run() (*Result, error) {
 		w.finish()
 	}
 	res.WhatIf = rp.whatIf
+	if rp.opt.WhatIf {
+		res.Recommendation = res.recommend(rp.opt.Objectives)
+	}
+	if stopped {
+		res.Stopped = true
+		return res, ErrStopped
+	}
 	return res, nil
 }
 
@@ -240,8 +271,13 @@ type Result struct {
 	ServiceP99MS  float64
 	// MaxDelayMS is the longest a passed request was held.
 	MaxDelayMS float64
-	// WhatIf is the sweep around the imported setting (Options.WhatIf).
-	WhatIf []*WhatIf
+	// WhatIf is the sweep around the imported setting (Options.WhatIf),
+	// Recommendation its answer to the objectives.
+	WhatIf         []*WhatIf
+	Recommendation *Recommendation
+	// Stopped: the replay was stopped (Options.Stopped) before the log's
+	// end; the verdict is of the requests read.
+	Stopped bool
 }
 
 // Passed is the number of requests the limiter lets through.
@@ -382,4 +418,54 @@ func (v *verdict) result(st accesslog.Stats, k *accesslog.Key) *Result {
 		r.ServiceP99MS = float64(v.service.Quantile(99))
 	}
 	return r
+}
+
+// CheckLines is how many lines Check reads.
+const CheckLines = 10000
+
+// Check reads the first lines (at most CheckLines) of a log with the
+// replay's format, keys and filters, deciding nothing, and returns
+// *TooManyBad when more than MaxBadPct of them are bad: the web form
+// refuses such a log before it stores anything. A log whose first lines
+// pass may still fail Run over the whole log.
+func Check(r io.Reader, opt Options) error {
+	opt.WhatIf = false
+	rp, err := Open(&firstLines{r: r, left: CheckLines}, opt)
+	if err != nil {
+		return err
+	}
+	for {
+		_, err := rp.rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("shadow: %w", err)
+		}
+	}
+	if st := rp.rd.Stats(); rp.opt.MaxBadPct >= 0 && st.BadPct() > rp.opt.MaxBadPct {
+		return &TooManyBad{Stats: st, MaxBadPct: rp.opt.MaxBadPct}
+	}
+	return nil
+}
+
+// firstLines reads r up to its left-th newline.
+type firstLines struct {
+	r    io.Reader
+	left int
+}
+
+func (f *firstLines) Read(p []byte) (int, error) {
+	if f.left <= 0 {
+		return 0, io.EOF
+	}
+	n, err := f.r.Read(p)
+	for i := 0; i < n; i++ {
+		if p[i] == '\n' {
+			if f.left--; f.left == 0 {
+				return i + 1, nil
+			}
+		}
+	}
+	return n, err
 }

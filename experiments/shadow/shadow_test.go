@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/accesslog"
 	"github.com/ratelab/ratelab/experiments/deploy"
 	"github.com/ratelab/ratelab/experiments/shadow"
@@ -70,6 +71,30 @@ func TestSixThousandPerMinute(t *testing.T) {
 		!strings.Contains(rows[2][10], "limit_req_zone $binary_remote_addr zone=z:10m rate=100r/s;") {
 		t.Errorf("shadow-whatif.csv:\n%s", whatIf.String())
 	}
+	// The answer rule (experiments/decide) over the sweep, default
+	// objective reject_pct <= 1: x2 and x4 limit none; the less permissive.
+	if rec := res.Recommended(); rec == nil || rec.Setting() != "rate_rps=200 burst=0 delay=0" || rows[3][12] != "recommended" || rows[2][12] != "" {
+		t.Errorf("recommended %+v\n%s", res.Recommendation, whatIf.String())
+	}
+	// Other objectives, another pick: at most 50% limited and 12/s reaching
+	// the service hold at x0.5 and x1 only (margin 0 on the peak for both),
+	// so the less permissive x0.5; at most 10/s, none: the closest.
+	for _, c := range []struct {
+		objs, want string
+		feasible   int
+	}{
+		{"reject_pct <= 50\ndownstream_peak_rps <= 12", "rate_rps=50 burst=0 delay=0", 2},
+		{"downstream_peak_rps <= 10", "rate_rps=50 burst=0 delay=0", 0},
+	} {
+		objs, errs := experiments.ParseObjectives(c.objs)
+		if len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		res := run(t, conf, b.String(), shadow.Options{WhatIf: true, Objectives: objs})
+		if rec := res.Recommended(); rec == nil || rec.Setting() != c.want || res.Recommendation.Feasible != c.feasible {
+			t.Errorf("%q: recommended %+v", c.objs, res.Recommendation)
+		}
+	}
 	var keys, timeline strings.Builder
 	if err := res.WriteKeys(&keys); err != nil {
 		t.Fatal(err)
@@ -122,5 +147,38 @@ func TestKeyNotLogged(t *testing.T) {
 	_, err := shadow.Open(strings.NewReader(""), shadow.Options{Import: im, Log: accesslog.Options{Format: f}})
 	if err == nil || !strings.Contains(err.Error(), "$http_x_api_key is not in the log format") {
 		t.Errorf("%v", err)
+	}
+}
+
+// Objectives name what a replay measures, else the field is named.
+func TestObjectivesRefused(t *testing.T) {
+	t.Parallel()
+	im, _ := deploy.Import("nginx", "limit_req_zone $remote_addr zone=k:1m rate=1r/s;\nlimit_req zone=k;", deploy.ImportOptions{})
+	f, _ := accesslog.ParseFormat(unitFormat)
+	_, err := shadow.Open(strings.NewReader(""), shadow.Options{Import: im, Log: accesslog.Options{Format: f}, WhatIf: true,
+		Objectives: []experiments.Objective{{Metric: "sojourn_p99_ms", Op: "<=", Value: 1}}})
+	if err == nil || !strings.Contains(err.Error(), "objectives[0].metric") {
+		t.Errorf("%v", err)
+	}
+}
+
+// A stopped replay returns the verdict of what it read.
+func TestStoppedKeepsWhatWasRead(t *testing.T) {
+	t.Parallel()
+	im, _ := deploy.Import("nginx", "limit_req_zone $remote_addr zone=k:1m rate=1r/s;\nlimit_req zone=k;", deploy.ImportOptions{})
+	f, _ := accesslog.ParseFormat(unitFormat)
+	var b strings.Builder
+	for i := range 5000 {
+		fmt.Fprintf(&b, "10.0.0.1 %.3f 0.000 200 -\n", 1000+float64(i)*0.01)
+	}
+	asked := 0
+	rp, err := shadow.Open(strings.NewReader(b.String()), shadow.Options{Import: im, Log: accesslog.Options{Format: f},
+		Stopped: func() bool { asked++; return asked > 2 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := rp.Run()
+	if err != shadow.ErrStopped || res == nil || !res.Stopped || res.Requests != 2048 {
+		t.Errorf("%v %+v", err, res)
 	}
 }

@@ -36,11 +36,16 @@ type WhatIf struct {
 	keyLimited  []bool
 	releases    releaseWindow
 	service     metrics.Histogram
+	delays      metrics.Histogram
 	// PassedPeakRPS and ServiceP99MS are what the service would have seen
 	// (the p99 of the passed requests' logged upstream times; NaN when
 	// none logs one).
 	PassedPeakRPS int64
 	ServiceP99MS  float64
+	// DelayP50MS, DelayP99MS and MaxDelayMS are how long the limiter held
+	// the passed requests (whole ms, 0 for those passed at once; the
+	// histogram's quantiles).
+	DelayP50MS, DelayP99MS, MaxDelayMS float64
 }
 
 // whatIfs builds the sweep's settings: only stages whose rows have
@@ -128,7 +133,9 @@ func (w *WhatIf) offer(req *accesslog.Request, keys []int32, report int32) {
 	}
 	if release > req.StartMS {
 		w.Delayed++
+		w.MaxDelayMS = max(w.MaxDelayMS, release-req.StartMS)
 	}
+	w.delays.Record(release - req.StartMS)
 	w.releases.add(release)
 	if !math.IsNaN(req.ServiceMS) {
 		w.service.Record(req.ServiceMS)
@@ -139,6 +146,9 @@ func (w *WhatIf) finish() {
 	w.PassedPeakRPS = w.releases.peak
 	if w.service.Count() > 0 {
 		w.ServiceP99MS = float64(w.service.Quantile(99))
+	}
+	if w.delays.Count() > 0 {
+		w.DelayP50MS, w.DelayP99MS = float64(w.delays.Quantile(50)), float64(w.delays.Quantile(99))
 	}
 }
 

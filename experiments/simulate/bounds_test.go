@@ -70,8 +70,12 @@ func randomGate(rng *rand.Rand, typ limiter.Type, capRPS float64) limiter.Spec {
 				s.SetValues(q.Name, limiter.Values{min(rate, q.Max)})
 			case limiter.ParamBurst:
 				s.SetValues(q.Name, limiter.Values{size})
-			default:
-				s.SetValues(q.Name, limiter.Values{k.Example[q.Name]})
+			default: // the example's value, else the parameter's default
+				v, ok := k.Example[q.Name]
+				if !ok {
+					v = q.Default
+				}
+				s.SetValues(q.Name, limiter.Values{v})
 			}
 		}
 		switch typ {

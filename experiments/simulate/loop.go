@@ -681,8 +681,8 @@ func (l *pointLoop) startQueue(cfg *experiments.Config, classes []uint8, spec *l
 	s := &experiments.Series{
 		Offered:     make([]int32, windows),
 		Rejected:    make([]int32, windows),
-		Released:    make([]int32, windows),
-		InSystemMax: make([]int32, windows),
+		Released:    releaseSeries(windows, spec, params, windowMS),
+		InSystemMax: releaseSeries(windows, spec, params, windowMS),
 	}
 	m := new(experiments.Metrics)
 	r := &queueRun{

@@ -250,6 +250,20 @@ func newReleaseTally(in *Instruments, windowMS float64, keep bool, sizeHint int)
 	return releaseTally{window: metrics.NewWindowCursor(windowMS), keep: keep, peak: peak100{cur: metrics.NewWindowCursor(experiments.SeriesWindowMS)}}
 }
 
+// releaseSeries is a series of the releases' windows: the run's windows,
+// with room for the windows the gate (spec, params) may release in after
+// the run (its lag, at most as many again), so that a gate that holds
+// requests does not grow the series by doubling it (a copy of a fresh
+// series of 99,000 windows a point at the seed model's 9,900 s). Its
+// length, what the outputs show, is the run's windows.
+func releaseSeries(windows int, spec *limiter.Spec, params limiter.Params, windowMS float64) []int32 {
+	extra := 0
+	if lag := spec.LagMS([]limiter.Params{params}); lag > 0 && lag < float64(windows)*windowMS {
+		extra = int(lag/windowMS) + 2 // the lag's windows and the one it starts in
+	}
+	return make([]int32, windows, windows+extra)
+}
+
 // add counts a release at release, after which n requests are in the system.
 func (rt *releaseTally) add(s *experiments.Series, in *Instruments, release float64, n int) {
 	rw := int(rt.window.Index(release))
@@ -385,8 +399,8 @@ func startForwardPass(ctx context.Context, cfg *experiments.Config, clients []wo
 	f.s = experiments.Series{
 		Offered:     make([]int32, windows),
 		Rejected:    make([]int32, windows),
-		Released:    make([]int32, windows),
-		InSystemMax: make([]int32, windows),
+		Released:    releaseSeries(windows, spec, params, f.windowMS),
+		InSystemMax: releaseSeries(windows, spec, params, f.windowMS),
 	}
 	nc := len(clients)
 	f.clients = make([]experiments.ClientResult, nc)

@@ -56,6 +56,45 @@ type spilledTrace struct {
 	err  error // the spill could not be made
 	end  error // the parser's error after the last row (nil: io.EOF)
 	rows int64
+	sum  spillSummary
+}
+
+// spillSummary is what a replay's checking pass over a spill would find
+// (traceRuns), kept as the spill is written: so that pass need not read
+// the spill when the rows pass every check.
+type spillSummary struct {
+	rows     int64
+	sorted   bool     // every row's time at or after the one before (the first at or after 0)
+	maxT     float64  // the latest time (0 without rows)
+	names    []string // the clients' names, by the spill's number (order of first appearance)
+	complete bool     // the text ended cleanly (io.EOF)
+}
+
+// replayed is what a replay of the spill over [0, windowMS) for group and
+// weight (NewTraceReplayFrom) would end with: its clients and its count,
+// ok when it would end without an error. Not ok, only the replay can say
+// which error and at which line.
+func (s *spillSummary) replayed(windowMS float64, group string, weight float64) (clients []Client, count int64, ok bool) {
+	if !s.complete || !s.sorted || s.rows == 0 || !(s.maxT < windowMS) {
+		return nil, 0, false
+	}
+	if weight == 0 {
+		weight = 1
+	}
+	seen := make(map[string]bool, len(s.names))
+	for _, name := range s.names {
+		if name == "" {
+			name = DefaultClient
+		}
+		if !seen[name] {
+			seen[name] = true
+			clients = append(clients, Client{Name: name, Group: group, Weight: weight})
+		}
+	}
+	if len(clients) > MaxClients {
+		return nil, 0, false
+	}
+	return clients, s.rows, true
 }
 
 // NewSpilledTraces reads the traces open opens once each, into spill.
@@ -84,7 +123,7 @@ func (s *SpilledTraces) Open(name string) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, fmt.Errorf("spill: %w", err)
 	}
-	return &SpillReader{rc: rc, buf: make([]byte, spillBuffer), end: tr.end, row: TraceRow{ClientID: -1}}, nil
+	return &SpillReader{rc: rc, buf: make([]byte, spillBuffer), end: tr.end, row: TraceRow{ClientID: -1}, sum: &tr.sum}, nil
 }
 
 // write parses trace name's text into its spill.
@@ -110,13 +149,24 @@ func (s *SpilledTraces) write(name string, tr *spilledTrace) (err error) {
 		p = NewTraceDecoder(text)
 	}
 	sw := spillWriter{w: w, ids: map[string]int32{}, buf: make([]byte, 0, spillBuffer)}
+	sum := spillSummary{sorted: true}
+	last := 0.0
 	for {
 		row, perr := p.Next()
 		if perr != nil {
 			if perr != io.EOF {
 				tr.end = perr
 			}
+			sum.complete = perr == io.EOF
 			break
+		}
+		// the replay's checks of order and window (TraceReplay.Next)
+		if row.T < last {
+			sum.sorted = false
+		}
+		last = row.T
+		if row.T > sum.maxT {
+			sum.maxT = row.T
 		}
 		if s.maxRows > 0 && tr.rows == s.maxRows {
 			return fmt.Errorf("line %d: more than %d requests, past the run's work budget", row.Line, s.maxRows)
@@ -129,6 +179,8 @@ func (s *SpilledTraces) write(name string, tr *spilledTrace) (err error) {
 	if err := sw.flush(); err != nil {
 		return fmt.Errorf("spill: %w", err)
 	}
+	sum.rows, sum.names = tr.rows, sw.names
+	tr.sum = sum
 	return nil
 }
 
@@ -136,10 +188,11 @@ func (s *SpilledTraces) write(name string, tr *spilledTrace) (err error) {
 const spillBuffer = 256 << 10
 
 type spillWriter struct {
-	w    io.Writer
-	ids  map[string]int32
-	line int
-	buf  []byte
+	w     io.Writer
+	ids   map[string]int32
+	names []string // by number
+	line  int
+	buf   []byte
 }
 
 const (
@@ -157,7 +210,9 @@ func (s *spillWriter) row(r *TraceRow) error {
 	id, ok := s.ids[string(r.Client)]
 	if !ok {
 		id = int32(len(s.ids))
-		s.ids[string(r.Client)] = id
+		name := string(r.Client)
+		s.ids[name] = id
+		s.names = append(s.names, name)
 		s.buf = binary.AppendUvarint(s.buf, spillName)
 		s.buf = binary.AppendUvarint(s.buf, uint64(len(r.Client)))
 		s.buf = append(s.buf, r.Client...)
@@ -194,6 +249,7 @@ type SpillReader struct {
 	row      TraceRow
 	end      error
 	err      error
+	sum      *spillSummary // the spill's, as written
 }
 
 // Read is not for a spill: replay it (NewTraceReplay).

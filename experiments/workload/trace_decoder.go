@@ -146,6 +146,55 @@ func (d *TraceDecoder) readLine() ([]byte, error) {
 
 // parse reads one line into d.row, or errSkip.
 func (d *TraceDecoder) parse(line []byte) error {
+	if d.parseCommon(line) {
+		return nil
+	}
+	return d.parseAny(line)
+}
+
+// parseCommon reads the common line, "123.456,name", in one scan: a time
+// of at most 15 digits and a point, a comma and a client name of printable
+// ASCII without spaces or commas (at most MaxClientName bytes). It gives
+// the row parseAny gives such a line (its time parseSimple's) and is false
+// for any other line, which parseAny reads.
+func (d *TraceDecoder) parseCommon(line []byte) bool {
+	var m uint64
+	i, digits, frac := 0, 0, -1
+	for ; i < len(line); i++ {
+		c := line[i]
+		if '0' <= c && c <= '9' {
+			m = m*10 + uint64(c-'0')
+			digits++
+			if frac >= 0 {
+				frac++
+			}
+			continue
+		}
+		if c == '.' && frac < 0 {
+			frac = 0
+			continue
+		}
+		break
+	}
+	if digits == 0 || digits > 15 || i == len(line) || line[i] != ',' {
+		return false
+	}
+	client := line[i+1:]
+	if len(client) == 0 || len(client) > MaxClientName {
+		return false
+	}
+	for _, c := range client {
+		if c <= ' ' || c >= 0x7f || c == ',' {
+			return false
+		}
+	}
+	d.head = true // a line that starts with a digit is no header
+	d.row = TraceRow{T: float64(m) / pow10[max(frac, 0)], Client: client, ClientID: -1, ServiceMS: math.NaN(), Line: d.line}
+	return true
+}
+
+// parseAny reads any line into d.row, or errSkip.
+func (d *TraceDecoder) parseAny(line []byte) error {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 || line[0] == '#' {
 		return errSkip
