@@ -1,11 +1,9 @@
 package experiments
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/lists"
@@ -504,72 +502,13 @@ func (c *Config) sweepSize(limiterPoints int) (points int, maxLoad, allLoads, wo
 	return points, maxLoad, allLoads, work
 }
 
-// sizePath is where a size error points: the limiters, or the swept
-// fields and replications when they multiply the sweep.
-func (c *Config) sizePath() string {
-	switch {
-	case c.Replicated():
-		return "replications"
-	case len(c.Axes()) > 0:
-		return c.Axes()[len(c.Axes())-1].Path
+// sizePaths are the inputs a size error stands at: the lists that
+// multiply the sweep, or otherwise the one given.
+func sizePaths(z Size, otherwise string) []string {
+	if paths := z.Paths(); len(paths) > 0 {
+		return paths
 	}
-	// The longest list of a limiter's parameters: the input to shorten.
-	path, longest := "limiters", 1
-	for i := range c.Limiters {
-		l := &c.Limiters[i]
-		if k := l.Kind(); k != nil {
-			for _, p := range k.Params {
-				if n := len(l.Params[p.Name]); n > longest {
-					path, longest = fmt.Sprintf("limiters[%d].%s", i, p.Name), n
-				}
-			}
-		}
-	}
-	return path
-}
-
-// limiterLists names the limiters' parameter lists that multiply ("limiters[0]:
-// 1000 values of rate_rps × 1000 of burst"), for size errors.
-func (c *Config) limiterLists() string {
-	var out []string
-	for i := range c.Limiters {
-		l := &c.Limiters[i]
-		k := l.Kind()
-		if k == nil || l.Count() < 2 {
-			continue
-		}
-		var lists []string
-		for _, p := range k.Params {
-			if n := len(l.Params[p.Name]); n > 1 {
-				lists = append(lists, fmt.Sprintf("%d values of %s", n, p.Name))
-			}
-		}
-		if len(lists) > 0 {
-			out = append(out, fmt.Sprintf("limiters[%d]: %s", i, strings.Join(lists, " × ")))
-		}
-	}
-	return strings.Join(out, "; ")
-}
-
-// productNote says what multiplied the sweep, for size errors.
-func (c *Config) productNote() string {
-	s := ""
-	for _, a := range c.Axes() {
-		s += fmt.Sprintf(" × %d values of %s", len(a.Values), a.Path)
-	}
-	if c.Replicated() {
-		s += fmt.Sprintf(" × %d replications", c.Replications)
-	}
-	limiters := c.limiterLists()
-	switch {
-	case limiters != "" && s != "":
-		s = " (limiter points, " + limiters + ";" + s + ")"
-	case limiters != "":
-		s = " (" + limiters + ")"
-	case s != "":
-		s = " (limiter points" + s + ")"
-	}
-	return s
+	return []string{otherwise}
 }
 
 // Points lists the sweep's points in output order without running them:

@@ -74,9 +74,16 @@ func (c *Config) Validate() error {
 		return errs
 	}
 	limiterPoints := points
-	points, expected, _, work := c.sweepSize(limiterPoints)
+	size := c.size(limiterPoints)
+	points, expected, work := size.Runs, size.maxLoad, size.Arrivals
 	if points > MaxPoints {
-		errs.Add(c.sizePath(), "the sweep has %d points%s; the limit is %d", points, c.productNote(), MaxPoints)
+		limit := "points"
+		if size.Replications > 1 {
+			limit = "runs"
+		}
+		for _, path := range sizePaths(size, "limiters") {
+			errs.Add(path, "the sweep is too large: %s; the limit is %d %s", size, MaxPoints, limit)
+		}
 		return errs
 	}
 	switch {
@@ -87,7 +94,9 @@ func (c *Config) Validate() error {
 		if tries := c.maxAttempts(); tries > 1 {
 			what = fmt.Sprintf("arrivals × %d attempts", tries) // retries count too
 		}
-		errs.Add(c.sizePath(), "%d points × about %.0f %s is more than %d decisions; sweep fewer values or a shorter workload", points, work/float64(points), what, int64(MaxDecisions))
+		for _, path := range sizePaths(size, "workload.duration_ms") {
+			errs.Add(path, "%d points × about %.0f %s is more than %d decisions; sweep fewer values or a shorter workload", points, work/float64(points), what, int64(MaxDecisions))
+		}
 	}
 	sw := c.SeriesWindow()
 	windows := math.Ceil(c.Workload.DurationMS / sw)

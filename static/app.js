@@ -255,9 +255,9 @@
         if (!row) {
           return;
         }
-        b.parentNode.insertBefore(row, b);
-        var count = b.parentNode.querySelectorAll('fieldset.row').length;
-        var legend = row.querySelector('legend');
+        tpl.parentNode.insertBefore(row, tpl); // after the last row
+        var count = tpl.parentNode.querySelectorAll('fieldset.row').length;
+        var legend = row.querySelector('legend .row-name') || row.querySelector('legend');
         if (legend) {
           legend.textContent = legend.textContent.replace(/\d+$/, String(count));
         }
@@ -295,6 +295,7 @@
       text.value = (body ? body + '\n' : '') + metric.value + ' ' + op.value + ' ' + value.value.trim() + '\n';
       value.value = '';
       metric.value = '';
+      text.dispatchEvent(new Event('input', { bubbles: true }));
       text.focus();
     });
   }
@@ -317,6 +318,149 @@
         el.scrollIntoView({ block: 'center' });
         el.focus();
       });
+    });
+  }
+
+  // The form's folded sections say what they hold in their summary line,
+  // by the rule web/form/sections.go writes them with as served: each
+  // shown input given, in page order, "Label value unit" (a select
+  // "Label value"; a text area its label, its lines (data-summary="lines")
+  // or its JSON object's keys, sorted, with each list's length
+  // (data-summary="keys")), joined by ", "; else the empty text.
+  function ownText(el) {
+    var t = '';
+    el.childNodes.forEach(function (n) {
+      if (n.nodeType === 3) {
+        t += n.textContent;
+      }
+    });
+    return t.trim();
+  }
+  function areaText(input, label) {
+    var v = input.value;
+    if (!v.trim()) {
+      return '';
+    }
+    if (input.dataset.summary === 'lines') {
+      return v.split('\n').map(function (l) { return l.trim(); }).filter(Boolean).join(', ');
+    }
+    if (input.dataset.summary === 'keys') {
+      var o;
+      try {
+        o = JSON.parse(v);
+      } catch (e) {
+        return label;
+      }
+      if (o === null) {
+        return '';
+      }
+      if (typeof o !== 'object' || Array.isArray(o)) {
+        return label;
+      }
+      return Object.keys(o).sort().map(function (k) {
+        return Array.isArray(o[k]) ? k + ' ' + o[k].length : k;
+      }).join(', ');
+    }
+    return label;
+  }
+  function sectionText(d) {
+    var items = [];
+    d.querySelectorAll('.field').forEach(function (field) {
+      if (field.closest('[data-section]') !== d) {
+        return;
+      }
+      for (var p = field; p && p !== d; p = p.parentElement) {
+        if (p.hidden) {
+          return;
+        }
+      }
+      var input = field.querySelector('select, textarea, input:not([type=file])');
+      var label = field.querySelector('label');
+      if (!input || !label) {
+        return;
+      }
+      var name = ownText(label);
+      var item = '';
+      if (input.tagName === 'SELECT') {
+        item = input.value ? name + ' ' + input.value : '';
+      } else if (input.tagName === 'TEXTAREA') {
+        item = areaText(input, name);
+      } else if (input.value.trim()) {
+        var unit = label.querySelector('.unit');
+        item = name + ' ' + input.value.trim() + (unit ? ' ' + unit.textContent.trim() : '');
+      }
+      if (item) {
+        items.push(item);
+      }
+    });
+    var out = d.querySelector('.section-summary');
+    return items.length ? items.join(', ') : (out ? out.dataset.empty : '');
+  }
+  function sectionSummaries(form) {
+    form.querySelectorAll('[data-section]').forEach(function (d) {
+      var out = d.querySelector('.section-summary');
+      if (out) {
+        out.textContent = sectionText(d);
+      }
+    });
+  }
+
+  // The live count: the form posted to the lab as the user types (400 ms
+  // after the last key), which counts it by the engine's rule
+  // (POST /api/form/count) and answers the line to show.
+  function liveCount() {
+    var line = document.getElementById('sweep-count');
+    var form = document.getElementById('sweep-form');
+    if (!line || !form || !window.fetch || !window.FormData) {
+      return;
+    }
+    var timer = null;
+    var asked = 0;
+    function count() {
+      var n = ++asked;
+      line.setAttribute('aria-busy', 'true');
+      fetch(line.dataset.countUrl, { method: 'POST', body: new FormData(form), credentials: 'same-origin' })
+        .then(function (r) {
+          if (!r.ok) {
+            throw new Error('HTTP ' + r.status);
+          }
+          return r.json();
+        })
+        .then(function (c) {
+          if (n !== asked) {
+            return;
+          }
+          line.textContent = c.text;
+          line.dataset.points = String(c.points);
+          form.querySelectorAll('.multiplies').forEach(function (el) { el.classList.remove('multiplies'); });
+          (c.lists || []).forEach(function (id) {
+            var el = document.getElementById(id);
+            if (el) {
+              el.classList.add('multiplies'); // the inputs the line names
+            }
+          });
+          line.classList.toggle('not-counted', !c.runs);
+          line.removeAttribute('aria-busy');
+        })
+        .catch(function () {
+          if (n === asked) {
+            line.textContent = 'Not counted: the lab did not answer.';
+            line.classList.add('not-counted');
+            line.removeAttribute('aria-busy');
+          }
+        });
+    }
+    function changed() {
+      sectionSummaries(form);
+      clearTimeout(timer);
+      timer = setTimeout(count, 400);
+    }
+    form.addEventListener('input', changed);
+    form.addEventListener('change', changed);
+    form.addEventListener('click', function (e) {
+      if (e.target.closest('button[data-add]')) { // a row added in place
+        setTimeout(changed, 0);
+      }
     });
   }
 
@@ -518,6 +662,7 @@
     addRows();
     objectivePicker();
     errorLinks();
+    liveCount();
   }
   if (document.readyState === 'loading') {
     document.addEventListener('DOMContentLoaded', start);

@@ -97,6 +97,12 @@ func TestSummaryPicksTheAnswerOrTheBestPoint(t *testing.T) {
 	if v := valueOf(t, st, withObj.ID, "type"); v.Text != "token-bucket" || v.HasNum {
 		t.Errorf("type: %+v", v)
 	}
+	if v := valueOf(t, st, withObj.ID, "meets_all"); v.Text != "true" || v.Kind != ValueMetric {
+		t.Errorf("meets_all: %+v", v)
+	}
+	if v := valueOf(t, st, withObj.ID, "pass_reject_pct_le_30"); v.Text != "true" {
+		t.Errorf("pass_reject_pct_le_30: %+v", v)
+	}
 
 	plain, res2 := storeDone(t, st, plainDoc)
 	sum2 := Summarize(res2)
@@ -187,6 +193,7 @@ func TestListByQuery(t *testing.T) {
 		{ListQuery{Query: "goodput_rps > 100"}, []string{"plain"}},
 		{ListQuery{Query: "goodput_rps > 10 and limiter = token-bucket", Sort: "name", Asc: true}, []string{"plain", "with objectives"}},
 		{ListQuery{Query: "rate_rps = 40"}, []string{"with objectives"}},
+		{ListQuery{Query: "meets_all = true"}, []string{"with objectives"}},
 		{ListQuery{Query: "type = TOKEN-BUCKET and not rate_rps >= 100"}, []string{"with objectives"}},
 		{ListQuery{Query: "tag = canary", Sort: "name", Asc: true}, []string{"queued one", "with objectives"}},
 		{ListQuery{Query: "tag != canary"}, []string{"plain"}},
@@ -508,6 +515,22 @@ func BenchmarkListByQuery(b *testing.B) {
 		}
 		if _, err := st.Values(ctx, ids, []string{"goodput_rps", "rate_rps", "sojourn_p99_ms"}); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestSummaryHasGroupShares: a run with client groups has each group's
+// share among its values, as results.csv has.
+func TestSummaryHasGroupShares(t *testing.T) {
+	res, _ := runConfig(t, decodeDoc(t, multiClientConfig))
+	sum := Summarize(res)
+	var keys []string
+	for _, v := range sum.Values {
+		keys = append(keys, v.Key)
+	}
+	for _, k := range []string{"share_pct_light", "share_pct_heavy", "goodput_rps", "burst"} {
+		if !slices.Contains(keys, k) {
+			t.Errorf("no %s among %v", k, keys)
 		}
 	}
 }

@@ -91,7 +91,13 @@ func BestPoint(res *experiments.Result) int {
 // BasisAnswer and BasisBestPoint) and the basis that picked it; -1 and ""
 // without points.
 func RepresentativePoint(res *experiments.Result) (int, string) {
-	if a := decide.Decide(res); a != nil && a.Best >= 0 {
+	return representative(res, decide.Decide(res))
+}
+
+// representative is RepresentativePoint given res's answer (nil without
+// objectives).
+func representative(res *experiments.Result, a *decide.Answer) (int, string) {
+	if a != nil && a.Best >= 0 {
 		if p := a.Settings[a.Best].Point(-1); p >= 0 && p < len(res.Points) {
 			return p, BasisAnswer
 		}
@@ -103,19 +109,21 @@ func RepresentativePoint(res *experiments.Result) (int, string) {
 }
 
 // Summarize computes a run's values: its representative point's
-// results.csv columns (experiments.ResultColumns of its config), each
-// as a number and as printed.
+// results.csv columns (experiments.ResultColumns of its config and the
+// group shares, each as a number and as printed; with objectives its
+// pass_... columns and meets_all, "true" or "false").
 func Summarize(res *experiments.Result) Summary {
 	sum := Summary{Point: -1}
 	if res == nil || res.Config == nil {
 		return sum
 	}
-	sum.Point, sum.Basis = RepresentativePoint(res)
+	answer := decide.Decide(res)
+	sum.Point, sum.Basis = representative(res, answer)
 	if sum.Point < 0 {
 		return sum
 	}
 	p := &res.Points[sum.Point]
-	cols := experiments.ResultColumns(res.Config)
+	cols := append(experiments.ResultColumns(res.Config), experiments.GroupShareColumns(res.Groups)...)
 	firstMeasured := slices.IndexFunc(cols, func(c experiments.Column) bool { return c.Measured })
 	if firstMeasured < 0 {
 		firstMeasured = len(cols)
@@ -152,6 +160,15 @@ func Summarize(res *experiments.Result) Summary {
 			continue
 		}
 		sum.Values = append(sum.Values, v)
+	}
+	if answer != nil && sum.Point < len(answer.Verdicts) {
+		verdict := &answer.Verdicts[sum.Point]
+		for j, o := range answer.Objectives {
+			if j < len(verdict.Checks) {
+				sum.Values = append(sum.Values, Value{Key: o.Column(), Kind: ValueMetric, Text: strconv.FormatBool(verdict.Checks[j].Pass)})
+			}
+		}
+		sum.Values = append(sum.Values, Value{Key: "meets_all", Kind: ValueMetric, Text: strconv.FormatBool(verdict.MeetsAll)})
 	}
 	return sum
 }

@@ -108,7 +108,7 @@ func TestBrowserParallelSettings(t *testing.T) {
 func TestBrowserObjectivePicker(t *testing.T) {
 	b := newBrowserLab(t, 60*time.Second)
 	b.step("open the form", chromedp.EmulateViewport(1440, 1000), chromedp.Navigate(b.url+"/"), chromedp.WaitVisible(chromedp.CSS("#sweep-form")))
-	b.eval(`window.__stay = 'yes'`)
+	b.eval(`window.__stay = 'yes'; document.getElementById('section-objectives').open = true; ''`)
 	b.step("pick", chromedp.SetValue(chromedp.CSS("#f-objectives"), "reject_pct <= 30"),
 		chromedp.SetValue(chromedp.CSS("#f-objective_metric"), "goodput_rps"),
 		chromedp.SetValue(chromedp.CSS("#f-objective_op"), ">="),

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -83,7 +84,8 @@ const jsLegends = `(() => {
 // one browser: at 1280 × 800 the page with its sections closed is at most
 // maxRunPagePx tall, its key chart is drawn in the first screen, no chart
 // has a paging legend or several series without a key, and no word breaks
-// inside its letters at 1280 or 420 px. A screenshot of each first screen
+// inside its letters at 1280 or 420 px; with every section open, the
+// charts echarts drew pass checkDrawnCharts (drawnChartPresets). A screenshot of each first screen
 // is saved under $RATELAB_ARTIFACTS (else a temporary folder), and
 // readmePreset's at $RATELAB_SCREENSHOT when set.
 func TestBrowserPresetPages(t *testing.T) {
@@ -112,6 +114,7 @@ func TestBrowserPresetPages(t *testing.T) {
 		ids[p.Name] = run.ID
 	}
 	var heights []string
+	var opened time.Duration // in checkDrawnCharts
 	for _, p := range presets.All() {
 		path := "/runs/" + ids[p.Name]
 		b.step(p.Name, chromedp.EmulateViewport(1280, 800), chromedp.Navigate(b.url+path), chromedp.WaitReady(chromedp.CSS("body")))
@@ -148,6 +151,10 @@ func TestBrowserPresetPages(t *testing.T) {
 			t.Errorf("%s at 420 px: words broken inside: %s", p.Name, bad)
 		}
 		heights = append(heights, p.Name+" "+strconv.Itoa(h)+" / "+h420)
+		if slices.Contains(drawnChartPresets, p.Name) {
+			b.step(p.Name+" open at 1280", chromedp.EmulateViewport(1280, 800))
+			opened += b.checkDrawnCharts(p.Name)
+		}
 	}
-	t.Logf("run page heights at 1280 / 420 px, sections closed:\n%s\nfirst screens in %s", strings.Join(heights, "\n"), shots)
+	t.Logf("run page heights at 1280 / 420 px, sections closed:\n%s\nfirst screens in %s\nevery section opened and its charts read in %v", strings.Join(heights, "\n"), shots, opened.Round(time.Millisecond))
 }

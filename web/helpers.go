@@ -33,11 +33,26 @@ func fmtTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") 
 func fmtShortTime(t time.Time) string { return t.UTC().Format("Jan 2 15:04") }
 
 func progressText(r storage.Run) string {
+	if r.Kind == storage.KindShadow {
+		return replayShare(r) + " of the log"
+	}
 	return fmt.Sprintf("%d / %d", r.PointsDone, r.PointsTotal)
+}
+
+// replayShare is how much of a replay's log was read: its progress
+// counts thousandths of the log's bytes (runner.SubmitShadow), not points.
+func replayShare(r storage.Run) string {
+	if r.PointsTotal <= 0 {
+		return "0%"
+	}
+	return fmt.Sprintf("%.0f%%", 100*float64(r.PointsDone)/float64(r.PointsTotal))
 }
 
 // partialText says how much of a partial run was kept.
 func partialText(r storage.Run) string {
+	if r.Kind == storage.KindShadow {
+		return "partial: " + replayShare(r) + " of the log read"
+	}
 	return fmt.Sprintf("partial: %d of %d points", r.PointsDone, r.PointsTotal)
 }
 

@@ -67,6 +67,9 @@ func (s *Server) homePage(w http.ResponseWriter, r *http.Request, status int, d 
 	d.Recent = runs
 	if d.Form != nil {
 		d.Form.Traces = s.runner.TraceNames()
+		if !d.Form.HasErrors() {
+			d.Form.CountText = d.Form.Count().Text // the live count as served; app.js keeps it live
+		}
 	}
 	s.render(w, r, status, HomePage(d))
 }

@@ -78,7 +78,7 @@ func TestStartAfterTheWindowIsRefused(t *testing.T) {
 }
 
 // TestTooManyPointsNamesTheLists: a sweep past the point limit is refused
-// at its longest list's input, the message naming the lists that multiply.
+// at each list that multiplies it, the message naming them.
 func TestTooManyPointsNamesTheLists(t *testing.T) {
 	l := newLab(t, false, 4)
 	list := func(n int) string {
@@ -91,7 +91,7 @@ func TestTooManyPointsNamesTheLists(t *testing.T) {
 	w := l.postJSON("/api/runs", []byte(`{"version":1,"workload":{"duration_ms":1000,"parts":[{"type":"constant","rate_rps":10}]},
 		"limiters":[{"type":"token-bucket","rate_rps":`+list(1000)+`,"burst":`+list(20)+`}]}`))
 	if w.Code != http.StatusUnprocessableEntity || !strings.Contains(w.Body.String(), `"path": "limiters[0].rate_rps"`) ||
-		!strings.Contains(w.Body.String(), "1000 values of rate_rps × 20 values of burst") {
+		!strings.Contains(w.Body.String(), `"path": "limiters[0].burst"`) || !strings.Contains(w.Body.String(), "rate_rps 1000 × burst 20 = 20000 points") {
 		t.Fatalf("%d %s", w.Code, w.Body)
 	}
 }

@@ -66,6 +66,7 @@ func (s *Server) routes() http.Handler {
 	r.Get("/api/runs/{id}", s.apiGetRun)                                // JSON API: status, progress, manifest
 	r.Patch("/api/runs/{id}", s.apiPatchRun)                            // JSON API: a run's tags and note
 	r.Get("/api/types", s.apiTypes)                                     // JSON API: the limiter and workload part types
+	r.Post("/api/form/count", s.formCount)                              // the form's live count (formcount.go)
 	r.Get("/diff", s.limited(s.heavy, s.diffPage))                      // two points decision by decision (diff.go)
 	r.Get("/diff.csv", s.limited(s.heavy, s.diffCSV))                   // every disagreement, streamed
 	r.Get("/compare", s.comparePage)                                    // several runs side by side (compare.go)

@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -128,21 +129,29 @@ func limiterSummary(l limiter.Spec) string {
 
 // partsSummary is a workload's parts in one line, each with the part of
 // the window it covers when that is not all of it ("poisson 90 rps from
-// 20000 ms").
+// 20 s").
 func partsSummary(parts []workload.Part) string {
 	var out []string
 	for i := range parts {
 		p := &parts[i]
 		d := p.String()
 		if p.StartMS > 0 && !strings.Contains(d, "start") && !strings.Contains(d, " ms") {
-			d += " from " + format.Num(p.StartMS) + " ms"
+			d += " from " + windowTime(p.StartMS)
 		}
 		if p.EndMS != nil && !strings.Contains(d, "end") {
-			d += " to " + format.Num(*p.EndMS) + " ms"
+			d += " to " + windowTime(*p.EndMS)
 		}
 		out = append(out, d)
 	}
 	return strings.Join(out, "; ")
+}
+
+// windowTime is a time in whole seconds when it is one ("20 s"), else in ms.
+func windowTime(ms float64) string {
+	if ms >= 1000 && math.Mod(ms, 1000) == 0 {
+		return format.Num(ms/1000) + " s"
+	}
+	return format.Num(ms) + " ms"
 }
 
 // variantSummary is a server variant: its name and the fields it sets

@@ -52,7 +52,7 @@ func TestSummarySaysWhatMatters(t *testing.T) {
 	}
 	got := strings.Join(all, "\n")
 	for _, want := range []string{"Loads (8, each run by every point)", "500: constant 500 rps", "burst: the workload above",
-		"Servers (2 variants)", "blind: door tail-drop", "priority: door priority", "Classes: critical 25%, background (the rest)", "poisson 90 rps from 20000 ms"} {
+		"Servers (2 variants)", "blind: door tail-drop", "priority: door priority", "Classes: critical 25%, background (the rest)", "poisson 90 rps from 20 s"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("summary lacks %q:\n%s", want, got)
 		}

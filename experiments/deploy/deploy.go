@@ -103,6 +103,7 @@ func Formats() []*Format {
 	return []*Format{
 		nginxFormat(),
 		envoyFormat(),
+		envoyRatelimitFormat(),
 		goXTimeRateFormat(),
 		goRedisRateFormat(),
 		goUberRateLimitFormat(),

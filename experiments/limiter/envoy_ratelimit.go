@@ -331,7 +331,7 @@ func envoyRatelimitKind() *Kind {
 		},
 		Size:    ParamRequestsPerUnit,
 		Stage:   true,
-		Example: Params{ParamRequestsPerUnit: 100, ParamUnit: 1},
+		Example: Params{ParamRequestsPerUnit: 100, ParamUnit: 1, ParamRequestsPerUnit2: 0, ParamUnit2: 60, ParamClockStart: RedisClockStartDefault},
 		New: func(s *Spec, p Params, env Env) (Gate, error) {
 			keys := 1
 			if s.Option(OptionEnvoyDescriptor) == "client" {

@@ -207,7 +207,7 @@ func (s *Spec) normalizeReplicas() {
 		}
 	}
 	for _, p := range ReplicaParams() {
-		if f := replicaParamFor(p.Name); f != "" && replicaParamIn(p.Name, sharing) && len(s.Params[p.Name]) == 0 {
+		if f := replicaParamFor(p.Name); f != "" && f == sharing && len(s.Params[p.Name]) == 0 {
 			s.SetValues(p.Name, Values{p.Default})
 		}
 	}

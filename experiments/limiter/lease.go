@@ -416,9 +416,12 @@ func newLeased(s *Spec, k *Kind, p Params, env Env, r *InstanceSet) (Gate, error
 }
 
 // leaseCurve bounds what lease-shared instances release: their shares
-// never sum above the rate, and each bucket holds burst × its share / rate
-// or at least 1 token, so together at most burst + instances tokens: the
-// gate's curve with that burst (fallback safe capacities aside, which
+// never sum above the rate, so their buckets refill at most at the rate
+// together, and each bucket holds burst × its share / rate or at least 1
+// token, so together at most burst + instances tokens (n, the most at
+// once); instances that join at a scaling event start full at their
+// first lease, tokens from nothing, at most burst + the newcomers more:
+// the gate's curve with that burst (fallback safe capacities aside, which
 // may sum above the rate: no curve then).
 func leaseCurve(s *Spec, k *Kind, p Params, n float64) (calculus.Curve, bool) {
 	if s.Options[OptionLeaseExpired] == LeaseExpiredSafe {
@@ -426,6 +429,9 @@ func leaseCurve(s *Spec, k *Kind, p Params, n float64) (calculus.Curve, bool) {
 	}
 	q := maps.Clone(p)
 	q[ParamBurst] = p[ParamBurst] + n
+	if to, from := p.Get(ParamScaleTo), p.Get(ParamInstances); to > from {
+		q[ParamBurst] += p[ParamBurst] + to - from
+	}
 	return k.Curve(q), true
 }
 

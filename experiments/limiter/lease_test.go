@@ -36,7 +36,8 @@ type sharer interface {
 // events) the leases the server holds and, with lease_expired zero, the
 // shares the instances enforce never sum above the capacity, so no
 // window of lease_ms sees them above it; what the instances admit stays
-// under the token bucket's curve with burst + instances tokens. Local
+// under their curve (the token bucket's with burst + instances tokens,
+// and burst + the newcomers more after a scale-out). Local
 // instances of the same settings do go above the capacity's curve (the
 // check can fail).
 func TestLeaseSharesNeverSumAboveTheCapacity(t *testing.T) {
@@ -107,12 +108,15 @@ func TestLeaseSharesNeverSumAboveTheCapacity(t *testing.T) {
 				local = append(local, release)
 			}
 		}
-		most := max(float64(n), p[limiter.ParamScaleTo])
+		curve, ok := limiter.ArrivalCurve(s, s.Points()[0], clients)
+		if !ok {
+			t.Fatalf("run %d: no curve", run)
+		}
 		for _, w := range []float64{0, 100, 1000, 5000} {
-			if got := mostInWindow(admitted, w); float64(got) > burst+most+rate*w/1000+1e-9 {
-				t.Fatalf("run %d: lease admitted %d in %g ms, above burst + instances + rate·w = %g", run, got, w, burst+most+rate*w/1000)
+			if got := mostInWindow(admitted, w); float64(got) > curve.At(w)+1e-9 {
+				t.Fatalf("run %d: lease admitted %d in %g ms, above its curve %v: %g", run, got, w, curve, curve.At(w))
 			}
-			if float64(mostInWindow(local, w)) > burst+most+rate*w/1000 {
+			if float64(mostInWindow(local, w)) > curve.At(w) {
 				localAbove++
 			}
 		}

@@ -733,3 +733,42 @@ func checkValues(errs *field.List, pp string, p *Param, vs []float64) {
 		}
 	}
 }
+
+// List is one parameter list of a limiter that multiplies its points: its
+// path under the limiter ("burst", "stages[1].rate_rps") and its length.
+type List struct {
+	Path string
+	N    int
+}
+
+// Lists are the limiter's lists of more than one value, in the order its
+// points vary (Points); their lengths multiply to Count.
+func (s *Spec) Lists() []List {
+	k := s.Kind()
+	if k == nil {
+		return nil
+	}
+	if k.compound {
+		j := s.SweptStage()
+		if j < 0 {
+			return nil
+		}
+		var out []List
+		for _, l := range s.Stages[j].Spec.Lists() {
+			out = append(out, List{Path: fmt.Sprintf("stages[%d].%s", j, l.Path), N: l.N})
+		}
+		return out
+	}
+	var out []List
+	for _, p := range k.Params {
+		if n := len(s.Params[p.Name]); n > 1 {
+			out = append(out, List{Path: p.Name, N: n})
+		}
+	}
+	for _, name := range s.replicaParamsUsed() {
+		if n := len(s.Params[name]); n > 1 {
+			out = append(out, List{Path: name, N: n})
+		}
+	}
+	return out
+}

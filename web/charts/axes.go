@@ -3,6 +3,7 @@ package charts
 import (
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/web/format"
@@ -132,12 +133,13 @@ func (v *View) intervals(o *Option, suffix, key string) {
 		}
 		name := l.Name + suffix + " 95% CI"
 		color := v.lineColor(i)
-		o.addLine(name, bars, plain, lineType("solid"), colored(color), func(s *Series) {
+		of := func(s *Series) { s.line, s.measure = i+1, strings.TrimSpace(suffix) }
+		o.addLine(name, bars, plain, lineType("solid"), colored(color), of, func(s *Series) {
 			s.LineStyle.Width = 1
 			s.Tooltip = &SeriesTooltip{Show: false}
 		})
 		// The row's value is text: echarts draws nothing at a y that is
 		// not a number and prints the text as it is.
-		o.addLine(name, rows, plain, lineType("solid"), colored(color))
+		o.addLine(name, rows, plain, lineType("solid"), colored(color), of)
 	}
 }

@@ -71,7 +71,17 @@ func clientSection(v *View) *Group {
 		}
 		return s
 	}
-	color := func(k int) string { return palette[k%len(palette)] }
+	// Past maxKeyedLines points a number of their setting colours them
+	// and the rest of it dashes them (keyPoints).
+	pk := keyPoints(all)
+	color := func(k int) string { return pk.colors[k] }
+	dash := func(k int) seriesOption {
+		return func(s *Series) {
+			ls := pk.dashes[k]
+			ls.Width = 2
+			s.LineStyle = &ls
+		}
+	}
 	cfg := res.Config
 	start, end, trigger := cfg.TriggerInterval()
 	g := &Group{ID: "clients", Title: "Clients: retries, goodput and recovery",
@@ -106,13 +116,16 @@ func clientSection(v *View) *Group {
 			// Series blobs before format 4 dropped the client series.
 			sub = "not kept by this run: it was stored before the lab kept the client model's series"
 		}
+		if len(pts) > 1 && pk.keys == nil {
+			sub = "colour: point; " + sub
+		}
 		o := newLine(title, sub, "time (ms)", yName, "value")
 		for k, p := range pts {
 			if runs > 0 && p.Band != nil {
 				w := sums(p.Band)
 				mean, lo, hi := bandItems(w, runs, w.Windows(), 1, sw, scale, false)
 				o.addBand(label(p)+" 95% interval", color(k), lo, hi, plain)
-				o.addLine(label(p), mean, styled(color(k), solid, plain)...)
+				o.addLine(label(p), mean, styled(color(k), dash(k), plain)...)
 				continue
 			}
 			xs := get(&p.Series)
@@ -120,12 +133,13 @@ func clientSection(v *View) *Group {
 			for w, x := range xs {
 				data[w] = xy(float64(w)*sw, float64(x)*scale)
 			}
-			o.addLine(label(p), data, styled(color(k), solid, plain)...)
+			o.addLine(label(p), data, styled(color(k), dash(k), plain)...)
 		}
 		if trigger && len(o.Series) > 0 {
 			o.Series[0].MarkArea = &MarkArea{Silent: true, ItemStyle: &ItemStyle{Color: targetColor, Opacity: 0.12},
 				Data: [][2]AreaEnd{{{Name: "trigger", XAxis: start}, {XAxis: end}}}}
 		}
+		o.keyLinesOf(pk)
 		return chart(id, title, o)
 	}
 	g.Charts = append(g.Charts,
@@ -134,11 +148,23 @@ func clientSection(v *View) *Group {
 		overTime("chart-clients-attempts", "Attempts over time", "attempts (req/s)", func(s *experiments.Series) []int32 { return s.Attempts },
 			func(b *experiments.SeriesBand) *experiments.WindowSums { return &b.Attempts }))
 
+	// A bar is named by what varies between the points (the rest in the
+	// subtitle): whole settings side by side overprinted.
 	names := make([]string, len(all))
+	barNote := ""
+	if len(all) > 1 && pk.dims != "" {
+		barNote = "bars: " + pk.dims
+		if pk.common != "" {
+			barNote += "; every one " + pk.common
+		}
+	}
 	amp := make([]Item, len(all))
 	ampSub := "attempts per request at the gate"
 	for k, p := range all {
 		names[k] = label(p)
+		if barNote != "" {
+			names[k] = pk.short[k]
+		}
 		a := p.Metrics.Client.Amplification
 		if st, ok := p.Stat("amplification"); ok && cfg.Replicated() {
 			a = st.Mean // the runs' mean, as results.csv
@@ -151,6 +177,9 @@ func clientSection(v *View) *Group {
 	o := newChart("Amplification per retry policy", ampSub, "attempts per request", Grid{Left: "70", Top: "70", Right: "30", Bottom: "130"})
 	o.Legend = &Legend{Show: boolPtr(false)}
 	o.XAxis = []XAxis{{Type: "category", Data: names, AxisLabel: thinned(len(names))}}
+	if barNote != "" {
+		o.subLine(barNote)
+	}
 	o.measure("amplification")
 	o.add("amplification", "bar", amp)
 	g.Charts = append(g.Charts, chart("chart-clients-amplification", "Amplification per retry policy", o))
@@ -173,6 +202,9 @@ func clientSection(v *View) *Group {
 		o := newChart(title, sub, "recovery (ms)", Grid{Left: "80", Top: "70", Right: "30", Bottom: "130"})
 		o.Legend = &Legend{Show: boolPtr(false)}
 		o.XAxis = []XAxis{{Type: "category", Data: names, AxisLabel: thinned(len(names))}}
+		if barNote != "" {
+			o.subLine(barNote)
+		}
 		o.measure("recovery_ms")
 		o.add("recovery_ms", "bar", rec)
 		g.Charts = append(g.Charts, chart("chart-clients-recovery", title, o))

@@ -49,7 +49,8 @@ func TestClientSection(t *testing.T) {
 // TestClientAmplificationEveryPoint: the amplification bars show every
 // point of the client model, not only the first lines of the time series
 // (collapse has 20 points: its 10 retry points, amplification up to 3.64,
-// came after the first 12 and were left out).
+// came after the first 12 and were left out). A bar is named by what
+// varies between the points, the rest in the subtitle.
 func TestClientAmplificationEveryPoint(t *testing.T) {
 	var sec *Group
 	for _, g := range presetView(t, "collapse").Groups() {
@@ -66,7 +67,7 @@ func TestClientAmplificationEveryPoint(t *testing.T) {
 			amp = c.Option
 		}
 	}
-	for _, want := range []string{"rate_rps=300 · retry\"", "3.642"} {
+	for _, want := range []string{"\"300 · retry\"", "3.642", "bars: workload.parts[0].rate_rps · policy; every one queue-capacity limit=100000"} {
 		if !strings.Contains(amp, want) {
 			t.Errorf("amplification chart lacks %q: %s", want, amp)
 		}

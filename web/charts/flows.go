@@ -68,7 +68,7 @@ func flowSection(v *View) *Group {
 		Intro: "Each client group's own delay bound at the FIFO server its clients share (release to finish), beside the longest time a client of the group spent there: the FIFO residual service curve at its best theta (never above the aggregate's bound), and blind multiplexing, which assumes nothing of the order (no bar: the group's rate exceeds what the others leave). clients.csv has every client's."}
 	title := "Measured worst and per-flow bounds per client group"
 	o := newChart(title, "at the run's server, largest over the group's clients", "time at the server (ms)", Grid{Left: "70", Top: "70", Right: "30", Bottom: "130"})
-	o.XAxis = []XAxis{{Type: "category", Name: "limiter · client group", NameLocation: "middle", NameGap: 95, Data: names, AxisLabel: &AxisLabel{Rotate: 20, Interval: "0"}}}
+	o.XAxis = []XAxis{{Type: "category", Name: "limiter · client group", NameLocation: "middle", NameGap: 95, Data: names, AxisLabel: thinned(len(names))}}
 	o.measure("sojourn_bound_ms")
 	o.add("measured worst", "bar", measured)
 	o.add("FIFO bound", "bar", fifo)

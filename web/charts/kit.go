@@ -72,12 +72,21 @@ func newLine(title, subtitle, xName, yName, xType string) *Option {
 // chart is the finished Chart of an option, its values rounded (round.go),
 // its legend fitted and, on a chart of lines only, each legend icon drawn
 // in its line's type.
+// Every series of several highlights under the pointer (emphasize).
 func chart(id, title string, o *Option) Chart {
 	roundData(o)
 	lineIcons(o)
-	extra := fitLegend(o)
+	emphasize(o)
+	titleLines(o)
+	extra := 0
+	if o.heightPx == 0 {
+		extra = fitLegend(o)
+	}
 	c := Chart{ID: id, Title: title, Option: o.JSON()}
-	if extra > 0 {
+	switch {
+	case o.heightPx > 0:
+		c.Height = o.heightPx
+	case extra > 0:
 		c.Height = chartHeightPx + extra
 	}
 	return c
@@ -204,10 +213,12 @@ func fitLegend(o *Option) int {
 		return 0
 	}
 	l.Type = "plain"
-	names := make([]string, 0, len(o.Series))
-	for _, s := range o.Series {
-		if !slices.Contains(names, s.Name) && !strings.HasSuffix(s.Name, " 95% CI") {
-			names = append(names, s.Name)
+	names := l.Data
+	if names == nil {
+		for _, s := range o.Series {
+			if !slices.Contains(names, s.Name) && !strings.HasSuffix(s.Name, " 95% CI") {
+				names = append(names, s.Name)
+			}
 		}
 	}
 	rows, room := legendRows(names), 2
@@ -314,3 +325,26 @@ func thinned(n int) *AxisLabel {
 	}
 	return &AxisLabel{Rotate: 30, Interval: "auto"}
 }
+
+// titleLines sets the title's and subtitle's line heights: without them
+// echarts 5.4 lays a subtitle of several lines ("\n") over its title
+// (the Pareto chart's two-line subtitle hid the title's foot).
+func titleLines(o *Option) {
+	if o.Title.TextStyle == nil {
+		o.Title.TextStyle = &TextStyle{}
+	}
+	if o.Title.TextStyle.LineHeight == 0 {
+		o.Title.TextStyle.LineHeight = titleLinePx
+	}
+	if o.Title.Subtext != "" && o.Title.SubtextStyle == nil {
+		o.Title.SubtextStyle = &TextStyle{LineHeight: subLinePx}
+	}
+	for i := range o.panels {
+		if t := o.panels[i].TextStyle; t != nil && t.LineHeight == 0 {
+			t.LineHeight = subLinePx
+		}
+	}
+}
+
+// titleLinePx is a title's line height (echarts' 18 px bold title).
+const titleLinePx = 24

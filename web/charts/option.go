@@ -29,6 +29,14 @@ type Option struct {
 	// round says how the series' values round when the chart is built
 	// (round.go); nil: defaultRounding.
 	round *rounding
+	// panels are the titles of a grid of small charts (many.go), written
+	// after Title in echarts' title list; heightPx is such a chart's
+	// height (0: chartHeightPx and its legend's rows).
+	panels   []Title
+	heightPx int
+	// keys are a colour key's rows (many.go), written as echarts'
+	// visualMap list in place of VisualMap.
+	keys []VisualMap
 }
 
 // Title is a chart's title and subtitle.
@@ -36,6 +44,22 @@ type Title struct {
 	Text    string `json:"text,omitempty"`
 	Subtext string `json:"subtext,omitempty"`
 	Left    string `json:"left,omitempty"`
+	// Top, TextAlign and TextStyle place and size a small chart's title
+	// (many.go).
+	Top          string     `json:"top,omitempty"`
+	TextAlign    string     `json:"textAlign,omitempty"`
+	TextStyle    *TextStyle `json:"textStyle,omitempty"`
+	SubtextStyle *TextStyle `json:"subtextStyle,omitempty"`
+	// ItemGap is the px between the title and the subtitle (0: echarts'
+	// 10).
+	ItemGap int `json:"itemGap,omitempty"`
+}
+
+// TextStyle sizes a title's text.
+type TextStyle struct {
+	FontSize   int    `json:"fontSize,omitempty"`
+	FontWeight string `json:"fontWeight,omitempty"`
+	LineHeight int    `json:"lineHeight,omitempty"`
 }
 
 // Legend lists the series; Type "plain" wraps onto more rows, "scroll"
@@ -48,6 +72,11 @@ type Legend struct {
 	// 25 × 14).
 	ItemWidth  int `json:"itemWidth,omitempty"`
 	ItemHeight int `json:"itemHeight,omitempty"`
+	// Data lists the series the legend names (nil: every series); a key
+	// of dash patterns (many.go) names its own key series only.
+	Data []string `json:"data,omitempty"`
+	// SelectedMode false makes a legend a key: a click hides nothing.
+	SelectedMode *bool `json:"selectedMode,omitempty"`
 }
 
 // Toolbox is echarts' toolbox: empty (no buttons) but on the time
@@ -92,25 +121,34 @@ type Grid struct {
 	Top    string `json:"top,omitempty"`
 	Right  string `json:"right,omitempty"`
 	Bottom string `json:"bottom,omitempty"`
+	// Height is a small chart's plot height (many.go).
+	Height string `json:"height,omitempty"`
 }
 
 // XAxis is the horizontal axis: Type "value", "log" or "category" (Data
 // names the categories). Scale lets a value axis start away from 0.
 type XAxis struct {
-	Type         string     `json:"type,omitempty"`
-	Name         string     `json:"name,omitempty"`
-	NameLocation string     `json:"nameLocation,omitempty"`
-	NameGap      int        `json:"nameGap,omitempty"`
-	Scale        bool       `json:"scale,omitempty"`
-	Min          *float64   `json:"min,omitempty"`
-	Max          *float64   `json:"max,omitempty"`
-	Data         []string   `json:"data,omitempty"`
-	AxisLabel    *AxisLabel `json:"axisLabel,omitempty"`
-	SplitArea    *SplitArea `json:"splitArea,omitempty"`
+	// GridIndex is the small chart (grid) the axis belongs to.
+	GridIndex    int      `json:"gridIndex,omitempty"`
+	Type         string   `json:"type,omitempty"`
+	Name         string   `json:"name,omitempty"`
+	NameLocation string   `json:"nameLocation,omitempty"`
+	NameGap      int      `json:"nameGap,omitempty"`
+	Scale        bool     `json:"scale,omitempty"`
+	Min          *float64 `json:"min,omitempty"`
+	Max          *float64 `json:"max,omitempty"`
+	Data         []string `json:"data,omitempty"`
+	// SplitNumber is about how many intervals the axis has (0: echarts'
+	// 5; a small chart's fewer, so its labels don't overprint).
+	SplitNumber int        `json:"splitNumber,omitempty"`
+	AxisLabel   *AxisLabel `json:"axisLabel,omitempty"`
+	SplitArea   *SplitArea `json:"splitArea,omitempty"`
 }
 
 // YAxis is the vertical axis, as XAxis.
 type YAxis struct {
+	GridIndex    int        `json:"gridIndex,omitempty"`
+	SplitNumber  int        `json:"splitNumber,omitempty"`
 	Name         string     `json:"name,omitempty"`
 	NameLocation string     `json:"nameLocation,omitempty"`
 	NameGap      int        `json:"nameGap,omitempty"`
@@ -181,14 +219,23 @@ type VisualMap struct {
 	Dimension  int      `json:"dimension,omitempty"`
 	Pieces     []Piece  `json:"pieces,omitempty"`
 	Orient     string   `json:"orient,omitempty"`
-	Align      string   `json:"align,omitempty"`
-	Left       string   `json:"left,omitempty"`
-	Right      string   `json:"right,omitempty"`
-	Top        string   `json:"top,omitempty"`
-	Bottom     string   `json:"bottom,omitempty"`
-	ItemWidth  int      `json:"itemWidth,omitempty"`
-	ItemGap    int      `json:"itemGap,omitempty"`
-	InRange    *InRange `json:"inRange,omitempty"`
+	// Text names a colour key's ends ([high, low]); ShowLabel keeps each
+	// piece's label beside it.
+	Text      []string `json:"text,omitempty"`
+	ShowLabel *bool    `json:"showLabel,omitempty"`
+	// keyOnly makes the map a colour key alone: it colours no series
+	// (echarts' seriesIndex: []), the lines keep their own colours.
+	keyOnly      bool
+	SelectedMode *bool    `json:"selectedMode,omitempty"`
+	ItemHeight   int      `json:"itemHeight,omitempty"`
+	Align        string   `json:"align,omitempty"`
+	Left         string   `json:"left,omitempty"`
+	Right        string   `json:"right,omitempty"`
+	Top          string   `json:"top,omitempty"`
+	Bottom       string   `json:"bottom,omitempty"`
+	ItemWidth    int      `json:"itemWidth,omitempty"`
+	ItemGap      int      `json:"itemGap,omitempty"`
+	InRange      *InRange `json:"inRange,omitempty"`
 }
 
 // Piece is one class of a piecewise visual map: the cells whose value is
@@ -233,9 +280,27 @@ type Series struct {
 	// MarkArea shades a region of the chart (the values meeting an
 	// objective).
 	MarkArea *MarkArea `json:"markArea,omitempty"`
+	// XAxisIndex and YAxisIndex put the series in a small chart (many.go).
+	XAxisIndex int `json:"xAxisIndex,omitempty"`
+	YAxisIndex int `json:"yAxisIndex,omitempty"`
+	// Emphasis highlights the series under the pointer (Focus "series"
+	// fades the others); TriggerLineEvent lets its line, not only its
+	// marks, take the pointer.
+	Emphasis         *Emphasis `json:"emphasis,omitempty"`
+	TriggerLineEvent bool      `json:"triggerLineEvent,omitempty"`
+	// line is the sweep line the series draws, plus one (0: none: a
+	// reference line or another chart's series); measure what of the
+	// line it draws ("rejected", "late"; "" the chart's one measure).
+	line    int
+	measure string
 	// exact keeps the series' values as given (a config's value: an
 	// objective's target, the deadline), unrounded.
 	exact bool
+}
+
+// Emphasis is how a series shows under the pointer.
+type Emphasis struct {
+	Focus string `json:"focus,omitempty"`
 }
 
 // LabelLayout is echarts' label layout.
@@ -343,9 +408,40 @@ func (l LineStyle) MarshalJSON() ([]byte, error) {
 	}{plain(l), l.Dash})
 }
 
-// JSON is the option as JSON, with <, > and & escaped.
+// MarshalJSON writes a key-only colour map's empty series list.
+func (m VisualMap) MarshalJSON() ([]byte, error) {
+	type plain VisualMap
+	if !m.keyOnly {
+		return json.Marshal(plain(m))
+	}
+	return json.Marshal(struct {
+		plain
+		SeriesIndex []int `json:"seriesIndex"`
+	}{plain(m), []int{}})
+}
+
+// JSON is the option as JSON, with <, > and & escaped; a grid of small
+// charts writes its panels' titles after the chart's, a colour key its
+// rows as the visual map list.
 func (o *Option) JSON() string {
-	b, err := json.Marshal(o)
+	var v any = o
+	if len(o.panels) > 0 || len(o.keys) > 0 {
+		type plain Option
+		var title any = o.Title
+		if len(o.panels) > 0 {
+			title = append([]Title{o.Title}, o.panels...)
+		}
+		var keys any = o.VisualMap
+		if len(o.keys) > 0 {
+			keys = o.keys
+		}
+		v = struct {
+			*plain
+			Title     any `json:"title"`
+			VisualMap any `json:"visualMap,omitempty"`
+		}{(*plain)(o), title, keys}
+	}
+	b, err := json.Marshal(v)
 	if err != nil {
 		// The option holds only numbers and strings: this cannot fail.
 		panic(fmt.Sprintf("chart option: %v", err))

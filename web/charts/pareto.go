@@ -76,7 +76,9 @@ func paretoSection(v *View) *Group {
 	// the page wide (beside the parallel chart), too narrow for one.
 	title := "Pareto front: " + ColumnLabel(paretoY) + " against " + ColumnLabel(xKey)
 	sub := fmt.Sprintf("%s, %s,\nagainst %s, %s", ColumnLabel(paretoY), better(yLower), ColumnLabel(xKey), better(xLower))
-	o := newChart("Pareto front", sub, ColumnLabel(paretoY), Grid{Left: "70", Top: "90", Right: "30", Bottom: "95"})
+	// The grid starts below the subtitle's two lines with room for a
+	// pin's head on a point at the top.
+	o := newChart("Pareto front", sub, ColumnLabel(paretoY), Grid{Left: "70", Top: "104", Right: "30", Bottom: "95"})
 	o.XAxis = []XAxis{{Type: "value", Name: ColumnLabel(xKey), NameLocation: "middle", NameGap: 28, Scale: true}}
 	o.Tooltip = Tooltip{Show: boolPtr(true), Trigger: "item"}
 	o.measureX(xKey)

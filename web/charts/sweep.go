@@ -26,8 +26,30 @@ func (v *View) newSweepChart(title, lineSub, barSub, yName string) *Option {
 	for i, l := range v.Lines {
 		names[i] = l.Name
 	}
-	o.XAxis[0] = XAxis{Type: "category", Name: "limiter", NameLocation: "middle", NameGap: 58, Data: names,
-		AxisLabel: &AxisLabel{Interval: "0", Rotate: 12}}
+	// Past maxCategoryLabels bars of one limiter, a bar is named by what
+	// else tells it apart ("tail-drop, 50"), the limiter in the axis'
+	// name, and echarts leaves out labels that would overprint.
+	axis := "limiter"
+	label := &AxisLabel{Interval: "0", Rotate: 12}
+	if len(names) > maxCategoryLabels {
+		label = thinned(len(names))
+		if l0 := v.Lines[0].Points[0].Limiter; !slices.ContainsFunc(v.Lines, func(l SweepLine) bool { return l.Points[0].Limiter != l0 }) {
+			axis = "limiter " + l0 + ": " + strings.Join(v.scenarioNames(), ", ")
+			for i, l := range v.Lines {
+				var vals []string
+				for _, p := range l.params {
+					_, val, _ := strings.Cut(p, "=")
+					vals = append(vals, val)
+				}
+				for _, s := range l.scenario {
+					_, val, _ := strings.Cut(s, " ")
+					vals = append(vals, val)
+				}
+				names[i] = strings.Join(vals, ", ")
+			}
+		}
+	}
+	o.XAxis[0] = XAxis{Type: "category", Name: axis, NameLocation: "middle", NameGap: 58, Data: names, AxisLabel: label}
 	return o
 }
 
@@ -58,10 +80,18 @@ func (v *View) sweepLines(o *Option, suffix string, m metric, lineType seriesOpt
 		return
 	}
 	lo, hi := v.xRange()
+	// of marks a series as line i's measure (keyLines colours it).
+	of := func(i int) seriesOption {
+		return func(s *Series) { s.line, s.measure = i+1, strings.TrimSpace(suffix) }
+	}
+	// Past maxKeyedLines the lines are coloured by a parameter, all of
+	// one width; up to it the earlier lines draw wider (marked).
+	keyed := v.keyed()
+	widest, ranks := -1, map[int]bool{}
 	for i, l := range v.Lines {
 		if p := l.Points[0]; len(l.Points) == 1 && p.Swept == "" && lo < hi {
 			if y, ok := m(p); ok {
-				o.addLine(l.Name+suffix, []Item{xy(lo, y), xy(hi, y)}, plain, lineType, colored(v.lineColor(i)))
+				o.addLine(l.Name+suffix, []Item{xy(lo, y), xy(hi, y)}, plain, lineType, colored(v.lineColor(i)), of(i))
 			}
 			continue
 		}
@@ -71,8 +101,25 @@ func (v *View) sweepLines(o *Option, suffix string, m metric, lineType seriesOpt
 				data = append(data, xy(p.SweptValue(), y))
 			}
 		}
-		if len(data) > 0 {
-			o.addLine(l.Name+suffix, data, dots, lineType, colored(v.lineColor(i)), marked(v.lineRank(i)))
+		if len(data) == 0 {
+			continue
+		}
+		if keyed {
+			o.addLine(l.Name+suffix, data, dots, lineType, colored(v.lineColor(i)), of(i), func(s *Series) { s.SymbolSize = 5 })
+			continue
+		}
+		o.addLine(l.Name+suffix, data, dots, lineType, colored(v.lineColor(i)), marked(v.lineRank(i)), of(i))
+		if r := v.lineRank(i); !ranks[r] {
+			ranks[r] = true
+			if widest < 0 || r < v.lineRank(widest) {
+				widest = i
+			}
+		}
+	}
+	if len(ranks) > 1 {
+		note := fmt.Sprintf("wider lines: earlier limiters (%s widest), so lines that coincide stay visible", v.Lines[widest].Name)
+		if !strings.Contains(o.Title.Subtext, note) {
+			o.subLine(note)
 		}
 	}
 }
@@ -174,7 +221,7 @@ func (v *View) offered(o *Option) {
 			}
 		}
 		if len(data) > 0 {
-			o.addLine(l.Name+" offered", data, dotted, plain, colored(v.lineColor(i)))
+			o.addLine(l.Name+" offered", data, dotted, plain, colored(v.lineColor(i)), func(s *Series) { s.line, s.measure = i+1, "offered" })
 		}
 	}
 }
@@ -220,7 +267,10 @@ func (v *View) sweepCharts(id, title string, build func(sv *View, title string) 
 		if len(views) > 1 {
 			t = title + ": " + sv.sweptAxisName()
 		}
-		out = append(out, chart(cid, t, build(sv, t)))
+		o := build(sv, t)
+		sv.colourNote(o)
+		sv.keyLines(o)
+		out = append(out, chart(cid, t, o))
 	}
 	return out
 }
@@ -236,7 +286,11 @@ func throughputSection(v *View) *Group {
 		title = "Goodput per limiter"
 	}
 	g.Charts = append(g.Charts, v.sweepCharts("chart-goodput", title, func(v *View, title string) *Option {
-		o := v.newSweepChart(title, "one line per limiter; dotted: offered load", "dotted: offered load", "goodput (req/s)")
+		lineSub := "one line per limiter; dotted: offered load"
+		if v.keyed() || v.splitsLimiters() {
+			lineSub = "dotted: offered load" // colourNote or keyLines says what a colour is
+		}
+		o := v.newSweepChart(title, lineSub, "dotted: offered load", "goodput (req/s)")
 		o.measure("goodput_rps")
 		v.sweepLines(o, "", keyed("goodput_rps"), solid)
 		v.intervals(o, "", "goodput_rps")
@@ -348,4 +402,35 @@ func allZero(o *Option) bool {
 		}
 	}
 	return true
+}
+
+// scenarioNames are the names of what splits the lines beside their
+// limiter: the parameters and the scenario's axes ("server", "load").
+func (v *View) scenarioNames() []string {
+	var names []string
+	for _, l := range v.Lines {
+		for _, p := range l.params {
+			n, _, _ := strings.Cut(p, "=")
+			names = appendNew(names, n)
+		}
+		for _, s := range l.scenario {
+			n, _, _ := strings.Cut(s, " ")
+			names = appendNew(names, n)
+		}
+	}
+	return names
+}
+
+// colourNote starts the subtitle of a sweep chart of several lines
+// coloured one by one with what a colour is: a limiter, or a line of a
+// limiter sweeping two parameters (keyLines says it for its colours).
+func (v *View) colourNote(o *Option) {
+	if categorical(o) || len(v.Lines) < 2 || v.keyed() || strings.Contains(o.Title.Subtext, "one line per") {
+		return
+	}
+	note := "colour: limiter"
+	if v.splitsLimiters() {
+		note = "colour: limiter and its parameters"
+	}
+	o.Title.Subtext = note + "; " + o.Title.Subtext
 }

@@ -86,19 +86,32 @@ func timeSection(v *View) *Group {
 	// the mean of the runs over its shaded 95% interval.
 	perLimiter := func(id, title, subtitle, yName, suffix string, values func(p *experiments.Point) []Item,
 		sums func(b *experiments.SeriesBand) *experiments.WindowSums, most bool, before ...func(o *Option)) Chart {
+		if len(v.Step) > 1 {
+			subtitle = "colour: limiter; " + subtitle
+		}
 		o := newLine(title, subtitle, "time (ms)", yName, "value")
 		zoomable(o, id)
 		for _, add := range before {
 			add(o)
 		}
+		// A colour a second time (past the palette's ten limiters) is
+		// dashed, a third time dotted, so no two lines look alike.
+		seen := map[string]int{}
 		for _, pi := range v.Step {
 			p := &res.Points[pi]
+			c := v.pointColor(p)
+			line := func(s *Series) {
+				ls := dashStyles[seen[c]%len(dashStyles)]
+				ls.Width, ls.Color = 2, c
+				s.LineStyle = &ls
+			}
+			seen[c]++
 			if mean, lo, hi, ok := banded(p, sums, most); ok {
-				o.addBand(v.pointLabel(p)+suffix+" 95% interval", v.pointColor(p), lo, hi, steps)
-				o.addLine(v.pointLabel(p)+suffix, mean, styled(v.pointColor(p), solid, steps)...)
+				o.addBand(v.pointLabel(p)+suffix+" 95% interval", c, lo, hi, steps)
+				o.addLine(v.pointLabel(p)+suffix, mean, styled(c, line, steps)...)
 				continue
 			}
-			o.addLine(v.pointLabel(p)+suffix, values(p), styled(v.pointColor(p), solid, steps)...)
+			o.addLine(v.pointLabel(p)+suffix, values(p), styled(c, line, steps)...)
 		}
 		return chart(id, title, o)
 	}

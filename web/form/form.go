@@ -52,6 +52,9 @@ type Sweep struct {
 	// offered by a trace part's file input; not posted.
 	Traces []string
 
+	// CountText is the live count as the page is served (Count), or ""; not posted.
+	CountText string
+
 	// Errors maps an input's key to its messages.
 	Errors map[string][]string
 	// Problems lists every error with the config path it came from, for the
@@ -202,14 +205,14 @@ func (f *Sweep) Err(key string) []string { return f.Errors[key] }
 // HasErrors reports whether any input has an error.
 func (f *Sweep) HasErrors() bool { return len(f.Problems) > 0 }
 
-// hasAdvancedErrors reports an error inside the folded "advanced" section,
-// or extra reports there: the section opens to show them.
+// hasAdvancedErrors reports an error inside the folded "advanced" section:
+// the section opens to show it (its summary names what it holds).
 func (f *Sweep) hasAdvancedErrors() bool {
 	n := len(f.Err("metrics.rolling_window_ms")) + len(f.Err("metrics.fairness_window_ms")) + len(f.Err("reports")) + len(f.Err(ModelsKey))
 	for _, r := range experiments.Rules() {
-		n += len(f.Err(r.Path)) + len(f.Setting(r.Path))
+		n += len(f.Err(r.Path))
 	}
-	return n > 0 || f.Reports != "" || f.Models != ""
+	return n > 0
 }
 
 // problemsText counts the problems for the summary above the form.
