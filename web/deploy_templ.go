@@ -16,7 +16,7 @@ import (
 )
 
 // deploySection is "Deploy this setting": the chosen point in a format
-// (nginx, Envoy, Go, Guava, Resilience4j, Traefik), its notes, and the
+// (nginx, Envoy, Go, Guava, Resilience4j, Traefik, Gubernator), its notes, and the
 // rerun with the library-exact gate at the deployed setting. Everything
 // it shows comes from experiments/deploy.
 func deploySection(v *DeployView) templ.Component {

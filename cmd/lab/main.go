@@ -57,7 +57,7 @@ func commands() []command {
 		{"merge", "join the shards of lab run --shard K/N into the outputs of the whole run", cmdMerge},
 		{"presets", "list the preset sweeps, or print one preset's config", cmdPresets},
 		{"bench", "measure each limiter's decision cost (ns and allocations per decision)", cmdBench},
-		{"export", "print the config that deploys one point (nginx, Envoy, Go, Guava, Resilience4j, Traefik)", cmdExport},
+		{"export", "print the config that deploys one point (nginx, Envoy, Go, Guava, Resilience4j, Traefik, Gubernator)", cmdExport},
 		{"shadow", "replay an access log through a deployed limiter's config: who would have been limited, when", cmdShadow},
 		{"backup", "write a consistent copy of the lab's database, also while it serves", cmdBackup},
 	}

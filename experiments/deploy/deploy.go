@@ -110,6 +110,7 @@ func Formats() []*Format {
 		guavaFormat(),
 		resilience4jFormat(),
 		traefikFormat(),
+		gubernatorFormat(),
 	}
 }
 

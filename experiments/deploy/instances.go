@@ -50,8 +50,12 @@ func replicaNotes(spec *limiter.Spec, p limiter.Params) []string {
 		}
 	case limiter.SharingLease:
 		out = append(out, leaseNotes(spec, p, n)...)
+	case limiter.SharingAsync:
+		out = append(out, fmt.Sprintf("This point runs %d Gubernator daemons with Behavior GLOBAL (sharing async): the limit above is the key's, configured alike on every request (it is not divided), and GLOBAL_SYNC_WAIT must be %s ms (GUBER_GLOBAL_SYNC_WAIT=%sms) and GUBER_GLOBAL_BATCH_LIMIT %s on every daemon for the point's numbers.",
+			n, num(p.Get(limiter.ParamSyncWait)), num(p.Get(limiter.ParamSyncWait)), num(p.Get(limiter.ParamBatchLimit))),
+			"What no limit setting fixes: each daemon answers from its cached copy, which the owner refreshes only every sync wait, so between refreshes the daemons admit past the limit (more the longer the wait and the more daemons; a daemon whose copy expired opens a window of its own). A shorter GlobalSyncWait narrows it at a send and a broadcast per interval; the exact choice is to leave GLOBAL off, so the owner decides every request, at a round trip each.")
 	}
-	if balancer == limiter.BalancerHash && spec.Option(limiter.OptionSharing) != limiter.SharingCentral && spec.Option(limiter.OptionSharing) != limiter.SharingLease {
+	if balancer == limiter.BalancerHash && spec.Option(limiter.OptionSharing) != limiter.SharingCentral && spec.Option(limiter.OptionSharing) != limiter.SharingLease && spec.Option(limiter.OptionSharing) != limiter.SharingAsync {
 		out = append(out, "Under hash balancing a heavy client's requests all reach one instance, which refuses at its own limit while the others idle: no per-instance setting fixes that; only a shared (central) limit does.")
 	}
 	if balancer == limiter.BalancerRandom {

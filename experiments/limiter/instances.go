@@ -89,7 +89,7 @@ const ParamBalancerSeed = "balancer_seed"
 // instances. A parameter of one sharing model (replicaParamFor) is
 // filled with its default under that model only.
 func ReplicaParams() []Param {
-	return []Param{
+	return append([]Param{
 		{Name: ParamInstances, Admits: AdmitsLarger, Label: "Instances", Unit: "instances", Integer: true, Min: 1, Max: MaxInstances,
 			Doc: "instances of the gate behind a balancer, each with its own state (a gateway's replicas)"},
 		{Name: ParamBalancerSeed, Admits: AdmitsNone, Label: "Balancer seed", Unit: "", Integer: true, Min: 0, Max: math.MaxInt32, Optional: true,
@@ -107,7 +107,7 @@ func ReplicaParams() []Param {
 			Doc: "sharing central: the store is down from this time (store time) ...; sharing lease: the lease server"},
 		{Name: ParamOutageEnd, Admits: AdmitsNone, Label: "Outage end", Unit: "ms", Min: 0, Max: MaxWindowMS, Optional: true,
 			Doc: "... to this one (equal to the start: no outage); store_down says what the instances do meanwhile"},
-	}
+	}, asyncParams()...)
 }
 
 // replicaParamFor is the sharing model a replica parameter belongs to
@@ -120,6 +120,8 @@ func replicaParamFor(name string) string {
 		return SharingCentral
 	case ParamLeaseMS, ParamRefreshMS, OptionLeaseAlgorithm, OptionLeaseExpired:
 		return SharingLease
+	case ParamSyncWait, ParamBatchLimit, ParamOwner:
+		return SharingAsync
 	}
 	return ""
 }
@@ -135,8 +137,8 @@ func ReplicaOptions() []Option {
 	return []Option{
 		{Name: OptionBalancer, Label: "Balancer", Choices: []string{BalancerRoundRobin, BalancerRandom, BalancerLeastInflight, BalancerHash},
 			Doc: "which instance takes a request: in turn, at random (seeded by balancer_seed), the one with the fewest admitted requests in flight, or by the client's key on a consistent-hash ring"},
-		{Name: OptionSharing, Label: "Sharing", Choices: []string{SharingLocal, SharingDivided, SharingCentral, SharingLease},
-			Doc: "what each instance enforces: local, the whole limit; divided, the limit / instances (a count rounded down); central, one gate in a shared store every decision asks; lease, a share of the rate leased by a server and refreshed (Doorman; token-bucket only)"},
+		{Name: OptionSharing, Label: "Sharing", Choices: []string{SharingLocal, SharingDivided, SharingCentral, SharingLease, SharingAsync},
+			Doc: "what each instance enforces: local, the whole limit; divided, the limit / instances (a count rounded down); central, one gate in a shared store every decision asks; lease, a share of the rate leased by a server and refreshed (Doorman; token-bucket only); async, Gubernator's GLOBAL (decide on a cached copy, hits to the key's owner every sync_wait_ms; the gubernator gate)"},
 		{Name: OptionStoreDown, Label: "Store down", Choices: []string{StoreDownFailOpen, StoreDownFailClosed},
 			Doc: "sharing central: while the store is down, admit every request (fail-open) or refuse it (fail-closed), answered after one round trip"},
 		leaseOptions()[0], leaseOptions()[1],
@@ -261,6 +263,7 @@ func (s *Spec) validateReplicas(path string, k *Kind) field.List {
 	if sharing == SharingLease && !k.Leases {
 		errs.Add(field.Join(path, OptionSharing), "sharing lease retunes a token bucket's rate to each instance's share: it takes %s, not %s", leaseTypeList(), k.Type)
 	}
+	errs = append(errs, s.validateAsync(path)...)
 	if sharing == SharingCentral || sharing == SharingLease {
 		starts, ends := s.Params[ParamOutageStart], s.Params[ParamOutageEnd]
 		for _, a := range starts {
@@ -372,6 +375,13 @@ func newReplicated(s *Spec, k *Kind, p Params, env Env) (Gate, error) {
 		}
 	}
 	r.startBalancer(uint64(p.Get(ParamBalancerSeed)), len(env.Weights))
+	if s.Options[OptionSharing] == SharingAsync {
+		a := newAsyncSet(r, p)
+		if r.balancer == BalancerLeastInflight {
+			return &observedAsync{a}, nil
+		}
+		return a, nil
+	}
 	if r.balancer == BalancerLeastInflight {
 		return &observedInstances{r}, nil
 	}
@@ -414,6 +424,8 @@ func replicatedCurve(s *Spec, k *Kind, p Params, clients int) (calculus.Curve, b
 	case SharingDivided:
 		each, _ := Divide(k, p, int(n))
 		return k.Curve(each).Times(s.keys(clients) * n), true
+	case SharingAsync: // the instances' cached copies admit past any one gate's curve
+		return calculus.Curve{}, false
 	case SharingCentral:
 		if p.Get(ParamOutageEnd) > p.Get(ParamOutageStart) && s.Options[OptionStoreDown] == StoreDownFailOpen {
 			return calculus.Curve{}, false

@@ -300,6 +300,7 @@ func builtinKinds() []*Kind {
 		netflixGradient2Kind(),
 		envoyAdaptiveKind(),
 		failsafeAdaptiveKind(),
+		gubernatorKind(),
 		chainKind(),
 		noneKind(),
 	}

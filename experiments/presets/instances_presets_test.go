@@ -2,6 +2,9 @@ package presets_test
 
 import (
 	"testing"
+
+	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/limiter"
 )
 
 // The numbers traefik-three-pods' description states: three pods of a
@@ -76,5 +79,49 @@ func TestRedisOutagePreset(t *testing.T) {
 	}
 	if open.GateDelay.Max != 2 || closed.GateDelay.Max != 2 {
 		t.Errorf("gate delay max: %d and %d ms, the description says the store's 2", open.GateDelay.Max, closed.GateDelay.Max)
+	}
+}
+
+// The numbers gubernator-sync-wait's description states: GLOBAL's
+// admissions and busiest second grow with sync_wait_ms, from one daemon's
+// at 1 ms.
+func TestGubernatorSyncWaitPreset(t *testing.T) {
+	res := runPreset(t, "gubernator-sync-wait")
+	one := point(t, res, "one-daemon").Metrics
+	if round1(one.AdmittedRPS) != 100 || one.RollingMax != 100 {
+		t.Errorf("one daemon: admitted %g, busiest second %d; the description says 100.0, 100", one.AdmittedRPS, one.RollingMax)
+	}
+	want := []struct {
+		syncMS        float64
+		admitted      float64 // admitted_rps, to 1 place
+		rollingMax    int
+		overAdmission float64 // to 2 places
+	}{
+		{1, 100.0, 101, 0.34}, {10, 100.2, 105, 0.35}, {50, 108.6, 115, 0.38},
+		{100, 118.4, 140, 0.47}, {200, 150.7, 175, 0.58}, {500, 236.4, 249, 0.83},
+	}
+	last := 0.0
+	for _, w := range want {
+		var m *experiments.Metrics
+		for i := range res.Points {
+			if p := &res.Points[i]; p.Limiter == "global" && p.Params.Get(limiter.ParamSyncWait) == w.syncMS {
+				m = &p.Metrics
+			}
+		}
+		if m == nil || m.Replicas == nil {
+			t.Fatalf("no global point at sync_wait_ms %g with replica measures", w.syncMS)
+		}
+		r := m.Replicas
+		if round1(m.AdmittedRPS) != w.admitted || m.RollingMax != w.rollingMax || round2(r.OverAdmission) != w.overAdmission {
+			t.Errorf("sync_wait_ms %g: admitted %g, busiest second %d, over_admission %.2f; the description says %g, %d, %.2f",
+				w.syncMS, m.AdmittedRPS, m.RollingMax, r.OverAdmission, w.admitted, w.rollingMax, w.overAdmission)
+		}
+		if !(r.OverAdmission > last) {
+			t.Errorf("sync_wait_ms %g: over_admission %.4f does not grow from %.4f", w.syncMS, r.OverAdmission, last)
+		}
+		last = r.OverAdmission
+	}
+	if local := point(t, res, "local").Metrics; round1(local.AdmittedRPS) != 297.3 || local.RollingMax != 300 {
+		t.Errorf("local: admitted %g, busiest second %d; the description says 297.3, 300", local.AdmittedRPS, local.RollingMax)
 	}
 }
