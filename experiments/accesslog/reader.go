@@ -3,6 +3,7 @@ package accesslog
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +23,12 @@ const MaxLineBytes = 1 << 20
 
 // DefaultWindowMS is the reorder window when Options leaves it 0.
 const DefaultWindowMS = 60_000
+
+// MaxHeldRequests is how many requests the reorder window may hold at
+// once (2^21, about 150 MB of requests): a log denser than that over its
+// window (34,000 requests a second for a 60 s window) is refused with an
+// error naming the line, not read into unbounded memory.
+const MaxHeldRequests = 1 << 21
 
 // FirstBadLines is how many bad lines a reader keeps to show.
 const FirstBadLines = 10
@@ -43,6 +50,9 @@ type Options struct {
 	// read and still be put in order (DefaultWindowMS when 0); an earlier
 	// one is a bad line, "later than the reorder window".
 	WindowMS float64
+	// MaxHeld is the most requests the reorder window may hold at once
+	// (MaxHeldRequests when 0).
+	MaxHeld int
 	// Location is the time zone of times logged without one (HAProxy's
 	// request date); nil is UTC.
 	Location *time.Location
@@ -130,6 +140,8 @@ type Reader struct {
 	stats  Stats
 	err    error
 	eof    bool
+	held   int   // requests in the reorder ring
+	full   error // the ring held MaxHeldRequests
 
 	// time
 	msec, reqTime, local, iso, status, upstream int // fields, -1 when not logged
@@ -267,6 +279,9 @@ func (rd *Reader) Next() (*Request, error) {
 // readSome reads lines until some are ready to emit or the log ends.
 func (rd *Reader) readSome() error {
 	for len(rd.out) == 0 {
+		if rd.full != nil {
+			return rd.full
+		}
 		raw, err := rd.readLine()
 		if err == io.EOF {
 			rd.eof = true
@@ -613,11 +628,16 @@ func (rd *Reader) place(req Request, sec int64, line []byte) {
 		rd.flush(sec - rd.windowSec)
 		rd.maxSec = sec
 	}
+	if maxHeld := cmp.Or(rd.opt.MaxHeld, MaxHeldRequests); rd.held >= maxHeld {
+		rd.full = fmt.Errorf("line %d: the reorder window holds %d requests, the most it may (%g s of the log, %d a second on average): lower the reorder window", rd.line, rd.held, float64(rd.windowSec), rd.held/int(max(1, rd.windowSec)))
+		return
+	}
 	b := rd.bucket(sec)
 	if len(b.reqs) == 0 {
 		b.sec = sec
 	}
 	b.reqs = append(b.reqs, req)
+	rd.held++
 }
 
 // bucket is second sec's place in the ring (a time before 1970 too).
@@ -641,6 +661,7 @@ func (rd *Reader) flush(upTo int64) {
 			continue
 		}
 		rd.emit(b.reqs, s)
+		rd.held -= len(b.reqs)
 		b.reqs = b.reqs[:0]
 	}
 	if upTo > rd.flushed {

@@ -231,3 +231,43 @@ func TestFormatErrors(t *testing.T) {
 		t.Errorf("unlogged key: %v", err)
 	}
 }
+
+// The reorder window holds at most MaxHeld requests: a log denser than
+// that over its window is refused at the line that overflows it, and one
+// whose seconds leave the window as it reads is not.
+func TestReorderWindowHeldBound(t *testing.T) {
+	t.Parallel()
+	def := `$remote_addr $msec $status`
+	f, err := accesslog.ParseFormat(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(log string) (int, error) {
+		rd, err := accesslog.NewReader(strings.NewReader(log), accesslog.Options{Format: f, WindowMS: 2000, MaxHeld: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for {
+			_, err := rd.Next()
+			if err == io.EOF {
+				return n, nil
+			}
+			if err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+	dense := strings.Repeat("a 1000.000 200\n", 4)
+	if n, err := read(dense); err == nil || !strings.Contains(err.Error(), "line 4: the reorder window holds 3 requests") {
+		t.Errorf("4 requests in one second, 3 held at most: %d read, error %v", n, err)
+	}
+	var b strings.Builder
+	for i := range 12 {
+		fmt.Fprintf(&b, "a %d.000 200\n", 1000+3*i)
+	}
+	if n, err := read(b.String()); err != nil || n != 12 {
+		t.Errorf("one request every 3 s: %d read, error %v", n, err)
+	}
+}
