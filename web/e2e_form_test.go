@@ -86,6 +86,10 @@ func TestBrowserForm(t *testing.T) {
 	if strconv.Itoa(run.PointsTotal) != points {
 		t.Errorf("the live count said %s points, the run has %d", points, run.PointsTotal)
 	}
+	// The run page reloads itself when the run ends: wait for that, or
+	// the next navigation can be aborted by it (net::ERR_ABORTED).
+	b.poll("the run page to say done", `document.readyState === 'complete' && !document.getElementById('run-progress') &&
+		!!document.querySelector('#run-status .badge') && document.querySelector('#run-status .badge').textContent === 'done'`, 30*time.Second)
 
 	// 3. A sweep past the limit: counted live as refused, then refused at
 	// each list that multiplies.
