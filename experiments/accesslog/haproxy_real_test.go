@@ -2,6 +2,7 @@ package accesslog_test
 
 import (
 	"fmt"
+	"github.com/ratelab/ratelab/internal/realtools"
 	"io"
 	"net"
 	"net/http"
@@ -18,23 +19,6 @@ import (
 
 	"github.com/ratelab/ratelab/experiments/accesslog"
 )
-
-func requireTools() bool { return os.Getenv("CI") == "true" || os.Getenv("RATELAB_E2E") == "1" }
-
-func findHAProxy(t *testing.T) string {
-	t.Helper()
-	if bin, err := exec.LookPath("haproxy"); err == nil {
-		return bin
-	}
-	if _, err := os.Stat("/usr/sbin/haproxy"); err == nil {
-		return "/usr/sbin/haproxy"
-	}
-	if requireTools() {
-		t.Fatal("no haproxy binary (apt-get install haproxy; CI=true or RATELAB_E2E=1: this test must run, see .ci/run)")
-	}
-	t.Skip("no haproxy binary (apt-get install haproxy); set RATELAB_E2E=1 to make this a failure")
-	return ""
-}
 
 // haproxyConf is the HAProxy under test: option httplog to a syslog
 // server on UDP (the test), a captured X-Api-Key, a deny rule (a request
@@ -66,7 +50,7 @@ backend app
 // client's send..answer window), its key the client address and the
 // captured header, its status and service time HAProxy's.
 func TestHAProxyRealLog(t *testing.T) {
-	bin := findHAProxy(t)
+	bin := realtools.Server(t, "haproxy")
 	t.Parallel()
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/slow" {

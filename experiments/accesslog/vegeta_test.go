@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/ratelab/ratelab/internal/realtools"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -129,7 +130,7 @@ func buildVegetaHarness(t *testing.T) string {
 	raw, err := dl.Output()
 	var info struct{ Dir, Sum, GoModSum, Error string }
 	if jerr := json.Unmarshal(raw, &info); err != nil || jerr != nil || info.Dir == "" {
-		if requireTools() {
+		if realtools.Required() {
 			t.Fatalf("%s: the module proxy did not give it (%v %s)", VegetaModule, err, bytes.TrimSpace(raw))
 		}
 		t.Skipf("%s is not in the module cache and the module proxy did not give it (%v %s)", VegetaModule, err, bytes.TrimSpace(raw))
@@ -156,7 +157,7 @@ func buildVegetaHarness(t *testing.T) string {
 	build.Dir = harness
 	build.Env = env
 	if out, err := build.CombinedOutput(); err != nil {
-		if !requireTools() && (bytes.Contains(out, []byte("dial tcp")) || bytes.Contains(out, []byte("no such host"))) {
+		if !realtools.Required() && (bytes.Contains(out, []byte("dial tcp")) || bytes.Contains(out, []byte("no such host"))) {
 			t.Skipf("the module proxy is unreachable for vegeta's requirements: %s", out)
 		}
 		t.Fatalf("building the harness: %v\n%s", err, out)

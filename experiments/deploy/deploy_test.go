@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -581,21 +580,6 @@ func TestRerunReproducesTheReading(t *testing.T) {
 			}
 		}
 	}
-}
-
-// requireTools reports whether a test that needs real software (nginx,
-// javac and Guava, the go command) must fail instead of skipping when it
-// is missing: in CI (CI=true) and when RATELAB_E2E=1.
-func requireTools() bool {
-	return os.Getenv("CI") == "true" || os.Getenv("RATELAB_E2E") == "1"
-}
-
-func missing(t *testing.T, what string) {
-	t.Helper()
-	if requireTools() {
-		t.Fatalf("%s (CI=true or RATELAB_E2E=1: this test must run; see .ci/run)", what)
-	}
-	t.Skipf("%s; set RATELAB_E2E=1 to make this a failure", what)
 }
 
 // label names an export in failures.

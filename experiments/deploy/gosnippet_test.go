@@ -2,6 +2,7 @@ package deploy_test
 
 import (
 	"fmt"
+	"github.com/ratelab/ratelab/internal/realtools"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,7 +32,7 @@ func goTool(t *testing.T) string {
 	if bin, err := exec.LookPath("go"); err == nil {
 		return bin
 	}
-	missing(t, "no go command")
+	realtools.Missing(t, "no go command")
 	return ""
 }
 

@@ -2,6 +2,7 @@ package deploy_test
 
 import (
 	"fmt"
+	"github.com/ratelab/ratelab/internal/realtools"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,11 +31,11 @@ func TestGuavaExportsCompileAndRun(t *testing.T) {
 	javac, err1 := exec.LookPath("javac")
 	java, err2 := exec.LookPath("java")
 	if err1 != nil || err2 != nil {
-		missing(t, "no java/javac on PATH (apt-get install default-jdk-headless)")
+		realtools.Missing(t, "no java/javac on PATH (apt-get install default-jdk-headless)")
 	}
 	jar := guavaJar()
 	if _, err := os.Stat(jar); err != nil {
-		missing(t, fmt.Sprintf("no Guava jar at %s (apt-get install libguava-java)", jar))
+		realtools.Missing(t, fmt.Sprintf("no Guava jar at %s (apt-get install libguava-java)", jar))
 	}
 	dir := t.TempDir()
 	srcs := []string{filepath.Join(dir, "Main.java")}

@@ -2,6 +2,7 @@ package deploy_test
 
 import (
 	"fmt"
+	"github.com/ratelab/ratelab/internal/realtools"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,18 +11,6 @@ import (
 	"strings"
 	"testing"
 )
-
-func findNginx(t *testing.T) string {
-	t.Helper()
-	if bin, err := exec.LookPath("nginx"); err == nil {
-		return bin
-	}
-	if _, err := os.Stat("/usr/sbin/nginx"); err == nil {
-		return "/usr/sbin/nginx"
-	}
-	missing(t, "no nginx binary (apt-get install nginx)")
-	return ""
-}
 
 // nginxWrap is a whole nginx.conf around an export: its own pid, error log
 // and temp paths in dir; httpPart goes in the http block and serverPart in
@@ -54,7 +43,7 @@ http {
 // location, and checks the directives say what the rerun gate runs.
 func TestNginxAcceptsEveryExport(t *testing.T) {
 	t.Parallel()
-	bin := findNginx(t)
+	bin := realtools.Server(t, "nginx")
 	zone := regexp.MustCompile(`(?m)^limit_req_zone (\S+) zone=ratelab:10m rate=(\d+)r/(s|m);$`)
 	req := regexp.MustCompile(`(?m)^limit_req zone=ratelab( burst=(\d+))?( nodelay| delay=(\d+))?;$`)
 	for i, e := range exports(t, "nginx") {

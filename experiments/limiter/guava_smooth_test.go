@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"github.com/ratelab/ratelab/internal/realtools"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -207,11 +208,11 @@ func runGuavaDriver(t *testing.T, streams []guavaStream) []byte {
 	javac, err1 := exec.LookPath("javac")
 	java, err2 := exec.LookPath("java")
 	if err1 != nil || err2 != nil {
-		missing(t, "no java/javac on PATH (apt-get install default-jdk-headless)")
+		realtools.Missing(t, "no java/javac on PATH (apt-get install default-jdk-headless)")
 	}
 	jar := guavaJar()
 	if _, err := os.Stat(jar); err != nil {
-		missing(t, fmt.Sprintf("no Guava jar at %s (apt-get install libguava-java)", jar))
+		realtools.Missing(t, fmt.Sprintf("no Guava jar at %s (apt-get install libguava-java)", jar))
 	}
 	classes := t.TempDir()
 	src := filepath.Join("testdata", "guava", "com", "google", "common", "util", "concurrent", "RateLabGuavaDriver.java")

@@ -1,7 +1,6 @@
 package limiter_test
 
 import (
-	"os"
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments/calculus"
@@ -61,22 +60,6 @@ func runLibCases(t *testing.T, cases []libraryCase) {
 			}
 		})
 	}
-}
-
-// requireTools reports whether a test that needs real software (a JVM and
-// Guava, nginx) must fail instead of skipping when it is missing: in CI
-// (CI=true) and when RATELAB_E2E=1, as for the browser test.
-func requireTools() bool {
-	return os.Getenv("CI") == "true" || os.Getenv("RATELAB_E2E") == "1"
-}
-
-// missing fails or skips a test whose real software is not installed.
-func missing(t *testing.T, what string) {
-	t.Helper()
-	if requireTools() {
-		t.Fatalf("%s (CI=true or RATELAB_E2E=1: this test must run; see .ci/run)", what)
-	}
-	t.Skipf("%s; set RATELAB_E2E=1 to make this a failure", what)
 }
 
 // checkKindCurve asserts the sorted release times obey the kind's arrival

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/ratelab/ratelab/internal/realtools"
 	"math"
 	"math/rand/v2"
 	"net"
@@ -219,18 +220,6 @@ type nginxServer struct {
 	port     int
 }
 
-func findNginx(t *testing.T) string {
-	t.Helper()
-	if bin, err := exec.LookPath("nginx"); err == nil {
-		return bin
-	}
-	if _, err := os.Stat("/usr/sbin/nginx"); err == nil {
-		return "/usr/sbin/nginx"
-	}
-	missing(t, "no nginx binary (apt-get install nginx)")
-	return ""
-}
-
 // nginxConfig is the test server's configuration: every zone but timed
 // (1r/s) at 5r/s (200 ms intervals), one location per variant, and /ready
 // unlimited.
@@ -269,7 +258,7 @@ http {
 
 func startNginx(t *testing.T) *nginxServer {
 	t.Helper()
-	bin := findNginx(t)
+	bin := realtools.Server(t, "nginx")
 	dir := t.TempDir()
 	for _, d := range []string{"tmp", "html"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {

@@ -3,6 +3,7 @@ package shadow_test
 import (
 	"bufio"
 	"fmt"
+	"github.com/ratelab/ratelab/internal/realtools"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -22,23 +23,6 @@ import (
 	"github.com/ratelab/ratelab/experiments/deploy"
 	"github.com/ratelab/ratelab/experiments/shadow"
 )
-
-func requireTools() bool { return os.Getenv("CI") == "true" || os.Getenv("RATELAB_E2E") == "1" }
-
-func findNginx(t *testing.T) string {
-	t.Helper()
-	if bin, err := exec.LookPath("nginx"); err == nil {
-		return bin
-	}
-	if _, err := os.Stat("/usr/sbin/nginx"); err == nil {
-		return "/usr/sbin/nginx"
-	}
-	if requireTools() {
-		t.Fatal("no nginx binary (apt-get install nginx; CI=true or RATELAB_E2E=1: this test must run, see .ci/run)")
-	}
-	t.Skip("no nginx binary (apt-get install nginx); set RATELAB_E2E=1 to make this a failure")
-	return ""
-}
 
 // realConf is the nginx under test: a log_format with $msec and
 // $request_time, and three limited locations, each with zones of its own
@@ -112,7 +96,7 @@ func sequence() []sent {
 // the log gives the wall clock's ms) may differ: such requests are named,
 // never hidden, and any other difference fails.
 func TestShadowReproducesRealNginx(t *testing.T) {
-	bin := findNginx(t)
+	bin := realtools.Server(t, "nginx")
 	dir := t.TempDir()
 	for _, d := range []string{"tmp", "html/a", "html/b", "html/c"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
