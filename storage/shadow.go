@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 
@@ -22,22 +21,10 @@ func (s *Store) CompleteFiles(ctx context.Context, id string, partial bool, errT
 	if partial {
 		status = StatusPartial
 	}
-	sums := make([]string, len(files))
-	chunks := make([][][]byte, len(files))
-	for i, f := range files {
-		sums[i] = f.SHA256()
-		chunks[i] = compressChunks(f.Data)
-	}
+	sums, chunks := prepareFiles(files)
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		var now string
-		if err := tx.QueryRowContext(ctx, "SELECT status FROM runs WHERE id = ?", id).Scan(&now); err != nil {
-			if errors.Is(err, sql.ErrNoRows) {
-				return ErrNotFound
-			}
+		if err := checkNotFinal(ctx, tx, id); err != nil {
 			return err
-		}
-		if Final(now) {
-			return fmt.Errorf("%w (%s)", ErrFinished, now)
 		}
 		if err := insertFiles(ctx, tx, id, files, sums, chunks); err != nil {
 			return err

@@ -655,22 +655,10 @@ func (s *Store) complete(ctx context.Context, id string, res *experiments.Result
 	}
 	// The run list's values (summary.go), from the result at hand.
 	summary := Summarize(res)
-	sums := make([]string, len(files))
-	chunks := make([][][]byte, len(files))
-	for i, f := range files {
-		sums[i] = f.SHA256()
-		chunks[i] = compressChunks(f.Data)
-	}
+	sums, chunks := prepareFiles(files)
 	err = s.tx(ctx, func(tx *sql.Tx) error {
-		var now string
-		if err := tx.QueryRowContext(ctx, "SELECT status FROM runs WHERE id = ?", id).Scan(&now); err != nil {
-			if errors.Is(err, sql.ErrNoRows) {
-				return ErrNotFound
-			}
+		if err := checkNotFinal(ctx, tx, id); err != nil {
 			return err
-		}
-		if Final(now) {
-			return fmt.Errorf("%w (%s)", ErrFinished, now)
 		}
 		pst, err := tx.PrepareContext(ctx, "INSERT INTO points (run_id, idx, limiter, point, series) VALUES (?, ?, ?, ?, ?)")
 		if err != nil {
@@ -811,6 +799,34 @@ func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// prepareFiles is what storing files needs before its transaction: each
+// file's sha256 and its chunks, deflated (out of the write lock).
+func prepareFiles(files []output.File) (sums []string, chunks [][][]byte) {
+	sums = make([]string, len(files))
+	chunks = make([][][]byte, len(files))
+	for i, f := range files {
+		sums[i] = f.SHA256()
+		chunks[i] = compressChunks(f.Data)
+	}
+	return sums, chunks
+}
+
+// checkNotFinal is ErrNotFound for no run id, ErrFinished for one that
+// already ended: a run's results are stored once.
+func checkNotFinal(ctx context.Context, tx *sql.Tx, id string) error {
+	var now string
+	if err := tx.QueryRowContext(ctx, "SELECT status FROM runs WHERE id = ?", id).Scan(&now); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrNotFound
+		}
+		return err
+	}
+	if Final(now) {
+		return fmt.Errorf("%w (%s)", ErrFinished, now)
 	}
 	return nil
 }
