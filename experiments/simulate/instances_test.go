@@ -3,10 +3,10 @@ package simulate_test
 import (
 	"bytes"
 	"context"
-	"testing"
-
+	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/sweep"
+	"testing"
 )
 
 // instancesDoc sweeps instances under every balancer and both sharing
@@ -26,21 +26,7 @@ const instancesDoc = `{"version": 1, "name": "instances", "seed": 7,
 // A replicated sweep gives the same bytes at 1 and 3 workers, and each
 // instance's decisions add up to the point's.
 func TestInstancesDeterministicAcrossWorkers(t *testing.T) {
-	cfg, err := document.DecodeConfig([]byte(instancesDoc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	one, err := sweep.Run(context.Background(), cfg, sweep.Options{Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	three, err := sweep.Run(context.Background(), cfg, sweep.Options{Workers: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a, b := jsonOf(t, one), jsonOf(t, three); !bytes.Equal(a, b) {
-		t.Fatal("1 and 3 workers measure differently")
-	}
+	one := sameAtOneAndThreeWorkers(t, instancesDoc)
 	if len(one.Points) != 3+2+1+2+2 {
 		t.Fatalf("%d points", len(one.Points))
 	}
@@ -65,4 +51,26 @@ func TestInstancesDeterministicAcrossWorkers(t *testing.T) {
 			t.Errorf("point %d (%s): instances offered %d admitted %d (series %d), the point %d and %d", p.Index, p.Limiter, offered, admitted, series, attempts, m.Admitted)
 		}
 	}
+}
+
+// sameAtOneAndThreeWorkers runs doc's sweep at 1 and 3 workers, fails
+// the test unless both measure the same bytes, and returns the first.
+func sameAtOneAndThreeWorkers(t *testing.T, doc string) *experiments.Result {
+	t.Helper()
+	cfg, err := document.DecodeConfig([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := sweep.Run(context.Background(), cfg, sweep.Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	three, err := sweep.Run(context.Background(), cfg, sweep.Options{Workers: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := jsonOf(t, one), jsonOf(t, three); !bytes.Equal(a, b) {
+		t.Fatal("1 and 3 workers measure differently")
+	}
+	return one
 }

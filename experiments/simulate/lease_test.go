@@ -1,12 +1,7 @@
 package simulate_test
 
 import (
-	"bytes"
-	"context"
 	"testing"
-
-	"github.com/ratelab/ratelab/experiments/document"
-	"github.com/ratelab/ratelab/experiments/sweep"
 )
 
 // leaseDoc runs lease sharing (both algorithms, a lease server outage, a
@@ -28,21 +23,7 @@ const leaseDoc = `{"version": 1, "name": "lease", "seed": 11,
 // Lease and Envoy-central sweeps give the same bytes at 1 and 3 workers,
 // and each instance's decisions add up to the point's.
 func TestLeaseDeterministicAcrossWorkers(t *testing.T) {
-	cfg, err := document.DecodeConfig([]byte(leaseDoc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	one, err := sweep.Run(context.Background(), cfg, sweep.Options{Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	three, err := sweep.Run(context.Background(), cfg, sweep.Options{Workers: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a, b := jsonOf(t, one), jsonOf(t, three); !bytes.Equal(a, b) {
-		t.Fatal("1 and 3 workers measure differently")
-	}
+	one := sameAtOneAndThreeWorkers(t, leaseDoc)
 	if len(one.Points) != 2+2+1 {
 		t.Fatalf("%d points", len(one.Points))
 	}
