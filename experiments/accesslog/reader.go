@@ -126,22 +126,23 @@ const (
 
 // Reader reads a log's requests in start order.
 type Reader struct {
-	br     *bufio.Reader
-	f      *Format
-	opt    Options
-	keys   []*Key
-	same   []int // same[i]: the first key of the same expression as key i
-	route  *source
-	fields [][]byte
-	scr    []byte
-	path   []byte
-	long   []byte
-	line   int64
-	stats  Stats
-	err    error
-	eof    bool
-	held   int   // requests in the reorder ring
-	full   error // the ring held MaxHeldRequests
+	br      *bufio.Reader
+	f       *Format
+	opt     Options
+	keys    []*Key
+	same    []int // same[i]: the first key of the same expression as key i
+	route   *source
+	fields  [][]byte
+	scr     []byte
+	path    []byte
+	long    []byte
+	line    int64
+	stats   Stats
+	err     error
+	eof     bool
+	held    int   // requests in the reorder ring
+	maxHeld int   // the most it may hold (Options.MaxHeld or MaxHeldRequests)
+	full    error // the ring held maxHeld
 
 	// time
 	msec, reqTime, local, iso, status, upstream int // fields, -1 when not logged
@@ -237,6 +238,9 @@ func NewReader(r io.Reader, opt Options) (*Reader, error) {
 	if opt.Status != nil && rd.status < 0 {
 		return nil, fmt.Errorf("status filter: the log format logs no $status")
 	}
+	if opt.MaxHeld < 0 {
+		return nil, fmt.Errorf("max held %d: at least 0 (0: MaxHeldRequests)", opt.MaxHeld)
+	}
 	w := opt.WindowMS
 	if w == 0 {
 		w = DefaultWindowMS
@@ -245,6 +249,7 @@ func NewReader(r io.Reader, opt Options) (*Reader, error) {
 		return nil, fmt.Errorf("reorder window %g ms: from 0 to a day", w)
 	}
 	rd.windowSec = int64(math.Ceil(w / 1000))
+	rd.maxHeld = cmp.Or(opt.MaxHeld, MaxHeldRequests)
 	rd.ring = make([]bucket, rd.windowSec+2)
 	rd.stats.Reasons = map[string]int64{}
 	return rd, nil
@@ -628,7 +633,7 @@ func (rd *Reader) place(req Request, sec int64, line []byte) {
 		rd.flush(sec - rd.windowSec)
 		rd.maxSec = sec
 	}
-	if maxHeld := cmp.Or(rd.opt.MaxHeld, MaxHeldRequests); rd.held >= maxHeld {
+	if rd.held >= rd.maxHeld {
 		rd.full = fmt.Errorf("line %d: the reorder window holds %d requests, the most it may (%g s of the log, %d a second on average): lower the reorder window", rd.line, rd.held, float64(rd.windowSec), rd.held/int(max(1, rd.windowSec)))
 		return
 	}
