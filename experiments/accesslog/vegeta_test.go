@@ -2,13 +2,11 @@ package accesslog_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"github.com/ratelab/ratelab/internal/realtools"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -122,45 +120,9 @@ func TestVegetaLines(t *testing.T) {
 // VegetaModule in a temporary module.
 func buildVegetaHarness(t *testing.T) string {
 	t.Helper()
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
-	dl := exec.Command(goBin, "mod", "download", "-json", VegetaModule)
-	dl.Dir = t.TempDir()
-	dl.Env = env
-	raw, err := dl.Output()
-	var info struct{ Dir, Sum, GoModSum, Error string }
-	if jerr := json.Unmarshal(raw, &info); err != nil || jerr != nil || info.Dir == "" {
-		if realtools.Required() {
-			t.Fatalf("%s: the module proxy did not give it (%v %s)", VegetaModule, err, bytes.TrimSpace(raw))
-		}
-		t.Skipf("%s is not in the module cache and the module proxy did not give it (%v %s)", VegetaModule, err, bytes.TrimSpace(raw))
-	}
-	path, version, _ := strings.Cut(VegetaModule, "@")
-	sum, err := os.ReadFile(filepath.Join(info.Dir, "go.sum"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum = fmt.Appendf(sum, "%s %s %s\n%s %s/go.mod %s\n", path, version, info.Sum, path, version, info.GoModSum)
 	main, err := os.ReadFile(filepath.Join("testdata", "vegeta", "main.go.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	harness := t.TempDir()
-	mod := fmt.Sprintf("module harness\n\ngo 1.22\n\nrequire %s %s\n", path, version)
-	for name, text := range map[string][]byte{"go.mod": []byte(mod), "go.sum": sum, "main.go": main} {
-		if err := os.WriteFile(filepath.Join(harness, name), text, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	bin := filepath.Join(harness, "harness.bin")
-	build := exec.Command(goBin, "build", "-o", bin, ".")
-	build.Dir = harness
-	build.Env = env
-	if out, err := build.CombinedOutput(); err != nil {
-		if !realtools.Required() && (bytes.Contains(out, []byte("dial tcp")) || bytes.Contains(out, []byte("no such host"))) {
-			t.Skipf("the module proxy is unreachable for vegeta's requirements: %s", out)
-		}
-		t.Fatalf("building the harness: %v\n%s", err, out)
-	}
-	return bin
+	return realtools.BuildHarness(t, realtools.Download(t, VegetaModule), "", main)
 }

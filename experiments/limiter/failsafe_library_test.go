@@ -1,11 +1,9 @@
 package limiter_test
 
 import (
-	"bytes"
 	"container/heap"
-	"encoding/json"
 	"fmt"
-	"io/fs"
+	"github.com/ratelab/ratelab/internal/realtools"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -155,20 +153,9 @@ func (h *completionHeap) Pop() any {
 // test when the module can be neither found nor downloaded.
 func buildFailsafeHarness(t *testing.T) string {
 	t.Helper()
-	goBin := filepath.Join(goRoot(t), "bin", "go")
-	dl := exec.Command(goBin, "mod", "download", "-json", limiter.FailsafeModule)
-	dl.Dir = t.TempDir()
-	dl.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
-	raw, err := dl.Output()
-	var info struct{ Dir, Error string }
-	if jerr := json.Unmarshal(raw, &info); err != nil || jerr != nil || info.Dir == "" {
-		t.Skipf("%s is not in the module cache and the module proxy did not give it (%v %s): cannot run the library", limiter.FailsafeModule, err, bytes.TrimSpace(raw))
-	}
-	tmp := t.TempDir()
-	lib := filepath.Join(tmp, "failsafe")
-	if err := copyTree(info.Dir, lib); err != nil {
-		t.Fatal(err)
-	}
+	m := realtools.Download(t, limiter.FailsafeModule)
+	lib := filepath.Join(t.TempDir(), "failsafe")
+	m.CopyTo(t, lib)
 	sim, err := os.ReadFile(filepath.Join("testdata", "failsafe", "sim.go.txt"))
 	if err != nil {
 		t.Fatal(err)
@@ -176,61 +163,9 @@ func buildFailsafeHarness(t *testing.T) string {
 	if err := os.WriteFile(filepath.Join(lib, "adaptivelimiter", "ratelab_sim.go"), sim, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	harness := filepath.Join(tmp, "harness")
 	main, err := os.ReadFile(filepath.Join("testdata", "failsafe", "main.go.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := os.ReadFile(filepath.Join(lib, "go.sum"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mod := "module harness\n\ngo 1.22\n\nrequire github.com/failsafe-go/failsafe-go v0.9.8\n\nreplace github.com/failsafe-go/failsafe-go => ../failsafe\n"
-	for name, text := range map[string][]byte{"go.mod": []byte(mod), "go.sum": sum, "main.go": main} {
-		if err := os.MkdirAll(harness, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(harness, name), text, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	bin := filepath.Join(tmp, "harness.bin")
-	build := exec.Command(goBin, "build", "-o", bin, ".")
-	build.Dir = harness
-	build.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
-	if out, err := build.CombinedOutput(); err != nil {
-		if bytes.Contains(out, []byte("dial tcp")) || bytes.Contains(out, []byte("no such host")) {
-			t.Skipf("the module proxy is unreachable for the library's requirements: %s", out)
-		}
-		t.Fatalf("building the harness: %v\n%s", err, out)
-	}
-	return bin
-}
-
-func goRoot(t *testing.T) string {
-	t.Helper()
-	out, err := exec.Command("go", "env", "GOROOT").Output()
-	if err != nil {
-		t.Skipf("no go command: %v", err)
-	}
-	return strings.TrimSpace(string(out))
-}
-
-// copyTree copies the files under src to dst, writable.
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, 0o644)
-	})
+	return realtools.BuildHarness(t, m, lib, main)
 }

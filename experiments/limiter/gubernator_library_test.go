@@ -3,6 +3,7 @@ package limiter_test
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/ratelab/ratelab/internal/realtools"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -205,20 +206,9 @@ var gubernatorPatches = []struct {
 // when the module can be neither found nor downloaded.
 func buildGubernatorHarness(t *testing.T) string {
 	t.Helper()
-	goBin := filepath.Join(goRoot(t), "bin", "go")
-	dl := exec.Command(goBin, "mod", "download", "-json", gubernatorModule)
-	dl.Dir = t.TempDir()
-	dl.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
-	raw, err := dl.Output()
-	var info struct{ Dir, Error string }
-	if jerr := json.Unmarshal(raw, &info); err != nil || jerr != nil || info.Dir == "" {
-		t.Skipf("%s is not in the module cache and the module proxy did not give it (%v %s): cannot run the library", gubernatorModule, err, bytes.TrimSpace(raw))
-	}
-	tmp := t.TempDir()
-	lib := filepath.Join(tmp, "gubernator")
-	if err := copyTree(info.Dir, lib); err != nil {
-		t.Fatal(err)
-	}
+	m := realtools.Download(t, gubernatorModule)
+	lib := filepath.Join(t.TempDir(), "gubernator")
+	m.CopyTo(t, lib)
 	for _, p := range gubernatorPatches {
 		path := filepath.Join(lib, p.file)
 		src, err := os.ReadFile(path)
@@ -239,35 +229,11 @@ func buildGubernatorHarness(t *testing.T) string {
 	if err := os.WriteFile(filepath.Join(lib, "ratelab_sim.go"), sim, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	harness := filepath.Join(tmp, "harness")
 	main, err := os.ReadFile(filepath.Join("testdata", "gubernator", "main.go.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := os.ReadFile(filepath.Join(lib, "go.sum"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mod := "module harness\n\ngo 1.22\n\nrequire github.com/gubernator-io/gubernator/v2 v2.13.0\n\nreplace github.com/gubernator-io/gubernator/v2 => ../gubernator\n"
-	if err := os.MkdirAll(harness, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, text := range map[string][]byte{"go.mod": []byte(mod), "go.sum": sum, "main.go": main} {
-		if err := os.WriteFile(filepath.Join(harness, name), text, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	bin := filepath.Join(tmp, "harness.bin")
-	build := exec.Command(goBin, "build", "-tags", "holster_test_mode", "-o", bin, ".")
-	build.Dir = harness
-	build.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
-	if out, err := build.CombinedOutput(); err != nil {
-		if bytes.Contains(out, []byte("dial tcp")) || bytes.Contains(out, []byte("no such host")) {
-			t.Skipf("the module proxy is unreachable for the library's requirements: %s", out)
-		}
-		t.Fatalf("building the harness: %v\n%s", err, out)
-	}
-	return bin
+	return realtools.BuildHarness(t, m, lib, main, "holster_test_mode")
 }
 
 // tail is the last n bytes of s.

@@ -1,12 +1,19 @@
 // Package realtools finds the real software the tests check models
-// against (nginx, HAProxy, javac and Guava, the go command): a test fails
+// against (nginx, HAProxy, javac and Guava, the go command, a Go library
+// built into a harness): a test fails
 // when it is missing in CI (CI=true) or with RATELAB_E2E=1, as .ci/run
 // installs it, and skips elsewhere. Tests only.
 package realtools
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -39,4 +46,101 @@ func Server(t testing.TB, name string) string {
 	}
 	Missing(t, "no "+name+" binary (apt-get install "+name+")")
 	return ""
+}
+
+// Module is a Go module version in the module cache, as `go mod download
+// -json` names it: the real library a model is checked against.
+type Module struct {
+	Path, Version      string
+	Dir, Sum, GoModSum string
+}
+
+// goEnv is the environment of the go commands here: the module's own
+// requirements from the proxy, no workspace.
+func goEnv() []string { return append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off") }
+
+// goCommand is the go command of the toolchain running the tests.
+func goCommand(t testing.TB) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		Missing(t, fmt.Sprintf("no go command (%v)", err))
+	}
+	return filepath.Join(strings.TrimSpace(string(out)), "bin", "go")
+}
+
+// Download finds path@version in the module cache, or downloads it from
+// the module proxy; Missing when neither has it.
+func Download(t testing.TB, pathAtVersion string) Module {
+	t.Helper()
+	dl := exec.Command(goCommand(t), "mod", "download", "-json", pathAtVersion)
+	dl.Dir = t.TempDir()
+	dl.Env = goEnv()
+	raw, err := dl.Output()
+	var m Module
+	if jerr := json.Unmarshal(raw, &m); err != nil || jerr != nil || m.Dir == "" {
+		Missing(t, fmt.Sprintf("%s is not in the module cache and the module proxy did not give it (%v %s)", pathAtVersion, err, bytes.TrimSpace(raw)))
+	}
+	return m
+}
+
+// CopyTo copies the module's files to dst, writable, to be patched.
+func (m Module) CopyTo(t testing.TB, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(m.Dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(m.Dir, path)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
+	if err != nil {
+		t.Fatalf("copying %s: %v", m.Path, err)
+	}
+}
+
+// BuildHarness builds main (a package main) in a temporary module that
+// requires m — replaced by the copy in replaceDir when it is not "" — with
+// the build tags given, and returns the binary's path. The module proxy
+// unreachable for m's own requirements is Missing.
+func BuildHarness(t testing.TB, m Module, replaceDir string, main []byte, tags ...string) string {
+	t.Helper()
+	sum, err := os.ReadFile(filepath.Join(m.Dir, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum = fmt.Appendf(sum, "%s %s %s\n%s %s/go.mod %s\n", m.Path, m.Version, m.Sum, m.Path, m.Version, m.GoModSum)
+	mod := fmt.Sprintf("module harness\n\ngo 1.22\n\nrequire %s %s\n", m.Path, m.Version)
+	if replaceDir != "" {
+		mod += fmt.Sprintf("\nreplace %s => %s\n", m.Path, replaceDir)
+	}
+	harness := t.TempDir()
+	for name, text := range map[string][]byte{"go.mod": []byte(mod), "go.sum": sum, "main.go": main} {
+		if err := os.WriteFile(filepath.Join(harness, name), text, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := filepath.Join(harness, "harness.bin")
+	args := []string{"build", "-o", bin}
+	if len(tags) > 0 {
+		args = append(args, "-tags", strings.Join(tags, ","))
+	}
+	build := exec.Command(goCommand(t), append(args, ".")...)
+	build.Dir = harness
+	build.Env = goEnv()
+	if out, err := build.CombinedOutput(); err != nil {
+		if bytes.Contains(out, []byte("dial tcp")) || bytes.Contains(out, []byte("no such host")) {
+			Missing(t, fmt.Sprintf("the module proxy is unreachable for %s's requirements: %s", m.Path, out))
+		}
+		t.Fatalf("building the harness of %s: %v\n%s", m.Path, err, out)
+	}
+	return bin
 }
