@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -222,7 +223,8 @@ type nginxServer struct {
 
 // nginxConfig is the test server's configuration: every zone but timed
 // (1r/s) at 5r/s (200 ms intervals), one location per variant, and /ready
-// unlimited.
+// unlimited. Only /timed/ logs its requests: the time nginx decided each
+// (its cached clock, which limit_req reads too) and the status.
 const nginxConfig = `daemon off;
 master_process off;
 worker_processes 1;
@@ -237,6 +239,7 @@ http {
   uwsgi_temp_path %[1]s/tmp/uwsgi;
   scgi_temp_path %[1]s/tmp/scgi;
   default_type text/plain;
+  log_format timed '$msec $status';
   limit_req_zone $binary_remote_addr zone=delay0:1m rate=5r/s;
   limit_req_zone $binary_remote_addr zone=nodelay:1m rate=5r/s;
   limit_req_zone $binary_remote_addr zone=delay2:1m rate=5r/s;
@@ -251,7 +254,7 @@ http {
     location /delay2/ { limit_req zone=delay2 burst=4 delay=2; }
     location /perkey/ { limit_req zone=perkey burst=2 nodelay; }
     location /perkeywait/ { limit_req zone=perkeywait burst=2; }
-    location /timed/ { limit_req zone=timed burst=2 nodelay; }
+    location /timed/ { limit_req zone=timed burst=2 nodelay; access_log %[1]s/timed.log timed; }
   }
 }
 `
@@ -458,9 +461,12 @@ func TestNginxMatchesTheRealServer(t *testing.T) {
 // 2500 (refused, nothing stored); at 1500 ms 2000 - 1500 + 1000 = 1500
 // (passes); at 1750 ms 1500 - 250 + 1000 = 2250 (refused); at 2500 ms
 // 1500 - 1000 + 1000 = 1500 (passes). Every planned decision has at least
-// 250 ms of margin, and the gate is also fed the times the requests were
-// actually sent, so a late send on a loaded machine is the gate's too:
-// only statuses, in order, are compared, never a time.
+// 250 ms of margin. The gate is fed the times nginx decided the requests
+// at, read from its log (/timed/'s $msec), not the times the client sent
+// them: on a loaded machine a request can reach nginx hundreds of ms after
+// the client's clock was read (a send stalled 250 ms would flip the 1750 ms
+// decision), so nginx's own clock is the one both decide on; the statuses,
+// in nginx's order, are compared, and the client's answers with the log's.
 func TestNginxDrainMatchesTheRealServer(t *testing.T) {
 	srv := startNginx(t)
 	plan := []struct {
@@ -488,17 +494,12 @@ func TestNginxDrainMatchesTheRealServer(t *testing.T) {
 	}
 
 	path := fmt.Sprintf("/timed/ok?key=drain-%d", time.Now().UnixNano()) // a fresh key
-	g = newGate()
-	var got, gate []int
+	var got []int
 	var sentMS []float64
 	start := time.Now()
 	for _, step := range plan {
 		time.Sleep(time.Until(start.Add(time.Duration(step.atMS * float64(time.Millisecond)))))
-		at := math.Floor(float64(time.Since(start).Microseconds()) / 1000) // whole ms, as nginx reads
-		sentMS = append(sentMS, at)
-		for range step.count {
-			gate = append(gate, decide(g, at))
-		}
+		sentMS = append(sentMS, math.Floor(float64(time.Since(start).Microseconds())/1000))
 		if step.count == 1 {
 			st, _, err := srv.get(path)
 			if err != nil {
@@ -515,12 +516,45 @@ func TestNginxDrainMatchesTheRealServer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		slices.Sort(sts) // simultaneous: the 503 ranks last, as the gate's
 		got = append(got, sts...)
 	}
-	t.Logf("sent at %v ms: nginx %v, gate %v (planned %v)", sentMS, got, gate, planned)
-	if !slices.Equal(got, gate) {
-		t.Errorf("nginx answered %v to the stream sent at %v ms; the gate %v", got, sentMS, gate)
+
+	// nginx logs a request after its answer: wait for every line.
+	var lines []string
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		text, _ := os.ReadFile(filepath.Join(srv.dir, "timed.log"))
+		if lines = strings.Fields(string(text)); len(lines) >= 2*len(want) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nginx logged %d of %d requests:\n%s", len(lines)/2, len(want), text)
+		}
+	}
+	g = newGate()
+	var logged, gate []int
+	var nginxMS []float64
+	for i := 0; i < len(lines); i += 2 {
+		sec, err1 := strconv.ParseFloat(lines[i], 64)
+		status, err2 := strconv.Atoi(lines[i+1])
+		if err1 != nil || err2 != nil {
+			t.Fatalf("log line %q %q", lines[i], lines[i+1])
+		}
+		nginxMS = append(nginxMS, math.Round(sec*1000)) // whole ms, as limit_req reads
+		logged = append(logged, status)
+	}
+	first := nginxMS[0]
+	for i := range nginxMS {
+		nginxMS[i] -= first
+		gate = append(gate, decide(g, nginxMS[i]))
+	}
+	t.Logf("sent at %v ms, nginx decided at %v ms: nginx %v, gate %v (planned %v)", sentMS, nginxMS, logged, gate, planned)
+	if !slices.Equal(logged, gate) {
+		t.Errorf("nginx answered %v at %v ms of its clock; the gate %v", logged, nginxMS, gate)
+	}
+	slices.Sort(got)
+	slices.Sort(logged)
+	if !slices.Equal(got, logged) {
+		t.Errorf("the client saw %v, nginx logged %v", got, logged)
 	}
 }
 
