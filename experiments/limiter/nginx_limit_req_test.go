@@ -306,7 +306,7 @@ func startNginx(t *testing.T) *nginxServer {
 		}
 	})
 	s := &nginxServer{bin: bin, dir: dir, port: port}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(60 * time.Second) // a loaded machine starts nginx slowly
 	for {
 		if status, _, err := s.get("/ready"); err == nil && status == 200 {
 			return s
@@ -327,7 +327,7 @@ func startNginx(t *testing.T) *nginxServer {
 
 // get sends one request on a new connection and returns the status.
 func (s *nginxServer) get(path string) (int, time.Duration, error) {
-	c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", s.port), time.Second)
+	c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", s.port), 20*time.Second)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -358,7 +358,7 @@ func (s *nginxServer) exchange(c net.Conn, path string, start time.Time) (int, t
 func (s *nginxServer) burst(paths []string) ([]int, []time.Duration, error) {
 	conns := make([]net.Conn, len(paths))
 	for i := range conns {
-		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", s.port), time.Second)
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", s.port), 20*time.Second)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -145,7 +145,7 @@ func TestShadowReproducesRealNginx(t *testing.T) {
 	t.Cleanup(stop)
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	get := func(s sent) (int, error) {
-		d := net.Dialer{Timeout: 2 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(s.from)}}
+		d := net.Dialer{Timeout: 20 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(s.from)}}
 		c, err := d.Dial("tcp", addr)
 		if err != nil {
 			return 0, err
@@ -167,7 +167,7 @@ func TestShadowReproducesRealNginx(t *testing.T) {
 		_, err = fmt.Sscanf(line, "HTTP/1.1 %d", &status)
 		return status, err
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(60 * time.Second) // a loaded machine starts nginx slowly
 	for {
 		if st, err := get(sent{path: "/ok", from: "127.0.0.1"}); err == nil && st == 200 {
 			break
