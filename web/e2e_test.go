@@ -117,6 +117,14 @@ func newBrowser(t *testing.T, exe string, timeout time.Duration) context.Context
 	return ctx
 }
 
+// pollAtLeast is the shortest wait of a browser test's poll for a
+// condition. A poll's timeout only bounds a failure (what a page takes is
+// logged, never asserted), and a loaded machine (CI, or five test runs on
+// two cores) can take many times the usual to navigate, fetch and draw:
+// a few seconds' bound would fail a test that is only slow. The test's
+// own deadline (newBrowser) still bounds the whole.
+const pollAtLeast = time.Minute
+
 // browserLog collects what the page did: every request URL and every
 // JavaScript error (exceptions, console.error, CSP and other non-network
 // errors the browser logs).
@@ -206,6 +214,7 @@ func TestBrowserEndToEnd(t *testing.T) {
 	// (a submit, a redirect, the reload at the end of a run) are retried.
 	poll := func(what, js string, timeout time.Duration) {
 		t.Helper()
+		timeout = max(timeout, pollAtLeast)
 		var last error
 		for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 			ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js))
