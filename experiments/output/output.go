@@ -163,12 +163,33 @@ func Files(res *experiments.Result) ([]File, error) {
 // so its memory is touched once per piece, not once per byte of the file.
 // On an error the files may be partly written.
 func Write(res *experiments.Result, open func(name string) (io.Writer, error)) ([]Output, error) {
+	return WriteAhead(res, open, nil)
+}
+
+// WriteAhead is Write, with series.csv from ahead (nil: none) when ahead
+// wrote the result's file (SeriesAhead); otherwise series.csv is written
+// as Write writes it, opened again.
+func WriteAhead(res *experiments.Result, open func(name string) (io.Writer, error), ahead *SeriesAhead) ([]Output, error) {
 	jobs := outputJobs(res)
+	if ahead != nil {
+		jobs[seriesJob].write = func(out *Output) (bool, error) {
+			o, ok, err := ahead.end(res)
+			if err != nil || ok {
+				*out = o
+				return ok, err
+			}
+			return jobs[seriesJob].writeTo(open, out)
+		}
+	}
 	outs := make([]Output, len(jobs))
 	keep := make([]bool, len(jobs))
 	errs := make([]error, len(jobs))
 	forEach(len(jobs), func(i int) {
-		keep[i], errs[i] = jobs[i].write(open, &outs[i])
+		if jobs[i].write != nil {
+			keep[i], errs[i] = jobs[i].write(&outs[i])
+			return
+		}
+		keep[i], errs[i] = jobs[i].writeTo(open, &outs[i])
 	})
 	var kept []Output
 	for i := range jobs {
@@ -201,11 +222,17 @@ type outputJob struct {
 	make func() (data []byte, keep bool, err error)
 	// stream writes the file to w a piece at a time, as make would make it.
 	stream func(w io.Writer) error
+	// write, when set, writes the file in place of writeTo (series.csv
+	// written ahead, WriteAhead).
+	write func(out *Output) (keep bool, err error)
 }
 
-// write writes the job's file to the writer open gives for it and lists
+// seriesJob is series.csv's place in outputJobs.
+const seriesJob = 1
+
+// writeTo writes the job's file to the writer open gives for it and lists
 // it in out; keep is false for a file not written (make's keep).
-func (j *outputJob) write(open func(name string) (io.Writer, error), out *Output) (keep bool, err error) {
+func (j *outputJob) writeTo(open func(name string) (io.Writer, error), out *Output) (keep bool, err error) {
 	var data []byte
 	if j.stream == nil {
 		if data, keep, err = j.make(); err != nil || !keep {
@@ -530,21 +557,37 @@ type seriesFile struct {
 }
 
 func newSeriesFile(res *experiments.Result) *seriesFile {
+	sf := newSeriesFileWith(res, seriesClients(res))
+	for i := range res.Points {
+		sf.label(i)
+	}
+	return sf
+}
+
+// seriesClients reports whether series.csv has the client columns: when a
+// point has the client model's series.
+func seriesClients(res *experiments.Result) bool {
+	return slices.ContainsFunc(res.Points, func(p experiments.Point) bool { return p.Series.Attempts != nil })
+}
+
+// newSeriesFileWith is series.csv of res with the client columns or
+// without, its points' labels not made yet (label).
+func newSeriesFileWith(res *experiments.Result, clients bool) *seriesFile {
 	w := newWriter(res)
-	clients := slices.ContainsFunc(res.Points, func(p experiments.Point) bool { return p.Series.Attempts != nil })
 	if clients {
 		w.header("point", "limiter", "window_start_ms", "offered_rps", "released_rps", "rejected_rps", "in_system_max", "attempts_rps", "retries_rps", "goodput_rps")
 	} else {
 		w.header("point", "limiter", "window_start_ms", "offered_rps", "released_rps", "rejected_rps", "in_system_max")
 	}
 	width := res.Config.SeriesWindow()
-	sf := &seriesFile{res: res, pr: w.pr, clients: clients, width: width, scale: 1000.0 / width, header: w.b, labels: make([][]byte, len(res.Points))}
-	for i := range res.Points {
-		lw := csvWriter{pr: w.pr}
-		lw.text(res.Points[i].Limiter)
-		sf.labels[i] = lw.b
-	}
-	return sf
+	return &seriesFile{res: res, pr: w.pr, clients: clients, width: width, scale: 1000.0 / width, header: w.b, labels: make([][]byte, len(res.Points))}
+}
+
+// label makes point i's limiter cell.
+func (sf *seriesFile) label(i int) {
+	lw := csvWriter{pr: sf.pr}
+	lw.text(sf.res.Points[i].Limiter)
+	sf.labels[i] = lw.b
 }
 
 // rows is the number of point i's rows.
@@ -597,9 +640,15 @@ func (sf *seriesFile) writeTo(w io.Writer) error {
 	if _, err := w.Write(sf.header); err != nil {
 		return err
 	}
+	return sf.writePoints(w, 0, len(sf.res.Points), nil)
+}
+
+// writePoints writes the rows of points i0 up to i1 to w a piece of rows
+// at a time (streamPieces, its buffers from bufs).
+func (sf *seriesFile) writePoints(w io.Writer, i0, i1 int, bufs *[][]byte) error {
 	type piece struct{ point, k0, k1 int }
 	var pieces []piece
-	for i := range sf.res.Points {
+	for i := i0; i < i1; i++ {
 		n := sf.rows(i)
 		for k := 0; k < n; k += seriesPieceRows {
 			pieces = append(pieces, piece{i, k, min(k+seriesPieceRows, n)})
@@ -608,17 +657,31 @@ func (sf *seriesFile) writeTo(w io.Writer) error {
 	return streamPieces(w, len(pieces), func(b []byte, i int) []byte {
 		p := pieces[i]
 		return sf.appendRows(b, p.point, p.k0, p.k1)
-	})
+	}, bufs)
 }
 
 // streamPieces writes pieces 0 to n-1 to w in order, piece(b, i)
 // appending piece i's bytes to b: the pieces are made on up to GOMAXPROCS
 // goroutines, at most two a goroutine ahead of the one being written, each
-// into a buffer that a piece before it was written from.
-func streamPieces(w io.Writer, n int, piece func(b []byte, i int) []byte) error {
+// into a buffer that a piece before it was written from. The buffers come
+// from *bufs and go back to it (nil: a call's own), so that calls one
+// after another reuse them.
+func streamPieces(w io.Writer, n int, piece func(b []byte, i int) []byte, bufs *[][]byte) error {
+	if bufs == nil {
+		bufs = new([][]byte)
+	}
+	take := func() []byte {
+		if k := len(*bufs); k > 0 {
+			b := (*bufs)[k-1]
+			*bufs = (*bufs)[:k-1]
+			return b
+		}
+		return nil
+	}
 	workers := min(runtime.GOMAXPROCS(0), n)
 	if workers <= 1 {
-		var b []byte
+		b := take()
+		defer func() { *bufs = append(*bufs, b) }()
 		for i := range n {
 			b = piece(b[:0], i)
 			if _, err := w.Write(b); err != nil {
@@ -636,8 +699,17 @@ func streamPieces(w io.Writer, n int, piece func(b []byte, i int) []byte) error 
 	free := make(chan []byte, depth)
 	for i := range slots {
 		slots[i] = make(chan []byte, 1)
-		free <- nil
+		free <- take()
 	}
+	defer func() { // every buffer is back in free or in a slot
+		for range depth {
+			select {
+			case b := <-free:
+				*bufs = append(*bufs, b)
+			default:
+			}
+		}
+	}()
 	stop := make(chan struct{})
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -654,6 +726,7 @@ func streamPieces(w io.Writer, n int, piece func(b []byte, i int) []byte) error 
 				}
 				i := int(next.Add(1) - 1)
 				if i >= n {
+					free <- b // never waits: it came from free
 					return
 				}
 				slots[i%depth] <- piece(b[:0], i)

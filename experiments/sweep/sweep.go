@@ -36,12 +36,25 @@ type Progress func(done, total int)
 // serialized with Progress's; a pass that ends is then counted by Progress.
 type Reading func(done, total, points int, read float64)
 
+// Finished is told each point as it is done, by its place k in res.Points:
+// res is the result being filled (its Config and Points are set, nothing
+// else yet) and res.Points[k]'s measures are final. Calls are serialized
+// with Progress's, in the order the points finish (about their order in
+// res.Points). A consumer may read res.Points[k] from another goroutine
+// once told (lab run writes series.csv while the sweep runs,
+// output.SeriesAhead).
+type Finished func(res *experiments.Result, k int)
+
 // Options tune how a sweep runs; they never change its output.
 type Options struct {
 	// Workers is how many points run at once (default GOMAXPROCS).
 	Workers  int
 	Progress Progress
 	Reading  Reading
+	// Finished, when set, is told each point as it is done (a sweep
+	// without replications; with them the result's points are made at the
+	// end, from the runs, and it is told nothing).
+	Finished Finished
 	// Traces opens the trace files the workload names (a trace part's
 	// file); nil when the run reads none.
 	Traces workload.TraceOpener
@@ -189,7 +202,7 @@ func RunArrivals(ctx context.Context, cfg *experiments.Config, arrivals *workloa
 	}
 	res.Arrivals, res.Clients, res.Groups = arrivals.Len(), arrivals.Clients, arrivals.Groups
 	res.ArrivalCurves = arrivalCurves(cfg, arrivals.T)
-	pr := newProgress(opt, len(points))
+	pr := newProgress(opt, res)
 	pts := make([]*experiments.Point, len(points))
 	for i := range points {
 		pts[i] = &points[i]
@@ -230,7 +243,7 @@ func runGens(ctx context.Context, cfg *experiments.Config, open OpenLoad, opt Op
 		}
 		return err
 	}
-	pr := newProgress(opt, len(points))
+	pr := newProgress(opt, res)
 	decisions := 0.0
 	perLoad := cfg.GeneratedLoads() / cfg.LoadCount()
 	gens := make([]int, len(points))
@@ -418,10 +431,20 @@ type progress struct {
 	f        Progress
 	reading  Reading
 	finished map[*experiments.Point]bool
+	res      *experiments.Result
+	told     Finished
+	index    map[*experiments.Point]int // each point's place in res.Points, with told
 }
 
-func newProgress(opt Options, total int) *progress {
-	return &progress{f: opt.Progress, reading: opt.Reading, total: total, finished: map[*experiments.Point]bool{}}
+func newProgress(opt Options, res *experiments.Result) *progress {
+	p := &progress{f: opt.Progress, reading: opt.Reading, total: len(res.Points), finished: map[*experiments.Point]bool{}, res: res}
+	if opt.Finished != nil && res.Config.Replicas() <= 1 {
+		p.told, p.index = opt.Finished, make(map[*experiments.Point]int, len(res.Points))
+		for k := range res.Points {
+			p.index[&res.Points[k]] = k
+		}
+	}
+	return p
 }
 
 // read tells Options.Reading how far a streamed pass of points has read.
@@ -441,6 +464,9 @@ func (p *progress) finish(pts ...*experiments.Point) {
 	p.done += len(pts)
 	for _, pt := range pts {
 		p.finished[pt] = true
+		if p.told != nil {
+			p.told(p.res, p.index[pt])
+		}
 	}
 	if p.f != nil {
 		p.f(p.done, p.total)
