@@ -535,11 +535,13 @@ func runMemory(ctx context.Context, cfg *experiments.Config, a *workload.Arrival
 	)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	share := simulate.NewLoadShare(a.T)
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			in := new(simulate.Instruments)
+			in.ShareLoad(share)
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(points) || ctx.Err() != nil {
