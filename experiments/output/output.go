@@ -13,6 +13,7 @@ package output
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -790,25 +791,43 @@ func digits(n int) int {
 	return d
 }
 
-// appendDecimal appends v in decimal, its digits written in place.
+// appendDecimal appends v in decimal, four digits at a time from a table,
+// each four stored at once (series.csv's 2 M rows at 9,900 s print five
+// numbers each, most below 10,000).
 func appendDecimal(b []byte, v uint64) []byte {
-	if cap(b)-len(b) < 20 {
+	l := len(b)
+	if cap(b)-l < 24 {
 		return strconv.AppendUint(b, v, 10)
 	}
-	n := 1
-	for x := v; x >= 10; x /= 10 {
-		n++
+	if v >= 10_000 {
+		b = appendDecimal(b, v/10_000)
+		l = len(b)
+		binary.LittleEndian.PutUint32(b[l:l+4], fourDigits[v%10_000])
+		return b[:l+4]
 	}
-	l := len(b)
-	b = b[:l+n]
-	for i := l + n - 1; i > l; i-- {
-		q := v / 10
-		b[i] = byte('0' + v - q*10)
-		v = q
+	n := 4
+	switch {
+	case v < 10:
+		n = 1
+	case v < 100:
+		n = 2
+	case v < 1000:
+		n = 3
 	}
-	b[l] = byte('0' + v)
-	return b
+	// The last n of the four digits, moved to the front (little-endian:
+	// the first digit is the lowest byte).
+	binary.LittleEndian.PutUint32(b[l:l+4], fourDigits[v]>>(8*(4-n)))
+	return b[:l+n]
 }
+
+// fourDigits holds 0 to 9999 as four decimal digits each, zeros leading,
+// the bytes of a little-endian uint32.
+var fourDigits = func() (t [10_000]uint32) {
+	for v := range t {
+		t[v] = binary.LittleEndian.Uint32([]byte{byte('0' + v/1000), byte('0' + v/100%10), byte('0' + v/10%10), byte('0' + v%10)})
+	}
+	return t
+}()
 
 // appendCount appends ',' and a Fixed1 rate as csvWriter.count prints it
 // (a whole number as "n.0").
