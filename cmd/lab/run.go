@@ -184,6 +184,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		ahead = output.NewSeriesAhead(outDir.open)
 		defer ahead.Stop()
 		opt.Finished = ahead.Finished
+		opt.NoCurves = true // no file lab run writes holds them (a shard's result does)
 	}
 	res, err := sweep.Run(ctx, cfg, opt)
 	var fe *workload.FileError

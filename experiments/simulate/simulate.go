@@ -84,7 +84,7 @@ func Point(ctx context.Context, cfg *experiments.Config, a *workload.Arrivals, c
 		err = simulateLoop(ctx, pc, a, classes, spec, pt.Params, in, pt, modelQueue, sw)
 	default:
 		var f *ForwardPass
-		if f, err = startForwardPass(ctx, pc, a.Clients, len(a.Groups), spec, pt.Params, in, pt, a.Len() <= experiments.MaxCurveArrivals, a.Len(), sw, in.share.offered(a.T, pc)); err == nil {
+		if f, err = startForwardPass(ctx, pc, a.Clients, len(a.Groups), spec, pt.Params, in, pt, in.keepReleases(a.Len()), a.Len(), sw, in.share.offered(a.T, pc)); err == nil {
 			f.svc = a.ServiceMS
 			if err = f.Feed(a.T, a.Client); err == nil {
 				err = f.finish()
@@ -163,6 +163,18 @@ type Instruments struct {
 	trace               *adaptiveTrace // the point's adaptive gate's record (adaptive.go), nil without one
 	seriesWindowMS      float64        // the point's series window (startPoint)
 	share               *LoadShare     // what the points of the load share (ShareLoad), nil: nothing
+	noCurves            bool           // no output curve (NoCurves)
+}
+
+// NoCurves makes the worker's points measure no output curve (their
+// OutputCurve stays nil): the releases are not kept for it. Every other
+// measure is the same.
+func (in *Instruments) NoCurves() { in.noCurves = true }
+
+// keepReleases reports whether a point over n arrivals keeps its
+// releases for its output curve: at most MaxCurveArrivals, and curves on.
+func (in *Instruments) keepReleases(n int) bool {
+	return !in.noCurves && n <= experiments.MaxCurveArrivals
 }
 
 // ShareLoad makes the worker's points share what can be shared among

@@ -71,6 +71,12 @@ type Options struct {
 	// MaxDecisions is the run's work budget, arrivals × points (0 or more
 	// than MaxDecisions: MaxDecisions); the web lab runs with MaxWork.
 	MaxDecisions int64
+	// NoCurves skips the empirical arrival curves (Result.ArrivalCurves
+	// and each point's OutputCurve: a pass over the load's arrivals and
+	// over each point's releases per window length), which only the web's
+	// charts draw; every other measure, and every file output writes, is
+	// the same. lab run, which writes the files alone, sets it.
+	NoCurves bool
 	// Simulate holds a test's switches of the points' simulation
 	// (Switches: another model, a toy gate), which must measure the same;
 	// the zero value runs as the engine does.
@@ -201,7 +207,9 @@ func RunArrivals(ctx context.Context, cfg *experiments.Config, arrivals *workloa
 		return nil, budgetError(d, budget)
 	}
 	res.Arrivals, res.Clients, res.Groups = arrivals.Len(), arrivals.Clients, arrivals.Groups
-	res.ArrivalCurves = arrivalCurves(cfg, arrivals.T)
+	if !opt.NoCurves {
+		res.ArrivalCurves = arrivalCurves(cfg, arrivals.T)
+	}
 	pr := newProgress(opt, res)
 	pts := make([]*experiments.Point, len(points))
 	for i := range points {
@@ -302,7 +310,11 @@ func runGens(ctx context.Context, cfg *experiments.Config, open OpenLoad, opt Op
 			// The arrival curves are computed beside the points (a worker
 			// less busy at the end of the load takes them), not before.
 			curves := make(chan []int, 1)
-			go func() { curves <- offeredCurve(cfg, lo, w.DurationMS, t) }()
+			if opt.NoCurves {
+				curves <- nil
+			} else {
+				go func() { curves <- offeredCurve(cfg, lo, w.DurationMS, t) }()
+			}
 			if lo == 0 {
 				res.Arrivals = n
 			}
@@ -542,6 +554,9 @@ func runMemory(ctx context.Context, cfg *experiments.Config, a *workload.Arrival
 			defer wg.Done()
 			in := new(simulate.Instruments)
 			in.ShareLoad(share)
+			if opt.NoCurves {
+				in.NoCurves()
+			}
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(points) || ctx.Err() != nil {
