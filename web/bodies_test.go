@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/ratelab/ratelab/web/form"
 )
 
 // TestBodyBudgetCountsDecodedCost: a body holds 5 times its bytes in the
@@ -32,5 +34,50 @@ func TestBodyBudgetCountsDecodedCost(t *testing.T) {
 		if s.bodies.used != 0 {
 			t.Errorf("%s: %d bytes held after release", c.name, s.bodies.used)
 		}
+	}
+}
+
+// endlessTrace is a config document whose one inline trace never ends
+// ("0\n" lines), counting the bytes read.
+type endlessTrace struct {
+	head string
+	read int64
+}
+
+func (e *endlessTrace) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		if e.read < int64(len(e.head)) {
+			c := copy(p[n:], e.head[e.read:])
+			n += c
+			e.read += int64(c)
+			continue
+		}
+		p[n] = `0\n`[(e.read-int64(len(e.head)))%3]
+		n++
+		e.read++
+	}
+	return n, nil
+}
+
+// TestDocumentReadAsStream: the API decodes a document as it arrives, so
+// a trace past form.MaxTraceBytes is refused (413) once that much of it
+// has come (15.8 MB read, measured: the decoder's buffer grows past the
+// limit), not after the whole body (MaxAPIBytes) was read; a handler
+// that read the body whole before decoding (holding it, beside its
+// decoding, under a budget that counts only the decoded cost) reads 32 MB.
+func TestDocumentReadAsStream(t *testing.T) {
+	t.Parallel()
+	l := attackLab(t, false, 4)
+	body := &endlessTrace{head: `{"version":1,"seed":1,"workload":{"duration_ms":1000,"parts":[{"type":"trace","csv":"`}
+	req := httptest.NewRequest(http.MethodPost, "/api/runs", body)
+	req.Host = testHost
+	req.Header.Set("Content-Type", "application/json")
+	w := l.do(req)
+	if w.Code != http.StatusRequestEntityTooLarge {
+		t.Errorf("an endless trace: %d %s", w.Code, w.Body)
+	}
+	if limit := int64(2 * form.MaxTraceBytes); body.read > limit {
+		t.Errorf("read %d bytes of an endless trace, want at most %d (twice the string limit: the decoder's buffer grows)", body.read, limit)
 	}
 }
