@@ -20,6 +20,9 @@ import (
 // processes without building the command.
 func TestMain(m *testing.M) {
 	if os.Getenv("LAB_TEST_MAIN") == "1" {
+		if path := os.Getenv(heapWatchEnv); path != "" {
+			go watchHeap(path)
+		}
 		os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
