@@ -31,7 +31,13 @@ type browserLab struct {
 func newBrowserLab(t *testing.T, timeout time.Duration) *browserLab {
 	t.Helper()
 	exe := chromium(t)
-	l := newLab(t, true, 8)
+	return newBrowserLabOn(t, exe, newLab(t, true, 8), timeout)
+}
+
+// newBrowserLabOn is newBrowserLab on the lab l (served by a Server of
+// its own).
+func newBrowserLabOn(t *testing.T, exe string, l *lab, timeout time.Duration) *browserLab {
+	t.Helper()
 	ts := httptest.NewUnstartedServer(nil)
 	ts.Config.Handler = New(l.store, l.runner, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Listen: ts.Listener.Addr().String()})
 	ts.Start()

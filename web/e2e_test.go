@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -79,6 +80,10 @@ func TestMain(m *testing.M) {
 	if sharedChromium.cancel != nil {
 		sharedChromium.cancel()
 		os.RemoveAll(sharedChromium.dataDir)
+	}
+	if err := closePresetRuns(); err != nil {
+		fmt.Fprintln(os.Stderr, "the shared preset lab:", err)
+		code = cmp.Or(code, 1)
 	}
 	os.Exit(code)
 }
