@@ -207,8 +207,7 @@ func TestBrowserNarrow(t *testing.T) {
 		`{"metric":"reject_pct","op":"<=","value":30},{"metric":"sojourn_p99_ms","op":"<=","value":500},{"metric":"admitted_rps","op":">=","value":30}`, 1))
 	for _, path := range []string{"/", "/runs", "/runs/" + id, "/runs/" + three, "/runs/" + id + "/labels", "/runs/delete?runs=" + id + "&runs=" + three, "/compare?runs=" + id + "," + three, "/calculus", "/shadow", "/calculus?mode=chain", "/calculus/edit/" + id} {
 		b.step("open "+path, chromedp.EmulateViewport(420, 900), chromedp.Navigate(b.url+path), chromedp.WaitReady(chromedp.CSS("body")))
-		b.poll("the page", `document.readyState === 'complete'`, 10*time.Second)
-		time.Sleep(300 * time.Millisecond) // charts draw after load
+		b.poll("the page and its charts", `document.readyState === 'complete' && `+jsChartsDrawn, 10*time.Second)
 		if v := b.eval(`document.documentElement.scrollWidth + ' ' + document.documentElement.clientWidth`); v != "420 420" {
 			wide := b.eval(`(() => { const W = document.documentElement.clientWidth; const out = [];
 				for (const el of document.querySelectorAll('body *')) { const r = el.getBoundingClientRect(); if (r.right > W + 0.5) out.push(el.tagName + '.' + el.className + ' ' + Math.round(r.right)); }
@@ -217,6 +216,10 @@ func TestBrowserNarrow(t *testing.T) {
 		}
 	}
 }
+
+// jsChartsDrawn is true once app.js has drawn every chart of the page
+// that is not inside a closed section (it draws those as they open).
+const jsChartsDrawn = `Array.from(document.querySelectorAll('div.chart[data-option]')).every(el => el.hasAttribute('data-drawn') || !!el.closest('details:not([open])'))`
 
 // heatmapRun runs a sweep of two rates and bursts 1..n with objectives on
 // both heatmap measures, and returns its id.

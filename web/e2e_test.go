@@ -287,18 +287,20 @@ func TestBrowserEndToEnd(t *testing.T) {
 		t.Errorf("downloaded bp-post3-burst-sweep.csv has sha256 %x, want %s", sum, seedlab.Post3BurstSweepSHA256)
 	}
 
-	// 4. The screenshot of the run page.
-	// The top of the page: header, config, results and the first charts.
-	step("resize for the screenshot", chromedp.EmulateViewport(1440, 2300), chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
-	poll("charts resized", `document.querySelector('div.chart canvas') !== null`, 5*time.Second)
-	time.Sleep(300 * time.Millisecond) // the resize handler waits 100 ms
-	shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.TempDir(), "run-page.png") // the README's comes from TestBrowserPresetPages
-	if err := os.WriteFile(out, shot, 0o644); err != nil {
-		t.Fatal(err)
+	// 4. With $RATELAB_ARTIFACTS set, the screenshot of the run page (the
+	// README's comes from TestBrowserPresetPages).
+	if dir := os.Getenv("RATELAB_ARTIFACTS"); dir != "" {
+		// The top of the page: header, config, results and the first charts.
+		step("resize for the screenshot", chromedp.EmulateViewport(1440, 2300), chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
+		poll("charts resized", `document.querySelector('div.chart canvas') !== null`, 5*time.Second)
+		time.Sleep(300 * time.Millisecond) // the resize handler waits 100 ms
+		shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "run-page.png"), shot, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	// 5. A bad form comes back with the error next to the field, value kept.
