@@ -100,6 +100,7 @@ func (b *browserLab) poll(what, js string, timeout time.Duration) {
 // table sorts by a header and filters to the feasible points in place,
 // the address following; and the run is deleted through its confirmation.
 func TestBrowserObjectivesAnswer(t *testing.T) {
+	t.Parallel()
 	b := newBrowserLab(t, 180*time.Second)
 	b.step("open the form", chromedp.EmulateViewport(1440, 1000), chromedp.Navigate(b.url+"/"), chromedp.WaitVisible(chromedp.CSS("#sweep-form")))
 	b.eval(`window.__stay = 'yes'`)
@@ -179,6 +180,7 @@ func TestBrowserObjectivesAnswer(t *testing.T) {
 
 // TestBrowserFormErrorLinks: the error summary's links focus their fields.
 func TestBrowserFormErrorLinks(t *testing.T) {
+	t.Parallel()
 	b := newBrowserLab(t, 60*time.Second)
 	b.step("a bad form", chromedp.EmulateViewport(1440, 1000), chromedp.Navigate(b.url+"/"), chromedp.WaitVisible(chromedp.CSS("#sweep-form")),
 		chromedp.SetValue(chromedp.CSS("#f-limiters-0-burst"), "1..x"),
@@ -199,6 +201,7 @@ func TestBrowserFormErrorLinks(t *testing.T) {
 // objectives over two loads: the answer, the settings table, the parallel
 // chart), the compare page, the calculator and the config editor.
 func TestBrowserNarrow(t *testing.T) {
+	t.Parallel()
 	b := newBrowserLab(t, 120*time.Second)
 	id := heatmapRun(t, b.l, 20)
 	// Three objectives over two loads: the answer, the settings table and
@@ -247,6 +250,7 @@ func heatmapRun(t *testing.T, l *lab, n int) string {
 // every label echarts shows on a cell prints at most one decimal (the
 // measures' precision) and no two overlap, at 1440 px and at 420 px.
 func TestBrowserHeatmap100(t *testing.T) {
+	t.Parallel()
 	b := newBrowserLab(t, 120*time.Second)
 	id := heatmapRun(t, b.l, 100)
 	for _, width := range []int64{1440, 420} {
@@ -291,6 +295,7 @@ func TestBrowserHeatmap100(t *testing.T) {
 // bands (a transparent lower edge and a filled width stacked on it), and a
 // first-run chart says so in its title.
 func TestBrowserReplicatedBands(t *testing.T) {
+	t.Parallel()
 	b := newBrowserLab(t, 120*time.Second)
 	w := b.l.postJSON("/api/runs", []byte(`{"version":1,"seed":5,"replications":3,
  "workload":{"duration_ms":3000,"parts":[{"type":"clients","group":"g","clients":4,"rate_rps":60,"arrival":"poisson","timeout_ms":80,"retries":2,"backoff_ms":30}]},

@@ -97,6 +97,7 @@ const jsLegends = `(() => {
 // $RATELAB_SCREENSHOT readmePreset's at that path (screenshots took a
 // fifth of the test's time, so none is taken for a temporary folder).
 func TestBrowserPresetPages(t *testing.T) {
+	t.Parallel()
 	exe := chromium(t)
 	b := newBrowserLabOn(t, exe, presetLab(t), 10*time.Minute)
 	shots := os.Getenv("RATELAB_ARTIFACTS")

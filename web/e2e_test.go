@@ -106,11 +106,21 @@ func startChromium(exe string) {
 	}
 }
 
+// browserTurn lets one browser test at a time hold a tab: the browser
+// tests run in parallel with the package's other tests (t.Parallel), so
+// their Go work (runs, other tests' requests) overlaps Chromium's, but
+// not with each other (two tabs rendering at once on 2 cores made each
+// slower and the package no faster).
+var browserTurn = make(chan struct{}, 1)
+
 // newBrowser opens a tab of the shared headless Chromium (started on first
-// use) in a browser context of its own, for one test of at most timeout;
-// it closes with the test.
+// use) in a browser context of its own, for one test of at most timeout
+// (counted from when the test's turn comes: browserTurn); it closes with
+// the test.
 func newBrowser(t *testing.T, exe string, timeout time.Duration) context.Context {
 	t.Helper()
+	browserTurn <- struct{}{}
+	t.Cleanup(func() { <-browserTurn })
 	sharedChromium.once.Do(func() { startChromium(exe) })
 	if sharedChromium.err != nil {
 		t.Fatal(sharedChromium.err)
@@ -170,6 +180,7 @@ func (b *browserLog) snapshot() (requests, errors []string) {
 // would: preset, run, live page, charts, download, bad form. It skips when
 // Chromium is missing, unless RATELAB_E2E=1 (CI), where it fails.
 func TestBrowserEndToEnd(t *testing.T) {
+	t.Parallel()
 	exe := chromium(t)
 	l := newLab(t, true, 4)
 	// The Host is checked as lab serve checks it: the browser's
@@ -371,6 +382,7 @@ func TestBrowserEndToEnd(t *testing.T) {
 // With the full "2006-01-02 15:04:05" time and a 12rem limiters line its
 // table ran past the card's right edge and cut the status badges.
 func TestBrowserRecentRunsFit(t *testing.T) {
+	t.Parallel()
 	exe := chromium(t)
 	l := newLab(t, false, 8)
 	three := formValuesOf(form.Default())

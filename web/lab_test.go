@@ -115,19 +115,18 @@ func (l *lab) postJSON(path string, body []byte) *httptest.ResponseRecorder {
 // wait polls the store until the run reaches a final status.
 func (l *lab) wait(id string) *storage.Run {
 	l.t.Helper()
-	run, err := l.waitFinal(id)
+	run, err := pollFinal(l.store, id, 60*time.Second)
 	if err != nil {
 		l.t.Fatal(err)
 	}
 	return run
 }
 
-// waitFinal polls the store until the run reaches a final status, for
-// at most 60 s.
-func (l *lab) waitFinal(id string) (*storage.Run, error) {
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		run, err := l.store.Get(context.Background(), id)
+// pollFinal polls the store until the run reaches a final status, for at
+// most limit.
+func pollFinal(st *storage.Store, id string, limit time.Duration) (*storage.Run, error) {
+	for deadline := time.Now().Add(limit); ; time.Sleep(20 * time.Millisecond) {
+		run, err := st.Get(context.Background(), id)
 		if err != nil {
 			return nil, err
 		}
@@ -135,9 +134,8 @@ func (l *lab) waitFinal(id string) (*storage.Run, error) {
 			return run, nil
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("run %s still %s after 60 s", id, run.Status)
+			return nil, fmt.Errorf("run %s still %s after %v", id, run.Status, limit)
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 

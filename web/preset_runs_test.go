@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ratelab/ratelab/experiments/presets"
 	"github.com/ratelab/ratelab/storage"
@@ -92,7 +93,7 @@ func runPreset(l *lab, name string) (string, error) {
 	if err := json.Unmarshal(w.Body.Bytes(), &run); err != nil {
 		return "", err
 	}
-	r, err := l.waitFinal(run.ID)
+	r, err := pollFinal(l.store, run.ID, 60*time.Second)
 	if err != nil {
 		return "", err
 	}

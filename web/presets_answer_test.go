@@ -25,6 +25,7 @@ var presetsWithObjectives = []string{"admission-control", "token-vs-leaky", "loa
 // point (the best overall setting in its binding scenario), named in the
 // answer's lead.
 func TestPresetPagesOpenOnAnswer(t *testing.T) {
+	t.Parallel()
 	l := presetLab(t)
 	var with []string
 	for _, p := range presets.All() {
