@@ -53,6 +53,7 @@ type listedPackage struct {
 	Name         string
 	Dir          string
 	Export       string
+	Standard     bool
 	GoFiles      []string
 	TestGoFiles  []string
 	XTestGoFiles []string
@@ -137,6 +138,11 @@ func TestPackageGraph(t *testing.T) {
 	})
 }
 
+// importerFunc is a types.Importer of a func.
+type importerFunc func(path string) (*types.Package, error)
+
+func (f importerFunc) Import(path string) (*types.Package, error) { return f(path) }
+
 func countLines(t *testing.T, path string) int {
 	t.Helper()
 	f, err := os.Open(path)
@@ -187,48 +193,110 @@ func checkPackageVars(t *testing.T, engine map[string]listedPackage) {
 		t.Fatal("found no package-level vars: the scan reads nothing")
 	}
 
-	// Every package of the module with its tests, type-checked against
-	// the export data of what it imports.
-	all := goList(t, "-export", "-deps", "-test", "./...")
-	exports := map[string]string{}
+	// Every package of the module with its tests, type-checked from
+	// source in dependency order, each against the module's packages
+	// checked before it and the standard library's export data. Nothing
+	// of the module is compiled for it: a go list -export of the module's
+	// packages and their test variants would be go test ./...'s own
+	// compiling, done again beside it from a clean cache. The standard
+	// library is what every test binary is built on first. Third-party
+	// packages are left unresolved (the check goes on without them) but
+	// for those the engine's code imports (none today), so the engine's
+	// variables' types and methods resolve, and a write to one is found
+	// wherever it is.
+	all := goList(t, "-deps", "-test", "./...")
+	inModule := func(p listedPackage) bool {
+		return p.ForTest == "" && strings.HasPrefix(p.ImportPath, modulePath) && !strings.HasSuffix(p.ImportPath, ".test") && !strings.HasSuffix(p.ImportPath, "_test")
+	}
+	engineDeps := map[string]bool{} // should the engine come to import a third-party package
+	for _, p := range engine {
+		for _, d := range p.Deps {
+			engineDeps[d] = true
+		}
+	}
+	var outside []string
 	for _, p := range all {
-		if p.ForTest == "" && p.Export != "" {
+		if p.ForTest == "" && !strings.HasPrefix(p.ImportPath, modulePath) && p.ImportPath != "unsafe" && (p.Standard || engineDeps[p.ImportPath]) {
+			outside = append(outside, p.ImportPath)
+		}
+	}
+	exports := map[string]string{}
+	for _, p := range goList(t, append([]string{"-export"}, outside...)...) {
+		if p.Export != "" {
 			exports[p.ImportPath] = p.Export
 		}
 	}
-	imp := importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
+	gc := importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
 		e, ok := exports[path]
 		if !ok {
 			return nil, os.ErrNotExist
 		}
 		return os.Open(e)
 	})
-	checked := 0
+	checkedPkgs := map[string]*types.Package{}
+	imp := importerFunc(func(path string) (*types.Package, error) {
+		if p, ok := checkedPkgs[path]; ok {
+			return p, nil
+		}
+		if strings.HasPrefix(path, modulePath) {
+			return nil, os.ErrNotExist // a cycle through a test: left unresolved
+		}
+		return gc.Import(path)
+	})
+	parse := func(p listedPackage, files []string) []*ast.File {
+		var parsed []*ast.File
+		for _, name := range files {
+			f, err := parser.ParseFile(fset, filepath.Join(p.Dir, name), nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			parsed = append(parsed, f)
+		}
+		return parsed
+	}
+	newInfo := func() *types.Info {
+		return &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Uses: map[*ast.Ident]types.Object{}, Selections: map[*ast.SelectorExpr]*types.Selection{}}
+	}
+	check := func(path string, files []*ast.File, info *types.Info) *types.Package {
+		// info nil: the declarations only, for importers.
+		conf := types.Config{Importer: imp, Error: func(error) {}, IgnoreFuncBodies: info == nil} // a test-only export or import may not resolve: the rest does
+		pkg, _ := conf.Check(path, fset, files, info)
+		return pkg
+	}
+	// The packages as other packages see them, in dependency order (go
+	// list -deps lists a package after what it imports).
+	var module []listedPackage
+	code := map[string][]*ast.File{}
 	for _, p := range all {
-		if p.ForTest != "" || !strings.HasPrefix(p.ImportPath, modulePath) || strings.HasSuffix(p.ImportPath, ".test") || strings.HasSuffix(p.ImportPath, "_test") {
+		if !inModule(p) {
 			continue
 		}
-		for _, files := range [][]string{append(slices.Clone(p.GoFiles), p.TestGoFiles...), p.XTestGoFiles} {
+		module = append(module, p)
+		code[p.ImportPath] = parse(p, p.GoFiles)
+		checkedPkgs[p.ImportPath] = check(p.ImportPath, code[p.ImportPath], nil)
+	}
+	checked := 0
+	for _, p := range module {
+		// The package with its tests: its code and in-package tests as
+		// one package, then its external tests, which import it so.
+		var withTests *types.Package
+		for i, files := range [][]*ast.File{append(slices.Clone(code[p.ImportPath]), parse(p, p.TestGoFiles)...), parse(p, p.XTestGoFiles)} {
 			if len(files) == 0 {
 				continue
 			}
-			var parsed []*ast.File
-			for _, name := range files {
-				f, err := parser.ParseFile(fset, filepath.Join(p.Dir, name), nil, 0)
-				if err != nil {
-					t.Fatal(err)
+			info := newInfo()
+			if i == 0 {
+				withTests = check(p.ImportPath, files, info)
+			} else {
+				plain := checkedPkgs[p.ImportPath]
+				if withTests != nil {
+					checkedPkgs[p.ImportPath] = withTests
 				}
-				parsed = append(parsed, f)
+				check(p.ImportPath+"_test", files, info)
+				checkedPkgs[p.ImportPath] = plain
 			}
-			info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Uses: map[*ast.Ident]types.Object{}, Selections: map[*ast.SelectorExpr]*types.Selection{}}
-			conf := types.Config{Importer: imp, Error: func(error) {}} // a test-only export or import may not resolve: the rest does
-			path := p.ImportPath
-			if len(files) == len(p.XTestGoFiles) && slices.Equal(files, p.XTestGoFiles) {
-				path += "_test"
-			}
-			conf.Check(path, fset, parsed, info)
 			checked++
-			for _, f := range parsed {
+			for _, f := range files {
 				for _, w := range writes(f, info) {
 					if obj := info.Uses[w.id]; obj != nil && obj.Pkg() != nil {
 						key := obj.Pkg().Path() + "." + obj.Name()

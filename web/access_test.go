@@ -165,7 +165,7 @@ func TestStreamCaps(t *testing.T) {
 	}
 	open[0].Close()
 	open = open[1:]
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second) // the server sees the close when it is scheduled
 	for stream() != 200 {
 		if time.Now().After(deadline) {
 			t.Fatal("a closed stream never gave its place back")

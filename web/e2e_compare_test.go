@@ -43,7 +43,7 @@ func TestBrowserCompare(t *testing.T) {
 	}
 	poll := func(what, js string) {
 		t.Helper()
-		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		for deadline := time.Now().Add(pollAtLeast); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 			if ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js)); err == nil && ok {
 				return
 			}

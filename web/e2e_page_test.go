@@ -82,6 +82,7 @@ func (b *browserLab) eval(js string) string {
 
 func (b *browserLab) poll(what, js string, timeout time.Duration) {
 	b.t.Helper()
+	timeout = max(timeout, pollAtLeast)
 	var last error
 	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		ok, err := b.ok(js)

@@ -115,10 +115,11 @@ var browserTurn = make(chan struct{}, 1)
 
 // newBrowser opens a tab of the shared headless Chromium (started on first
 // use) in a browser context of its own, for one test of at most timeout
-// (counted from when the test's turn comes: browserTurn); it closes with
-// the test.
+// (and at least browserAtLeast), counted from when the test's turn
+// comes (browserTurn); it closes with the test.
 func newBrowser(t *testing.T, exe string, timeout time.Duration) context.Context {
 	t.Helper()
+	timeout = max(timeout, browserAtLeast)
 	browserTurn <- struct{}{}
 	t.Cleanup(func() { <-browserTurn })
 	sharedChromium.once.Do(func() { startChromium(exe) })
@@ -131,6 +132,20 @@ func newBrowser(t *testing.T, exe string, timeout time.Duration) context.Context
 	t.Cleanup(cancelTime)
 	return ctx
 }
+
+// pollAtLeast is the shortest wait of a browser test's poll for a
+// condition. A poll's timeout only bounds a failure (what a page takes is
+// logged, never asserted), and a loaded machine (CI, or five test runs on
+// two cores) can take many times the usual to navigate, fetch and draw:
+// a few seconds' bound would fail a test that is only slow. The test's
+// own deadline (newBrowser) still bounds the whole.
+const pollAtLeast = time.Minute
+
+// browserAtLeast is the shortest deadline of a browser test: only a hang
+// guard. At load average 24 TestBrowserParetoSelects took 46 s of its
+// 120 s (Chromium's start and a sweep included), too close for a machine
+// more loaded still.
+const browserAtLeast = 5 * time.Minute
 
 // browserLog collects what the page did: every request URL and every
 // JavaScript error (exceptions, console.error, CSP and other non-network
@@ -222,6 +237,7 @@ func TestBrowserEndToEnd(t *testing.T) {
 	// (a submit, a redirect, the reload at the end of a run) are retried.
 	poll := func(what, js string, timeout time.Duration) {
 		t.Helper()
+		timeout = max(timeout, pollAtLeast)
 		var last error
 		for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 			ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js))

@@ -98,7 +98,7 @@ func TestEventsAtShutdown(t *testing.T) {
 					}
 				}
 			}()
-			deadline := time.After(20 * time.Second)
+			deadline := time.After(60 * time.Second)
 			for started := false; !started; {
 				select {
 				case ev := <-events:

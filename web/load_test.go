@@ -134,6 +134,10 @@ func fill(g *gate) (release func()) {
 // its body slowly locks out nothing.
 func TestHeavyLimitFull(t *testing.T) {
 	l := newLabWith(t, true, 8, Options{HeavyLimit: 1, HeavyWait: 20 * time.Millisecond})
+	// The trickling body below is held until the test's end: the body
+	// rate's grace (5 s, which a loaded machine can spend on the test's
+	// requests) must not cut it (408); here it is not under test.
+	l.srv.bodyGrace = time.Hour
 	id := l.doneRun()
 	cached := l.doneRun()
 	if w := l.get("/runs/" + cached); w.Code != http.StatusOK {
@@ -177,7 +181,7 @@ func TestHeavyLimitFull(t *testing.T) {
 	releaseRenders()
 
 	// A download waits for a place that comes free in time.
-	l.srv.downloads.wait = 10 * time.Second
+	l.srv.downloads.wait = time.Minute // the place comes free 50 ms later; a stalled machine may take seconds
 	got := make(chan *httptest.ResponseRecorder)
 	go func() { got <- l.get("/runs/" + id + "/files/results.csv") }()
 	time.Sleep(50 * time.Millisecond)

@@ -66,7 +66,9 @@ func TestUnderLoad(t *testing.T) {
 	defer ts.Close()
 
 	client := &http.Client{
-		Timeout:   60 * time.Second,
+		// An event stream lasts until its run ends, behind the queue: 20 s
+		// in all at load average 18, so a bound of minutes.
+		Timeout:   3 * time.Minute,
 		Transport: &http.Transport{MaxIdleConnsPerHost: loadClients, MaxConnsPerHost: 0, IdleConnTimeout: time.Minute},
 		// A form post answers 303: its Location is checked, not followed.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },

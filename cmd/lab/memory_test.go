@@ -43,7 +43,11 @@ func traceDoc(csvBytes, parts int) []byte {
 // hold no config. Every answer is 202, 429 (queue full) or 503 with
 // Retry-After (past the budget), never another 5xx; a request the
 // server's read timeout cut (a loaded machine) is counted apart
-// (cutByReadTimeout), and no answer before it fails.
+// (cutByReadTimeout), and no answer before it fails. A 408 is the body
+// rate's answer (web.MinBodyRate once the grace has passed): 44 bodies at
+// once on a loaded machine, the server starved of CPU to read them, can
+// arrive slower than that (8 of 44 did with -cpu 1 at load 18); it is the
+// load's answer, as a read-timeout cut is, not the budget's.
 func TestMemoryCeiling(t *testing.T) {
 	const cutByReadTimeout = 1 // a post the server's read timeout closed
 	if testing.Short() {
@@ -136,7 +140,7 @@ func TestMemoryCeiling(t *testing.T) {
 		t.Errorf("peak RSS %d MiB, over the %d MiB ceiling", kb>>10, ceilingMB)
 	}
 	for code, n := range codes {
-		if code != 202 && code != 429 && code != 503 && code != cutByReadTimeout {
+		if code != 202 && code != 429 && code != 503 && code != cutByReadTimeout && code != http.StatusRequestTimeout {
 			t.Errorf("%d answers %d (negative: without Retry-After; 0: no answer, before the read timeout)", n, code)
 		}
 	}

@@ -175,6 +175,17 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			}
 		}
 	}
+	// series.csv is written while the points run (output.SeriesAhead),
+	// into the outputs' directory as streamFiles writes the rest.
+	outDir := newOutputDir(*out)
+	defer outDir.discard()
+	var ahead *output.SeriesAhead
+	if shard == nil {
+		ahead = output.NewSeriesAhead(outDir.open)
+		defer ahead.Stop()
+		opt.Finished = ahead.Finished
+		opt.NoCurves = true // no file lab run writes holds them (a shard's result does)
+	}
 	res, err := sweep.Run(ctx, cfg, opt)
 	var fe *workload.FileError
 	if *tracePath != "" && errors.As(err, &fe) {
@@ -208,7 +219,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		for _, f := range shardOut {
 			files = append(files, output.Output{Name: f.Name, SHA256: f.SHA256(), Bytes: len(f.Data)})
 		}
-	} else if files, err = streamFiles(*out, res); err != nil {
+	} else if files, err = streamFiles(outDir, res, ahead); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "%d points, %s, %d files in %s (%.2fs)\n", len(res.Points), format.Arrivals(res.ArrivalsSpan()), len(files), *out, time.Since(start).Seconds())
@@ -265,48 +276,96 @@ func writeFiles(dir string, files []output.File) error {
 
 // streamFiles writes res's outputs to dir as writeFiles does (each
 // through a temporary name and a rename once all are written), but as
-// output.Write makes them: series.csv a piece at a time, never whole in
-// memory.
-func streamFiles(dir string, res *experiments.Result) ([]output.Output, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("create %s: %w", dir, err)
-	}
-	var mu sync.Mutex
-	var opened []*os.File
-	defer func() { // on an error: no temporary file left behind
-		for _, f := range opened {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	outs, err := output.Write(res, func(name string) (io.Writer, error) {
-		f, err := os.Create(filepath.Join(dir, name) + ".tmp")
-		if err != nil {
-			return nil, err
-		}
-		mu.Lock()
-		opened = append(opened, f)
-		mu.Unlock()
-		return f, nil
-	})
+// output.WriteAhead makes them: series.csv a piece at a time, never whole
+// in memory, from ahead when it wrote it while the sweep ran.
+func streamFiles(dir *outputDir, res *experiments.Result, ahead *output.SeriesAhead) ([]output.Output, error) {
+	outs, err := output.WriteAhead(res, dir.open, ahead)
 	if err != nil {
 		return nil, fmt.Errorf("write outputs: %w", err)
 	}
-	for len(opened) > 0 {
-		f := opened[0]
-		opened = opened[1:]
+	if err := dir.keep(); err != nil {
+		return nil, err
+	}
+	return outs, nil
+}
+
+// outputDir is the directory lab run writes its outputs to: each file
+// through a temporary name (open, from several goroutines at once),
+// renamed once all are written (keep); until then discard removes them
+// (and the directory, when open made it and nothing else is in it).
+type outputDir struct {
+	dir     string
+	mu      sync.Mutex
+	made    bool // open made the directory
+	checked bool // open looked for the directory
+	opened  []*os.File
+}
+
+func newOutputDir(dir string) *outputDir { return &outputDir{dir: dir} }
+
+// open creates name's temporary file, the directory first if missing; a
+// name opened again is written anew.
+func (d *outputDir) open(name string) (io.Writer, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.checked {
+		if _, err := os.Stat(d.dir); err != nil {
+			d.made = true
+		}
+		if err := os.MkdirAll(d.dir, 0o755); err != nil {
+			return nil, fmt.Errorf("create %s: %w", d.dir, err)
+		}
+		d.checked = true
+	}
+	f, err := os.Create(filepath.Join(d.dir, name) + ".tmp")
+	if err != nil {
+		return nil, err
+	}
+	for i, g := range d.opened {
+		if g.Name() == f.Name() {
+			g.Close() // the same file, truncated: written anew through f
+			d.opened = append(d.opened[:i], d.opened[i+1:]...)
+			break
+		}
+	}
+	d.opened = append(d.opened, f)
+	return f, nil
+}
+
+// keep closes the files written and renames each to its name.
+func (d *outputDir) keep() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for len(d.opened) > 0 {
+		f := d.opened[0]
+		d.opened = d.opened[1:]
 		tmp := f.Name()
 		path := strings.TrimSuffix(tmp, ".tmp")
 		if err := f.Close(); err != nil {
 			os.Remove(tmp)
-			return nil, fmt.Errorf("write %s: %w", path, err)
+			return fmt.Errorf("write %s: %w", path, err)
 		}
 		if err := os.Rename(tmp, path); err != nil {
 			os.Remove(tmp)
-			return nil, fmt.Errorf("write %s: %w", path, err)
+			return fmt.Errorf("write %s: %w", path, err)
 		}
 	}
-	return outs, nil
+	return nil
+}
+
+// discard removes the temporary files not kept, and the directory when
+// open made it and it is empty.
+func (d *outputDir) discard() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, f := range d.opened {
+		f.Close()
+		os.Remove(f.Name())
+	}
+	d.opened = nil
+	if d.made {
+		os.Remove(d.dir) // only an empty one
+	}
 }
 
 // traceWorkload makes the trace at path the workload of cfg: the config's

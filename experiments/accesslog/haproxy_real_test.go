@@ -30,9 +30,9 @@ defaults
   mode http
   log global
   option httplog
-  timeout connect 2s
-  timeout client 5s
-  timeout server 5s
+  timeout connect 20s
+  timeout client 30s
+  timeout server 30s
 frontend web
   bind 127.0.0.1:%[2]d
   capture request header X-Api-Key len 32
@@ -122,8 +122,8 @@ func TestHAProxyRealLog(t *testing.T) {
 		slow, noUpstream bool
 	}
 	get := func(s *sent) error {
-		d := net.Dialer{Timeout: 2 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(s.from)}}
-		client := http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DialContext: d.DialContext, DisableKeepAlives: true}}
+		d := net.Dialer{Timeout: 20 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(s.from)}}
+		client := http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DialContext: d.DialContext, DisableKeepAlives: true}}
 		req, err := http.NewRequest("GET", fmt.Sprintf("http://127.0.0.1:%d%s", port, s.path), nil)
 		if err != nil {
 			return err
@@ -145,7 +145,7 @@ func TestHAProxyRealLog(t *testing.T) {
 		return nil
 	}
 	// wait for HAProxy to listen; the probe's line is read and left out
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(60 * time.Second) // a loaded machine starts HAProxy slowly
 	for {
 		if err := get(&sent{from: "127.0.0.1", path: "/probe", status: 200}); err == nil {
 			break
@@ -175,7 +175,7 @@ func TestHAProxyRealLog(t *testing.T) {
 		seq = append(seq, s)
 		time.Sleep(time.Duration(i%3) * 3 * time.Millisecond)
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		mu.Lock()
 		n := len(lines)
 		mu.Unlock()

@@ -152,12 +152,15 @@ func beats(cfg *experiments.Config, x, y *refSetting) bool {
 // Over random sweeps: whenever some setting meets every objective in every
 // scenario, the recommended one (per limiter and overall) does, and no
 // feasible setting within the goodput tolerance beats it on the rule's
-// order; a setting missing a scenario is never chosen.
+// order; a setting missing a scenario is never chosen. 400 sweeps:
+// mutations of Decide (the goodput floor made strict, the zero-target
+// slack or the permissiveness tie break reversed, zero targets counted in
+// the margin) fail it by sweep 196; 1000 found nothing more.
 func TestRecommendationProperty(t *testing.T) {
 	r := rand.New(rand.NewPCG(22, 7))
-	runs := 1000
+	runs := 400
 	if testing.Short() {
-		runs = 300
+		runs = 150
 	}
 	for n := range runs {
 		res := randomSweep(r)

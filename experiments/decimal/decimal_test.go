@@ -85,14 +85,18 @@ func TestSeedLabExamples(t *testing.T) {
 	}
 }
 
-// TestAgainstDefinition checks a million and more values against the
-// definition: uniform reals, exact ties at every place (k/20, k/200,
-// k/20000), quotients like the lab's percentages, and arbitrary bit
-// patterns; and counts the ties where %.1f and %.4f round the other way.
+// TestAgainstDefinition checks 200,000 values against the definition:
+// uniform reals, exact ties at every place (k/20, k/200, k/20000),
+// quotients like the lab's percentages, and arbitrary bit patterns; and
+// counts the ties where %.1f and %.4f round the other way. Mutations of
+// FormatHalfUp (a tie rounded down, the carry past the first digit lost or
+// stopped before it, a cut at the point skipped, the leading zero of a
+// number below one) fail it by the 5,003rd value; a million found nothing
+// more.
 func TestAgainstDefinition(t *testing.T) {
-	n := 1_000_000
+	n := 200_000
 	if testing.Short() {
-		n = 100_000
+		n = 20_000
 	}
 	r := rand.New(rand.NewPCG(14, 2))
 	differs := 0

@@ -30,6 +30,7 @@ func runNetflix(t *testing.T, name string, l netflixLimit, steps []netflixStep) 
 
 // AIMDLimit.java _update, lines 102-112.
 func TestNetflixAIMDTable(t *testing.T) {
+	t.Parallel()
 	runNetflix(t, "defaults", NewNetflixAIMD(20, 20, 200, 0.9, 5000), []netflixStep{
 		{10, 10, false, 21},   // l.107: 10·2 >= 20 → 21
 		{10, 10, false, 21},   // 20 >= 21 false: hold
@@ -53,6 +54,7 @@ func TestNetflixAIMDTable(t *testing.T) {
 // VegasLimit.java _update lines 249-277, updateEstimatedLimit 279-321;
 // probe_multiplier 30 puts the first probe past 300 samples.
 func TestNetflixVegasTable(t *testing.T) {
+	t.Parallel()
 	runNetflix(t, "defaults", NewNetflixVegas(20, 1000, 1, 30, 1), []netflixStep{
 		{10, 20, false, 20},   // l.266: first sample sets rtt_noload = 10 ms
 		{10, 10, false, 26},   // q = ceil(20·0) = 0 <= threshold 1 (l.296): 20 + β 6
@@ -81,6 +83,7 @@ func TestNetflixVegasTable(t *testing.T) {
 // The probe (l.254-263): after jitter·30·L samples (jitter in [0.5, 1))
 // the sample only sets rtt_noload, even to a higher RTT.
 func TestNetflixVegasProbe(t *testing.T) {
+	t.Parallel()
 	v := NewNetflixVegas(20, 1000, 1, 1, 7) // probe after jitter·1·20 in [10, 20) samples
 	jitter := v.probeJitter
 	v.onSample(0, nanos(10), 20, false) // rtt_noload 10 ms
@@ -100,6 +103,7 @@ func TestNetflixVegasProbe(t *testing.T) {
 // Gradient2Limit.java _update lines 278-323 and ExpAvgMeasurement.java
 // add (lines 35-45): defaults, queueSize 4.
 func TestNetflixGradient2Table(t *testing.T) {
+	t.Parallel()
 	runNetflix(t, "defaults", NewNetflixGradient2(20, 20, 200, 0.2, 4, 600, 1.5), []netflixStep{
 		// long = 10 (mean of 1); g = min(1, 1.5) = 1; new = 20 + 4 = 24; 20·0.8 + 24·0.2 = 20.8
 		{10, 10, false, 20},
@@ -141,6 +145,7 @@ func TestNetflixGradient2Table(t *testing.T) {
 // window closes at the first sample ending after end + 1 s, and passes its
 // mean (integer division) and max in flight when it holds 10 or more.
 func TestNetflixWindowedTable(t *testing.T) {
+	t.Parallel()
 	rec := &recordLimit{}
 	w := NewNetflixWindowed(rec)
 	w.onSample(0, 5e6, 3, false) // end 5 ms > 0: closed with 1 sample, discarded; next update 1005 ms
@@ -196,6 +201,7 @@ func (r *recordLimit) getLimit() int { return 1 }
 // The SimpleLimiter passes the in-flight count at the request's acquire,
 // itself included (AbstractLimiter.java createListener, lines 159-168).
 func TestNetflixLimiterPassesInflightAtAcquire(t *testing.T) {
+	t.Parallel()
 	rec := &recordLimit{}
 	n := &NetflixLimiter{limit: rec, algo: rec}
 	rec2 := &countLimit{limit: 3}
@@ -230,6 +236,7 @@ func (c *countLimit) getLimit() int { return c.limit }
 
 // gradient_controller.cc at EnvoyAdaptiveCommit.
 func TestEnvoyAdaptiveTable(t *testing.T) {
+	t.Parallel()
 	e := NewEnvoyAdaptive(EnvoyAdaptiveConfig{MinRTTCalcIntervalMS: 5000, ConcurrencyUpdateIntervalMS: 100, JitterPct: 0,
 		MaxConcurrencyLimit: 100, RequestCount: 3, SampleAggregatePercentile: 50, MinConcurrency: 2, BufferPct: 25})
 	offer := func(at float64, want bool) {
@@ -316,6 +323,7 @@ func TestEnvoyAdaptiveTable(t *testing.T) {
 
 // applyJitter (l. 126-134): interval + rand % ceil(interval·jitter).
 func TestEnvoyAdaptiveJitter(t *testing.T) {
+	t.Parallel()
 	e := NewEnvoyAdaptive(EnvoyAdaptiveConfig{MinRTTCalcIntervalMS: 1000, ConcurrencyUpdateIntervalMS: 100, JitterPct: 15,
 		MaxConcurrencyLimit: 100, RequestCount: 1, SampleAggregatePercentile: 50, MinConcurrency: 2, BufferPct: 25, Seed: 3})
 	for range 200 {

@@ -10,6 +10,7 @@ import (
 // Sharing async takes only the gubernator gate, an owner among the
 // instances and no scaling event; each error names its field.
 func TestAsyncValidation(t *testing.T) {
+	t.Parallel()
 	guber := limiter.Params{limiter.ParamLimit: 10, limiter.ParamDuration: 1000}
 	cases := []struct {
 		name  string
@@ -51,6 +52,7 @@ func TestAsyncValidation(t *testing.T) {
 // count of the busiest rolling second grows with sync_wait_ms, from one
 // gate's at 1 ms.
 func TestAsyncOverAdmitsWithSyncWait(t *testing.T) {
+	t.Parallel()
 	most := func(syncMS float64) int {
 		s := replicated(limiter.TypeGubernator, 3, limiter.BalancerRoundRobin, limiter.SharingAsync,
 			limiter.Params{limiter.ParamLimit: 100, limiter.ParamDuration: 1000, limiter.ParamSyncWait: syncMS})

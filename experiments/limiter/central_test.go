@@ -28,6 +28,7 @@ func central(typ limiter.Type, n, rttMS, capacityRPS float64, params limiter.Par
 // requests (its decisions on times shifted by half the round trip), and
 // with one, never above its curve b + r·w.
 func TestCentralNeverAdmitsMoreThanOneGate(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(29, 2))
 	runs := 100
 	if testing.Short() {
@@ -82,6 +83,7 @@ func TestCentralNeverAdmitsMoreThanOneGate(t *testing.T) {
 // refuses; the store's gate does not move meanwhile; a decision waits
 // its turn at the store's capacity.
 func TestCentralStoreTable(t *testing.T) {
+	t.Parallel()
 	params := limiter.Params{limiter.ParamRate: 1, limiter.ParamBurst: 1}
 	for _, c := range []struct {
 		down     string
@@ -120,6 +122,7 @@ func TestCentralStoreTable(t *testing.T) {
 // Lua script, run in miniredis with the clock at each request's store
 // time (the arrival plus half the round trip): every decision equal.
 func TestCentralRedisRateMatchesLibrary(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	m := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})

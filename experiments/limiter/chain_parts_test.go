@@ -11,6 +11,7 @@ import (
 // parts are its gate stages, in order, its server stages left out: the
 // event loop finds the stages' hooks there.
 func TestChainPartsAreItsGateStages(t *testing.T) {
+	t.Parallel()
 	r, b := limiter.ParamRate, limiter.ParamBurst
 	// The stages' other parameters at their defaults, as a decoded config has them.
 	leaky := limiter.WithDefaults(limiter.TypeLeakyBucket, limiter.Params{r: 80, limiter.ParamQueue: 3})

@@ -40,6 +40,7 @@ func envoyGate(t *testing.T, p limiter.Params, options map[string]string, client
 // holds after each request and the service's answer. Source lines in
 // each row's note.
 func TestEnvoyRatelimitTable(t *testing.T) {
+	t.Parallel()
 	type request struct {
 		at     float64
 		client int32
@@ -119,6 +120,7 @@ func TestEnvoyRatelimitTable(t *testing.T) {
 // The service's counters (base_limiter.go:99-188), NEAR_LIMIT_RATIO 0.8:
 // near threshold floor(float32(limit)·0.8).
 func TestEnvoyRatelimitStats(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		limit, requests float64
 		want            limiter.EnvoyRatelimitStats
@@ -143,6 +145,7 @@ func TestEnvoyRatelimitStats(t *testing.T) {
 
 // The Retry-After: the end of the window of each descriptor at its limit.
 func TestEnvoyRatelimitNextAdmit(t *testing.T) {
+	t.Parallel()
 	// 1 a second and 3 a minute. The time is the first float64 ms whose
 	// ns (rounded, as the service's clock reads it) is in the next window:
 	// 999.9999995 is 1e9 ns.
@@ -175,6 +178,7 @@ func TestEnvoyRatelimitNextAdmit(t *testing.T) {
 // fixed_cache_impl.go:37, 168) never falls inside the key's window: the
 // count of a live window is never lost to it.
 func TestEnvoyRatelimitKeyExpiry(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(29, 427))
 	for run := range 50 {
 		unit := []float64{1, 60, 3600}[run%3]
@@ -197,6 +201,7 @@ func TestEnvoyRatelimitKeyExpiry(t *testing.T) {
 // EXPIRE, keys named by the window start): the same answers and counts,
 // the keys' expiry as Redis keeps it.
 func TestEnvoyRatelimitIsItsRedisCommands(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	m := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
@@ -279,6 +284,7 @@ func TestEnvoyRatelimitIsItsRedisCommands(t *testing.T) {
 // with a store capacity, never more than its curve. Local instances of
 // the same settings do admit more (the test can tell).
 func TestCentralEnvoyRatelimitNeverAdmitsMoreThanOneGate(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(29, 1))
 	runs := 60
 	if testing.Short() {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments/limiter"
@@ -199,6 +200,33 @@ func guavaJar() string {
 	return "/usr/share/java/guava.jar"
 }
 
+// guavaDriver is the driver's classes, compiled once per test binary for
+// both Guava differentials (javac costs more CPU than either test's JVM);
+// TestMain removes the directory.
+var guavaDriver struct {
+	once    sync.Once
+	classes string
+	err     error
+}
+
+// guavaDriverClasses compiles the driver against jar the first time it is
+// called and returns the directory of its classes.
+func guavaDriverClasses(javac, jar string) (string, error) {
+	guavaDriver.once.Do(func() {
+		dir, err := os.MkdirTemp("", "ratelab-guava-driver-")
+		if err != nil {
+			guavaDriver.err = err
+			return
+		}
+		guavaDriver.classes = dir
+		src := filepath.Join("testdata", "guava", "com", "google", "common", "util", "concurrent", "RateLabGuavaDriver.java")
+		if out, err := exec.Command(javac, "-nowarn", "-cp", jar, "-d", dir, src).CombinedOutput(); err != nil {
+			guavaDriver.err = fmt.Errorf("javac: %v\n%s", err, out)
+		}
+	})
+	return guavaDriver.classes, guavaDriver.err
+}
+
 // runGuavaDriver runs the streams through Guava's own RateLimiter (the
 // jar Debian ships, driven on a fake stopwatch by
 // testdata/guava/.../RateLabGuavaDriver.java in one JVM) and returns its
@@ -214,10 +242,9 @@ func runGuavaDriver(t *testing.T, streams []guavaStream) []byte {
 	if _, err := os.Stat(jar); err != nil {
 		realtools.Missing(t, fmt.Sprintf("no Guava jar at %s (apt-get install libguava-java)", jar))
 	}
-	classes := t.TempDir()
-	src := filepath.Join("testdata", "guava", "com", "google", "common", "util", "concurrent", "RateLabGuavaDriver.java")
-	if out, err := exec.Command(javac, "-nowarn", "-cp", jar, "-d", classes, src).CombinedOutput(); err != nil {
-		t.Fatalf("javac: %v\n%s", err, out)
+	classes, err := guavaDriverClasses(javac, jar)
+	if err != nil {
+		t.Fatal(err)
 	}
 
 	var in bytes.Buffer

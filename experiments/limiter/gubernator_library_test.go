@@ -172,6 +172,7 @@ func TestAsyncIsGubernator(t *testing.T) {
 // measures them), without the library: one gate of the same limit admits
 // 30 (limit 10 per s) or 3 (limit 1) in the 3 s.
 func TestAsyncAdmits(t *testing.T) {
+	t.Parallel()
 	for _, sc := range gubernatorScenarios() {
 		n := 0
 		for _, v := range gubernatorModel(t, sc, 0) {

@@ -6,6 +6,7 @@ import "testing"
 // each row applies hits at a whole-ms time (the cache read at that time
 // too) and states the answer and what the item holds after it.
 func TestGubernatorAlgorithms(t *testing.T) {
+	t.Parallel()
 	type event struct {
 		now, hits int64
 		drain     bool
@@ -79,6 +80,7 @@ func TestGubernatorAlgorithms(t *testing.T) {
 
 // TestGubernatorOfferIsWholeMS: a request at t ms reads as floor(t).
 func TestGubernatorOfferIsWholeMS(t *testing.T) {
+	t.Parallel()
 	g := NewGubernator(GubernatorTokenBucket, 1, 1000, false)
 	if _, ok := g.Offer(0.7, 0); !ok {
 		t.Fatal("the first request was refused")

@@ -27,6 +27,7 @@ func replicated(typ limiter.Type, n float64, balancer, sharing string, params li
 // closed window of w: each instance is a token bucket on what it sees.
 // With one shared bucket's bound (b + r·w) the same arrivals fail.
 func TestLocalRoundRobinAdmitsAtMostNBuckets(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(29, 1))
 	runs := 200
 	if testing.Short() {
@@ -81,6 +82,7 @@ func mostInWindow(ts []float64, w float64) int {
 // The balancers: round robin in turn, random from its seed (the same
 // seed the same routes), hash by client, least-inflight to the emptiest.
 func TestBalancersRoute(t *testing.T) {
+	t.Parallel()
 	tb := limiter.Params{limiter.ParamRate: 1000, limiter.ParamBurst: 1000}
 	route := func(balancer string, seed float64, clients []int32) []int {
 		s := replicated(limiter.TypeTokenBucket, 3, balancer, limiter.SharingLocal, tb)
@@ -125,6 +127,7 @@ func TestBalancersRoute(t *testing.T) {
 // Least-inflight sends a request to the instance with the fewest
 // admitted requests in flight: completions make room.
 func TestLeastInflightHearsCompletions(t *testing.T) {
+	t.Parallel()
 	s := replicated(limiter.TypeTokenBucket, 3, limiter.BalancerLeastInflight, limiter.SharingLocal, limiter.Params{limiter.ParamRate: 1000, limiter.ParamBurst: 1000})
 	g, err := limiter.New(s, s.Points()[0], []float64{1}, nil)
 	if err != nil {
@@ -146,6 +149,7 @@ func TestLeastInflightHearsCompletions(t *testing.T) {
 // Consistent hashing: when a fourth instance joins, a client either
 // keeps its instance or moves to the new one, and about a quarter move.
 func TestHashRingMovesOnlyToTheNewInstance(t *testing.T) {
+	t.Parallel()
 	const clients = 4000
 	three, four := limiter.HashRing(3, clients), limiter.HashRing(4, clients)
 	moved := 0
@@ -165,6 +169,7 @@ func TestHashRingMovesOnlyToTheNewInstance(t *testing.T) {
 // Divided: rates divide as floats, counts round down to at least 1, waits
 // stay; the note names what rounded.
 func TestDivide(t *testing.T) {
+	t.Parallel()
 	k, _ := limiter.Lookup(limiter.TypeXTimeRate)
 	out, rounded := limiter.Divide(k, limiter.Params{limiter.ParamRate: 10, limiter.ParamBurst: 10, "max_wait_ms": 50, limiter.ParamInstances: 3}, 3)
 	if out[limiter.ParamRate] != 10.0/3 || out[limiter.ParamBurst] != 3 || out["max_wait_ms"] != 50 || !slices.Equal(rounded, []string{limiter.ParamBurst}) {
@@ -183,6 +188,7 @@ func TestDivide(t *testing.T) {
 // instances is swept like a parameter: points, the swept name, the
 // setting's name; balancer and sharing are the spec's options.
 func TestInstancesSweep(t *testing.T) {
+	t.Parallel()
 	s := replicated(limiter.TypeTokenBucket, 1, limiter.BalancerHash, limiter.SharingLocal, limiter.Params{limiter.ParamRate: 10, limiter.ParamBurst: 5})
 	s.SetValues(limiter.ParamInstances, limiter.Values{1, 2, 4})
 	if s.Count() != 3 || s.Swept() != limiter.ParamInstances {
@@ -201,6 +207,7 @@ func TestInstancesSweep(t *testing.T) {
 // Validation names the field: instances of a shaper, a balancer without
 // instances, a seed for another balancer.
 func TestInstancesValidate(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		spec *limiter.Spec
 		want string
@@ -221,6 +228,7 @@ func TestInstancesValidate(t *testing.T) {
 // first scale_to instances; the new ones start fresh, the others keep
 // their state; the hash ring moves only the changed arcs.
 func TestScalingEvent(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		balancer string
 		n, to    float64

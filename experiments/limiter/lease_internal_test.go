@@ -7,6 +7,7 @@ import "testing"
 // store preloaded with each client's wants (has 0) or empty, then one
 // request per client in order, each getting what Doorman's test says.
 func TestLeaseAlgorithmsAreDoormans(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name    string
 		fair    bool
@@ -42,6 +43,7 @@ func TestLeaseAlgorithmsAreDoormans(t *testing.T) {
 // first round's grants limited by what the others held), fair gives 60,
 // 50, 10 and proportional 69.69…, 40.30…, 10.
 func TestLeaseAlgorithmsConverge(t *testing.T) {
+	t.Parallel()
 	wants := []float64{1000, 50, 10}
 	for _, c := range []struct {
 		fair bool

@@ -41,6 +41,7 @@ type sharer interface {
 // instances of the same settings do go above the capacity's curve (the
 // check can fail).
 func TestLeaseSharesNeverSumAboveTheCapacity(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(29, 5))
 	runs := 60
 	if testing.Short() {
@@ -129,6 +130,7 @@ func TestLeaseSharesNeverSumAboveTheCapacity(t *testing.T) {
 // Lease sharing takes the gates a lease can retune, and says so at the
 // sharing field; its parameters belong to it.
 func TestLeaseValidate(t *testing.T) {
+	t.Parallel()
 	s := &limiter.Spec{Type: limiter.TypeFixedWindow}
 	s.SetValues(limiter.ParamLimit, limiter.Values{10})
 	s.SetValues(limiter.ParamInstances, limiter.Values{3})

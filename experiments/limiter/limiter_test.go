@@ -248,6 +248,7 @@ func TestGates(t *testing.T) {
 // shared parameter name has one unit and one whole-or-real kind, options
 // have choices, defaults lie in range.
 func TestBuiltinRowsAgree(t *testing.T) {
+	t.Parallel()
 	if err := limiter.CheckRows(); err != nil {
 		t.Fatal(err)
 	}
@@ -265,6 +266,7 @@ func TestBuiltinRowsAgree(t *testing.T) {
 // limit or queue; a longer window or refresh period admits less; a row
 // without the direction is refused, and a shared name keeps one.
 func TestParamsAdmit(t *testing.T) {
+	t.Parallel()
 	want := map[string]limiter.Admits{
 		limiter.ParamRate: limiter.AdmitsLarger, limiter.ParamBurst: limiter.AdmitsLarger, limiter.ParamQueue: limiter.AdmitsLarger,
 		limiter.ParamLimit: limiter.AdmitsLarger, limiter.ParamWindow: limiter.AdmitsSmaller,

@@ -1,7 +1,9 @@
 package output
 
 import (
+	"math"
 	"math/rand/v2"
+	"strconv"
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
@@ -25,5 +27,36 @@ func TestCountPrintsAsThePrinter(t *testing.T) {
 				t.Fatalf("%q: %v prints %q, the printer %q", shortest, v, fast.b, slow.b)
 			}
 		}
+	}
+}
+
+// TestAppendDecimal: series.csv's decimal writer writes what
+// strconv.AppendUint writes, at every number of digits and around each
+// power of ten, into buffers with and without room.
+func TestAppendDecimal(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	check := func(v uint64) {
+		for _, room := range []int{0, 3, 64} {
+			b := append(make([]byte, 0, 2+room), 'x', ',')
+			if got, want := string(appendDecimal(b, v)), string(strconv.AppendUint([]byte("x,"), v, 10)); got != want {
+				t.Fatalf("%d: %q, want %q", v, got, want)
+			}
+		}
+	}
+	for v := range uint64(20_000) {
+		check(v)
+	}
+	for p := uint64(10); p <= 1e19; p *= 10 {
+		for _, d := range []uint64{0, 1, 2} {
+			check(p - d)
+			check(p + d)
+		}
+		if p > math.MaxUint64/10 {
+			break
+		}
+	}
+	check(math.MaxUint64)
+	for range 100_000 {
+		check(rng.Uint64() >> uint(rng.IntN(64)))
 	}
 }

@@ -63,6 +63,12 @@ func SettingsCSV(res *experiments.Result) []byte {
 	names = append(names, "meets_all", "worst_goodput_rps", "margin", "binding_objective", "binding_scenario", "recommended", "best_overall", "closest")
 	w.header(names...)
 	ci := res.Config.Replicated()
+	// Each objective's column, found once (not once a setting: a lookup
+	// builds the column list).
+	metricCols := make([]*experiments.Column, len(a.Objectives))
+	for j, o := range a.Objectives {
+		metricCols[j] = experiments.ColumnByKey(o.Metric)
+	}
 	for i := range a.Settings {
 		s := &a.Settings[i]
 		ran := 0 // the scenarios with a point
@@ -99,7 +105,7 @@ func SettingsCSV(res *experiments.Result) []byte {
 				w.empty()
 			} else {
 				f := experiments.Fixed1
-				if col := experiments.ColumnByKey(o.Objective.Metric); col != nil {
+				if col := outcomeColumn(a.Objectives, metricCols, o.Objective); col != nil {
 					f = col.Format
 					if ci && col.Measured {
 						f = col.MeanFormat()
@@ -154,4 +160,16 @@ func WorstColumns(objs []experiments.Objective) []string {
 		}
 	}
 	return out
+}
+
+// outcomeColumn is the column of objective o's metric, from cols (the
+// column of each of objectives, in order), looked up when o is not one of
+// them.
+func outcomeColumn(objectives []experiments.Objective, cols []*experiments.Column, o experiments.Objective) *experiments.Column {
+	for j := range objectives {
+		if objectives[j].Metric == o.Metric {
+			return cols[j]
+		}
+	}
+	return experiments.ColumnByKey(o.Metric)
 }

@@ -1,15 +1,12 @@
 package presets_test
 
 import (
-	"context"
 	"math"
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/experiments/metrics"
-	"github.com/ratelab/ratelab/experiments/presets"
-	"github.com/ratelab/ratelab/experiments/sweep"
 )
 
 // The fairness presets reproduce the published numbers of
@@ -19,15 +16,7 @@ import (
 
 func runPreset(t *testing.T, name string) *experiments.Result {
 	t.Helper()
-	cfg, err := presets.Config(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := sweep.Run(context.Background(), cfg, sweep.Options{})
-	if err != nil {
-		t.Fatalf("run %s: %v", name, err)
-	}
-	return res
+	return presetRunOf(t, name, 0).res
 }
 
 // point finds a point by limiter label.

@@ -54,7 +54,7 @@ func TestTokenVsLeakyMatchesSeedLab(t *testing.T) {
 func TestEveryPresetDecodesAndRuns(t *testing.T) {
 	for _, p := range presets.All() {
 		t.Run(p.Name, func(t *testing.T) {
-			cfg, err := presets.Config(p.Name)
+			_, err := presets.Config(p.Name)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,9 +64,7 @@ func TestEveryPresetDecodesAndRuns(t *testing.T) {
 			if testing.Short() {
 				return
 			}
-			if _, err := sweep.Run(context.Background(), cfg, sweep.Options{}); err != nil {
-				t.Fatal(err)
-			}
+			runPreset(t, p.Name)
 		})
 	}
 }

@@ -720,7 +720,7 @@ func (l *pointLoop) startQueue(cfg *experiments.Config, classes []uint8, spec *l
 	r.gate, r.spec, r.srv, r.horizonMS = gate, spec, srv, horizonMS
 	r.fate = l.sw.fateLog()
 	r.lastRelease = math.Inf(-1)
-	rel := newReleaseTally(in, windowMS, len(a.T) <= experiments.MaxCurveArrivals, len(a.T))
+	rel := newReleaseTally(in, windowMS, in.keepReleases(len(a.T)), len(a.T))
 	r.rel = &rel
 	r.arrivalWindow = metrics.NewWindowCursor(windowMS)
 	l.queue, l.rel, l.heap = r, &rel, in.loopHeap(int64(len(a.T))) // no attempt is scheduled: arrivals only
@@ -806,7 +806,7 @@ func (l *pointLoop) startClients(cfg *experiments.Config, spec *limiter.Spec, pa
 	horizonMS := releaseHorizonMS(cfg, spec, params)
 	r.startGate(gate, srv, spec, horizonMS, in, m, cm, &s, clients, fair)
 
-	rel := newReleaseTally(in, windowMS, len(a.T) <= experiments.MaxCurveArrivals, len(a.T))
+	rel := newReleaseTally(in, windowMS, in.keepReleases(len(a.T)), len(a.T))
 	p := &plainServer{
 		fate:         l.sw.fateLog(),
 		srv:          srv,
@@ -911,7 +911,7 @@ func (l *pointLoop) startClientsQueue(cfg *experiments.Config, classes []uint8, 
 	fair := new(fairWindows)
 	fair.start(in, nc, cfg.Metrics.FairnessWindowMS, durationMS)
 	r.startGate(gate, occ, spec, horizonMS, in, m, cm, &s, clients, fair)
-	rel := newReleaseTally(in, windowMS, len(a.T) <= experiments.MaxCurveArrivals, len(a.T))
+	rel := newReleaseTally(in, windowMS, in.keepReleases(len(a.T)), len(a.T))
 	l.r, l.x, l.heap, l.rel, l.users, l.classes = r, x, r.heap, &rel, users, classes
 	l.q, l.endMS = q, endMS
 	if lazy {

@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/calculus"
@@ -83,7 +84,7 @@ func Point(ctx context.Context, cfg *experiments.Config, a *workload.Arrivals, c
 		err = simulateLoop(ctx, pc, a, classes, spec, pt.Params, in, pt, modelQueue, sw)
 	default:
 		var f *ForwardPass
-		if f, err = startForwardPass(ctx, pc, a.Clients, len(a.Groups), spec, pt.Params, in, pt, a.Len() <= experiments.MaxCurveArrivals, a.Len(), sw); err == nil {
+		if f, err = startForwardPass(ctx, pc, a.Clients, len(a.Groups), spec, pt.Params, in, pt, in.keepReleases(a.Len()), a.Len(), sw, in.share.offered(a.T, pc)); err == nil {
 			f.svc = a.ServiceMS
 			if err = f.Feed(a.T, a.Client); err == nil {
 				err = f.finish()
@@ -111,7 +112,7 @@ func HoldsArrivals(cfg *experiments.Config, pt *experiments.Point, sw *Switches)
 // what the point run over the whole list does, but for the output curve
 // (a stream keeps no releases).
 func NewForwardPass(ctx context.Context, cfg *experiments.Config, pt *experiments.Point, clients []workload.Client, ngroup int, sw *Switches) (*ForwardPass, error) {
-	return startForwardPass(ctx, cfg.PointConfig(pt), clients, ngroup, &cfg.Limiters[pt.LimiterIndex], pt.Params, new(Instruments), pt, false, 0, sw)
+	return startForwardPass(ctx, cfg.PointConfig(pt), clients, ngroup, &cfg.Limiters[pt.LimiterIndex], pt.Params, new(Instruments), pt, false, 0, sw, nil)
 }
 
 // Finish measures a streamed point (NewForwardPass) once its
@@ -161,6 +162,73 @@ type Instruments struct {
 	done                completions    // the completions of a gate that observes (hooks.go)
 	trace               *adaptiveTrace // the point's adaptive gate's record (adaptive.go), nil without one
 	seriesWindowMS      float64        // the point's series window (startPoint)
+	share               *LoadShare     // what the points of the load share (ShareLoad), nil: nothing
+	noCurves            bool           // no output curve (NoCurves)
+}
+
+// NoCurves makes the worker's points measure no output curve (their
+// OutputCurve stays nil): the releases are not kept for it. Every other
+// measure is the same.
+func (in *Instruments) NoCurves() { in.noCurves = true }
+
+// keepReleases reports whether a point over n arrivals keeps its
+// releases for its output curve: at most MaxCurveArrivals, and curves on.
+func (in *Instruments) keepReleases(n int) bool {
+	return !in.noCurves && n <= experiments.MaxCurveArrivals
+}
+
+// ShareLoad makes the worker's points share what can be shared among
+// the points of one load held in memory (s, made for the load by
+// NewLoadShare): the offered series.
+func (in *Instruments) ShareLoad(s *LoadShare) { in.share = s }
+
+// LoadShare is what the points of one load held in memory share: the
+// offered series, the arrivals counted per series window, the same at
+// every forward-pass point (the other models count attempts, retries
+// included, as they come). It is counted once, by the first point that
+// needs it, and the points' Series.Offered are that one slice (read-only,
+// as every series once measured). Safe for the workers' concurrent use.
+type LoadShare struct {
+	t  []float64 // the load's arrival times
+	mu sync.Mutex
+	// The offered series counted, by window and windows (one, but for
+	// points of other durations or windows).
+	series []sharedOffered
+}
+
+type sharedOffered struct {
+	windowMS float64
+	windows  int
+	offered  []int32
+}
+
+// NewLoadShare is the share of the points of the load whose arrival
+// times are t.
+func NewLoadShare(t []float64) *LoadShare { return &LoadShare{t: t} }
+
+// offered is the offered series of arrival times t at point config cfg's
+// series windows, counted as the forward pass counts them, when s is the
+// share of those arrivals; nil otherwise (the point counts its own).
+func (s *LoadShare) offered(t []float64, cfg *experiments.Config) []int32 {
+	if s == nil || len(t) != len(s.t) || len(t) > 0 && &t[0] != &s.t[0] {
+		return nil
+	}
+	windowMS := cfg.SeriesWindow()
+	windows := int(metrics.WindowCount(cfg.Workload.DurationMS, windowMS))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, o := range s.series {
+		if o.windowMS == windowMS && o.windows == windows {
+			return o.offered
+		}
+	}
+	offered := make([]int32, windows)
+	cur := metrics.NewWindowCursor(windowMS)
+	for _, x := range t {
+		offered[int(cur.Index(x))]++
+	}
+	s.series = append(s.series, sharedOffered{windowMS, windows, offered})
+	return offered
 }
 
 // loopHeap is the worker's event heap, emptied, its first event numbered
@@ -199,6 +267,9 @@ type ForwardPass struct {
 	// the first fed); nil: each takes serviceMS. Only a load held in
 	// memory has one (a server with a service distribution holds it).
 	svc []float64
+	// countOffered: the pass counts the offered series itself (false: it
+	// was given, LoadShare).
+	countOffered bool
 
 	s       experiments.Series
 	clients []experiments.ClientResult
@@ -364,8 +435,10 @@ func releaseHorizonMS(c *experiments.Config, spec *limiter.Spec, params limiter.
 // startForwardPass starts the forward pass of one point over a workload of clients
 // (their weights and groups). keepReleases keeps every release for the
 // point's empirical output curve (a workload of at most MaxCurveArrivals);
-// sizeHint, when known, sizes that list.
-func startForwardPass(ctx context.Context, cfg *experiments.Config, clients []workload.Client, ngroup int, spec *limiter.Spec, params limiter.Params, in *Instruments, pt *experiments.Point, keepReleases bool, sizeHint int, sw *Switches) (*ForwardPass, error) {
+// sizeHint, when known, sizes that list. offered, when not nil, is the
+// offered series of the arrivals it will be fed (LoadShare), not counted
+// again.
+func startForwardPass(ctx context.Context, cfg *experiments.Config, clients []workload.Client, ngroup int, spec *limiter.Spec, params limiter.Params, in *Instruments, pt *experiments.Point, keepReleases bool, sizeHint int, sw *Switches, offered []int32) (*ForwardPass, error) {
 	f := &ForwardPass{ctx: ctx, cfg: cfg, spec: spec, params: params, in: in, pt: pt, ngroup: ngroup}
 	f.srv = server.New(cfg.Server)
 	f.groups = make([]int, len(clients))
@@ -396,8 +469,12 @@ func startForwardPass(ctx context.Context, cfg *experiments.Config, clients []wo
 	f.windowMS = cfg.SeriesWindow()
 	windows := int(metrics.WindowCount(f.durationMS, f.windowMS))
 	f.horizonMS = releaseHorizonMS(cfg, spec, params)
+	f.countOffered = offered == nil
+	if f.countOffered {
+		offered = make([]int32, windows)
+	}
 	f.s = experiments.Series{
-		Offered:     make([]int32, windows),
+		Offered:     offered,
 		Rejected:    make([]int32, windows),
 		Released:    releaseSeries(windows, spec, params, f.windowMS),
 		InSystemMax: releaseSeries(windows, spec, params, f.windowMS),
@@ -434,12 +511,13 @@ func (f *ForwardPass) forward(ts []float64, cs []int32) error {
 			}
 		}
 		c := cs[i]
-		w := int(f.arrivalWindow.Index(t))
-		s.Offered[w]++
+		if f.countOffered {
+			s.Offered[int(f.arrivalWindow.Index(t))]++
+		}
 		f.clients[c].Offered++
 		release, ok := f.gate.Offer(t, c)
 		if !ok {
-			s.Rejected[w]++
+			s.Rejected[int(f.arrivalWindow.Index(t))]++
 			continue
 		}
 		if release < f.lastRelease || !(release < f.horizonMS) {

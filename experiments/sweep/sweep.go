@@ -36,12 +36,25 @@ type Progress func(done, total int)
 // serialized with Progress's; a pass that ends is then counted by Progress.
 type Reading func(done, total, points int, read float64)
 
+// Finished is told each point as it is done, by its place k in res.Points:
+// res is the result being filled (its Config and Points are set, nothing
+// else yet) and res.Points[k]'s measures are final. Calls are serialized
+// with Progress's, in the order the points finish (about their order in
+// res.Points). A consumer may read res.Points[k] from another goroutine
+// once told (lab run writes series.csv while the sweep runs,
+// output.SeriesAhead).
+type Finished func(res *experiments.Result, k int)
+
 // Options tune how a sweep runs; they never change its output.
 type Options struct {
 	// Workers is how many points run at once (default GOMAXPROCS).
 	Workers  int
 	Progress Progress
 	Reading  Reading
+	// Finished, when set, is told each point as it is done (a sweep
+	// without replications; with them the result's points are made at the
+	// end, from the runs, and it is told nothing).
+	Finished Finished
 	// Traces opens the trace files the workload names (a trace part's
 	// file); nil when the run reads none.
 	Traces workload.TraceOpener
@@ -58,6 +71,12 @@ type Options struct {
 	// MaxDecisions is the run's work budget, arrivals × points (0 or more
 	// than MaxDecisions: MaxDecisions); the web lab runs with MaxWork.
 	MaxDecisions int64
+	// NoCurves skips the empirical arrival curves (Result.ArrivalCurves
+	// and each point's OutputCurve: a pass over the load's arrivals and
+	// over each point's releases per window length), which only the web's
+	// charts draw; every other measure, and every file output writes, is
+	// the same. lab run, which writes the files alone, sets it.
+	NoCurves bool
 	// Simulate holds a test's switches of the points' simulation
 	// (Switches: another model, a toy gate), which must measure the same;
 	// the zero value runs as the engine does.
@@ -188,8 +207,10 @@ func RunArrivals(ctx context.Context, cfg *experiments.Config, arrivals *workloa
 		return nil, budgetError(d, budget)
 	}
 	res.Arrivals, res.Clients, res.Groups = arrivals.Len(), arrivals.Clients, arrivals.Groups
-	res.ArrivalCurves = arrivalCurves(cfg, arrivals.T)
-	pr := newProgress(opt, len(points))
+	if !opt.NoCurves {
+		res.ArrivalCurves = arrivalCurves(cfg, arrivals.T)
+	}
+	pr := newProgress(opt, res)
 	pts := make([]*experiments.Point, len(points))
 	for i := range points {
 		pts[i] = &points[i]
@@ -230,7 +251,7 @@ func runGens(ctx context.Context, cfg *experiments.Config, open OpenLoad, opt Op
 		}
 		return err
 	}
-	pr := newProgress(opt, len(points))
+	pr := newProgress(opt, res)
 	decisions := 0.0
 	perLoad := cfg.GeneratedLoads() / cfg.LoadCount()
 	gens := make([]int, len(points))
@@ -289,7 +310,11 @@ func runGens(ctx context.Context, cfg *experiments.Config, open OpenLoad, opt Op
 			// The arrival curves are computed beside the points (a worker
 			// less busy at the end of the load takes them), not before.
 			curves := make(chan []int, 1)
-			go func() { curves <- offeredCurve(cfg, lo, w.DurationMS, t) }()
+			if opt.NoCurves {
+				curves <- nil
+			} else {
+				go func() { curves <- offeredCurve(cfg, lo, w.DurationMS, t) }()
+			}
 			if lo == 0 {
 				res.Arrivals = n
 			}
@@ -418,10 +443,20 @@ type progress struct {
 	f        Progress
 	reading  Reading
 	finished map[*experiments.Point]bool
+	res      *experiments.Result
+	told     Finished
+	index    map[*experiments.Point]int // each point's place in res.Points, with told
 }
 
-func newProgress(opt Options, total int) *progress {
-	return &progress{f: opt.Progress, reading: opt.Reading, total: total, finished: map[*experiments.Point]bool{}}
+func newProgress(opt Options, res *experiments.Result) *progress {
+	p := &progress{f: opt.Progress, reading: opt.Reading, total: len(res.Points), finished: map[*experiments.Point]bool{}, res: res}
+	if opt.Finished != nil && res.Config.Replicas() <= 1 {
+		p.told, p.index = opt.Finished, make(map[*experiments.Point]int, len(res.Points))
+		for k := range res.Points {
+			p.index[&res.Points[k]] = k
+		}
+	}
+	return p
 }
 
 // read tells Options.Reading how far a streamed pass of points has read.
@@ -441,6 +476,9 @@ func (p *progress) finish(pts ...*experiments.Point) {
 	p.done += len(pts)
 	for _, pt := range pts {
 		p.finished[pt] = true
+		if p.told != nil {
+			p.told(p.res, p.index[pt])
+		}
 	}
 	if p.f != nil {
 		p.f(p.done, p.total)
@@ -509,11 +547,16 @@ func runMemory(ctx context.Context, cfg *experiments.Config, a *workload.Arrival
 	)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	share := simulate.NewLoadShare(a.T)
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			in := new(simulate.Instruments)
+			in.ShareLoad(share)
+			if opt.NoCurves {
+				in.NoCurves()
+			}
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(points) || ctx.Err() != nil {
