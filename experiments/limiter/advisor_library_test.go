@@ -148,7 +148,10 @@ func TestXTimeRateRetryAfterIsTheLibrarys(t *testing.T) {
 // Redis's clock at or after now + RetryAfter, which is the gate's
 // NextAdmitMS (or a microsecond either side: the script's seconds since
 // 2017 are float64 steps of 60 ns, so its RetryAfter rounds); the script refuses a microsecond earlier (a refusal leaves
-// the key alone) and allows at the advised time. 300 seeded lists.
+// the key alone) and allows at the advised time. 100 seeded lists (about
+// 840 refusals; 300 before, but a mutation of NextAdmitMS — a µs late or
+// early, the script's guess without the search for the first µs, allowed
+// only at a negative RetryAfter — fails in the first list).
 func TestRedisRateRetryAfterIsTheScripts(t *testing.T) {
 	t.Parallel()
 	defer debug.SetGCPercent(debug.SetGCPercent(800))
@@ -166,7 +169,7 @@ func TestRedisRateRetryAfterIsTheScripts(t *testing.T) {
 		return res
 	}
 	refusals, same, near := 0, 0, 0
-	for run := range 300 {
+	for run := range 100 {
 		rng := rand.New(rand.NewPCG(42, uint64(run)))
 		limit, burst, periodMS := redisParams(rng)
 		if burst == 0 {
@@ -220,7 +223,7 @@ func TestRedisRateRetryAfterIsTheScripts(t *testing.T) {
 		}
 	}
 	t.Logf("%d refusals: the advice is the first µs at or after the script's RetryAfter %d times, a µs either side %d times", refusals, same, near)
-	if refusals < 300 || same < refusals*9/10 {
+	if refusals < 500 || same < refusals*9/10 {
 		t.Errorf("%d refusals, %d at the script's RetryAfter", refusals, same)
 	}
 }

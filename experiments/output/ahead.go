@@ -51,8 +51,10 @@ func (a *SeriesAhead) Finished(res *experiments.Result, k int) {
 	a.mu.Lock()
 	switch {
 	case a.res == nil && !a.stopped:
+		// The writer reads the points it is told of through its own
+		// result: the sweep may cut res.Points once it ends (partial).
 		a.res, a.done = res, make([]bool, len(res.Points))
-		go a.write(res)
+		go a.write(&experiments.Result{Config: res.Config, Points: res.Points})
 	case a.res != res:
 		a.mu.Unlock()
 		return // another result's: never the case in one sweep
@@ -99,7 +101,8 @@ func (a *SeriesAhead) wait(k int) bool {
 	}
 }
 
-// write writes res's series.csv, a point at a time as each is done.
+// write writes series.csv of res (the sweep's config and points), a point
+// at a time as each is done.
 func (a *SeriesAhead) write(res *experiments.Result) {
 	defer close(a.ended)
 	a.clients = false
@@ -146,7 +149,7 @@ func (a *SeriesAhead) end(res *experiments.Result) (out Output, ok bool, err err
 	if a.err != nil {
 		return Output{}, false, a.err
 	}
-	if res.Partial != nil || a.written != len(res.Points) || a.clients != seriesClients(res) {
+	if res.Partial != nil || a.written != len(res.Points) || a.written != len(a.done) || a.clients != seriesClients(res) {
 		return Output{}, false, nil
 	}
 	return a.out, true, nil

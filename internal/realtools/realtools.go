@@ -131,8 +131,10 @@ func BuildHarness(t testing.TB, m Module, replaceDir string, main []byte, tags .
 	bin := filepath.Join(harness, "harness.bin")
 	// -trimpath leaves the directories out of the packages' build IDs, so
 	// the copy in a new temporary directory each run compiles once and is
-	// the build cache's after: only main and the link run again.
-	args := []string{"build", "-trimpath", "-o", bin}
+	// the build cache's after: only main and the link run again; -s -w
+	// leaves out the symbol table and DWARF, most of the link's work, which
+	// no harness needs.
+	args := []string{"build", "-trimpath", "-ldflags=-s -w", "-o", bin}
 	if len(tags) > 0 {
 		args = append(args, "-tags", strings.Join(tags, ","))
 	}

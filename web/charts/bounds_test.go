@@ -45,7 +45,7 @@ func TestBoundsViewTokenVsLeaky(t *testing.T) {
 // TestArrivalCurvesSkippedAreExplained: above MaxCurveArrivals the engine
 // keeps no curves, and the page says so instead of dropping the section.
 func TestArrivalCurvesSkippedAreExplained(t *testing.T) {
-	res := runPreset(t, "token-vs-leaky")
+	res := runPresetAfresh(t, "token-vs-leaky")
 	if g := arrivalCurveGroup(NewView(res, -1)); g == nil || len(g.Charts) == 0 {
 		t.Fatalf("a small run has arrival-curve charts: %+v", g)
 	}

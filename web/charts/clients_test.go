@@ -132,7 +132,7 @@ func TestClientSharesAreOfAttempts(t *testing.T) {
 // or attempts series: its lines over time say so instead of drawing
 // nothing.
 func TestClientSeriesNotKeptSaySo(t *testing.T) {
-	v := presetView(t, "metastable")
+	v := NewView(runPresetAfresh(t, "metastable"), -1)
 	for i := range v.Res.Points {
 		s := &v.Res.Points[i].Series
 		s.Attempts, s.Retries, s.Goodput = nil, nil, nil // as a format 3 blob decodes

@@ -3,6 +3,7 @@ package charts
 import (
 	"context"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
@@ -21,14 +22,45 @@ func runDoc(t *testing.T, doc string) *experiments.Result {
 	return run(t, cfg)
 }
 
-// runPreset runs a preset.
+// runPreset runs a preset, once per test binary however many tests chart
+// it (the engine gives the same bytes every time; a view only reads the
+// result).
 func runPreset(t *testing.T, name string) *experiments.Result {
+	t.Helper()
+	v, _ := presetRuns.LoadOrStore(name, new(presetRun))
+	r := v.(*presetRun)
+	r.once.Do(func() {
+		cfg, err := presets.Config(name)
+		if err != nil {
+			r.err = err
+			return
+		}
+		r.res, r.err = sweep.Run(context.Background(), cfg, sweep.Options{Workers: 2})
+	})
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	return r.res
+}
+
+// runPresetAfresh runs a preset for a test that changes the result (as an
+// older stored run would decode): not runPreset's shared one.
+func runPresetAfresh(t *testing.T, name string) *experiments.Result {
 	t.Helper()
 	cfg, err := presets.Config(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return run(t, cfg)
+}
+
+// presetRuns are runPreset's runs by preset name.
+var presetRuns sync.Map // string -> *presetRun
+
+type presetRun struct {
+	once sync.Once
+	res  *experiments.Result
+	err  error
 }
 
 func run(t *testing.T, cfg *experiments.Config) *experiments.Result {
