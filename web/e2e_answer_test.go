@@ -15,6 +15,7 @@ import (
 // and both values; clicking the dot of point 0 selects it: the address
 // gets ?point=0 and Deploy follows; the settings table sorts in place.
 func TestBrowserParetoSelects(t *testing.T) {
+	t.Parallel()
 	b := newBrowserLab(t, 120*time.Second)
 	id := doneRun(t, b.l, twoLoadsDoc)
 	b.step("open the run", chromedp.EmulateViewport(1440, 1000), chromedp.Navigate(b.url+"/runs/"+id))
@@ -77,6 +78,7 @@ func TestBrowserParetoSelects(t *testing.T) {
 // parallel-coordinates chart draws (echarts' parallel series, no console
 // error) and a line's tooltip names its setting and its worst values.
 func TestBrowserParallelSettings(t *testing.T) {
+	t.Parallel()
 	b := newBrowserLab(t, 120*time.Second)
 	doc := strings.Replace(twoLoadsDoc, `{"metric":"reject_pct","op":"<=","value":30}`,
 		`{"metric":"reject_pct","op":"<=","value":30},{"metric":"sojourn_p99_ms","op":"<=","value":500},{"metric":"admitted_rps","op":">=","value":30}`, 1)
@@ -106,6 +108,7 @@ func TestBrowserParallelSettings(t *testing.T) {
 // TestBrowserObjectivePicker: "+ Add objective" appends the picked line to
 // the objectives in place (no post), then clears the pick.
 func TestBrowserObjectivePicker(t *testing.T) {
+	t.Parallel()
 	b := newBrowserLab(t, 60*time.Second)
 	b.step("open the form", chromedp.EmulateViewport(1440, 1000), chromedp.Navigate(b.url+"/"), chromedp.WaitVisible(chromedp.CSS("#sweep-form")))
 	b.eval(`window.__stay = 'yes'; document.getElementById('section-objectives').open = true; ''`)

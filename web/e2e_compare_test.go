@@ -14,6 +14,7 @@ import (
 // Compare; the permalink /compare?runs=a,b shows the config diff and the
 // overlaid charts, drawn. A run page's "Download all" link gets a zip.
 func TestBrowserCompare(t *testing.T) {
+	t.Parallel()
 	exe := chromium(t)
 	l := newLab(t, true, 8)
 	a := l.doneRun()

@@ -27,6 +27,7 @@ func jsInput(id, value string) string {
 // start, a server error in the Server section, opened); a long preset
 // keeps Run in sight.
 func TestBrowserForm(t *testing.T) {
+	t.Parallel()
 	start := time.Now()
 	b := newBrowserLab(t, 120*time.Second)
 	t.Logf("browser ready after %s", time.Since(start).Round(time.Millisecond))

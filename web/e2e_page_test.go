@@ -31,7 +31,13 @@ type browserLab struct {
 func newBrowserLab(t *testing.T, timeout time.Duration) *browserLab {
 	t.Helper()
 	exe := chromium(t)
-	l := newLab(t, true, 8)
+	return newBrowserLabOn(t, exe, newLab(t, true, 8), timeout)
+}
+
+// newBrowserLabOn is newBrowserLab on the lab l (served by a Server of
+// its own).
+func newBrowserLabOn(t *testing.T, exe string, l *lab, timeout time.Duration) *browserLab {
+	t.Helper()
 	ts := httptest.NewUnstartedServer(nil)
 	ts.Config.Handler = New(l.store, l.runner, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Listen: ts.Listener.Addr().String()})
 	ts.Start()
@@ -95,6 +101,7 @@ func (b *browserLab) poll(what, js string, timeout time.Duration) {
 // table sorts by a header and filters to the feasible points in place,
 // the address following; and the run is deleted through its confirmation.
 func TestBrowserObjectivesAnswer(t *testing.T) {
+	t.Parallel()
 	b := newBrowserLab(t, 180*time.Second)
 	b.step("open the form", chromedp.EmulateViewport(1440, 1000), chromedp.Navigate(b.url+"/"), chromedp.WaitVisible(chromedp.CSS("#sweep-form")))
 	b.eval(`window.__stay = 'yes'`)
@@ -174,6 +181,7 @@ func TestBrowserObjectivesAnswer(t *testing.T) {
 
 // TestBrowserFormErrorLinks: the error summary's links focus their fields.
 func TestBrowserFormErrorLinks(t *testing.T) {
+	t.Parallel()
 	b := newBrowserLab(t, 60*time.Second)
 	b.step("a bad form", chromedp.EmulateViewport(1440, 1000), chromedp.Navigate(b.url+"/"), chromedp.WaitVisible(chromedp.CSS("#sweep-form")),
 		chromedp.SetValue(chromedp.CSS("#f-limiters-0-burst"), "1..x"),
@@ -194,6 +202,7 @@ func TestBrowserFormErrorLinks(t *testing.T) {
 // objectives over two loads: the answer, the settings table, the parallel
 // chart), the compare page, the calculator and the config editor.
 func TestBrowserNarrow(t *testing.T) {
+	t.Parallel()
 	b := newBrowserLab(t, 120*time.Second)
 	id := heatmapRun(t, b.l, 20)
 	// Three objectives over two loads: the answer, the settings table and
@@ -202,8 +211,7 @@ func TestBrowserNarrow(t *testing.T) {
 		`{"metric":"reject_pct","op":"<=","value":30},{"metric":"sojourn_p99_ms","op":"<=","value":500},{"metric":"admitted_rps","op":">=","value":30}`, 1))
 	for _, path := range []string{"/", "/runs", "/runs/" + id, "/runs/" + three, "/runs/" + id + "/labels", "/runs/delete?runs=" + id + "&runs=" + three, "/compare?runs=" + id + "," + three, "/calculus", "/shadow", "/calculus?mode=chain", "/calculus/edit/" + id} {
 		b.step("open "+path, chromedp.EmulateViewport(420, 900), chromedp.Navigate(b.url+path), chromedp.WaitReady(chromedp.CSS("body")))
-		b.poll("the page", `document.readyState === 'complete'`, 10*time.Second)
-		time.Sleep(300 * time.Millisecond) // charts draw after load
+		b.poll("the page and its charts", `document.readyState === 'complete' && `+jsChartsDrawn, 10*time.Second)
 		if v := b.eval(`document.documentElement.scrollWidth + ' ' + document.documentElement.clientWidth`); v != "420 420" {
 			wide := b.eval(`(() => { const W = document.documentElement.clientWidth; const out = [];
 				for (const el of document.querySelectorAll('body *')) { const r = el.getBoundingClientRect(); if (r.right > W + 0.5) out.push(el.tagName + '.' + el.className + ' ' + Math.round(r.right)); }
@@ -212,6 +220,10 @@ func TestBrowserNarrow(t *testing.T) {
 		}
 	}
 }
+
+// jsChartsDrawn is true once app.js has drawn every chart of the page
+// that is not inside a closed section (it draws those as they open).
+const jsChartsDrawn = `Array.from(document.querySelectorAll('div.chart[data-option]')).every(el => el.hasAttribute('data-drawn') || !!el.closest('details:not([open])'))`
 
 // heatmapRun runs a sweep of two rates and bursts 1..n with objectives on
 // both heatmap measures, and returns its id.
@@ -239,6 +251,7 @@ func heatmapRun(t *testing.T, l *lab, n int) string {
 // every label echarts shows on a cell prints at most one decimal (the
 // measures' precision) and no two overlap, at 1440 px and at 420 px.
 func TestBrowserHeatmap100(t *testing.T) {
+	t.Parallel()
 	b := newBrowserLab(t, 120*time.Second)
 	id := heatmapRun(t, b.l, 100)
 	for _, width := range []int64{1440, 420} {
@@ -283,6 +296,7 @@ func TestBrowserHeatmap100(t *testing.T) {
 // bands (a transparent lower edge and a filled width stacked on it), and a
 // first-run chart says so in its title.
 func TestBrowserReplicatedBands(t *testing.T) {
+	t.Parallel()
 	b := newBrowserLab(t, 120*time.Second)
 	w := b.l.postJSON("/api/runs", []byte(`{"version":1,"seed":5,"replications":3,
  "workload":{"duration_ms":3000,"parts":[{"type":"clients","group":"g","clients":4,"rate_rps":60,"arrival":"poisson","timeout_ms":80,"retries":2,"backoff_ms":30}]},

@@ -14,6 +14,7 @@ import (
 // and deletes two ticked runs after the page that names them; GET
 // /api/runs, fetched by the page, agrees at each step.
 func TestBrowserRunsSearch(t *testing.T) {
+	t.Parallel()
 	b := newBrowserLab(t, 120*time.Second)
 	plain := b.l.submitDone(plainListDoc)
 	answered := b.l.submitDone(strings.Replace(answerDoc, `{"version":1,`, `{"version":1,"name":"answered",`, 1))

@@ -21,6 +21,7 @@ import (
 // nginx's 503s), the timeline chart drawn, and the what-if sweep's
 // recommended setting with its config to paste back.
 func TestBrowserShadowReplay(t *testing.T) {
+	t.Parallel()
 	exe := chromium(t)
 	l, _ := newShadowLab(t, Options{}, "")
 	ts := httptest.NewUnstartedServer(nil)

@@ -10,33 +10,18 @@ import (
 
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
-
-	"github.com/ratelab/ratelab/experiments/presets"
 )
 
-// TestBrowserFlashCrowdPage: the flash-crowd preset's run page comes
-// gzip-compressed with Vary: Accept-Encoding (asserted: the headers, and
+// TestBrowserFlashCrowdPage: the flash-crowd preset's run page (presetRuns)
+// comes gzip-compressed with Vary: Accept-Encoding (asserted: the headers, and
 // the browser's own count of encoded against decoded bytes); how long the
 // browser took to its first chart is logged from the Performance API, not
 // asserted (a shared machine's timings are no test).
 func TestBrowserFlashCrowdPage(t *testing.T) {
-	b := newBrowserLab(t, 120*time.Second)
-	cfg, err := presets.Config("flash-crowd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := json.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := b.l.postJSON("/api/runs", doc)
-	if w.Code != http.StatusAccepted {
-		t.Fatalf("submit: %d %s", w.Code, w.Body)
-	}
-	id := strings.TrimPrefix(w.Header().Get("Location"), "/api/runs/")
-	if r := b.l.wait(id); r.Status != "done" {
-		t.Fatalf("run %s: %s", id, r.Status)
-	}
+	t.Parallel()
+	exe := chromium(t)
+	b := newBrowserLabOn(t, exe, presetLab(t), 120*time.Second)
+	id := presetRunID(t, "flash-crowd")
 
 	// The headers, as a client that takes gzip and does not inflate sees them.
 	req, _ := http.NewRequest(http.MethodGet, b.url+"/runs/"+id, nil)

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -80,6 +81,10 @@ func TestMain(m *testing.M) {
 		sharedChromium.cancel()
 		os.RemoveAll(sharedChromium.dataDir)
 	}
+	if err := closePresetRuns(); err != nil {
+		fmt.Fprintln(os.Stderr, "the shared preset lab:", err)
+		code = cmp.Or(code, 1)
+	}
 	os.Exit(code)
 }
 
@@ -101,12 +106,22 @@ func startChromium(exe string) {
 	}
 }
 
+// browserTurn lets one browser test at a time hold a tab: the browser
+// tests run in parallel with the package's other tests (t.Parallel), so
+// their Go work (runs, other tests' requests) overlaps Chromium's, but
+// not with each other (two tabs rendering at once on 2 cores made each
+// slower and the package no faster).
+var browserTurn = make(chan struct{}, 1)
+
 // newBrowser opens a tab of the shared headless Chromium (started on first
 // use) in a browser context of its own, for one test of at most timeout
-// (and at least browserAtLeast); it closes with the test.
+// (and at least browserAtLeast), counted from when the test's turn
+// comes (browserTurn); it closes with the test.
 func newBrowser(t *testing.T, exe string, timeout time.Duration) context.Context {
 	t.Helper()
 	timeout = max(timeout, browserAtLeast)
+	browserTurn <- struct{}{}
+	t.Cleanup(func() { <-browserTurn })
 	sharedChromium.once.Do(func() { startChromium(exe) })
 	if sharedChromium.err != nil {
 		t.Fatal(sharedChromium.err)
@@ -180,6 +195,7 @@ func (b *browserLog) snapshot() (requests, errors []string) {
 // would: preset, run, live page, charts, download, bad form. It skips when
 // Chromium is missing, unless RATELAB_E2E=1 (CI), where it fails.
 func TestBrowserEndToEnd(t *testing.T) {
+	t.Parallel()
 	exe := chromium(t)
 	l := newLab(t, true, 4)
 	// The Host is checked as lab serve checks it: the browser's
@@ -298,18 +314,20 @@ func TestBrowserEndToEnd(t *testing.T) {
 		t.Errorf("downloaded bp-post3-burst-sweep.csv has sha256 %x, want %s", sum, seedlab.Post3BurstSweepSHA256)
 	}
 
-	// 4. The screenshot of the run page.
-	// The top of the page: header, config, results and the first charts.
-	step("resize for the screenshot", chromedp.EmulateViewport(1440, 2300), chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
-	poll("charts resized", `document.querySelector('div.chart canvas') !== null`, 5*time.Second)
-	time.Sleep(300 * time.Millisecond) // the resize handler waits 100 ms
-	shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.TempDir(), "run-page.png") // the README's comes from TestBrowserPresetPages
-	if err := os.WriteFile(out, shot, 0o644); err != nil {
-		t.Fatal(err)
+	// 4. With $RATELAB_ARTIFACTS set, the screenshot of the run page (the
+	// README's comes from TestBrowserPresetPages).
+	if dir := os.Getenv("RATELAB_ARTIFACTS"); dir != "" {
+		// The top of the page: header, config, results and the first charts.
+		step("resize for the screenshot", chromedp.EmulateViewport(1440, 2300), chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
+		poll("charts resized", `document.querySelector('div.chart canvas') !== null`, 5*time.Second)
+		time.Sleep(300 * time.Millisecond) // the resize handler waits 100 ms
+		shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "run-page.png"), shot, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	// 5. A bad form comes back with the error next to the field, value kept.
@@ -380,6 +398,7 @@ func TestBrowserEndToEnd(t *testing.T) {
 // With the full "2006-01-02 15:04:05" time and a 12rem limiters line its
 // table ran past the card's right edge and cut the status badges.
 func TestBrowserRecentRunsFit(t *testing.T) {
+	t.Parallel()
 	exe := chromium(t)
 	l := newLab(t, false, 8)
 	three := formValuesOf(form.Default())

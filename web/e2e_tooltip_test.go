@@ -107,6 +107,7 @@ var ciRange = regexp.MustCompile(`95% CI [\d.]+ – [\d.]+`)
 // decimals (73.2, not 73.16666666666667), no row a bare "-", and a
 // replicated sweep line's 95% interval one row ("… 95% CI 71.3 – 75.1").
 func TestBrowserTooltips(t *testing.T) {
+	t.Parallel()
 	b := newBrowserLab(t, 120*time.Second)
 	id := tooltipRun(t, b.l)
 	ctx := b.ctx.(context.Context)
@@ -193,6 +194,7 @@ func TestBrowserTooltips(t *testing.T) {
 // snaps to the nearest): echarts' own header padded them all to the most
 // decimals any had (85.00, 90.50).
 func TestBrowserTooltipHeadersKeepTheValues(t *testing.T) {
+	t.Parallel()
 	b := newBrowserLab(t, 120*time.Second)
 	w := b.l.postJSON("/api/runs", []byte(`{"version":1,"seed":3,"name":"headers",
  "workload":{"duration_ms":2000,"parts":[{"type":"poisson","rate_rps":60}]},

@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -44,11 +45,27 @@ func newLab(t *testing.T, start bool, queue int) *lab {
 // newLabWith is newLab with Options (Logger and Done are set here).
 func newLabWith(t *testing.T, start bool, queue int, opt Options) *lab {
 	t.Helper()
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "lab.db")
-	st, err := storage.Open(ctx, path)
+	l, closeLab, err := openLab(filepath.Join(t.TempDir(), "lab.db"), start, queue, opt)
 	if err != nil {
 		t.Fatal(err)
+	}
+	l.t = t
+	t.Cleanup(func() {
+		if err := closeLab(); err != nil {
+			t.Error(err)
+		}
+	})
+	return l
+}
+
+// openLab opens a lab on the SQLite file at path, without a test (its t
+// is nil: set it before calling wait); closeLab stops its runner and
+// closes its store.
+func openLab(path string, start bool, queue int, opt Options) (l *lab, closeLab func() error, err error) {
+	ctx := context.Background()
+	st, err := storage.Open(ctx, path)
+	if err != nil {
+		return nil, nil, err
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	rn := runner.New(st, runner.Options{Workers: 1, Queue: queue, Logger: log, EngineWorkers: 2})
@@ -56,19 +73,21 @@ func newLabWith(t *testing.T, start bool, queue int, opt Options) *lab {
 		rn.Start()
 	}
 	done := make(chan struct{})
-	t.Cleanup(func() {
+	closeLab = func() error {
 		close(done)
 		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
+		var errs []error
 		if err := rn.Shutdown(sctx); err != nil {
-			t.Errorf("runner shutdown: %v", err)
+			errs = append(errs, fmt.Errorf("runner shutdown: %w", err))
 		}
 		if err := st.Close(); err != nil {
-			t.Errorf("close store: %v", err)
+			errs = append(errs, fmt.Errorf("close store: %w", err))
 		}
-	})
+		return errors.Join(errs...)
+	}
 	opt.Logger, opt.Done = log, done
-	return &lab{t: t, path: path, store: st, runner: rn, srv: New(st, rn, opt)}
+	return &lab{path: path, store: st, runner: rn, srv: New(st, rn, opt)}, closeLab, nil
 }
 
 func (l *lab) do(req *http.Request) *httptest.ResponseRecorder {
@@ -96,19 +115,27 @@ func (l *lab) postJSON(path string, body []byte) *httptest.ResponseRecorder {
 // wait polls the store until the run reaches a final status.
 func (l *lab) wait(id string) *storage.Run {
 	l.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		run, err := l.store.Get(context.Background(), id)
+	run, err := pollFinal(l.store, id, 60*time.Second)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	return run
+}
+
+// pollFinal polls the store until the run reaches a final status, for at
+// most limit.
+func pollFinal(st *storage.Store, id string, limit time.Duration) (*storage.Run, error) {
+	for deadline := time.Now().Add(limit); ; time.Sleep(20 * time.Millisecond) {
+		run, err := st.Get(context.Background(), id)
 		if err != nil {
-			l.t.Fatal(err)
+			return nil, err
 		}
 		if storage.Final(run.Status) {
-			return run
+			return run, nil
 		}
 		if time.Now().After(deadline) {
-			l.t.Fatalf("run %s still %s after 60 s", id, run.Status)
+			return nil, fmt.Errorf("run %s still %s after %v", id, run.Status, limit)
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 

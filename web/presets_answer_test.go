@@ -19,12 +19,14 @@ var presetsWithObjectives = []string{"admission-control", "token-vs-leaky", "loa
 	"flash-crowd", "heterogeneous", "synchronized", "poisson-120", "delay-budget"}
 
 // TestPresetPagesOpenOnAnswer: every preset carrying objectives (at least
-// those named above) runs in the web lab and its page opens on the
+// those named above) runs in the web lab (presetRuns, the runs
+// TestBrowserPresetPages visits) and its page opens on the
 // answer, with Deploy and the results table on the recommended setting's
 // point (the best overall setting in its binding scenario), named in the
 // answer's lead.
 func TestPresetPagesOpenOnAnswer(t *testing.T) {
-	l := newLab(t, true, 4)
+	t.Parallel()
+	l := presetLab(t)
 	var with []string
 	for _, p := range presets.All() {
 		cfg, err := presets.Config(p.Name)
@@ -42,8 +44,7 @@ func TestPresetPagesOpenOnAnswer(t *testing.T) {
 	}
 	deployed := regexp.MustCompile(`<option value="(\d+)" selected>`)
 	for _, name := range with {
-		cfg, _ := presets.Config(name)
-		id := doneRun(t, l, string(cfg.JSON()))
+		id := presetRunID(t, name)
 		res, err := l.store.Result(context.Background(), id)
 		if err != nil {
 			t.Fatal(err)

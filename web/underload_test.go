@@ -277,16 +277,9 @@ func submitted(what string, resp *http.Response, err error, prefix string) (load
 // waitFinal polls the store until a run reaches a final status.
 func waitFinal(t *testing.T, st *storage.Store, id string, limit time.Duration) *storage.Run {
 	t.Helper()
-	for deadline := time.Now().Add(limit); ; time.Sleep(20 * time.Millisecond) {
-		run, err := st.Get(context.Background(), id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if storage.Final(run.Status) {
-			return run
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("run %s still %s after %v", id, run.Status, limit)
-		}
+	run, err := pollFinal(st, id, limit)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return run
 }

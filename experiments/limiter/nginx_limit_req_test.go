@@ -266,6 +266,23 @@ http {
 
 func startNginx(t *testing.T) *nginxServer {
 	t.Helper()
+	// The port is free when chosen, then closed for nginx to bind: another
+	// process (an outgoing connection's ephemeral port, another test's
+	// listener) can take it meanwhile, so a port found taken is chosen
+	// again.
+	for range 4 {
+		if s := startNginxOnce(t); s != nil {
+			return s
+		}
+	}
+	t.Fatal("nginx found its port taken four times")
+	return nil
+}
+
+// startNginxOnce is startNginx on one port: nil when nginx could not bind
+// it (Address already in use).
+func startNginxOnce(t *testing.T) *nginxServer {
+	t.Helper()
 	bin := realtools.Server(t, "nginx")
 	dir := t.TempDir()
 	for _, d := range []string{"tmp", "html"} {
@@ -318,7 +335,12 @@ func startNginx(t *testing.T) *nginxServer {
 		}
 		select {
 		case err := <-done:
+			done <- err // for the cleanup
 			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+			if strings.Contains(string(log), "Address already in use") {
+				t.Logf("port %d taken before nginx bound it: another port", port)
+				return nil
+			}
 			t.Fatalf("nginx exited: %v\n%s", err, log)
 		default:
 		}
