@@ -45,7 +45,8 @@ type Reading func(done, total, points int, read float64)
 // output.SeriesAhead).
 type Finished func(res *experiments.Result, k int)
 
-// Options tune how a sweep runs; they never change its output.
+// Options tune how a sweep runs; they never change the files output
+// writes (NoCurves leaves the charts' curves out of the Result).
 type Options struct {
 	// Workers is how many points run at once (default GOMAXPROCS).
 	Workers  int
