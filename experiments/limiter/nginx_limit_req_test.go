@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -593,11 +592,8 @@ func TestKeyedCurveCountsClients(t *testing.T) {
 	}
 }
 
-// nginxZones are the delaying zones of nginxConfig: rate in thousandths
-// of a request per second, and the excess (thousandths) passed at once
-// (delay=N is N*1000; no delay= is 0), as ngx_http_limit_req_module holds
-// them.
-var nginxZones = map[string]struct{ rate, delay int }{"delay0": {5000, 0}, "delay2": {5000, 2000}, "perkeywait": {5000, 0}}
+// nginxZones are the delaying zones of nginxConfig.
+var nginxZones = map[string]realtools.NginxZone{"delay0": {RateMilli: 5000}, "delay2": {RateMilli: 5000, DelayMilli: 2000}, "perkeywait": {RateMilli: 5000}}
 
 // nginxBurstMatches sends one burst of a TestNginxMatchesTheRealServer
 // variant and compares nginx's decisions with the gate's. A loaded machine
@@ -679,17 +675,9 @@ func nginxBurstMatches(t *testing.T, srv *nginxServer, path string, keys []strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	delaying := regexp.MustCompile(`delaying request, excess: (\d+)\.(\d{3}), by zone "(\w+)".*request: "GET [^ ]*[?&]i=(\d+)[ &]`)
-	for _, m := range delaying.FindAllStringSubmatch(string(errorLog), -1) {
-		whole, _ := strconv.Atoi(m[1])
-		frac, _ := strconv.Atoi(m[2])
-		id, _ := strconv.Atoi(m[4])
-		z, ok := nginxZones[m[3]]
-		if !ok {
-			t.Fatalf("zone %q delayed request %d: not in nginxZones", m[3], id)
-		}
+	for id, setMS := range realtools.NginxSetDelays(t, string(errorLog), nginxZones) {
 		if r := byID[id]; r != nil {
-			r.setMS = float64((whole*1000 + frac - z.delay) * 1000 / z.rate)
+			r.setMS = setMS
 		}
 	}
 	for i, r := range reqs {

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -216,7 +215,7 @@ func TestShadowReproducesRealNginx(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	delays := setDelays(t, string(errorLog))
+	delays := realtools.NginxSetDelays(t, string(errorLog), realZones)
 	counts := map[string]int{}
 	var edges []string
 	lateMS := 0.0
@@ -389,38 +388,8 @@ func TestShadowReproducesRealNginx(t *testing.T) {
 	}
 }
 
-// realZones are realConf's zones that delay: rate in thousandths of a
-// request per second, and the excess (thousandths) passed at once (delay=N
-// is N*1000; no delay= is 0), as ngx_http_limit_req_module holds them.
-var realZones = map[string]struct{ rate, delay int }{"b": {5000, 1000}, "c_key": {240 * 1000 / 60, 0}}
-
-// setDelays reads the delay nginx set each delayed request (by the
-// request's ?i=), from the error log's "delaying request, excess: E, by
-// zone Z" lines: (E - Z's delay) * 1000 / Z's rate ms, in integers, as
-// ngx_http_limit_req_account computes it.
-func setDelays(t *testing.T, errorLog string) map[int]float64 {
-	t.Helper()
-	re := regexp.MustCompile(`delaying request, excess: (\d+)\.(\d{3}), by zone "(\w+)".*request: "GET /\w+/ok\?i=(\d+) `)
-	out := map[int]float64{}
-	for _, line := range strings.Split(errorLog, "\n") {
-		if !strings.Contains(line, "delaying request") {
-			continue
-		}
-		m := re.FindStringSubmatch(line)
-		if m == nil {
-			t.Fatalf("error log line %q", line)
-		}
-		whole, _ := strconv.Atoi(m[1])
-		frac, _ := strconv.Atoi(m[2])
-		id, _ := strconv.Atoi(m[4])
-		z, ok := realZones[m[3]]
-		if !ok {
-			t.Fatalf("zone %q delayed: %q", m[3], line)
-		}
-		out[id] = float64((whole*1000 + frac - z.delay) * 1000 / z.rate)
-	}
-	return out
-}
+// realZones are realConf's zones that delay.
+var realZones = map[string]realtools.NginxZone{"b": {RateMilli: 5000, DelayMilli: 1000}, "c_key": {RateMilli: 240 * 1000 / 60}}
 
 type realDecision struct {
 	id      int
