@@ -118,13 +118,18 @@ func Jain(x []float64) float64 {
 
 // Rolling finds the largest number of events in any window [x, x+L) over a
 // non-decreasing stream of event times, exactly: the best window starts at
-// an event, so it keeps the events of the last L ms in a ring. An event at
-// x has left the window of a later event at t when t - x >= L, compared
-// exactly (see Apart).
+// an event. An event at x has left the window of a later event at t when
+// t - x >= L, compared exactly (see Apart). The count of the window ending
+// at the k-th event is at most one more than at the (k-1)-th (every event
+// in the later window is in the earlier one, but the new), so the largest
+// count so far, M, grows by one exactly when the event M back is still in
+// the new event's window: one comparison per event, against a ring of the
+// last M events (the ring holds as many events as the busiest window, as
+// a ring of the window's events would).
 type Rolling struct {
 	windowMS float64
-	ring     []float64
-	head, n  int
+	ring     []float64 // event k at ring[k&(len(ring)-1)], the last len(ring) of them
+	n        int       // events added
 	max      int
 }
 
@@ -135,29 +140,32 @@ func NewRolling(windowMS float64) *Rolling {
 
 // Reset forgets all events.
 func (r *Rolling) Reset(windowMS float64) {
-	r.windowMS, r.head, r.n, r.max = windowMS, 0, 0, 0
+	r.windowMS, r.n, r.max = windowMS, 0, 0
 }
 
 // Add records an event at t (non-decreasing).
 func (r *Rolling) Add(t float64) {
+	k := r.n
 	mask := len(r.ring) - 1
-	for r.n > 0 && Apart(r.ring[r.head], t, r.windowMS) {
-		r.head = (r.head + 1) & mask
-		r.n--
-	}
-	if r.n == len(r.ring) {
-		next := make([]float64, 2*len(r.ring))
-		for i := 0; i < r.n; i++ {
-			next[i] = r.ring[(r.head+i)&mask]
+	if r.max == 0 || k >= r.max && !Apart(r.ring[(k-r.max)&mask], t, r.windowMS) {
+		r.max++
+		if r.max > len(r.ring) { // the next event compares with the one max back
+			r.grow(k)
+			mask = len(r.ring) - 1
 		}
-		r.ring, r.head = next, 0
-		mask = len(r.ring) - 1
 	}
-	r.ring[(r.head+r.n)&mask] = t
+	r.ring[k&mask] = t
 	r.n++
-	if r.n > r.max {
-		r.max = r.n
+}
+
+// grow doubles the ring before event k is added.
+func (r *Rolling) grow(k int) {
+	mask := len(r.ring) - 1
+	next := make([]float64, 2*len(r.ring))
+	for i := max(k-len(r.ring), 0); i < k; i++ {
+		next[i&(len(next)-1)] = r.ring[i&mask]
 	}
+	r.ring = next
 }
 
 // Max is the largest count seen in any window of length L.

@@ -228,3 +228,31 @@ func TestRolling(t *testing.T) {
 		}
 	}
 }
+
+// TestRollingThickening: a stream that grows ever denser takes its
+// largest count up every few events, past several sizes of the ring that
+// keeps the last events (64, doubled as it fills), each time against
+// another event of the past: after every event, the count is the brute
+// force's over the events so far.
+func TestRollingThickening(t *testing.T) {
+	for _, l := range []float64{1000, 33.3} {
+		ts := make([]float64, 1500)
+		r := metrics.NewRolling(l)
+		best := 0
+		for k := range ts {
+			ts[k] = 100 * math.Sqrt(float64(k)) * l / 1000
+			r.Add(ts[k])
+			n := 0 // the window ending at event k
+			for i := k; i >= 0 && exactBefore(ts[i], ts[k], l); i-- {
+				n++
+			}
+			best = max(best, n)
+			if r.Max() != best {
+				t.Fatalf("L=%g, after event %d: Rolling = %d, brute force %d", l, k, r.Max(), best)
+			}
+		}
+		if best < 300 {
+			t.Errorf("L=%g: the largest count is %d, want more than 300", l, best)
+		}
+	}
+}
