@@ -118,6 +118,7 @@ func NewForwardPass(ctx context.Context, cfg *experiments.Config, pt *experiment
 // Finish measures a streamed point (NewForwardPass) once its
 // stream has ended, its percentiles by the config's rule.
 func (f *ForwardPass) Finish() error {
+	f.Stop()
 	if err := f.finish(); err != nil {
 		return err
 	}
@@ -277,7 +278,7 @@ type ForwardPass struct {
 	fair    fairWindows
 
 	m                                      experiments.Metrics
-	n                                      int // arrivals fed
+	n                                      int // arrivals measured
 	lastRelease                            float64
 	serverSojournMax, gateMax, endToEndMax float64
 	rel                                    releaseTally
@@ -286,6 +287,10 @@ type ForwardPass struct {
 	loop  *pointLoop               // a gate with hooks: the arrivals run in the event loop (modelPlain)
 	done  *completions             // nil: the gate does not observe
 	fate  func(limiter.Completion) // a test's fate log (Switches.Fate)
+	split *stages                  // the pass's stages on goroutines of their own (Split), nil: none
+	// readsServer: the gate may read the server's occupancy (its kind's
+	// ReadsServer, or a test's toy gate).
+	readsServer bool
 }
 
 // releaseError is the error of a gate that released at release, after
@@ -451,6 +456,7 @@ func startForwardPass(ctx context.Context, cfg *experiments.Config, clients []wo
 		return nil, err
 	}
 	f.gate, f.fate = gate, sw.fateLog()
+	f.readsServer = spec.Kind() == nil || spec.Kind().ReadsServer || sw != nil && sw.Gate != nil
 	in.startPoint(cfg)
 	f.hooks = hooksOf(gate, in)
 	in.watch(&f.hooks)
@@ -492,6 +498,9 @@ func startForwardPass(ctx context.Context, cfg *experiments.Config, clients []wo
 // gate into the server: forward, or in the event loop for a gate with
 // hooks.
 func (f *ForwardPass) Feed(ts []float64, cs []int32) error {
+	if f.split != nil {
+		return f.split.feed(f, ts, cs)
+	}
 	if f.loop != nil {
 		return f.loop.feed(f.ctx, ts, cs)
 	}
