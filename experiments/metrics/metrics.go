@@ -44,6 +44,16 @@ func (h *Histogram) Reset() {
 
 // Record adds one delay in ms: rounded half up and clamped to [0, MaxDelayMS].
 func (h *Histogram) Record(ms float64) {
+	v := h.RecordBucket(ms)
+	h.n++
+	h.max = max(h.max, v)
+}
+
+// RecordBucket counts one delay in ms in its bucket as Record does, and
+// returns the bucket, leaving the histogram's count and maximum to the
+// caller, who passes them to AddRecorded: a loop that records many delays
+// keeps them in registers, not in memory written at every delay.
+func (h *Histogram) RecordBucket(ms float64) int {
 	// Compare in float before converting: int() of a huge, infinite or
 	// NaN value is undefined. x is not NaN past the first comparison, and
 	// int(max(x, 0)) is the floor for x >= 0 and 0 below.
@@ -59,8 +69,16 @@ func (h *Histogram) Record(ms float64) {
 		}
 		h.high[v-lowDelaysMS]++
 	}
-	h.n++
-	h.max = max(h.max, v)
+	return v
+}
+
+// AddRecorded adds n delays counted by RecordBucket, the largest of
+// their buckets most (any value for n = 0).
+func (h *Histogram) AddRecorded(n, most int) {
+	if n > 0 {
+		h.n += n
+		h.max = max(h.max, most)
+	}
 }
 
 // count is the number of recordings of v (v <= max).

@@ -138,7 +138,8 @@ func (st *stages) feed(f *ForwardPass, ts []float64, cs []int32) error {
 // with an error.
 func (f *ForwardPass) decide(st *stages, ts []float64, cs []int32, d []decision) error {
 	cs, d = cs[:len(ts)], d[:len(ts)]
-	gate, lanes := f.gate, st.lanes
+	gate, lanes, last := f.gate, st.lanes, f.lastRelease
+	defer func() { f.lastRelease = last }()
 	for i, t := range ts {
 		if (st.decided+i)&(1<<20-1) == 0 && st.decided+i > 0 {
 			if err := f.ctx.Err(); err != nil {
@@ -151,10 +152,10 @@ func (f *ForwardPass) decide(st *stages, ts []float64, cs []int32, d []decision)
 			d[i] = decision{t: t, c: c}
 			continue
 		}
-		if release < f.lastRelease || !(release < f.horizonMS) {
-			return releaseError(f.spec, release, f.lastRelease, f.durationMS)
+		if release < last || !(release < f.horizonMS) {
+			return releaseError(f.spec, release, last, f.durationMS)
 		}
-		f.lastRelease = release
+		last = release
 		start, _ := lanes.Serve(release)
 		d[i] = decision{t: t, release: release, start: start, c: c, admitted: true}
 	}
@@ -228,8 +229,12 @@ func (c *systemCount) grow() {
 
 // measureDelays measures everything else of decisions d, as forward does:
 // a split pass's second measuring stage. It counts the arrivals measured.
+// The counts and maxima of the batch are kept in locals (registers) and
+// written once at its end.
 func (f *ForwardPass) measureDelays(d []decision) {
 	in, s := f.in, &f.s
+	var admitted, gateMost, waitMost, sojournMost, onTime int
+	serverSojournMax, gateMax, endToEndMax := f.serverSojournMax, f.gateMax, f.endToEndMax
 	for i := range d {
 		x := &d[i]
 		t, c := x.t, x.c
@@ -247,23 +252,26 @@ func (f *ForwardPass) measureDelays(d []decision) {
 		if f.fair.on {
 			f.fair.admit(t, int(c))
 		}
-		in.gate.Record(release - t)
-		in.wait.Record(start - release)
+		admitted++
+		gateMost = max(gateMost, in.gate.RecordBucket(release-t))
+		waitMost = max(waitMost, in.wait.RecordBucket(start-release))
 		sojourn := max(f.serviceMS, metrics.RoundMS(finish-t)) // RoundMS, as forward
-		in.sojourn.Record(sojourn)
+		sojournMost = max(sojournMost, in.sojourn.RecordBucket(sojourn))
 		if sojourn <= f.deadlineMS {
-			f.m.OnTime++
-		} else {
-			f.m.Late++
+			onTime++
 		}
 		dm := finish - release
-		if dm > f.serverSojournMax {
-			f.serverSojournMax = dm
-		}
+		serverSojournMax = max(serverSojournMax, dm)
 		if dm > f.clients[c].SojournMaxMS {
 			f.clients[c].SojournMaxMS = dm
 		}
-		f.gateMax, f.endToEndMax = max(f.gateMax, release-t), max(f.endToEndMax, finish-t)
+		gateMax, endToEndMax = max(gateMax, release-t), max(endToEndMax, finish-t)
 	}
+	in.gate.AddRecorded(admitted, gateMost)
+	in.wait.AddRecorded(admitted, waitMost)
+	in.sojourn.AddRecorded(admitted, sojournMost)
+	f.m.OnTime += onTime
+	f.m.Late += admitted - onTime
+	f.serverSojournMax, f.gateMax, f.endToEndMax = serverSojournMax, gateMax, endToEndMax
 	f.n += len(d)
 }
