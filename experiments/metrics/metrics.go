@@ -162,18 +162,24 @@ func (r *Rolling) Reset(windowMS float64) {
 }
 
 // Add records an event at t (non-decreasing).
-func (r *Rolling) Add(t float64) {
-	k := r.n
-	mask := len(r.ring) - 1
-	if r.max == 0 || k >= r.max && !Apart(r.ring[(k-r.max)&mask], t, r.windowMS) {
-		r.max++
-		if r.max > len(r.ring) { // the next event compares with the one max back
-			r.grow(k)
-			mask = len(r.ring) - 1
+func (r *Rolling) Add(t float64) { r.AddAll([]float64{t}) }
+
+// AddAll records events at ts (non-decreasing, from the last added on),
+// in order: as many Adds, its state in registers over ts.
+func (r *Rolling) AddAll(ts []float64) {
+	k, most, ring, windowMS := r.n, r.max, r.ring, r.windowMS
+	for _, t := range ts {
+		if most == 0 || k >= most && !Apart(ring[(k-most)&(len(ring)-1)], t, windowMS) {
+			most++
+			if most > len(ring) { // the next event compares with the one most back
+				r.grow(k)
+				ring = r.ring
+			}
 		}
+		ring[k&(len(ring)-1)] = t
+		k++
 	}
-	r.ring[k&mask] = t
-	r.n++
+	r.n, r.max = k, most
 }
 
 // grow doubles the ring before event k is added.

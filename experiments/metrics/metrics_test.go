@@ -226,6 +226,15 @@ func TestRolling(t *testing.T) {
 		if got, want := r.Max(), bruteRolling(ts, l); got != want {
 			t.Fatalf("run %d (L=%g, %d events): Rolling = %d, brute force %d", run, l, len(ts), got, want)
 		}
+		all := metrics.NewRolling(l) // the same events by AddAll, in random runs
+		for i := 0; i < len(ts); {
+			e := min(i+rng.IntN(90), len(ts))
+			all.AddAll(ts[i:e])
+			i = e
+		}
+		if all.Max() != r.Max() {
+			t.Fatalf("run %d (L=%g, %d events): AddAll = %d, Add %d", run, l, len(ts), all.Max(), r.Max())
+		}
 	}
 }
 

@@ -359,6 +359,37 @@ func (rt *releaseTally) add(s *experiments.Series, in *Instruments, release floa
 	}
 }
 
+// addAll counts releases (in order) as add does, the i-th after which
+// the most requests in the system so far in its series window are
+// most[i] (no fewer than add's n: the window's most is the same): each
+// window's run of releases at once, the rolling count and the busiest
+// 100 ms over the batch.
+func (rt *releaseTally) addAll(s *experiments.Series, in *Instruments, releases []float64, most []int32) {
+	most = most[:len(releases)]
+	for i := 0; i < len(releases); {
+		w := rt.window.Index(releases[i])
+		rw := int(w)
+		for rw >= len(s.Released) {
+			s.Released = append(s.Released, 0)
+			s.InSystemMax = append(s.InSystemMax, 0)
+		}
+		e, n := i+1, most[i]
+		for e < len(releases) && rt.window.Index(releases[e]) == w {
+			n = max(n, most[e])
+			e++
+		}
+		s.Released[rw] += int32(e - i)
+		s.InSystemMax[rw] = max(s.InSystemMax[rw], n)
+		rt.inSystemMax = max(rt.inSystemMax, int(n))
+		i = e
+	}
+	in.rolling.AddAll(releases)
+	rt.peak.addAll(releases)
+	if rt.keep {
+		in.releases = append(in.releases, releases...)
+	}
+}
+
 // peak100 counts releases per aligned 100 ms window as they come (in
 // order) and keeps the largest count: downstream_peak_rps, whatever the
 // series' width.
@@ -375,6 +406,19 @@ func (p *peak100) add(release float64) {
 	}
 	p.count++
 	p.max = max(p.max, p.count)
+}
+
+// addAll is add for each of releases, in order, its state in registers.
+func (p *peak100) addAll(releases []float64) {
+	cur, window, count, most := p.cur, p.window, p.count, p.max
+	for _, r := range releases {
+		if w := cur.Index(r); w != window || count == 0 {
+			window, count = w, 0
+		}
+		count++
+		most = max(most, count)
+	}
+	p.cur, p.window, p.count, p.max = cur, window, count, most
 }
 
 // clientWeights are the clients' weights, in client order.

@@ -49,6 +49,10 @@ type stages struct {
 	decided int                        // arrivals decided
 	lanes   *server.Lanes              // the server, as the deciding stage serves
 	count   systemCount                // the requests in the system, as the releases' stage counts them
+	// The releases' stage's scratch: a batch's releases, their finishes
+	// and the most in the system so far in their windows.
+	releases, finishes []float64
+	inSystem           []int32
 	wg      sync.WaitGroup
 	stopped bool
 }
@@ -70,7 +74,8 @@ func (f *ForwardPass) Split() bool {
 	if !ok {
 		return false
 	}
-	st := &stages{free: make(chan int, splitBatches), lanes: lanes, count: newSystemCount(f.windowMS)}
+	st := &stages{free: make(chan int, splitBatches), lanes: lanes, count: newSystemCount(f.windowMS),
+		releases: make([]float64, splitBatch), finishes: make([]float64, splitBatch), inSystem: make([]int32, splitBatch)}
 	for i := range st.batches {
 		st.batches[i] = make([]decision, splitBatch)
 		st.free <- i
@@ -164,14 +169,20 @@ func (f *ForwardPass) decide(st *stages, ts []float64, cs []int32, d []decision)
 }
 
 // measureReleases counts the releases of decisions d (releaseTally), as
-// forward does: a split pass's first measuring stage.
+// forward does: a split pass's first measuring stage. It gathers the
+// batch's releases and finishes, counts the requests in the system
+// (systemCount), then tallies the releases (releaseTally.addAll).
 func (f *ForwardPass) measureReleases(st *stages, d []decision) {
-	in, s, count := f.in, &f.s, &st.count
+	rs, fs := st.releases[:0], st.finishes[:0]
 	for i := range d {
 		if x := &d[i]; x.admitted {
-			f.rel.add(s, in, x.release, count.add(x.release, x.start+f.serviceMS))
+			rs = append(rs, x.release)
+			fs = append(fs, x.start+f.serviceMS) // as the server's
 		}
 	}
+	ns := st.inSystem[:len(rs)]
+	st.count.addAll(rs, fs, ns)
+	f.rel.addAll(&f.s, f.in, rs, ns)
 }
 
 // systemCount counts the requests in the system after each release of a
@@ -197,24 +208,31 @@ func newSystemCount(windowMS float64) systemCount {
 	return systemCount{fin: make([]float64, 64), window: metrics.NewWindowCursor(windowMS), w: -1}
 }
 
-// add counts a release at release of a request that finishes at finish
-// and returns the most requests in the system after a release of its
-// window so far.
-func (c *systemCount) add(release, finish float64) int {
-	if len(c.fin) < c.ever+2 { // the next count may look ever+1 requests back
-		c.grow()
+// addAll counts releases at releases of requests that finish at
+// finishes (as long), in order, and writes into most (as long) the most
+// requests in the system after a release of each one's window so far.
+func (c *systemCount) addAll(releases, finishes []float64, most []int32) {
+	finishes, most = finishes[:len(releases)], most[:len(releases)]
+	k, m, ever, w, fin := c.k, c.most, c.ever, c.w, c.fin
+	for i, release := range releases {
+		if len(fin) < ever+2 { // the next count may look ever+1 requests back
+			c.k = k
+			c.grow()
+			fin = c.fin
+		}
+		mask := len(fin) - 1
+		fin[k&mask] = finishes[i]
+		if x := c.window.Index(release); x != w {
+			w, m = x, 0
+		}
+		for m <= k && fin[(k-m)&mask] > release {
+			m++
+		}
+		k++
+		ever = max(ever, m)
+		most[i] = int32(m)
 	}
-	mask := len(c.fin) - 1
-	c.fin[c.k&mask] = finish
-	if w := c.window.Index(release); w != c.w {
-		c.w, c.most = w, 0
-	}
-	for c.most <= c.k && c.fin[(c.k-c.most)&mask] > release {
-		c.most++
-	}
-	c.k++
-	c.ever = max(c.ever, c.most)
-	return c.most
+	c.k, c.most, c.ever, c.w = k, m, ever, w
 }
 
 // grow doubles the ring of finishes.
