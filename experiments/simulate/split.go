@@ -53,8 +53,8 @@ type stages struct {
 	// and the most in the system so far in their windows.
 	releases, finishes []float64
 	inSystem           []int32
-	wg      sync.WaitGroup
-	stopped bool
+	wg                 sync.WaitGroup
+	stopped            bool
 }
 
 // Split makes the pass measure on two goroutines of its own from now on
