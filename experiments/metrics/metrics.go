@@ -162,16 +162,25 @@ func (r *Rolling) Reset(windowMS float64) {
 }
 
 // Add records an event at t (non-decreasing).
-func (r *Rolling) Add(t float64) { r.AddAll([]float64{t}) }
+func (r *Rolling) Add(t float64) {
+	if grows(r.ring, r.n, r.max, t, r.windowMS) {
+		r.max++
+		if r.max > len(r.ring) { // the next event compares with the one max back
+			r.grow(r.n)
+		}
+	}
+	r.ring[r.n&(len(r.ring)-1)] = t
+	r.n++
+}
 
 // AddAll records events at ts (non-decreasing, from the last added on),
 // in order: as many Adds, its state in registers over ts.
 func (r *Rolling) AddAll(ts []float64) {
 	k, most, ring, windowMS := r.n, r.max, r.ring, r.windowMS
 	for _, t := range ts {
-		if most == 0 || k >= most && !Apart(ring[(k-most)&(len(ring)-1)], t, windowMS) {
+		if grows(ring, k, most, t, windowMS) {
 			most++
-			if most > len(ring) { // the next event compares with the one most back
+			if most > len(ring) {
 				r.grow(k)
 				ring = r.ring
 			}
@@ -180,6 +189,13 @@ func (r *Rolling) AddAll(ts []float64) {
 		k++
 	}
 	r.n, r.max = k, most
+}
+
+// grows reports whether event k at t takes the largest count most up,
+// ring holding the events before it: whether the event most back is
+// still in its window (the first event always is).
+func grows(ring []float64, k, most int, t, windowMS float64) bool {
+	return most == 0 || k >= most && !Apart(ring[(k-most)&(len(ring)-1)], t, windowMS)
 }
 
 // grow doubles the ring before event k is added.
