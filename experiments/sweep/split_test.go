@@ -3,7 +3,10 @@ package sweep_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/output"
@@ -51,4 +54,34 @@ func TestSplitPassesWriteTheSame(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSplitPassesEnd: a split pass cancelled midway returns the
+// context's error, and its measuring goroutines end with it.
+func TestSplitPassesEnd(t *testing.T) {
+	before := runtime.NumGoroutine()
+	cfg, err := document.DecodeConfig([]byte(`{"version": 1, "seed": 3,
+		"workload": {"duration_ms": 3000, "parts": [{"type": "poisson", "rate_rps": 50000}]},
+		"server": {"workers": 40, "service_ms": 1, "deadline_ms": 3},
+		"limiters": [{"type": "token-bucket", "rate_rps": 45000, "burst": 100}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	opt := sweep.Options{Workers: 2, Reading: func(_, _, _ int, read float64) {
+		if read > 0.3 {
+			cancel()
+		}
+	}}
+	if _, err := sweep.Run(ctx, cfg, sweep.WithStreamBatch(sweep.WithStreamCache(opt, 0), 1000)); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled: %v", err)
+	}
+	for range 100 {
+		if runtime.NumGoroutine() <= before {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("%d goroutines before the sweeps, %d after", before, runtime.NumGoroutine())
 }
