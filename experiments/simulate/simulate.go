@@ -359,11 +359,11 @@ func (rt *releaseTally) add(s *experiments.Series, in *Instruments, release floa
 	}
 }
 
-// addAll counts releases (in order) as add does, the i-th after which
-// the most requests in the system so far in its series window are
-// most[i] (no fewer than add's n: the window's most is the same): each
-// window's run of releases at once, the rolling count and the busiest
-// 100 ms over the batch.
+// addAll counts releases (in order) as add does them one by one, given
+// for the i-th, most[i], the most requests in the system after a release
+// of its series window up to it (systemCount; add's n of each would give
+// each window the same most): a window's run of releases at once, then
+// the rolling count and the busiest 100 ms over the batch.
 func (rt *releaseTally) addAll(s *experiments.Series, in *Instruments, releases []float64, most []int32) {
 	most = most[:len(releases)]
 	for i := 0; i < len(releases); {
