@@ -20,3 +20,10 @@ func WithStreamBatch(opt Options, n int) Options {
 	opt.test.streamBatch = n
 	return opt
 }
+
+// WithoutSplit runs every streamed point's pass on one goroutine, even
+// with spare workers, for tests.
+func WithoutSplit(opt Options) Options {
+	opt.test.noSplit = true
+	return opt
+}
