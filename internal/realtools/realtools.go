@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Required reports whether a test that needs real software must fail
@@ -145,6 +146,8 @@ func BuildHarness(t testing.TB, m Module, replaceDir string, main []byte, tags .
 		}
 		cached = filepath.Join(dir, key)
 		if _, err := os.Stat(cached); err == nil {
+			now := time.Now()
+			os.Chtimes(cached, now, now) // in use: prune keeps it
 			return cached
 		}
 	}
@@ -175,6 +178,7 @@ func BuildHarness(t testing.TB, m Module, replaceDir string, main []byte, tags .
 		if err := keep(bin, cached); err != nil {
 			t.Logf("the harness of %s is not kept for later runs: %v", m.Path, err)
 		}
+		prune(filepath.Dir(cached))
 	}
 	return bin
 }
@@ -241,6 +245,25 @@ func harnessKey(gocmd string, args []string, mod string, sum, main []byte, repla
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// harnessUnused is how long a kept harness binary stays unused before
+// prune removes it (a Gubernator harness is 44 MB; every change of its
+// inputs keeps a new one).
+const harnessUnused = 14 * 24 * time.Hour
+
+// prune removes the binaries of dir that no run used in harnessUnused,
+// and temporary files a killed keep left.
+func prune(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > harnessUnused {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 // keep copies the binary bin to path: to a temporary file beside it,
