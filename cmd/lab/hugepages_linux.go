@@ -2,7 +2,6 @@ package main
 
 import (
 	"runtime"
-	"runtime/debug"
 	"syscall"
 	"unsafe"
 )
@@ -36,9 +35,10 @@ func adviseHugePages(size int) (begin, end uintptr) {
 	}
 	runtime.KeepAlive(b)
 	b = nil
-	// Free the allocation's pages for the run's, returned to the kernel
-	// (never touched: nothing to release) so the runtime knows them zero
-	// and clears none of them again when it hands them out.
-	debug.FreeOSMemory()
+	// Free the allocation's pages for the run's. (The runtime clears them
+	// when it hands them out again, returned to the kernel or not: it
+	// counts every page below the highest it has handed out as used; a
+	// clear of 50 MB is a few ms beside the faults it saves.)
+	runtime.GC()
 	return begin, end
 }
