@@ -338,7 +338,7 @@ func (d *outputDir) open(name string) (io.Writer, error) {
 		}
 	}
 	d.opened = append(d.opened, f)
-	return f, nil
+	return &writeBehind{f: f}, nil
 }
 
 // keep closes the files written and renames each to its name.
