@@ -33,6 +33,10 @@ type Logs interface {
 	// to write it to, and abort, which removes it (after a refused
 	// upload).
 	Create(base string) (name string, w io.WriteCloser, abort func(), err error)
+	// Remove removes an uploaded log (one Create named) that no stored
+	// run reads any more; any other log (a --traces file, the user's own)
+	// stays, and Remove returns nil. A log already gone is no error.
+	Remove(name string) error
 }
 
 // LogFile is an open log: its text (decompressed), its size on disk,

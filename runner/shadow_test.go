@@ -27,6 +27,8 @@ func (m *memLogs) Create(string) (string, io.WriteCloser, func(), error) {
 	return "", nil, nil, fmt.Errorf("no uploads")
 }
 
+func (m *memLogs) Remove(string) error { return nil } // no uploads to remove
+
 func (m *memLogs) Open(name string) (*LogFile, error) {
 	var pos atomic.Int64
 	var rd io.Reader

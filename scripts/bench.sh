@@ -63,6 +63,12 @@ json.dump({"version": 1, "name": "big", "seed": 1,
   "limiters": [{"type": "token-bucket", "rate_rps": 900000, "burst": 1000}]}, open(work + "/big.json", "w"))
 PY
 
+# The same commands on one core (taskset: the lab's default workers and
+# GOMAXPROCS follow the CPUs it may use), beside --workers 1, which still
+# lets the series writer and the arrivals' producer use the second core.
+one_core=""
+if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then one_core="taskset -c 0"; fi
+
 echo "== runs ($REPEAT each, interleaved); machine: $(nproc) cores, $(uptime | sed 's/.*load/load/')"
 declare -A t
 add() { t[$1]="${t[$1]:-} $2"; }
@@ -75,6 +81,10 @@ for r in $(seq "$REPEAT"); do
     add "post3w1-$n" "$(wall "post3w1-$n" "$l" run -q --workers 1 --config "$work/post3.json" --out "$work/o")"
     add "stream8w1-$n" "$(wall "stream8w1-$n" "$l" run -q --workers 1 --config "$work/stream8.json" --out "$work/o")"
     add "stream8-$n" "$(wall "stream8-$n" "$l" run -q --workers 2 --config "$work/stream8.json" --out "$work/o")"
+    if [ -n "$one_core" ]; then
+      add "post3c1-$n" "$(wall "post3c1-$n" $one_core "$l" run -q --config "$work/post3.json" --out "$work/o")"
+      add "stream8c1-$n" "$(wall "stream8c1-$n" $one_core "$l" run -q --config "$work/stream8.json" --out "$work/o")"
+    fi
     if [ -n "${BIG:-}" ]; then add "big-$n" "$(wall "big-$n" "$l" run -q --config "$work/big.json" --out "$work/o")"; fi
   done
 done
@@ -107,6 +117,14 @@ done
 for n in "${names[@]}"; do
   a=$(med "stream8w1-$n"); b=$(med "stream8-$n"); echo "| streamed 10^7 arrivals × 8 points, 2 workers vs 1 | $n | $b ($(cpumed "stream8-$n")) | 1 worker: $a s ($(cpumed "stream8w1-$n")) | $(ratio "$a" "$b")× | ≥ 1.8× |"
 done
+if [ -n "$one_core" ]; then
+  for n in "${names[@]}"; do
+    a=$(med "post3c1-$n"); b=$(med "post3-$n"); echo "| Post 3 sweep, two cores vs one (taskset -c 0) | $n | $b ($(cpumed "post3-$n")) | one core: $a s ($(cpumed "post3c1-$n")) | $(ratio "$a" "$b")× | ≥ 1.8× |"
+  done
+  for n in "${names[@]}"; do
+    a=$(med "stream8c1-$n"); b=$(med "stream8-$n"); echo "| streamed 10^7 arrivals × 8 points, two cores vs one (taskset -c 0) | $n | $b ($(cpumed "stream8-$n")) | one core: $a s ($(cpumed "stream8c1-$n")) | $(ratio "$a" "$b")× | ≥ 1.8× |"
+  done
+fi
 if [ -n "${BIG:-}" ]; then
   for n in "${names[@]}"; do echo "| 10^9 generated arrivals, one point | $n | $(med "big-$n") ($(cpumed "big-$n")) | — | — | ≤ 30 s |"; done
 fi

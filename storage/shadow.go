@@ -3,7 +3,10 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/ratelab/ratelab/experiments/output"
@@ -40,4 +43,49 @@ func (s *Store) CompleteFiles(ctx context.Context, id string, partial bool, errT
 		return fmt.Errorf("complete run %s: %w", id, err)
 	}
 	return nil
+}
+
+// LogsOf are the logs the shadow replays among ids read (their spec's
+// "log"), each once, in name order; a sweep reads none.
+func (s *Store) LogsOf(ctx context.Context, ids []string) ([]string, error) {
+	seen := map[string]bool{}
+	for _, id := range ids {
+		var log sql.NullString
+		err := s.db.QueryRowContext(ctx, `SELECT json_extract(CAST(config AS TEXT), '$.shadow.log') FROM runs WHERE id = ? AND kind = ?`,
+			id, KindShadow).Scan(&log)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("the log of run %s: %w", id, err)
+		}
+		if log.Valid && log.String != "" {
+			seen[log.String] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen)), nil
+}
+
+// LogsRead are the logs some stored run reads (every shadow replay's,
+// whatever its status: a queued one reads its log later).
+func (s *Store) LogsRead(ctx context.Context) (map[string]bool, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT json_extract(CAST(config AS TEXT), '$.shadow.log') FROM runs WHERE kind = ?`, KindShadow)
+	if err != nil {
+		return nil, fmt.Errorf("the logs runs read: %w", err)
+	}
+	defer rows.Close()
+	read := map[string]bool{}
+	for rows.Next() {
+		var log sql.NullString
+		if err := rows.Scan(&log); err != nil {
+			return nil, fmt.Errorf("the logs runs read: %w", err)
+		}
+		if log.Valid && log.String != "" {
+			read[log.String] = true
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("the logs runs read: %w", err)
+	}
+	return read, nil
 }

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments/output"
@@ -45,5 +46,38 @@ func TestCompleteFiles(t *testing.T) {
 	}
 	if got, _ := st.Get(ctx, r.ID); got.Kind != KindSweep {
 		t.Errorf("a sweep's kind: %q", got.Kind)
+	}
+}
+
+// The logs replays read: a run's own (LogsOf) and every stored run's
+// (LogsRead), whatever its status; a sweep reads none, even one whose
+// config says "shadow".
+func TestLogsRead(t *testing.T) {
+	st := open(t)
+	ctx := t.Context()
+	create := func(kind, config string) string {
+		r := &Run{Config: []byte(config), Kind: kind}
+		if err := st.Create(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		return r.ID
+	}
+	a := create(KindShadow, `{"shadow": {"log": "upload/1-a.log", "log_format": "combined"}}`)
+	b := create(KindShadow, `{"shadow": {"log": "upload/1-a.log"}}`) // a re-run reads the same log
+	c := create(KindShadow, `{"shadow": {"log": "day.log"}}`)
+	sweep := create(KindSweep, `{"version": 1, "shadow": {"log": "upload/2-b.log"}}`)
+	logs, err := st.LogsOf(ctx, []string{a, b, c, sweep, "no-such-run"})
+	if err != nil || !slices.Equal(logs, []string{"day.log", "upload/1-a.log"}) {
+		t.Errorf("LogsOf = %q, %v", logs, err)
+	}
+	read, err := st.LogsRead(ctx)
+	if err != nil || len(read) != 2 || !read["upload/1-a.log"] || !read["day.log"] {
+		t.Errorf("LogsRead = %v, %v", read, err)
+	}
+	if err := st.DeleteRuns(ctx, []string{a, c}); err != nil {
+		t.Fatal(err)
+	}
+	if read, err = st.LogsRead(ctx); err != nil || len(read) != 1 || !read["upload/1-a.log"] {
+		t.Errorf("after deleting two: LogsRead = %v, %v", read, err)
 	}
 }

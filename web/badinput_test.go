@@ -135,7 +135,8 @@ func TestBadInputs(t *testing.T) {
 		// Methods and paths on the API.
 		{name: "PUT /api/runs", method: http.MethodPut, body: goodDoc, status: 405, msg: "PUT is not allowed on /api/runs: it takes GET, HEAD, POST", allow: "GET, HEAD, POST"},
 		{name: "GET /api/runs, a bad sort", method: http.MethodGet, path: "/api/runs?sort=goodput", status: 400, field: "sort"},
-		{name: "DELETE a run", method: http.MethodDelete, path: "/api/runs/aaaaaaaaaaaa", status: 405, allow: "GET, HEAD, PATCH"},
+		{name: "PUT a run", method: http.MethodPut, path: "/api/runs/aaaaaaaaaaaa", body: goodDoc, status: 405, allow: "GET, HEAD, PATCH, DELETE"},
+		{name: "DELETE no run", method: http.MethodDelete, path: "/api/runs/aaaaaaaaaaaa", status: 404, msg: `there is no run "aaaaaaaaaaaa"`},
 		{name: "POST /api/types", path: "/api/types", body: "{}", status: 405, allow: "GET, HEAD"},
 		{name: "no such API path", method: http.MethodGet, path: "/api/nothing", status: 404, msg: "There is no page at /api/nothing"},
 		{name: "no such run", method: http.MethodGet, path: "/api/runs/aaaaaaaaaaaa", status: 404, msg: `there is no run "aaaaaaaaaaaa"`},

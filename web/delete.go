@@ -54,7 +54,8 @@ func (s *Server) deleteRun(w http.ResponseWriter, r *http.Request) {
 
 // removeRuns deletes finished runs with their results, files, tags and
 // values, all in one transaction (storage.DeleteRuns: all go, or none),
-// drops their cached pages, and names them for the list's notice ("NAME",
+// drops their cached pages, removes the uploaded logs they replayed that
+// no other run reads (removeUnreadLogs), and names them for the list's notice ("NAME",
 // "3 runs: A, B, C"). The one delete of a run and of the ticked runs
 // (runs_list.go).
 func (s *Server) removeRuns(ctx context.Context, runs []storage.Run) (string, error) {
@@ -63,14 +64,44 @@ func (s *Server) removeRuns(ctx context.Context, runs []storage.Run) (string, er
 	for i := range runs {
 		ids[i], names[i] = runs[i].ID, runName(runs[i])
 	}
+	logs, err := s.store.LogsOf(ctx, ids)
+	if err != nil {
+		return "", err
+	}
 	if err := s.store.DeleteRuns(ctx, ids); err != nil {
 		return "", err
 	}
 	for _, id := range ids {
 		s.pages.drop(id)
 	}
+	s.removeUnreadLogs(ctx, logs)
 	if len(runs) == 1 {
 		return names[0], nil
 	}
 	return nRuns(len(runs)) + ": " + strings.Join(names, ", "), nil
+}
+
+// removeUnreadLogs removes those of logs (the logs of deleted replays)
+// that no stored run reads any more: an uploaded log goes with the last
+// run that replays it (a re-run reads its run's log), a --traces file
+// stays (runner.Logs.Remove). The runs are deleted whatever happens here:
+// a failure is logged, and lab serve's next start removes what is left.
+func (s *Server) removeUnreadLogs(ctx context.Context, logs []string) {
+	store := s.runner.Logs()
+	if len(logs) == 0 || store == nil {
+		return
+	}
+	read, err := s.store.LogsRead(ctx)
+	if err != nil {
+		s.log.Warn("deleted runs' logs kept", "err", err)
+		return
+	}
+	for _, name := range logs {
+		if read[name] {
+			continue
+		}
+		if err := store.Remove(name); err != nil {
+			s.log.Warn("deleted run's log kept", "log", name, "err", err)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -53,6 +54,48 @@ func TestDeleteRun(t *testing.T) {
 		t.Fatalf("deleting a queued run: %d", w.Code)
 	}
 	if w := q.get("/runs/" + id); w.Code != http.StatusOK {
+		t.Fatalf("the queued run is gone: %d", w.Code)
+	}
+}
+
+// TestAPIDeleteRun: DELETE /api/runs/{id} deletes a finished run (204; its
+// API address, page and files then 404, and its cached page goes), a
+// queued run is a 409 problem and stays, a second delete a 404.
+func TestAPIDeleteRun(t *testing.T) {
+	t.Parallel()
+	l := newLab(t, true, 4)
+	w := l.postJSON("/api/runs", []byte(answerDoc))
+	if w.Code != http.StatusAccepted {
+		t.Fatalf("status %d: %s", w.Code, w.Body)
+	}
+	id := strings.TrimPrefix(w.Header().Get("Location"), "/api/runs/")
+	l.wait(id)
+	if w := l.get("/runs/" + id); w.Code != http.StatusOK {
+		t.Fatalf("the run page before deleting: %d", w.Code) // now in the page cache
+	}
+	del := func(l *lab, id string) *httptest.ResponseRecorder {
+		return l.do(httptest.NewRequest(http.MethodDelete, "/api/runs/"+id, nil))
+	}
+	if w := del(l, id); w.Code != http.StatusNoContent || w.Body.Len() != 0 {
+		t.Fatalf("DELETE: %d %s", w.Code, w.Body)
+	}
+	for _, p := range []string{"/api/runs/" + id, "/runs/" + id, "/runs/" + id + "/files/manifest.json"} {
+		if w := l.get(p); w.Code != http.StatusNotFound {
+			t.Errorf("%s after DELETE: %d", p, w.Code)
+		}
+	}
+	if w := del(l, id); w.Code != http.StatusNotFound || !strings.Contains(w.Body.String(), "there is no run") {
+		t.Errorf("a second DELETE: %d %s", w.Code, w.Body)
+	}
+
+	q := newLab(t, false, 4) // the runner never starts: the run stays queued
+	w = q.postJSON("/api/runs", []byte(answerDoc))
+	id = strings.TrimPrefix(w.Header().Get("Location"), "/api/runs/")
+	if w := del(q, id); w.Code != http.StatusConflict || w.Header().Get("Content-Type") != "application/problem+json" ||
+		!strings.Contains(w.Body.String(), "cancel it first") {
+		t.Fatalf("deleting a queued run: %d %s %s", w.Code, w.Header().Get("Content-Type"), w.Body)
+	}
+	if w := q.get("/api/runs/" + id); w.Code != http.StatusOK {
 		t.Fatalf("the queued run is gone: %d", w.Code)
 	}
 }

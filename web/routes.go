@@ -65,6 +65,7 @@ func (s *Server) routes() http.Handler {
 	r.Get("/api/runs", s.apiListRuns)                                   // JSON API: the run list, its filters (api.go)
 	r.Get("/api/runs/{id}", s.apiGetRun)                                // JSON API: status, progress, manifest
 	r.Patch("/api/runs/{id}", s.apiPatchRun)                            // JSON API: a run's tags and note
+	r.Delete("/api/runs/{id}", s.apiDeleteRun)                          // JSON API: delete a finished run (runs_api.go)
 	r.Get("/api/types", s.apiTypes)                                     // JSON API: the limiter and workload part types
 	r.Post("/api/form/count", s.formCount)                              // the form's live count (formcount.go)
 	r.Get("/diff", s.limited(s.heavy, s.diffPage))                      // two points decision by decision (diff.go)

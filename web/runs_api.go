@@ -171,3 +171,33 @@ func (s *Server) apiPatchRun(w http.ResponseWriter, r *http.Request) {
 	out.Tags, out.Note = nonNilTags(tags), note
 	writeJSON(w, http.StatusOK, out)
 }
+
+// apiDeleteRun is DELETE /api/runs/{id}: a finished run goes with its
+// results, files, tags and note (and an uploaded log no other run reads),
+// as its page's delete does; 204. A queued or running run is a 409
+// problem (cancel it first: POST /runs/{id}/cancel), no run a 404.
+func (s *Server) apiDeleteRun(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "id")
+	run, err := s.getRun(r, id)
+	if errors.Is(err, storage.ErrNotFound) {
+		problem(w, r, http.StatusNotFound, fmt.Sprintf("there is no run %q", format.Clip(id, 40)), nil)
+		return
+	}
+	if err != nil {
+		problem(w, r, http.StatusInternalServerError, "read the run: "+err.Error(), nil)
+		return
+	}
+	if !storage.Final(run.Status) {
+		problem(w, r, http.StatusConflict, fmt.Sprintf("the run is still %s: a queued or running run is not deleted; cancel it first (POST /runs/%s/cancel)", run.Status, run.ID), nil)
+		return
+	}
+	if _, err := s.removeRuns(r.Context(), []storage.Run{*run}); errors.Is(err, storage.ErrNotFound) {
+		problem(w, r, http.StatusNotFound, fmt.Sprintf("there is no run %q", run.ID), nil)
+		return
+	} else if err != nil {
+		s.log.Error("api: delete run", "run", run.ID, "err", err)
+		problem(w, r, http.StatusInternalServerError, "delete the run: "+err.Error(), nil)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}

@@ -11,6 +11,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,6 +58,16 @@ func (d testLogs) Create(base string) (string, io.WriteCloser, func(), error) {
 		return "", nil, nil, err
 	}
 	return "upload/" + file, f, func() { f.Close(); os.Remove(path) }, nil
+}
+
+func (d testLogs) Remove(name string) error {
+	if !strings.HasPrefix(name, "upload/") {
+		return nil
+	}
+	if err := os.Remove(d.path(name)); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	return nil
 }
 
 func (d testLogs) uploads(t *testing.T) []string {
@@ -300,4 +311,54 @@ func shadowBlock(t *testing.T, body, id string) string {
 	start := strings.LastIndex(body[:i], `<div class="field`)
 	end := strings.Index(body[i:], "</div>")
 	return body[start : i+end]
+}
+
+// An uploaded log goes with the last run that replays it (a re-run reads
+// its run's log); a --traces file stays whatever is deleted.
+func TestDeletingReplaysRemovesTheirUpload(t *testing.T) {
+	t.Parallel()
+	l, logs := newShadowLab(t, Options{}, shadowLogText(0))
+	replay := func(fields [][2]string, log []byte) string {
+		t.Helper()
+		w := l.do(shadowPost(t, fields, log))
+		if w.Code != http.StatusSeeOther {
+			t.Fatalf("%d %s", w.Code, w.Body.String())
+		}
+		id := strings.TrimPrefix(w.Header().Get("Location"), "/runs/")
+		if run := l.wait(id); run.Status != storage.StatusDone {
+			t.Fatalf("%+v", run)
+		}
+		return id
+	}
+	uploaded := replay(goodFields(), []byte(shadowLogText(0)))
+	fromTraces := replay(append(goodFields(), [2]string{"log", "day.log"}), nil)
+	w := l.postForm("/runs/"+uploaded+"/rerun", nil)
+	if w.Code != http.StatusSeeOther {
+		t.Fatalf("re-run: %d %s", w.Code, w.Body.String())
+	}
+	again := strings.TrimPrefix(w.Header().Get("Location"), "/runs/")
+	if run := l.wait(again); run.Status != storage.StatusDone {
+		t.Fatalf("%+v", run)
+	}
+	del := func(id string) {
+		t.Helper()
+		if w := l.postForm("/runs/"+id+"/delete", url.Values{"confirm": {"yes"}}); w.Code != http.StatusSeeOther {
+			t.Fatalf("delete %s: %d %s", id, w.Code, w.Body.String())
+		}
+	}
+	if len(logs.uploads(t)) != 1 {
+		t.Fatalf("uploads: %v", logs.uploads(t))
+	}
+	del(uploaded)
+	if len(logs.uploads(t)) != 1 {
+		t.Errorf("the upload went while its re-run still reads it: %v", logs.uploads(t))
+	}
+	del(again)
+	if up := logs.uploads(t); len(up) != 0 {
+		t.Errorf("the upload stayed after the last run reading it went: %v", up)
+	}
+	del(fromTraces)
+	if !logs.Exists("day.log") {
+		t.Error("deleting a replay removed the --traces file it read")
+	}
 }

@@ -4,13 +4,16 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/workload"
@@ -114,4 +117,50 @@ func (d *dirLogs) Create(base string) (string, io.WriteCloser, func(), error) {
 		return "", nil, nil, err
 	}
 	return uploadPrefix + file, f, func() { f.Close(); os.Remove(path) }, nil
+}
+
+func (d *dirLogs) Remove(name string) error {
+	rest, ok := strings.CutPrefix(name, uploadPrefix)
+	if !ok || !workload.ValidTraceName(rest) {
+		return nil // not an upload: the user's file stays
+	}
+	if err := os.Remove(filepath.Join(d.uploads, rest)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove upload %s: %w", rest, err)
+	}
+	return nil
+}
+
+// uploadGrace: an upload this young may be one a run is about to be
+// stored for (by another lab on the same database), so removeUnread
+// leaves it.
+const uploadGrace = time.Hour
+
+// removeUnread removes the uploads older than uploadGrace that no stored
+// run reads (read: storage.Store.LogsRead), as lab serve starts: the
+// uploads of runs deleted before deleting removed them, and of forms
+// whose run was never stored (a crash between the two). It returns how
+// many it removed.
+func (d *dirLogs) removeUnread(read map[string]bool, now time.Time) (int, error) {
+	entries, err := os.ReadDir(d.uploads)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read uploads: %w", err)
+	}
+	n := 0
+	for _, e := range entries {
+		if !e.Type().IsRegular() || read[uploadPrefix+e.Name()] {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || now.Sub(info.ModTime()) < uploadGrace {
+			continue
+		}
+		if err := d.Remove(uploadPrefix + e.Name()); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // lab serve's logs: uploads written and read back (gzip inflated, the
@@ -65,5 +66,56 @@ func TestDirLogs(t *testing.T) {
 		if _, err := d.Open(bad); err == nil {
 			t.Errorf("%q opened", bad)
 		}
+	}
+}
+
+// Remove takes uploads only; removeUnread, as lab serve starts, takes the
+// uploads no stored run reads once they are an hour old.
+func TestDirLogsRemoveUnread(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	traces := filepath.Join(dir, "traces")
+	if err := os.Mkdir(traces, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(traces, "day.log"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := &dirLogs{traces: traces, uploads: filepath.Join(dir, "up")}
+	if n, err := d.removeUnread(nil, time.Now()); n != 0 || err != nil {
+		t.Errorf("no uploads directory yet: %d, %v", n, err)
+	}
+	upload := func() string {
+		name, w, _, err := d.Create("a.log")
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		return name
+	}
+	read, unread, young := upload(), upload(), upload()
+	old := time.Now().Add(-2 * time.Hour)
+	for _, name := range []string{read, unread} {
+		if err := os.Chtimes(filepath.Join(d.uploads, strings.TrimPrefix(name, uploadPrefix)), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := d.removeUnread(map[string]bool{read: true, "day.log": true}, time.Now())
+	if n != 1 || err != nil || d.Exists(unread) || !d.Exists(read) || !d.Exists(young) {
+		t.Errorf("removed %d (%v): read %v, unread %v, young %v", n, err, d.Exists(read), d.Exists(unread), d.Exists(young))
+	}
+	for _, name := range []string{"day.log", "upload/../traces/day.log", "upload/", "../traces/day.log"} {
+		if err := d.Remove(name); err != nil {
+			t.Errorf("Remove(%q): %v", name, err)
+		}
+	}
+	if !d.Exists("day.log") {
+		t.Error("Remove took a --traces file")
+	}
+	if err := d.Remove(read); err != nil || d.Exists(read) {
+		t.Errorf("Remove(%q): %v, still there: %v", read, err, d.Exists(read))
+	}
+	if err := d.Remove(read); err != nil {
+		t.Errorf("Remove of a log already gone: %v", err)
 	}
 }

@@ -155,7 +155,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *maxUploadMB <= 0 {
 		return usagef("--max-upload-mb: must be positive")
 	}
-	ropt.Logs = &dirLogs{traces: *tracesDir, uploads: *uploadsDir}
+	logs := &dirLogs{traces: *tracesDir, uploads: *uploadsDir}
+	ropt.Logs = logs
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	ropt.Logger = log
 	// The runtime collects harder as the heap nears the ceiling (the
@@ -174,6 +175,13 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if n > 0 {
 		log.Warn("runs left running by the last server are now interrupted", "runs", n)
+	}
+	if read, err := st.LogsRead(ctx); err != nil {
+		return err
+	} else if n, err := logs.removeUnread(read, time.Now()); err != nil {
+		log.Warn("uploads no run reads were not all removed", "removed", n, "err", err)
+	} else if n > 0 {
+		log.Info("removed the uploads no stored run reads", "uploads", n, "dir", *uploadsDir)
 	}
 	rn := runner.New(st, ropt)
 	if _, err := rn.Requeue(ctx); err != nil {

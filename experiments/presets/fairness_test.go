@@ -7,6 +7,7 @@ import (
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/experiments/metrics"
+	"github.com/ratelab/ratelab/internal/enginetest"
 )
 
 // The fairness presets reproduce the published numbers of
@@ -16,7 +17,7 @@ import (
 
 func runPreset(t *testing.T, name string) *experiments.Result {
 	t.Helper()
-	return presetRunOf(t, name, 0).res
+	return enginetest.Preset(t, name, 0)
 }
 
 // point finds a point by limiter label.

@@ -2,18 +2,14 @@ package presets_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
-	"maps"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/output"
-	"github.com/ratelab/ratelab/experiments/presets"
-	"github.com/ratelab/ratelab/experiments/sweep"
+	"github.com/ratelab/ratelab/internal/enginetest"
 	"github.com/ratelab/ratelab/internal/seedlab"
 )
 
@@ -80,72 +76,11 @@ var postSums = map[float64]map[string]string{
 	},
 }
 
-// runPostPreset runs a preset at durationMS (0: as stored) and returns its
-// result and files by name.
+// runPostPreset runs a preset at durationMS (0: as stored), once per test
+// binary, and returns its result and files by name.
 func runPostPreset(t *testing.T, name string, durationMS float64) (*experiments.Result, map[string][]byte) {
 	t.Helper()
-	r := presetRunOf(t, name, durationMS)
-	r.filesOnce.Do(func() {
-		var files []output.File
-		files, r.filesErr = output.Files(r.res)
-		r.files = map[string][]byte{}
-		for _, f := range files {
-			r.files[f.Name] = f.Data
-		}
-	})
-	if r.filesErr != nil {
-		t.Fatal(r.filesErr)
-	}
-	return r.res, maps.Clone(r.files) // the caller may add and delete files
-}
-
-// presetRuns holds this test binary's runs of the presets, by name and
-// duration (0: the preset's own), each run once however many tests read
-// it: the engine gives the same bytes every time, and the tests only read
-// a result. A dozen tests run the same presets; a run is the package's
-// CPU.
-var presetRuns sync.Map // presetKey -> *presetRun
-
-type presetKey struct {
-	name       string
-	durationMS float64
-}
-
-type presetRun struct {
-	once      sync.Once
-	res       *experiments.Result
-	err       error
-	filesOnce sync.Once
-	files     map[string][]byte
-	filesErr  error
-}
-
-func presetRunOf(t *testing.T, name string, durationMS float64) *presetRun {
-	t.Helper()
-	v, _ := presetRuns.LoadOrStore(presetKey{name, durationMS}, new(presetRun))
-	r := v.(*presetRun)
-	r.once.Do(func() {
-		cfg, err := presets.Config(name)
-		if err != nil {
-			r.err = err
-			return
-		}
-		if durationMS > 0 {
-			cfg.Workload.DurationMS = durationMS
-			if err := cfg.Validate(); err != nil {
-				r.err = err
-				return
-			}
-		}
-		r.res, r.err = sweep.Run(context.Background(), cfg, sweep.Options{})
-		if r.err != nil {
-			r.err = fmt.Errorf("run %s: %w", name, r.err)
-		}
-	})
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	return r
+	return enginetest.PresetFiles(t, name, durationMS)
 }
 
 func TestPostPresetsMatchTheSeedLab(t *testing.T) {

@@ -1,7 +1,8 @@
 // Package enginetest holds what the engine's tests share across its
-// packages (experiments, simulate, sweep): a document decoded or read from
-// a file, a config run to its output files, a file's CSV rows, the small
-// valid config the bad-config cases edit. Tests only.
+// packages (experiments, simulate, sweep, presets, web/charts): a document
+// decoded or read from a file, a config run to its output files, a preset
+// run once per test binary, a file's CSV rows, the small valid config the
+// bad-config cases edit. Tests only.
 package enginetest
 
 import (
@@ -9,13 +10,16 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
+	"maps"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/output"
+	"github.com/ratelab/ratelab/experiments/presets"
 	"github.com/ratelab/ratelab/experiments/sweep"
 )
 
@@ -141,3 +145,76 @@ const SweptDoc = `{
   "server": {"workers": 1, "service_ms": [5, 10]},
   "limiters": [{"type": "token-bucket", "rate_rps": 100, "burst": [5, 20]}]
 }`
+
+// Preset is the result of the preset name run at durationMS (0: the
+// preset's own duration), run once per test binary however many tests
+// read it: the engine gives the same bytes every time, and the tests only
+// read a result (one that changes it runs its own).
+func Preset(t testing.TB, name string, durationMS float64) *experiments.Result {
+	t.Helper()
+	r := presetRunOf(name, durationMS)
+	r.once.Do(func() {
+		cfg, err := presets.Config(name)
+		if err != nil {
+			r.err = err
+			return
+		}
+		if durationMS > 0 {
+			cfg.Workload.DurationMS = durationMS
+			if err := cfg.Validate(); err != nil {
+				r.err = fmt.Errorf("preset %s at %g ms: %w", name, durationMS, err)
+				return
+			}
+		}
+		if r.res, r.err = sweep.Run(context.Background(), cfg, sweep.Options{}); r.err != nil {
+			r.err = fmt.Errorf("run preset %s: %w", name, r.err)
+		}
+	})
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	return r.res
+}
+
+// PresetFiles is Preset's result and its output files by name, written
+// once per test binary; the map is the caller's own (it may add and delete
+// files).
+func PresetFiles(t testing.TB, name string, durationMS float64) (*experiments.Result, map[string][]byte) {
+	t.Helper()
+	res := Preset(t, name, durationMS)
+	r := presetRunOf(name, durationMS)
+	r.filesOnce.Do(func() {
+		var files []output.File
+		files, r.filesErr = output.Files(res)
+		r.files = map[string][]byte{}
+		for _, f := range files {
+			r.files[f.Name] = f.Data
+		}
+	})
+	if r.filesErr != nil {
+		t.Fatal(r.filesErr)
+	}
+	return res, maps.Clone(r.files)
+}
+
+// presetRuns are Preset's runs by preset name and duration.
+var presetRuns sync.Map // presetKey -> *presetRun
+
+type presetKey struct {
+	name       string
+	durationMS float64
+}
+
+type presetRun struct {
+	once      sync.Once
+	res       *experiments.Result
+	err       error
+	filesOnce sync.Once
+	files     map[string][]byte
+	filesErr  error
+}
+
+func presetRunOf(name string, durationMS float64) *presetRun {
+	v, _ := presetRuns.LoadOrStore(presetKey{name, durationMS}, new(presetRun))
+	return v.(*presetRun)
+}

@@ -3,13 +3,13 @@ package charts
 import (
 	"context"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/presets"
 	"github.com/ratelab/ratelab/experiments/sweep"
+	"github.com/ratelab/ratelab/internal/enginetest"
 )
 
 // runDoc runs a config document.
@@ -23,24 +23,10 @@ func runDoc(t *testing.T, doc string) *experiments.Result {
 }
 
 // runPreset runs a preset, once per test binary however many tests chart
-// it (the engine gives the same bytes every time; a view only reads the
-// result).
+// it (a view only reads the result).
 func runPreset(t *testing.T, name string) *experiments.Result {
 	t.Helper()
-	v, _ := presetRuns.LoadOrStore(name, new(presetRun))
-	r := v.(*presetRun)
-	r.once.Do(func() {
-		cfg, err := presets.Config(name)
-		if err != nil {
-			r.err = err
-			return
-		}
-		r.res, r.err = sweep.Run(context.Background(), cfg, sweep.Options{Workers: 2})
-	})
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	return r.res
+	return enginetest.Preset(t, name, 0)
 }
 
 // runPresetAfresh runs a preset for a test that changes the result (as an
@@ -52,15 +38,6 @@ func runPresetAfresh(t *testing.T, name string) *experiments.Result {
 		t.Fatal(err)
 	}
 	return run(t, cfg)
-}
-
-// presetRuns are runPreset's runs by preset name.
-var presetRuns sync.Map // string -> *presetRun
-
-type presetRun struct {
-	once sync.Once
-	res  *experiments.Result
-	err  error
 }
 
 func run(t *testing.T, cfg *experiments.Config) *experiments.Result {
