@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/metrics"
 	"github.com/ratelab/ratelab/experiments/workload"
 )
 
@@ -34,4 +35,39 @@ func (f *ForwardPass) FinishLoad(share *LoadShare, t []float64) error {
 	}
 	f.s.Offered = offered
 	return f.Finish()
+}
+
+// OfferedCounter counts the offered series of a load as its arrivals are
+// read, a chunk at a time, as LoadShare counts it whole (the arrivals in
+// time order, the windows of a point config of the load): the reader of
+// a load its points follow (sweep) counts it beside them, so that the
+// points' FinishLoad does not wait for a count of the whole load.
+type OfferedCounter struct {
+	windowMS float64
+	windows  int
+	cur      metrics.WindowCursor
+	offered  []int32
+}
+
+// NewOfferedCounter counts at the series windows of cfg, a point config
+// of the load (Config.PointConfig).
+func NewOfferedCounter(cfg *experiments.Config) *OfferedCounter {
+	windowMS := cfg.SeriesWindow()
+	windows := int(metrics.WindowCount(cfg.Workload.DurationMS, windowMS))
+	return &OfferedCounter{windowMS: windowMS, windows: windows, cur: metrics.NewWindowCursor(windowMS), offered: make([]int32, windows)}
+}
+
+// Add counts the next arrival times t.
+func (o *OfferedCounter) Add(t []float64) {
+	for _, x := range t {
+		o.offered[int(o.cur.Index(x))]++
+	}
+}
+
+// File gives s, the share of the load o counted whole, o's series: the
+// points at o's windows take it.
+func (s *LoadShare) File(o *OfferedCounter) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.series = append(s.series, sharedOffered{o.windowMS, o.windows, o.offered})
 }

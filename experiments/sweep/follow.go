@@ -22,7 +22,8 @@ const followChunk = 1 << 14
 // share) or the points must stop (stop).
 type growing struct {
 	st       *workload.Stream
-	limit    int // arrivals it may hold; past them it stops (more)
+	count    *simulate.OfferedCounter // the offered series, counted as read (nil: by the points)
+	limit    int                      // arrivals it may hold; past them it stops (more)
 	expected float64
 	chunk    int
 
@@ -54,9 +55,10 @@ func (e errorString) Error() string { return string(e) }
 
 // newGrowing is st's load, to be read by read: at most limit arrivals
 // (at most MaxCurveArrivals, as a load held in memory), about expected,
-// chunk at a time.
-func newGrowing(st *workload.Stream, limit int, expected float64, chunk int) *growing {
-	g := &growing{st: st, limit: limit, expected: expected, chunk: chunk}
+// chunk at a time, its offered series counted by count as it is read
+// (nil: by its points, once it is whole).
+func newGrowing(st *workload.Stream, limit int, expected float64, chunk int, count *simulate.OfferedCounter) *growing {
+	g := &growing{st: st, limit: limit, expected: expected, chunk: chunk, count: count}
 	g.grown.L = &g.mu
 	return g
 }
@@ -89,6 +91,9 @@ func (g *growing) read(ctx context.Context, check func(n int) error) {
 			stop = err
 			break
 		}
+		if g.count != nil {
+			g.count.Add(t[n : n+k])
+		}
 		n += k
 		if n > limit {
 			g.mu.Lock()
@@ -117,6 +122,9 @@ func (g *growing) read(ctx context.Context, check func(n int) error) {
 	if stop == nil {
 		g.whole = &workload.Arrivals{T: g.t, Client: g.c, Clients: st.Clients, Groups: st.Groups, ClientPart: st.ClientPart}
 		g.share = simulate.NewLoadShare(g.t)
+		if g.count != nil {
+			g.share.File(g.count)
+		}
 	}
 }
 

@@ -322,7 +322,11 @@ func runGens(ctx context.Context, cfg *experiments.Config, open OpenLoad, opt Op
 			n        int
 		)
 		if (readLimit > 0 || opt.test.followAny) && opt.test.follows(cfg, queue, limit, expected) {
-			g := newGrowing(st, limit, expected, opt.test.chunk())
+			var count *simulate.OfferedCounter
+			if len(pts) > 0 {
+				count = simulate.NewOfferedCounter(cfg.PointConfig(pts[0]))
+			}
+			g := newGrowing(st, limit, expected, opt.test.chunk(), count)
 			curves := make(chan []int, 1)
 			go func() {
 				g.read(ctx, func(n int) error {
