@@ -114,14 +114,8 @@ const maxLabelsBody = 64 << 10
 // apiPatchRun sets a run's tags and note and answers the run as GET
 // /api/runs/{id} would, without its files and manifest.
 func (s *Server) apiPatchRun(w http.ResponseWriter, r *http.Request) {
-	id := chi.URLParam(r, "id")
-	run, err := s.getRun(r, id)
-	if errors.Is(err, storage.ErrNotFound) {
-		problem(w, r, http.StatusNotFound, fmt.Sprintf("there is no run %q", format.Clip(id, 40)), nil)
-		return
-	}
-	if err != nil {
-		problem(w, r, http.StatusInternalServerError, "read the run: "+err.Error(), nil)
+	run := s.apiRunOr404(w, r)
+	if run == nil {
 		return
 	}
 	if msg := jsonBody(r); msg != "" {
@@ -177,14 +171,8 @@ func (s *Server) apiPatchRun(w http.ResponseWriter, r *http.Request) {
 // as its page's delete does; 204. A queued or running run is a 409
 // problem (cancel it first: POST /runs/{id}/cancel), no run a 404.
 func (s *Server) apiDeleteRun(w http.ResponseWriter, r *http.Request) {
-	id := chi.URLParam(r, "id")
-	run, err := s.getRun(r, id)
-	if errors.Is(err, storage.ErrNotFound) {
-		problem(w, r, http.StatusNotFound, fmt.Sprintf("there is no run %q", format.Clip(id, 40)), nil)
-		return
-	}
-	if err != nil {
-		problem(w, r, http.StatusInternalServerError, "read the run: "+err.Error(), nil)
+	run := s.apiRunOr404(w, r)
+	if run == nil {
 		return
 	}
 	if !storage.Final(run.Status) {
@@ -200,4 +188,20 @@ func (s *Server) apiDeleteRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// apiRunOr404 reads the {id} run, or answers a 404 (or 500) problem and
+// is nil.
+func (s *Server) apiRunOr404(w http.ResponseWriter, r *http.Request) *storage.Run {
+	id := chi.URLParam(r, "id")
+	run, err := s.getRun(r, id)
+	if errors.Is(err, storage.ErrNotFound) {
+		problem(w, r, http.StatusNotFound, fmt.Sprintf("there is no run %q", format.Clip(id, 40)), nil)
+		return nil
+	}
+	if err != nil {
+		problem(w, r, http.StatusInternalServerError, "read the run: "+err.Error(), nil)
+		return nil
+	}
+	return run
 }

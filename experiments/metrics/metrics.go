@@ -44,6 +44,16 @@ func (h *Histogram) Reset() {
 
 // Record adds one delay in ms: rounded half up and clamped to [0, MaxDelayMS].
 func (h *Histogram) Record(ms float64) {
+	v := h.RecordBucket(ms)
+	h.n++
+	h.max = max(h.max, v)
+}
+
+// RecordBucket counts one delay in ms in its bucket as Record does, and
+// returns the bucket, leaving the histogram's count and maximum to the
+// caller, who passes them to AddRecorded: a loop that records many delays
+// keeps them in registers, not in memory written at every delay.
+func (h *Histogram) RecordBucket(ms float64) int {
 	// Compare in float before converting: int() of a huge, infinite or
 	// NaN value is undefined. x is not NaN past the first comparison, and
 	// int(max(x, 0)) is the floor for x >= 0 and 0 below.
@@ -59,8 +69,16 @@ func (h *Histogram) Record(ms float64) {
 		}
 		h.high[v-lowDelaysMS]++
 	}
-	h.n++
-	h.max = max(h.max, v)
+	return v
+}
+
+// AddRecorded adds n delays counted by RecordBucket, the largest of
+// their buckets most (any value for n = 0).
+func (h *Histogram) AddRecorded(n, most int) {
+	if n > 0 {
+		h.n += n
+		h.max = max(h.max, most)
+	}
 }
 
 // count is the number of recordings of v (v <= max).
@@ -118,13 +136,18 @@ func Jain(x []float64) float64 {
 
 // Rolling finds the largest number of events in any window [x, x+L) over a
 // non-decreasing stream of event times, exactly: the best window starts at
-// an event, so it keeps the events of the last L ms in a ring. An event at
-// x has left the window of a later event at t when t - x >= L, compared
-// exactly (see Apart).
+// an event. An event at x has left the window of a later event at t when
+// t - x >= L, compared exactly (see Apart). The count of the window ending
+// at the k-th event is at most one more than at the (k-1)-th (every event
+// in the later window is in the earlier one, but the new), so the largest
+// count so far, M, grows by one exactly when the event M back is still in
+// the new event's window: one comparison per event, against a ring of the
+// last M events (the ring holds as many events as the busiest window, as
+// a ring of the window's events would).
 type Rolling struct {
 	windowMS float64
-	ring     []float64
-	head, n  int
+	ring     []float64 // event k at ring[k&(len(ring)-1)], the last len(ring) of them
+	n        int       // events added
 	max      int
 }
 
@@ -135,29 +158,54 @@ func NewRolling(windowMS float64) *Rolling {
 
 // Reset forgets all events.
 func (r *Rolling) Reset(windowMS float64) {
-	r.windowMS, r.head, r.n, r.max = windowMS, 0, 0, 0
+	r.windowMS, r.n, r.max = windowMS, 0, 0
 }
 
 // Add records an event at t (non-decreasing).
 func (r *Rolling) Add(t float64) {
-	mask := len(r.ring) - 1
-	for r.n > 0 && Apart(r.ring[r.head], t, r.windowMS) {
-		r.head = (r.head + 1) & mask
-		r.n--
-	}
-	if r.n == len(r.ring) {
-		next := make([]float64, 2*len(r.ring))
-		for i := 0; i < r.n; i++ {
-			next[i] = r.ring[(r.head+i)&mask]
+	if grows(r.ring, r.n, r.max, t, r.windowMS) {
+		r.max++
+		if r.max > len(r.ring) { // the next event compares with the one max back
+			r.grow(r.n)
 		}
-		r.ring, r.head = next, 0
-		mask = len(r.ring) - 1
 	}
-	r.ring[(r.head+r.n)&mask] = t
+	r.ring[r.n&(len(r.ring)-1)] = t
 	r.n++
-	if r.n > r.max {
-		r.max = r.n
+}
+
+// AddAll records events at ts (non-decreasing, from the last added on),
+// in order: as many Adds, its state in registers over ts.
+func (r *Rolling) AddAll(ts []float64) {
+	k, most, ring, windowMS := r.n, r.max, r.ring, r.windowMS
+	for _, t := range ts {
+		if grows(ring, k, most, t, windowMS) {
+			most++
+			if most > len(ring) {
+				r.grow(k)
+				ring = r.ring
+			}
+		}
+		ring[k&(len(ring)-1)] = t
+		k++
 	}
+	r.n, r.max = k, most
+}
+
+// grows reports whether event k at t takes the largest count most up,
+// ring holding the events before it: whether the event most back is
+// still in its window (the first event always is).
+func grows(ring []float64, k, most int, t, windowMS float64) bool {
+	return most == 0 || k >= most && !Apart(ring[(k-most)&(len(ring)-1)], t, windowMS)
+}
+
+// grow doubles the ring before event k is added.
+func (r *Rolling) grow(k int) {
+	mask := len(r.ring) - 1
+	next := make([]float64, 2*len(r.ring))
+	for i := max(k-len(r.ring), 0); i < k; i++ {
+		next[i&(len(next)-1)] = r.ring[i&mask]
+	}
+	r.ring = next
 }
 
 // Max is the largest count seen in any window of length L.

@@ -226,5 +226,75 @@ func TestRolling(t *testing.T) {
 		if got, want := r.Max(), bruteRolling(ts, l); got != want {
 			t.Fatalf("run %d (L=%g, %d events): Rolling = %d, brute force %d", run, l, len(ts), got, want)
 		}
+		all := metrics.NewRolling(l) // the same events by AddAll, in random runs
+		for i := 0; i < len(ts); {
+			e := min(i+rng.IntN(90), len(ts))
+			all.AddAll(ts[i:e])
+			i = e
+		}
+		if all.Max() != r.Max() {
+			t.Fatalf("run %d (L=%g, %d events): AddAll = %d, Add %d", run, l, len(ts), all.Max(), r.Max())
+		}
+	}
+}
+
+// TestRollingThickening: a stream that grows ever denser takes its
+// largest count up every few events, past several sizes of the ring that
+// keeps the last events (64, doubled as it fills), each time against
+// another event of the past: after every event, the count is the brute
+// force's over the events so far.
+func TestRollingThickening(t *testing.T) {
+	for _, l := range []float64{1000, 33.3} {
+		ts := make([]float64, 1500)
+		r := metrics.NewRolling(l)
+		best := 0
+		for k := range ts {
+			ts[k] = 100 * math.Sqrt(float64(k)) * l / 1000
+			r.Add(ts[k])
+			n := 0 // the window ending at event k
+			for i := k; i >= 0 && exactBefore(ts[i], ts[k], l); i-- {
+				n++
+			}
+			best = max(best, n)
+			if r.Max() != best {
+				t.Fatalf("L=%g, after event %d: Rolling = %d, brute force %d", l, k, r.Max(), best)
+			}
+		}
+		if best < 300 {
+			t.Errorf("L=%g: the largest count is %d, want more than 300", l, best)
+		}
+	}
+}
+
+// TestHistogramRecordBucket: delays counted by RecordBucket, their count
+// and largest bucket added by AddRecorded in batches, make the histogram
+// Record makes: every percentile, the count and the maximum, after a
+// Reset too.
+func TestHistogramRecordBucket(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	var one, two metrics.Histogram
+	for round := range 3 {
+		one.Reset()
+		two.Reset()
+		n, most := 0, 0
+		for i := range 5000 {
+			ms := []float64{-3, 0.49999999999999994, 0.5, 7.5, 4095.5, 70_000, math.NaN(), rng.ExpFloat64() * 50}[rng.IntN(8)]
+			one.Record(ms)
+			most = max(most, two.RecordBucket(ms))
+			n++
+			if i%(100+round) == 0 {
+				two.AddRecorded(n, most)
+				n, most = 0, 0
+			}
+		}
+		two.AddRecorded(n, most)
+		for _, p := range []float64{1, 50, 90, 99, 99.9, 100} {
+			if one.Quantile(p) != two.Quantile(p) {
+				t.Fatalf("round %d: p%g %d, recorded by buckets %d", round, p, one.Quantile(p), two.Quantile(p))
+			}
+		}
+		if one.Count() != two.Count() || one.Max() != two.Max() {
+			t.Fatalf("round %d: count %d max %d, by buckets %d and %d", round, one.Count(), one.Max(), two.Count(), two.Max())
+		}
 	}
 }

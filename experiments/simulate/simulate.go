@@ -118,6 +118,7 @@ func NewForwardPass(ctx context.Context, cfg *experiments.Config, pt *experiment
 // Finish measures a streamed point (NewForwardPass) once its
 // stream has ended, its percentiles by the config's rule.
 func (f *ForwardPass) Finish() error {
+	f.Stop()
 	if err := f.finish(); err != nil {
 		return err
 	}
@@ -277,7 +278,7 @@ type ForwardPass struct {
 	fair    fairWindows
 
 	m                                      experiments.Metrics
-	n                                      int // arrivals fed
+	n                                      int // arrivals measured
 	lastRelease                            float64
 	serverSojournMax, gateMax, endToEndMax float64
 	rel                                    releaseTally
@@ -286,6 +287,10 @@ type ForwardPass struct {
 	loop  *pointLoop               // a gate with hooks: the arrivals run in the event loop (modelPlain)
 	done  *completions             // nil: the gate does not observe
 	fate  func(limiter.Completion) // a test's fate log (Switches.Fate)
+	split *stages                  // the pass's stages on goroutines of their own (Split), nil: none
+	// readsServer: the gate may read the server's occupancy (its kind's
+	// ReadsServer, or a test's toy gate).
+	readsServer bool
 }
 
 // releaseError is the error of a gate that released at release, after
@@ -354,6 +359,37 @@ func (rt *releaseTally) add(s *experiments.Series, in *Instruments, release floa
 	}
 }
 
+// addAll counts releases (in order) as add does them one by one, given
+// for the i-th, most[i], the most requests in the system after a release
+// of its series window up to it (systemCount; add's n of each would give
+// each window the same most): a window's run of releases at once, then
+// the rolling count and the busiest 100 ms over the batch.
+func (rt *releaseTally) addAll(s *experiments.Series, in *Instruments, releases []float64, most []int32) {
+	most = most[:len(releases)]
+	for i := 0; i < len(releases); {
+		w := rt.window.Index(releases[i])
+		rw := int(w)
+		for rw >= len(s.Released) {
+			s.Released = append(s.Released, 0)
+			s.InSystemMax = append(s.InSystemMax, 0)
+		}
+		e, n := i+1, most[i]
+		for e < len(releases) && rt.window.Index(releases[e]) == w {
+			n = max(n, most[e])
+			e++
+		}
+		s.Released[rw] += int32(e - i)
+		s.InSystemMax[rw] = max(s.InSystemMax[rw], n)
+		rt.inSystemMax = max(rt.inSystemMax, int(n))
+		i = e
+	}
+	in.rolling.AddAll(releases)
+	rt.peak.addAll(releases)
+	if rt.keep {
+		in.releases = append(in.releases, releases...)
+	}
+}
+
 // peak100 counts releases per aligned 100 ms window as they come (in
 // order) and keeps the largest count: downstream_peak_rps, whatever the
 // series' width.
@@ -370,6 +406,19 @@ func (p *peak100) add(release float64) {
 	}
 	p.count++
 	p.max = max(p.max, p.count)
+}
+
+// addAll is add for each of releases, in order, its state in registers.
+func (p *peak100) addAll(releases []float64) {
+	cur, window, count, most := p.cur, p.window, p.count, p.max
+	for _, r := range releases {
+		if w := cur.Index(r); w != window || count == 0 {
+			window, count = w, 0
+		}
+		count++
+		most = max(most, count)
+	}
+	p.cur, p.window, p.count, p.max = cur, window, count, most
 }
 
 // clientWeights are the clients' weights, in client order.
@@ -451,6 +500,7 @@ func startForwardPass(ctx context.Context, cfg *experiments.Config, clients []wo
 		return nil, err
 	}
 	f.gate, f.fate = gate, sw.fateLog()
+	f.readsServer = spec.Kind() == nil || spec.Kind().ReadsServer || sw != nil && sw.Gate != nil
 	in.startPoint(cfg)
 	f.hooks = hooksOf(gate, in)
 	in.watch(&f.hooks)
@@ -492,6 +542,9 @@ func startForwardPass(ctx context.Context, cfg *experiments.Config, clients []wo
 // gate into the server: forward, or in the event loop for a gate with
 // hooks.
 func (f *ForwardPass) Feed(ts []float64, cs []int32) error {
+	if f.split != nil {
+		return f.split.feed(f, ts, cs)
+	}
 	if f.loop != nil {
 		return f.loop.feed(f.ctx, ts, cs)
 	}

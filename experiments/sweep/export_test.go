@@ -21,6 +21,13 @@ func WithStreamBatch(opt Options, n int) Options {
 	return opt
 }
 
+// WithoutSplit runs every streamed point's pass on one goroutine, even
+// with spare workers, for tests.
+func WithoutSplit(opt Options) Options {
+	opt.test.noSplit = true
+	return opt
+}
+
 // WithoutFollow makes a load held in memory be read whole before its
 // points run, for tests (by default the points follow it as it is read).
 func WithoutFollow(opt Options) Options {

@@ -3,7 +3,9 @@ package sweep_test
 import (
 	"context"
 	"strconv"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/sweep"
@@ -40,7 +42,10 @@ func BenchmarkStreamedSweep(b *testing.B) {
 
 // BenchmarkGeneratedArrivals is the issue's fifth row at a hundredth of
 // its size (scripts/bench.sh BIG=1 runs 10^9): 10^7 generated Poisson
-// arrivals through one point, streamed. Reported per arrival.
+// arrivals through one point, streamed: split (its forward pass in three
+// stages on their goroutines, as with spare workers) and on one goroutine
+// (WithoutSplit). Reported per arrival, wall and CPU (the process's, with
+// the producer's).
 func BenchmarkGeneratedArrivals(b *testing.B) {
 	cfg, err := document.DecodeConfig([]byte(`{"version": 1, "seed": 1,
 		"workload": {"duration_ms": 10000, "parts": [{"type": "poisson", "rate_rps": 1000000}]},
@@ -49,13 +54,33 @@ func BenchmarkGeneratedArrivals(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	n := 0
-	for b.Loop() {
-		res, err := sweep.Run(context.Background(), cfg, sweep.Options{})
-		if err != nil {
-			b.Fatal(err)
+	for _, split := range []bool{true, false} {
+		name, opt := "split", sweep.Options{}
+		if !split {
+			name, opt = "one-goroutine", sweep.WithoutSplit(opt)
 		}
-		n = res.Arrivals
+		b.Run(name, func(b *testing.B) {
+			n := 0
+			cpu := cpuTime()
+			for b.Loop() {
+				res, err := sweep.Run(context.Background(), cfg, opt)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n = res.Arrivals
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/arrival")
+			b.ReportMetric(float64((cpuTime()-cpu).Nanoseconds())/float64(b.N)/float64(n), "cpu-ns/arrival")
+		})
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/arrival")
+}
+
+// cpuTime is the process's user + system CPU time so far (as the
+// simulate package's benchmarks measure it).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -97,8 +97,9 @@ type testSwitches struct {
 	// streams (0: every load whose points run the forward pass).
 	streamCacheSet bool
 	streamCache    int
-	streamBatch    int // arrivals per batch of a stream (0: the default)
-	maxLivePoints  int // points sharing a pass over a stream (0: the default)
+	streamBatch    int  // arrivals per batch of a stream (0: the default)
+	maxLivePoints  int  // points sharing a pass over a stream (0: the default)
+	noSplit        bool // no point's pass is split, whatever the spare workers
 	// How a load held in memory is read: before its points run (noFollow),
 	// or while they follow it (the default), in chunks of followChunk
 	// arrivals (0: the default), and followed even when it is expected to
@@ -722,7 +723,7 @@ func runStream(ctx context.Context, cfg *experiments.Config, open OpenLoad, lo i
 			}
 			t, c = nil, nil
 		}
-		n, err := streamPass(ctx, cfg, st, t, c, live, min(workers, len(live)), &opt.test, &opt.Simulate, budget, func(read float64) {
+		n, err := streamPass(ctx, cfg, st, t, c, live, workers, &opt.test, &opt.Simulate, budget, func(read float64) {
 			pr.read(len(live), min(read/durationMS, 1))
 		})
 		if err != nil {
@@ -739,14 +740,17 @@ func runStream(ctx context.Context, cfg *experiments.Config, open OpenLoad, lo i
 // while the slowest point is at most this many batches behind it.
 const streamRing = 8
 
-// streamPass is one pass of live points over a stream. A producer reads
+// streamPass is one pass of live points over a stream, on at most workers
+// goroutines besides its producer. A producer reads
 // batches into a ring while the workers feed them to the points, each
 // worker taking, batch by batch, the idle point furthest behind: no
 // barrier between batches, so a worker waits only when every point it
 // could run is at the producer's batch or at the ring's end. Each point
 // still takes every batch in order, so its numbers are the same for any
 // number of workers; of several errors the pass returns the one of the
-// earliest batch (then the earliest point), whatever the timing.
+// earliest batch (then the earliest point), whatever the timing. With
+// fewer points than workers, each point's pass is split
+// (simulate.ForwardPass.Split): its measures take the spare cores.
 func streamPass(ctx context.Context, cfg *experiments.Config, st *workload.Stream, headT []float64, headC []int32, live []*experiments.Point, workers int, sw *testSwitches, sim *simulate.Switches, budget float64, reading func(readMS float64)) (int64, error) {
 	runs := make([]*simulate.ForwardPass, len(live))
 	for k, pt := range live {
@@ -755,7 +759,14 @@ func streamPass(ctx context.Context, cfg *experiments.Config, st *workload.Strea
 			return 0, pointError(pt, err)
 		}
 		runs[k] = f
+		defer f.Stop()
 	}
+	if workers > len(live) && !sw.noSplit {
+		for _, f := range runs {
+			f.Split()
+		}
+	}
+	workers = min(workers, len(live))
 	p := &pass{
 		live:   live,
 		cursor: make([]int, len(runs)),

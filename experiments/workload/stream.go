@@ -106,9 +106,13 @@ func (s *Stream) Read(t []float64, c []int32) (int, error) {
 		if len(s.heap) == 1 { // one run left: no merging
 			h := &s.heap[0]
 			r := s.runs[h.run]
+			f, _ := r.(filler)
 			for n < len(t) {
 				t[n], c[n] = h.t, h.c
 				n++
+				if f != nil {
+					n += f.fill(t[n:], c[n:])
+				}
 				var ok bool
 				if h.t, h.c, ok = r.Next(); !ok {
 					s.heap = s.heap[:0]
@@ -294,6 +298,29 @@ func (r *poissonRun) Next() (float64, int32, bool) {
 }
 
 func (r *poissonRun) Err() error { return nil }
+
+// filler is a Run that also writes its next arrivals a batch at a time,
+// the same as Next would return them one by one: fill writes into t and
+// c (of equal length) and returns how many it wrote, fewer than len(t)
+// only at the end of the run. The stream fills from its last run.
+type filler interface {
+	fill(t []float64, c []int32) int
+}
+
+// fill is Next for a batch, its time kept in a register: the same values
+// from the same draws.
+func (r *poissonRun) fill(t []float64, c []int32) int {
+	x, end, mean, rng, id := r.t, r.end, r.mean, r.rng, r.c
+	c = c[:len(t)]
+	n := 0
+	for n < len(t) && x < end {
+		t[n], c[n] = x, id
+		x += rng.ExpFloat64() * mean
+		n++
+	}
+	r.t = x
+	return n
+}
 
 // demandRun is a demand curve as a Run (generateDemandCurve, pulled).
 type demandRun struct {
