@@ -16,8 +16,8 @@ const hugePageBytes = 2 << 20
 // maps them (an allocation of size, never touched), madvise(2) marks them
 // MADV_HUGEPAGE, and the allocation is freed for the run to reuse. On the
 // 2-core VM a fresh 4 KiB page costs 10 to 20 µs of CPU (the fault's trap,
-// not the zeroing: a read fault costs the same), a fresh 2 MiB one about
-// as much as 4 to 30 of them: the seed model's Post 3 run at 9,900 s took
+// not the zeroing: a read fault costs the same), a fresh 2 MiB one (512
+// of them) about as much as 12 to 65 of them: the seed model's Post 3 run at 9,900 s took
 // 11,800 page faults, 2,100 with this. The Go runtime advises no heap
 // memory itself (since Go 1.21.1; the kernel's THP setting is "madvise"
 // there), and the advice never changes a byte the run writes. It returns
@@ -33,8 +33,7 @@ func adviseHugePages(size int) (begin, end uintptr) {
 	if err := syscall.Madvise(b[begin-p:end-p], syscall.MADV_HUGEPAGE); err != nil {
 		begin, end = 0, 0
 	}
-	runtime.KeepAlive(b)
-	b = nil
+	runtime.KeepAlive(b) // b is dead after this: the GC below frees it
 	// Free the allocation's pages for the run's. (The runtime clears them
 	// when it hands them out again, returned to the kernel or not: it
 	// counts every page below the highest it has handed out as used; a
