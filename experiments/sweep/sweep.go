@@ -122,13 +122,15 @@ func (s *testSwitches) chunk() int {
 // (at most limit held in memory, not streamed) follow it as it is read
 // (growing): when they all run the forward pass at a fixed service time
 // (not queue) and need nothing of the load but its arrivals (no classes, no
-// service column), and it is expected to fit (else it is read first, as
-// before, and streams when it does not).
+// service column), and it is expected to fit (else, or when nothing says
+// how long it is, it is read first, as before, and streams when it does
+// not: points that followed a load past the limit would have done their
+// work for nothing).
 func (s *testSwitches) follows(cfg *experiments.Config, queue bool, limit int, expected float64) bool {
 	if s.noFollow || queue || len(cfg.Classes) > 0 || cfg.UsesEmpirical() || limit > experiments.MaxCurveArrivals {
 		return false
 	}
-	return s.followAny || expected+expected/64+1024 <= float64(limit)
+	return s.followAny || expected > 0 && expected+expected/64+1024 <= float64(limit)
 }
 
 // cacheArrivals is how many arrivals a load may have to be held in memory.
