@@ -5,9 +5,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sync"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments"
