@@ -2,6 +2,7 @@ package main
 
 import (
 	"runtime"
+	"runtime/debug"
 	"syscall"
 	"unsafe"
 )
@@ -26,6 +27,9 @@ func adviseHugePages(size int) (begin, end uintptr) {
 	if size < 2*hugePageBytes {
 		return 0, 0
 	}
+	// No collection for the allocation's sake (it would start one: the
+	// heap is a few MB), only the one below that frees it.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	b := make([]byte, size)
 	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
 	begin = (p + hugePageBytes - 1) &^ (hugePageBytes - 1)
