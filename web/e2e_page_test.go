@@ -16,16 +16,18 @@ import (
 
 // browserLab is a lab served to a headless Chromium for one test, with
 // helpers: step runs actions, eval evaluates JavaScript to a string, poll
-// waits for a JavaScript condition.
+// waits for a JavaScript condition. The test's tab is opened, and the
+// browser's turn taken (newBrowser), when the test first uses it (ctx),
+// so what a test does before (its sweeps, its HTTP checks) runs beside
+// the other browser tests' pages instead of holding the browser idle.
 type browserLab struct {
-	t    *testing.T
-	l    *lab
-	url  string
-	ctx  context.Context
-	blog *browserLog
-	run  func(steps ...chromedp.Action[chromedp.Void]) error
-	ev   func(js string) (string, error)
-	ok   func(js string) (bool, error)
+	t       *testing.T
+	l       *lab
+	url     string
+	exe     string
+	timeout time.Duration
+	tab     context.Context // nil until ctx opens it
+	blog    *browserLog
 }
 
 func newBrowserLab(t *testing.T, timeout time.Duration) *browserLab {
@@ -42,38 +44,44 @@ func newBrowserLabOn(t *testing.T, exe string, l *lab, timeout time.Duration) *b
 	ts.Config.Handler = New(l.store, l.runner, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Listen: ts.Listener.Addr().String()})
 	ts.Start()
 	t.Cleanup(ts.Close)
-	ctx := newBrowser(t, exe, timeout)
+	return &browserLab{t: t, l: l, url: ts.URL, exe: exe, timeout: timeout, blog: &browserLog{}}
+}
+
+// ctx is the test's tab: on first use it waits for the browser's turn,
+// opens the tab (newBrowser, the test's deadline counted from there) and
+// records what the page does; the test fails on any browser error.
+func (b *browserLab) ctx() context.Context {
+	b.t.Helper()
+	if b.tab != nil {
+		return b.tab
+	}
+	ctx := newBrowser(b.t, b.exe, b.timeout)
 	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start Chromium %s: %v", exe, err)
+		b.t.Fatalf("start Chromium %s: %v", b.exe, err)
 	}
-	b := &browserLab{t: t, l: l, url: ts.URL, ctx: ctx, blog: &browserLog{}}
 	if err := chromedp.Listen(ctx, b.blog.listen); err != nil {
-		t.Fatal(err)
+		b.t.Fatal(err)
 	}
-	b.run = func(steps ...chromedp.Action[chromedp.Void]) error { return chromedp.Do(ctx, steps...) }
-	b.ev = func(js string) (string, error) {
-		return chromedp.Run(ctx, chromedp.Evaluate[string](js, chromedp.EvalAwaitPromise))
-	}
-	b.ok = func(js string) (bool, error) { return chromedp.Run(ctx, chromedp.Evaluate[bool](js)) }
-	t.Cleanup(func() {
+	b.t.Cleanup(func() {
 		_, errs := b.blog.snapshot()
 		for _, e := range errs {
-			t.Errorf("browser error: %s", e)
+			b.t.Errorf("browser error: %s", e)
 		}
 	})
-	return b
+	b.tab = ctx
+	return ctx
 }
 
 func (b *browserLab) step(what string, steps ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
-	if err := b.run(steps...); err != nil {
+	if err := chromedp.Do(b.ctx(), steps...); err != nil {
 		b.t.Fatalf("%s: %v", what, err)
 	}
 }
 
 func (b *browserLab) eval(js string) string {
 	b.t.Helper()
-	v, err := b.ev(js)
+	v, err := chromedp.Run(b.ctx(), chromedp.Evaluate[string](js, chromedp.EvalAwaitPromise))
 	if err != nil {
 		b.t.Fatalf("evaluate %s: %v", js, err)
 	}
@@ -83,9 +91,10 @@ func (b *browserLab) eval(js string) string {
 func (b *browserLab) poll(what, js string, timeout time.Duration) {
 	b.t.Helper()
 	timeout = max(timeout, pollAtLeast)
+	ctx := b.ctx()
 	var last error
 	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		ok, err := b.ok(js)
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js))
 		if err == nil && ok {
 			return
 		}

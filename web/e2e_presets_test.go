@@ -110,8 +110,15 @@ func TestBrowserPresetPages(t *testing.T) {
 	readme := os.Getenv("RATELAB_SCREENSHOT")
 	var heights []string
 	var opened time.Duration // in checkDrawnCharts
+	// Every preset runs before the test's first page, so its sweeps run
+	// beside the other browser tests' pages, not while this test holds the
+	// browser (b.ctx).
+	paths := map[string]string{}
 	for _, p := range presets.All() {
-		path := "/runs/" + presetRunID(t, p.Name)
+		paths[p.Name] = "/runs/" + presetRunID(t, p.Name)
+	}
+	for _, p := range presets.All() {
+		path := paths[p.Name]
 		b.step(p.Name, chromedp.EmulateViewport(1280, 800), chromedp.Navigate(b.url+path), chromedp.WaitReady(chromedp.CSS("body")))
 		b.poll(p.Name+": the key chart drawn", `document.readyState === 'complete' && !!document.querySelector('#key div.chart[data-drawn]')`, 20*time.Second)
 		h, _ := strconv.Atoi(b.eval(`String(document.documentElement.scrollHeight)`))
@@ -128,7 +135,7 @@ func TestBrowserPresetPages(t *testing.T) {
 			t.Errorf("%s at 1280 px: words broken inside: %s", p.Name, bad)
 		}
 		if shots != "" || (readme != "" && p.Name == readmePreset) {
-			shot, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
+			shot, err := chromedp.Run(b.ctx(), chromedp.CaptureScreenshot())
 			if err != nil {
 				t.Fatalf("%s: screenshot: %v", p.Name, err)
 			}

@@ -1,9 +1,6 @@
 package web
 
 import (
-	"io"
-	"log/slog"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,29 +21,7 @@ func TestBrowserShadowReplay(t *testing.T) {
 	t.Parallel()
 	exe := chromium(t)
 	l, _ := newShadowLab(t, Options{}, "")
-	ts := httptest.NewUnstartedServer(nil)
-	ts.Config.Handler = New(l.store, l.runner, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Listen: ts.Listener.Addr().String()})
-	ts.Start()
-	t.Cleanup(ts.Close)
-	ctx := newBrowser(t, exe, 60*time.Second)
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start Chromium %s: %v", exe, err)
-	}
-	b := &browserLab{t: t, l: l, url: ts.URL, ctx: ctx, blog: &browserLog{}}
-	if err := chromedp.Listen(ctx, b.blog.listen); err != nil {
-		t.Fatal(err)
-	}
-	b.run = func(steps ...chromedp.Action[chromedp.Void]) error { return chromedp.Do(ctx, steps...) }
-	b.ev = func(js string) (string, error) {
-		return chromedp.Run(ctx, chromedp.Evaluate[string](js, chromedp.EvalAwaitPromise))
-	}
-	b.ok = func(js string) (bool, error) { return chromedp.Run(ctx, chromedp.Evaluate[bool](js)) }
-	t.Cleanup(func() {
-		_, errs := b.blog.snapshot()
-		for _, e := range errs {
-			t.Errorf("browser error: %s", e)
-		}
-	})
+	b := newBrowserLabOn(t, exe, l, 60*time.Second)
 	logPath, err := filepath.Abs("testdata/shadow/access.log")
 	if err != nil {
 		t.Fatal(err)

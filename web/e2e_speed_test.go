@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -37,7 +36,7 @@ func TestBrowserFlashCrowdPage(t *testing.T) {
 			resp.StatusCode, resp.Header.Get("Content-Encoding"), resp.Header.Get("Vary"), resp.Header.Get("ETag"))
 	}
 
-	ctx := b.ctx.(context.Context)
+	ctx := b.ctx()
 	if _, err := chromedp.Call(ctx, cdppage.AddScriptToEvaluateOnNewDocument, cdppage.AddScriptToEvaluateOnNewDocumentParams{
 		Source: `new MutationObserver((_, o) => {
 			if (document.querySelector('div.chart[data-drawn]')) { window.__firstChart = performance.now(); o.disconnect(); }

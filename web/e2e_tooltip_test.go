@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"regexp"
@@ -110,7 +109,7 @@ func TestBrowserTooltips(t *testing.T) {
 	t.Parallel()
 	b := newBrowserLab(t, 120*time.Second)
 	id := tooltipRun(t, b.l)
-	ctx := b.ctx.(context.Context)
+	ctx := b.ctx()
 	if _, err := chromedp.Call(ctx, cdppage.AddScriptToEvaluateOnNewDocument, cdppage.AddScriptToEvaluateOnNewDocumentParams{
 		Source: `window.__csp = []; document.addEventListener('securitypolicyviolation', e => window.__csp.push(e.effectiveDirective + ': ' + e.sample));`,
 	}); err != nil {

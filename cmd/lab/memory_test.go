@@ -36,23 +36,27 @@ func traceDoc(csvBytes, parts int) []byte {
 }
 
 // TestMemoryCeiling runs a real lab serve process (this test binary as
-// lab) under --max-memory-mb 512, posts 40 inline-trace bodies of 1 MB
-// and 4 of 16 MB at once, and checks what the process held: its peak live
+// lab) under --max-memory-mb 256, posts 40 inline-trace bodies of 0.5 MB
+// and 4 of 8 MB at once, and checks what the process held: its peak live
 // heap (what the garbage collector found reachable, sampled every
 // millisecond by watchHeap) stayed under the request body budget (half
 // the ceiling) and an eighth of the ceiling, and, once every post was
 // answered (one run running, the queue full), under a quarter of the
 // ceiling; and its peak resident memory (VmHWM) stayed under the ceiling.
+// The load and the ceiling are half of what they were (512 MiB, 1 and
+// 16 MB bodies: 30 s and 20 CPU s, now 7 to 11 s and 7 CPU s); every
+// bound is a fraction of the ceiling, so the margins are the same.
 // The resident size alone cannot fail for a server that holds too much:
 // lab serve sets the runtime's soft memory limit to 7/8 of the ceiling,
 // so the collector keeps it under whatever the code holds (it passed with
 // each bug below). The live heap is what the code holds. Measured
-// (2026-12, 13 runs): peak 163 to 249 MiB, answered 0 to 56; queued runs
-// that keep their config: answered 149 to 190 (peak 258 to 337); a budget
-// counting a body's bytes once instead of 5 times (its decoded cost):
-// peak 257 to 326, so caught here only at its worst: web's
-// TestBodyBudgetCountsDecodedCost pins the factor; a body read whole
-// before decoding: peak 170 and 293, not caught here, but by web's
+// (2026-12, 8 runs): peak 82 to 105 MiB, answered 4 to 29, peak RSS 212
+// to 245; queued runs that keep their config and stored document:
+// answered 102 to 103 (at 512 MiB: 206 to 240); a budget counting a
+// body's bytes once instead of 5 times (its decoded cost): peak 142 to
+// 157 (bound 160; at 512 MiB 257 to 326 of 320), so caught here only at
+// its worst: web's TestBodyBudgetCountsDecodedCost pins the factor; a
+// body read whole before decoding: not caught here, but by web's
 // TestDocumentReadAsStream. Every answer is 202, 429 (queue full) or 503
 // with Retry-After (past the budget), never another
 // 5xx; a request the server's read timeout cut (a loaded machine) is
@@ -64,14 +68,14 @@ func traceDoc(csvBytes, parts int) []byte {
 func TestMemoryCeiling(t *testing.T) {
 	const cutByReadTimeout = 1 // a post the server's read timeout closed
 	if testing.Short() {
-		t.Skip("starts lab serve and sends it 100 MB")
+		t.Skip("starts lab serve and sends it 50 MB")
 	}
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		t.Skip("no /proc: VmHWM is Linux's")
 	}
-	const ceilingMB = 512
-	small, big := traceDoc(880_000, 1), traceDoc(6_950_000, 2)
-	if len(small) < 1<<20-100_000 || len(big) < 15<<20 {
+	const ceilingMB = 256
+	small, big := traceDoc(440_000, 1), traceDoc(3_475_000, 2)
+	if len(small) < 1<<19-50_000 || len(big) < 15<<19 {
 		t.Fatalf("bodies of %d and %d bytes", len(small), len(big))
 	}
 	dir := t.TempDir()
