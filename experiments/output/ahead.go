@@ -19,6 +19,10 @@ import (
 // result, a sweep with replications, whose points are made at its end)
 // writes series.csv again as Write does. The bytes are Write's either way.
 //
+// It also makes each series report (a few points' series: the seed model's
+// Post 3 shaping report, 2.3 MB at 9,900 s) once the points it reads are
+// done, which WriteAhead takes for a result told whole.
+//
 // The header's client columns are decided before the points run, from the
 // config (a point whose clients behave runs the client model, whose series
 // have them); a result that has them otherwise is written again.
@@ -31,6 +35,11 @@ type SeriesAhead struct {
 	stopped bool
 	wake    chan struct{} // a point done or the sweep ended (capacity 1)
 	ended   chan struct{} // closed when the writer has returned
+
+	// The series reports made beside the points (reportsAhead), by their
+	// index in Config.Reports: each made once the points it reads are
+	// done; nil for the other reports.
+	reports []*reportAhead
 
 	// The writer's, read once ended is closed.
 	out     Output
@@ -54,7 +63,9 @@ func (a *SeriesAhead) Finished(res *experiments.Result, k int) {
 		// The writer reads the points it is told of through its own
 		// result: the sweep may cut res.Points once it ends (partial).
 		a.res, a.done = res, make([]bool, len(res.Points))
-		go a.write(&experiments.Result{Config: res.Config, Points: res.Points})
+		own := &experiments.Result{Config: res.Config, Points: res.Points}
+		a.reports = reportsAhead(own)
+		go a.write(own)
 	case a.res != res:
 		a.mu.Unlock()
 		return // another result's: never the case in one sweep
@@ -101,10 +112,94 @@ func (a *SeriesAhead) wait(k int) bool {
 	}
 }
 
+// reportAhead is a series report made beside the points: its bytes or
+// error once done is closed.
+type reportAhead struct {
+	last int // the latest point (in Result.Points) it reads
+	done chan struct{}
+	data []byte
+	err  error
+}
+
+// reportsAhead are the series reports of res that SeriesAhead makes
+// beside the points (each reads the series of a few points: the seed
+// model's Post 3 report, 2.3 MB at 9,900 s, was made after the last
+// point), by index in Config.Reports; nil for the others.
+func reportsAhead(res *experiments.Result) []*reportAhead {
+	var out []*reportAhead
+	for i := range res.Config.Reports {
+		r := &res.Config.Reports[i]
+		if r.Type != experiments.ReportSeries || len(res.Points) == 0 {
+			continue
+		}
+		last := 0 // offered_rps without a point reads the first point's
+		for _, c := range r.Columns {
+			var p *experiments.Point
+			pi := max(0, res.Config.PolicyIndex(c.Policy))
+			switch {
+			case c.Limiter != nil:
+				p = findPoint(res, *c.Limiter, c.Swept, c.Server, c.Load, pi)
+			case c.Value == "offered_rps" && (c.Load != nil || c.Policy != ""):
+				p = findPoint(res, -1, nil, c.Server, c.Load, pi)
+			}
+			for k := range res.Points {
+				if p == &res.Points[k] {
+					last = max(last, k)
+				}
+			}
+		}
+		if out == nil {
+			out = make([]*reportAhead, len(res.Config.Reports))
+		}
+		out[i] = &reportAhead{last: last, done: make(chan struct{})}
+	}
+	return out
+}
+
+// report is report i of res made beside the points, when a made it
+// (for res, told whole: not a sweep cut short).
+func (a *SeriesAhead) report(res *experiments.Result, i int) (data []byte, err error, ok bool) {
+	a.mu.Lock()
+	same := a.res == res
+	a.mu.Unlock()
+	if !same || res.Partial != nil || i >= len(a.reports) || a.reports[i] == nil {
+		return nil, nil, false
+	}
+	r := a.reports[i]
+	select {
+	case <-r.done:
+		return r.data, r.err, true
+	case <-a.ended: // the writer stopped before the report's points were done
+	}
+	select {
+	case <-r.done:
+		return r.data, r.err, true
+	default:
+		return nil, nil, false
+	}
+}
+
 // write writes series.csv of res (the sweep's config and points), a point
-// at a time as each is done.
+// at a time as each is done, and starts each series report once the
+// points it reads are done.
 func (a *SeriesAhead) write(res *experiments.Result) {
+	var reports sync.WaitGroup
 	defer close(a.ended)
+	defer reports.Wait()
+	started := make([]bool, len(a.reports))
+	startReports := func(k int) { // points 0 to k are done
+		for i, r := range a.reports {
+			if r != nil && !started[i] && r.last <= k {
+				started[i] = true
+				reports.Add(1)
+				go func() {
+					defer reports.Done()
+					defer close(r.done)
+					r.data, r.err = Report(res, &res.Config.Reports[i])
+				}()
+			}
+		}
+	}
 	a.clients = false
 	for i := range res.Points {
 		pt := &res.Points[i]
@@ -126,6 +221,7 @@ func (a *SeriesAhead) write(res *experiments.Result) {
 		if !a.wait(k) {
 			return
 		}
+		startReports(k)
 		sf.label(k)
 		if err := sf.writePoints(sw, k, k+1, &bufs); err != nil {
 			a.err = fmt.Errorf("%s: %w", experiments.FileSeries, err)

@@ -181,6 +181,25 @@ func WriteAhead(res *experiments.Result, open func(name string) (io.Writer, erro
 			}
 			return jobs[seriesJob].writeTo(open, out)
 		}
+		// The series reports ahead made beside the points.
+		for i := range res.Config.Reports {
+			r := &res.Config.Reports[i]
+			for j := range jobs {
+				if jobs[j].name != r.File || jobs[j].make == nil {
+					continue
+				}
+				make := jobs[j].make
+				jobs[j].make = func() ([]byte, bool, error) {
+					if data, err, ok := ahead.report(res, i); ok {
+						if err != nil {
+							return nil, false, fmt.Errorf("report %s: %w", r.File, err)
+						}
+						return data, true, nil
+					}
+					return make()
+				}
+			}
+		}
 	}
 	outs := make([]Output, len(jobs))
 	keep := make([]bool, len(jobs))

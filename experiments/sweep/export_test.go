@@ -27,3 +27,25 @@ func WithoutSplit(opt Options) Options {
 	opt.test.noSplit = true
 	return opt
 }
+
+// WithoutFollow makes a load held in memory be read whole before its
+// points run, for tests (by default the points follow it as it is read).
+func WithoutFollow(opt Options) Options {
+	opt.test.noFollow = true
+	return opt
+}
+
+// WithFollowChunk sets how many arrivals the producer of a load followed
+// by its points reads at a time, for tests.
+func WithFollowChunk(opt Options, n int) Options {
+	opt.test.followChunk = n
+	return opt
+}
+
+// WithFollowAny makes the points follow a load even when it is expected
+// to hold more arrivals than a load in memory may (it then streams), for
+// tests.
+func WithFollowAny(opt Options) Options {
+	opt.test.followAny = true
+	return opt
+}

@@ -100,6 +100,37 @@ type testSwitches struct {
 	streamBatch    int  // arrivals per batch of a stream (0: the default)
 	maxLivePoints  int  // points sharing a pass over a stream (0: the default)
 	noSplit        bool // no point's pass is split, whatever the spare workers
+	// How a load held in memory is read: before its points run (noFollow),
+	// or while they follow it (the default), in chunks of followChunk
+	// arrivals (0: the default), and followed even when it is expected to
+	// hold more arrivals than it may (followAny: it then streams).
+	noFollow    bool
+	followChunk int
+	followAny   bool
+}
+
+// chunk is how many arrivals the producer of a growing load reads at a
+// time.
+func (s *testSwitches) chunk() int {
+	if s.followChunk > 0 {
+		return s.followChunk
+	}
+	return followChunk
+}
+
+// follows reports whether the points of a load of about expected arrivals
+// (at most limit held in memory, not streamed) follow it as it is read
+// (growing): when they all run the forward pass at a fixed service time
+// (not queue) and need nothing of the load but its arrivals (no classes, no
+// service column), and it is expected to fit (else, or when nothing says
+// how long it is, it is read first, as before, and streams when it does
+// not: points that followed a load past the limit would have done their
+// work for nothing).
+func (s *testSwitches) follows(cfg *experiments.Config, queue bool, limit int, expected float64) bool {
+	if s.noFollow || queue || len(cfg.Classes) > 0 || cfg.UsesEmpirical() || limit > experiments.MaxCurveArrivals {
+		return false
+	}
+	return s.followAny || expected > 0 && expected+expected/64+1024 <= float64(limit)
 }
 
 // cacheArrivals is how many arrivals a load may have to be held in memory.
@@ -217,7 +248,7 @@ func RunArrivals(ctx context.Context, cfg *experiments.Config, arrivals *workloa
 	for i := range points {
 		pts[i] = &points[i]
 	}
-	if err := runMemory(ctx, cfg, arrivals, pts, opt, pr); err != nil {
+	if err := runMemory(ctx, cfg, arrivals, nil, pts, opt, pr); err != nil {
 		return partialResult(ctx, res, pr, err)
 	}
 	aggregate(res)
@@ -286,12 +317,60 @@ func runGens(ctx context.Context, cfg *experiments.Config, open OpenLoad, opt Op
 		if expected > float64(limit) {
 			readLimit, expected = 0, 0 // it streams: read one batch ahead, not limit arrivals
 		}
-		t, c, more, err := readUpTo(st, readLimit, expected, opt.test.batch())
-		if err != nil {
-			return nil, loadErr(lo, err)
+		var (
+			t        []float64
+			c        []int32
+			more     bool
+			followed bool // read while its points ran
+			n        int
+		)
+		if (readLimit > 0 || opt.test.followAny) && opt.test.follows(cfg, queue, limit, expected) {
+			var count *simulate.OfferedCounter
+			if len(pts) > 0 {
+				count = simulate.NewOfferedCounter(cfg.PointConfig(pts[0]))
+			}
+			g := newGrowing(st, limit, expected, opt.test.chunk(), count)
+			curves := make(chan []int, 1)
+			go func() {
+				g.read(ctx, func(n int) error {
+					if d := decisions + float64(n)*float64(len(pts)); d > budget {
+						return budgetError(d, budget)
+					}
+					return nil
+				})
+				if opt.NoCurves || g.stop != nil {
+					curves <- nil
+				} else {
+					curves <- offeredCurve(cfg, lo, w.DurationMS, g.t)
+				}
+			}()
+			err := runMemory(ctx, cfg, nil, g, pts, opt, pr)
+			curve := <-curves // g is done: read it
+			switch {
+			case g.readErr != nil:
+				return nil, loadErr(lo, g.readErr)
+			case g.more:
+				t, c, more = g.t, g.c, true
+			case g.budgetErr != nil:
+				return nil, g.budgetErr
+			default:
+				followed, n = true, g.n
+				if lo == 0 {
+					res.Arrivals = n
+				}
+				fileCurve(cfg, res, lo, curve)
+				if err != nil {
+					return partialResult(ctx, res, pr, err)
+				}
+			}
+		} else {
+			var err error
+			if t, c, more, err = readUpTo(st, readLimit, expected, opt.test.batch()); err != nil {
+				return nil, loadErr(lo, err)
+			}
 		}
-		var n int
 		switch {
+		case followed:
 		case more && queue:
 			return nil, loadErr(lo, fmt.Errorf("workload: more than %d arrivals; the limit is %d for points that run the queue model, the client model or a service distribution (they hold the arrivals in memory)", limit, experiments.MaxArrivals))
 		case more:
@@ -320,7 +399,7 @@ func runGens(ctx context.Context, cfg *experiments.Config, open OpenLoad, opt Op
 			if lo == 0 {
 				res.Arrivals = n
 			}
-			err := runMemory(ctx, cfg, a, pts, opt, pr)
+			err := runMemory(ctx, cfg, a, nil, pts, opt, pr)
 			fileCurve(cfg, res, lo, <-curves)
 			if err != nil {
 				return partialResult(ctx, res, pr, err)
@@ -531,10 +610,20 @@ func partialResult(ctx context.Context, res *experiments.Result, pr *progress, e
 }
 
 // runMemory runs points over a load held in memory, each worker a point at
-// a time over the whole list.
-func runMemory(ctx context.Context, cfg *experiments.Config, a *workload.Arrivals, points []*experiments.Point, opt Options, pr *progress) error {
-	classes := simulate.DrawClasses(cfg, a.Len())
-	served := simulate.ServiceArrivals(cfg, a, points)
+// a time over the whole list: a, read before, or (a nil) g while it is
+// read, the points that start before it ends following it. With g, it
+// returns g's stop when the load stops its points.
+func runMemory(ctx context.Context, cfg *experiments.Config, a *workload.Arrivals, g *growing, points []*experiments.Point, opt Options, pr *progress) error {
+	var (
+		classes []uint8
+		served  []*workload.Arrivals
+		share   *simulate.LoadShare
+	)
+	if g == nil {
+		classes = simulate.DrawClasses(cfg, a.Len())
+		served = simulate.ServiceArrivals(cfg, a, points)
+		share = simulate.NewLoadShare(a.T)
+	}
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -545,11 +634,11 @@ func runMemory(ctx context.Context, cfg *experiments.Config, a *workload.Arrival
 		next     atomic.Int64
 		mu       sync.Mutex
 		firstErr error
+		stopped  error
 		wg       sync.WaitGroup
 	)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	share := simulate.NewLoadShare(a.T)
 	for range workers {
 		wg.Add(1)
 		go func() {
@@ -565,7 +654,30 @@ func runMemory(ctx context.Context, cfg *experiments.Config, a *workload.Arrival
 					return
 				}
 				pt := points[i]
-				if err := simulate.Point(ctx, cfg, served[i], classes, in, pt, &opt.Simulate); err != nil {
+				var stop, err error
+				switch {
+				case g == nil:
+					err = simulate.Point(ctx, cfg, served[i], classes, in, pt, &opt.Simulate)
+				default:
+					done, s := g.ended()
+					switch {
+					case !done:
+						stop, err = g.follow(ctx, cfg, pt, in, &opt.Simulate)
+					case s != nil:
+						stop = s
+					default:
+						in.ShareLoad(g.share)
+						err = simulate.Point(ctx, cfg, g.whole, nil, in, pt, &opt.Simulate) // no classes, the service fixed (follows)
+					}
+				}
+				if stop != nil {
+					mu.Lock()
+					stopped = stop
+					mu.Unlock()
+					cancel()
+					return
+				}
+				if err != nil {
 					mu.Lock()
 					if firstErr == nil {
 						firstErr = pointError(pt, err)
@@ -579,6 +691,9 @@ func runMemory(ctx context.Context, cfg *experiments.Config, a *workload.Arrival
 		}()
 	}
 	wg.Wait()
+	if stopped != nil {
+		return stopped
+	}
 	if firstErr != nil {
 		return firstErr
 	}
