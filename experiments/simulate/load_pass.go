@@ -37,9 +37,9 @@ func (f *ForwardPass) FinishLoad(share *LoadShare, t []float64) error {
 	return f.Finish()
 }
 
-// OfferedCounter counts the offered series of a load as its arrivals are
-// read, a chunk at a time, as LoadShare counts it whole (the arrivals in
-// time order, the windows of a point config of the load): the reader of
+// OfferedCounter counts the offered series of a load (the arrivals in
+// time order, the windows of a point config of the load), whole (a
+// LoadShare's count) or a chunk at a time as they are read: the reader of
 // a load its points follow (sweep) counts it beside them, so that the
 // points' FinishLoad does not wait for a count of the whole load.
 type OfferedCounter struct {
@@ -52,8 +52,7 @@ type OfferedCounter struct {
 // NewOfferedCounter counts at the series windows of cfg, a point config
 // of the load (Config.PointConfig).
 func NewOfferedCounter(cfg *experiments.Config) *OfferedCounter {
-	windowMS := cfg.SeriesWindow()
-	windows := int(metrics.WindowCount(cfg.Workload.DurationMS, windowMS))
+	windowMS, windows := offeredWindows(cfg)
 	return &OfferedCounter{windowMS: windowMS, windows: windows, cur: metrics.NewWindowCursor(windowMS), offered: make([]int32, windows)}
 }
 
@@ -69,5 +68,17 @@ func (o *OfferedCounter) Add(t []float64) {
 func (s *LoadShare) File(o *OfferedCounter) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.file(o)
+}
+
+// file is File with s.mu held.
+func (s *LoadShare) file(o *OfferedCounter) {
 	s.series = append(s.series, sharedOffered{o.windowMS, o.windows, o.offered})
+}
+
+// offeredWindows are the offered series' windows of cfg, a point config
+// of the load: their length and count.
+func offeredWindows(cfg *experiments.Config) (windowMS float64, windows int) {
+	windowMS = cfg.SeriesWindow()
+	return windowMS, int(metrics.WindowCount(cfg.Workload.DurationMS, windowMS))
 }

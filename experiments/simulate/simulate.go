@@ -214,8 +214,7 @@ func (s *LoadShare) offered(t []float64, cfg *experiments.Config) []int32 {
 	if s == nil || len(t) != len(s.t) || len(t) > 0 && &t[0] != &s.t[0] {
 		return nil
 	}
-	windowMS := cfg.SeriesWindow()
-	windows := int(metrics.WindowCount(cfg.Workload.DurationMS, windowMS))
+	windowMS, windows := offeredWindows(cfg)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, o := range s.series {
@@ -223,13 +222,10 @@ func (s *LoadShare) offered(t []float64, cfg *experiments.Config) []int32 {
 			return o.offered
 		}
 	}
-	offered := make([]int32, windows)
-	cur := metrics.NewWindowCursor(windowMS)
-	for _, x := range t {
-		offered[int(cur.Index(x))]++
-	}
-	s.series = append(s.series, sharedOffered{windowMS, windows, offered})
-	return offered
+	o := NewOfferedCounter(cfg)
+	o.Add(t)
+	s.file(o)
+	return o.offered
 }
 
 // loopHeap is the worker's event heap, emptied, its first event numbered
