@@ -1,7 +1,6 @@
 package sweep_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -12,30 +11,15 @@ import (
 
 	"github.com/ratelab/ratelab/experiments"
 	"github.com/ratelab/ratelab/experiments/document"
-	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/presets"
 	"github.com/ratelab/ratelab/experiments/sweep"
+	"github.com/ratelab/ratelab/internal/enginetest"
 )
 
 // sameFiles fails t when got's files are not want's bytes.
 func sameFiles(t *testing.T, what string, got, want *experiments.Result) {
 	t.Helper()
-	g, err := output.Files(got)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := output.Files(want)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(g) != len(w) {
-		t.Fatalf("%s: %d files, want %d", what, len(g), len(w))
-	}
-	for i := range w {
-		if g[i].Name != w[i].Name || !bytes.Equal(g[i].Data, w[i].Data) {
-			t.Errorf("%s: %s differs", what, w[i].Name)
-		}
-	}
+	enginetest.SameFiles(t, what, enginetest.ResultFiles(t, got), enginetest.ResultFiles(t, want))
 }
 
 // TestFollowedLoadsWriteTheSameBytes: the points of a load held in memory

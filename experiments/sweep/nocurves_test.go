@@ -1,13 +1,12 @@
 package sweep_test
 
 import (
-	"bytes"
 	"context"
 	"testing"
 
-	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/presets"
 	"github.com/ratelab/ratelab/experiments/sweep"
+	"github.com/ratelab/ratelab/internal/enginetest"
 )
 
 // TestNoCurvesWritesTheSameFiles: a sweep without the empirical curves
@@ -41,21 +40,6 @@ func TestNoCurvesWritesTheSameFiles(t *testing.T) {
 				t.Errorf("%s point %d: an output curve with NoCurves", name, i)
 			}
 		}
-		want, err := output.Files(with)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := output.Files(without)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(got) != len(want) {
-			t.Fatalf("%s: %d files, want %d", name, len(got), len(want))
-		}
-		for i := range want {
-			if got[i].Name != want[i].Name || !bytes.Equal(got[i].Data, want[i].Data) {
-				t.Errorf("%s: %s differs without the curves", name, want[i].Name)
-			}
-		}
+		enginetest.SameFiles(t, name+" without the curves", enginetest.ResultFiles(t, without), enginetest.ResultFiles(t, with))
 	}
 }

@@ -1,9 +1,9 @@
 package sweep_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"testing"
 	"time"
@@ -11,6 +11,7 @@ import (
 	"github.com/ratelab/ratelab/experiments/document"
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/sweep"
+	"github.com/ratelab/ratelab/internal/enginetest"
 )
 
 // TestSplitPassesWriteTheSame: a streamed sweep of fewer points than
@@ -35,23 +36,12 @@ func TestSplitPassesWriteTheSame(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			f, err := output.Files(res)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return f
+			return enginetest.ResultFiles(t, res)
 		}
 		for _, workers := range []int{2, 16} {
 			want := files(sweep.WithoutSplit(sweep.Options{Workers: workers}))
 			got := files(sweep.Options{Workers: workers})
-			if len(got) != len(want) {
-				t.Fatalf("%d workers: %d files, want %d", workers, len(got), len(want))
-			}
-			for i := range want {
-				if got[i].Name != want[i].Name || !bytes.Equal(got[i].Data, want[i].Data) {
-					t.Errorf("%s at %d workers: %s differs split", limiters, workers, want[i].Name)
-				}
-			}
+			enginetest.SameFiles(t, fmt.Sprintf("%s split at %d workers", limiters, workers), got, want)
 		}
 	}
 }

@@ -1,13 +1,14 @@
 package sweep_test
 
 import (
-	"bytes"
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/ratelab/ratelab/experiments/output"
 	"github.com/ratelab/ratelab/experiments/presets"
 	"github.com/ratelab/ratelab/experiments/sweep"
+	"github.com/ratelab/ratelab/internal/enginetest"
 )
 
 // Every output file is the same bytes at 1, 2 and 16 workers, loads held
@@ -26,11 +27,7 @@ func TestOutputsAreTheSameAtOneTwoAndSixteenWorkers(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
-			f, err := output.Files(res)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return f
+			return enginetest.ResultFiles(t, res)
 		}
 		for _, stream := range []bool{false, true} {
 			opt := func(workers int) sweep.Options {
@@ -42,15 +39,7 @@ func TestOutputsAreTheSameAtOneTwoAndSixteenWorkers(t *testing.T) {
 			}
 			want := files(opt(1))
 			for _, workers := range []int{2, 16} {
-				got := files(opt(workers))
-				if len(got) != len(want) {
-					t.Fatalf("%s workers %d stream %v: %d files, want %d", name, workers, stream, len(got), len(want))
-				}
-				for i := range want {
-					if got[i].Name != want[i].Name || !bytes.Equal(got[i].Data, want[i].Data) {
-						t.Errorf("%s workers %d stream %v: %s differs from 1 worker's", name, workers, stream, want[i].Name)
-					}
-				}
+				enginetest.SameFiles(t, fmt.Sprintf("%s workers %d stream %v, against 1 worker", name, workers, stream), files(opt(workers)), want)
 			}
 		}
 	}

@@ -55,11 +55,32 @@ func RunFiles(t testing.TB, cfg *experiments.Config, workers int) []output.File 
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ResultFiles(t, res)
+}
+
+// ResultFiles are res's output files (output.Files).
+func ResultFiles(t testing.TB, res *experiments.Result) []output.File {
+	t.Helper()
 	files, err := output.Files(res)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return files
+}
+
+// SameFiles fails the test when got are not the files want, byte for
+// byte: another count stops it, each file that differs (in name or bytes)
+// is an error naming what was compared.
+func SameFiles(t testing.TB, what string, got, want []output.File) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d files, want %d", what, len(got), len(want))
+	}
+	for i := range want {
+		if got[i].Name != want[i].Name || !bytes.Equal(got[i].Data, want[i].Data) {
+			t.Errorf("%s: %s differs", what, want[i].Name)
+		}
+	}
 }
 
 // FileOf is the file called name of files.
