@@ -111,19 +111,19 @@ for n in "${names[@]}"; do
   else ref="seed Java: 3.6 s (issue 24; its source is not here)"; r="$(ratio 3.6 "$a")× faster"; fi
   echo "| Post 3 sweep at 9,900 s, whole process | $n | $a ($(cpumed "post3-$n")) | $ref | $r | ≥ 10× |"
 done
-for n in "${names[@]}"; do
-  a=$(med "post3w1-$n"); b=$(med "post3-$n"); echo "| Post 3 sweep, 2 workers vs 1 | $n | $b ($(cpumed "post3-$n")) | 1 worker: $a s ($(cpumed "post3w1-$n")) | $(ratio "$a" "$b")× | ≥ 1.8× |"
-done
-for n in "${names[@]}"; do
-  a=$(med "stream8w1-$n"); b=$(med "stream8-$n"); echo "| streamed 10^7 arrivals × 8 points, 2 workers vs 1 | $n | $b ($(cpumed "stream8-$n")) | 1 worker: $a s ($(cpumed "stream8w1-$n")) | $(ratio "$a" "$b")× | ≥ 1.8× |"
-done
+# vs TITLE BASE ONE LABEL: a row per build of BASE's runs against ONE's,
+# the same work with less parallelism (LABEL names it), and their ratio.
+vs() {
+  for n in "${names[@]}"; do
+    a=$(med "$3-$n"); b=$(med "$2-$n")
+    echo "| $1 | $n | $b ($(cpumed "$2-$n")) | $4: $a s ($(cpumed "$3-$n")) | $(ratio "$a" "$b")× | ≥ 1.8× |"
+  done
+}
+vs "Post 3 sweep, 2 workers vs 1" post3 post3w1 "1 worker"
+vs "streamed 10^7 arrivals × 8 points, 2 workers vs 1" stream8 stream8w1 "1 worker"
 if [ -n "$one_core" ]; then
-  for n in "${names[@]}"; do
-    a=$(med "post3c1-$n"); b=$(med "post3-$n"); echo "| Post 3 sweep, two cores vs one (taskset -c 0) | $n | $b ($(cpumed "post3-$n")) | one core: $a s ($(cpumed "post3c1-$n")) | $(ratio "$a" "$b")× | ≥ 1.8× |"
-  done
-  for n in "${names[@]}"; do
-    a=$(med "stream8c1-$n"); b=$(med "stream8-$n"); echo "| streamed 10^7 arrivals × 8 points, two cores vs one (taskset -c 0) | $n | $b ($(cpumed "stream8-$n")) | one core: $a s ($(cpumed "stream8c1-$n")) | $(ratio "$a" "$b")× | ≥ 1.8× |"
-  done
+  vs "Post 3 sweep, two cores vs one (taskset -c 0)" post3 post3c1 "one core"
+  vs "streamed 10^7 arrivals × 8 points, two cores vs one (taskset -c 0)" stream8 stream8c1 "one core"
 fi
 if [ -n "${BIG:-}" ]; then
   for n in "${names[@]}"; do echo "| 10^9 generated arrivals, one point | $n | $(med "big-$n") ($(cpumed "big-$n")) | — | — | ≤ 30 s |"; done
