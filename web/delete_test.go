@@ -64,12 +64,7 @@ func TestDeleteRun(t *testing.T) {
 func TestAPIDeleteRun(t *testing.T) {
 	t.Parallel()
 	l := newLab(t, true, 4)
-	w := l.postJSON("/api/runs", []byte(answerDoc))
-	if w.Code != http.StatusAccepted {
-		t.Fatalf("status %d: %s", w.Code, w.Body)
-	}
-	id := strings.TrimPrefix(w.Header().Get("Location"), "/api/runs/")
-	l.wait(id)
+	id := l.submitDone(answerDoc)
 	if w := l.get("/runs/" + id); w.Code != http.StatusOK {
 		t.Fatalf("the run page before deleting: %d", w.Code) // now in the page cache
 	}
@@ -89,7 +84,7 @@ func TestAPIDeleteRun(t *testing.T) {
 	}
 
 	q := newLab(t, false, 4) // the runner never starts: the run stays queued
-	w = q.postJSON("/api/runs", []byte(answerDoc))
+	w := q.postJSON("/api/runs", []byte(answerDoc))
 	id = strings.TrimPrefix(w.Header().Get("Location"), "/api/runs/")
 	if w := del(q, id); w.Code != http.StatusConflict || w.Header().Get("Content-Type") != "application/problem+json" ||
 		!strings.Contains(w.Body.String(), "cancel it first") {
