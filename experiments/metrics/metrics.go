@@ -44,16 +44,15 @@ func (h *Histogram) Reset() {
 
 // Record adds one delay in ms: rounded half up and clamped to [0, MaxDelayMS].
 func (h *Histogram) Record(ms float64) {
-	v := h.RecordBucket(ms)
+	v := Bucket(ms)
+	h.add(v, 1)
 	h.n++
 	h.max = max(h.max, v)
 }
 
-// RecordBucket counts one delay in ms in its bucket as Record does, and
-// returns the bucket, leaving the histogram's count and maximum to the
-// caller, who passes them to AddRecorded: a loop that records many delays
-// keeps them in registers, not in memory written at every delay.
-func (h *Histogram) RecordBucket(ms float64) int {
+// Bucket is the whole millisecond a delay of ms is counted at: ms rounded
+// half up and clamped to [0, MaxDelayMS].
+func Bucket(ms float64) int {
 	// Compare in float before converting: int() of a huge, infinite or
 	// NaN value is undefined. x is not NaN past the first comparison, and
 	// int(max(x, 0)) is the floor for x >= 0 and 0 below.
@@ -61,23 +60,63 @@ func (h *Histogram) RecordBucket(ms float64) int {
 	if x := ms + 0.5; x < MaxDelayMS+1 {
 		v = int(max(x, 0))
 	}
-	if v < lowDelaysMS {
-		h.low[v]++
-	} else {
-		if h.high == nil {
-			h.high = new([MaxDelayMS + 1 - lowDelaysMS]uint32)
-		}
-		h.high[v-lowDelaysMS]++
-	}
 	return v
 }
 
-// AddRecorded adds n delays counted by RecordBucket, the largest of
-// their buckets most (any value for n = 0).
-func (h *Histogram) AddRecorded(n, most int) {
-	if n > 0 {
-		h.n += n
-		h.max = max(h.max, most)
+// add counts n delays at v (a Bucket), leaving the count and maximum to
+// the caller.
+func (h *Histogram) add(v, n int) {
+	if v < lowDelaysMS {
+		h.low[v] += uint32(n)
+		return
+	}
+	if h.high == nil {
+		h.high = new([MaxDelayMS + 1 - lowDelaysMS]uint32)
+	}
+	h.high[v-lowDelaysMS] += uint32(n)
+}
+
+// A Run records delays into a histogram as Record does, a run of delays
+// at one bucket at a time: it counts the run itself, and adds it to the
+// histogram when the bucket changes. A loop that records many delays, most
+// at the bucket of the delay before (a gate's zero wait, a fixed service),
+// so writes no counter in memory per delay: in the forward pass, an
+// increment of the bucket just incremented waited for the one before
+// (6 % of the Post 3 sweep's time, docs/speed.md). Like append, Add
+// returns the run to keep: a Run in a local stays in registers. End adds
+// what is left to the histogram; the histogram reads what was recorded
+// only after End.
+type Run struct {
+	bucket, n int // the current run: n delays at bucket
+	count     int // the delays recorded
+	most      int // their largest bucket
+}
+
+// Add records a delay at bucket b (Bucket) into h, the run's histogram.
+func (r Run) Add(h *Histogram, b int) Run {
+	r.count++
+	if b != r.bucket {
+		return r.next(h, b)
+	}
+	r.n++
+	return r
+}
+
+// next adds the run to h and starts one at bucket b: out of line, so that
+// Add inlines.
+//
+//go:noinline
+func (r Run) next(h *Histogram, b int) Run {
+	h.add(r.bucket, r.n)
+	return Run{bucket: b, n: 1, count: r.count, most: max(r.most, b)}
+}
+
+// End adds what r recorded and has not added to h.
+func (r Run) End(h *Histogram) {
+	h.add(r.bucket, r.n)
+	if r.count > 0 {
+		h.n += r.count
+		h.max = max(h.max, r.most)
 	}
 }
 

@@ -553,6 +553,13 @@ func (f *ForwardPass) Feed(ts []float64, cs []int32) error {
 func (f *ForwardPass) forward(ts []float64, cs []int32) error {
 	in, s, done, fate := f.in, &f.s, f.done, f.fate
 	cs = cs[:len(ts)]
+	// The delays, a run of one bucket at a time (metrics.Run).
+	var gate, wait, sojourn metrics.Run
+	defer func() {
+		gate.End(&in.gate)
+		wait.End(&in.wait)
+		sojourn.End(&in.sojourn)
+	}()
 	for i, t := range ts {
 		if (f.n+i)&(1<<20-1) == 0 && f.n+i > 0 {
 			if err := f.ctx.Err(); err != nil {
@@ -583,21 +590,21 @@ func (f *ForwardPass) forward(ts []float64, cs []int32) error {
 		}
 		start, finish := f.srv.ServeFor(release, svc)
 		f.rel.add(s, in, release, f.srv.Len())
-		in.gate.Record(release - t)
-		in.wait.Record(start - release)
+		gate = gate.Add(&in.gate, metrics.Bucket(release-t))
+		wait = wait.Add(&in.wait, metrics.Bucket(start-release))
 		// RoundMS, floor(x + 0.5), not the other models' RoundHalfUp: they
 		// differ on 0.49999999999999994 (1 against 0) and on odd integers
 		// from 2^52, so one cannot serve both without moving outputs.
-		sojourn := max(svc, metrics.RoundMS(finish-t))
-		in.sojourn.Record(sojourn)
-		onTime := sojourn <= f.deadlineMS
+		soj := max(svc, metrics.RoundMS(finish-t))
+		sojourn = sojourn.Add(&in.sojourn, metrics.Bucket(soj))
+		onTime := soj <= f.deadlineMS
 		if onTime {
 			f.m.OnTime++
 		} else {
 			f.m.Late++
 		}
 		if done != nil || fate != nil {
-			f.completed(int64(f.n+i), c, t, release, finish, onTime, sojourn <= f.deadlineMS)
+			f.completed(int64(f.n+i), c, t, release, finish, onTime, soj <= f.deadlineMS)
 		}
 		d := finish - release
 		if d > f.serverSojournMax {

@@ -255,7 +255,8 @@ func (c *systemCount) grow() {
 // written once at its end.
 func (f *ForwardPass) measureDelays(d []decision) {
 	in, s := f.in, &f.s
-	var admitted, gateMost, waitMost, sojournMost, onTime int
+	var admitted, onTime int
+	var gate, wait, sojourn metrics.Run // as forward's
 	serverSojournMax, gateMax, endToEndMax := f.serverSojournMax, f.gateMax, f.endToEndMax
 	for i := range d {
 		x := &d[i]
@@ -275,11 +276,11 @@ func (f *ForwardPass) measureDelays(d []decision) {
 			f.fair.admit(t, int(c))
 		}
 		admitted++
-		gateMost = max(gateMost, in.gate.RecordBucket(release-t))
-		waitMost = max(waitMost, in.wait.RecordBucket(start-release))
-		sojourn := max(f.serviceMS, metrics.RoundMS(finish-t)) // RoundMS, as forward
-		sojournMost = max(sojournMost, in.sojourn.RecordBucket(sojourn))
-		if sojourn <= f.deadlineMS {
+		gate = gate.Add(&in.gate, metrics.Bucket(release-t))
+		wait = wait.Add(&in.wait, metrics.Bucket(start-release))
+		soj := max(f.serviceMS, metrics.RoundMS(finish-t)) // RoundMS, as forward
+		sojourn = sojourn.Add(&in.sojourn, metrics.Bucket(soj))
+		if soj <= f.deadlineMS {
 			onTime++
 		}
 		dm := finish - release
@@ -289,9 +290,9 @@ func (f *ForwardPass) measureDelays(d []decision) {
 		}
 		gateMax, endToEndMax = max(gateMax, release-t), max(endToEndMax, finish-t)
 	}
-	in.gate.AddRecorded(admitted, gateMost)
-	in.wait.AddRecorded(admitted, waitMost)
-	in.sojourn.AddRecorded(admitted, sojournMost)
+	gate.End(&in.gate)
+	wait.End(&in.wait)
+	sojourn.End(&in.sojourn)
 	f.m.OnTime += onTime
 	f.m.Late += admitted - onTime
 	f.serverSojournMax, f.gateMax, f.endToEndMax = serverSojournMax, gateMax, endToEndMax
