@@ -310,6 +310,11 @@ type releaseTally struct {
 	keep        bool
 	inSystemMax int
 	peak        peak100
+	// peakBySeries: the series' windows are peak's (SeriesWindowMS wide,
+	// aligned at 0: the Post 3 sweep's), so the busiest 100 ms is the
+	// largest count of the series' releases, kept in peak.max as they
+	// are counted, without peak's own window.
+	peakBySeries bool
 }
 
 // newReleaseTally readies a point's release counts; keep keeps the release
@@ -319,7 +324,8 @@ func newReleaseTally(in *Instruments, windowMS float64, keep bool, sizeHint int)
 	if keep && cap(in.releases) < sizeHint {
 		in.releases = make([]float64, 0, sizeHint) // never copied while it grows
 	}
-	return releaseTally{window: metrics.NewWindowCursor(windowMS), keep: keep, peak: peak100{cur: metrics.NewWindowCursor(experiments.SeriesWindowMS)}}
+	return releaseTally{window: metrics.NewWindowCursor(windowMS), keep: keep, peak: peak100{cur: metrics.NewWindowCursor(experiments.SeriesWindowMS)},
+		peakBySeries: windowMS == experiments.SeriesWindowMS}
 }
 
 // releaseSeries is a series of the releases' windows: the run's windows,
@@ -349,7 +355,11 @@ func (rt *releaseTally) add(s *experiments.Series, in *Instruments, release floa
 	}
 	rt.inSystemMax = max(rt.inSystemMax, n)
 	in.rolling.Add(release)
-	rt.peak.add(release)
+	if rt.peakBySeries {
+		rt.peak.max = max(rt.peak.max, s.Released[rw])
+	} else {
+		rt.peak.add(release)
+	}
 	if rt.keep {
 		in.releases = append(in.releases, release)
 	}
@@ -377,10 +387,15 @@ func (rt *releaseTally) addAll(s *experiments.Series, in *Instruments, releases 
 		s.Released[rw] += int32(e - i)
 		s.InSystemMax[rw] = max(s.InSystemMax[rw], n)
 		rt.inSystemMax = max(rt.inSystemMax, int(n))
+		if rt.peakBySeries {
+			rt.peak.max = max(rt.peak.max, s.Released[rw])
+		}
 		i = e
 	}
 	in.rolling.AddAll(releases)
-	rt.peak.addAll(releases)
+	if !rt.peakBySeries {
+		rt.peak.addAll(releases)
+	}
 	if rt.keep {
 		in.releases = append(in.releases, releases...)
 	}
