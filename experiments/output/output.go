@@ -623,16 +623,28 @@ func (sf *seriesFile) appendRows(b []byte, i, k0, k1 int) []byte {
 	prefix := strconv.AppendInt(pre[:0], int64(p.Index), 10)
 	prefix = append(append(append(prefix, ','), sf.labels[i]...), ',')
 	step := uint64(int(sf.width))
+	// The counts of the row before and where its cells after
+	// window_start_ms are in pw.b: a row of the same counts copies them
+	// (most of the Post 3 sweep's rows at 9,900 s repeat the row before).
+	var last [4]int32
+	tail, tailEnd := -1, -1
 	for k := k0; k < k1; k++ {
 		// the cells as pw.int, pw.count and pw.raw write them, without
 		// their calls: 2 M rows at 9,900 s
 		pw.b = append(pw.b, prefix...)
 		pw.b = appendDecimal(pw.b, uint64(k)*step)
-		pw.b = appendCount(pw.b, &pw, float64(experiments.At(s.Offered, k))*scale)
-		pw.b = appendCount(pw.b, &pw, float64(experiments.At(s.Released, k))*scale)
-		pw.b = appendCount(pw.b, &pw, float64(experiments.At(s.Rejected, k))*scale)
-		pw.b = append(pw.b, ',')
-		pw.b = strconv.AppendInt(pw.b, int64(experiments.At(s.InSystemMax, k)), 10)
+		counts := [4]int32{experiments.At(s.Offered, k), experiments.At(s.Released, k), experiments.At(s.Rejected, k), experiments.At(s.InSystemMax, k)}
+		if counts == last && tail >= 0 {
+			pw.b = append(pw.b, pw.b[tail:tailEnd]...)
+		} else {
+			last, tail = counts, len(pw.b)
+			pw.b = appendCount(pw.b, &pw, float64(counts[0])*scale)
+			pw.b = appendCount(pw.b, &pw, float64(counts[1])*scale)
+			pw.b = appendCount(pw.b, &pw, float64(counts[2])*scale)
+			pw.b = append(pw.b, ',')
+			pw.b = strconv.AppendInt(pw.b, int64(counts[3]), 10)
+			tailEnd = len(pw.b)
+		}
 		pw.col = 7
 		if sf.clients {
 			if s.Attempts == nil {
