@@ -315,6 +315,13 @@ type releaseTally struct {
 	// largest count of the series' releases, kept in peak.max as they
 	// are counted, without peak's own window.
 	peakBySeries bool
+	// The releases and the most in the system of window cur of series s,
+	// counted here and written to s when add moves to another window and
+	// at flush: an increment of the count just incremented, at an index
+	// known only once the gate has released, waited for the one before.
+	s            *experiments.Series
+	cur          int // -1: none
+	curN, curMax int32
 }
 
 // newReleaseTally readies a point's release counts; keep keeps the release
@@ -325,7 +332,7 @@ func newReleaseTally(in *Instruments, windowMS float64, keep bool, sizeHint int)
 		in.releases = make([]float64, 0, sizeHint) // never copied while it grows
 	}
 	return releaseTally{window: metrics.NewWindowCursor(windowMS), keep: keep, peak: peak100{cur: metrics.NewWindowCursor(experiments.SeriesWindowMS)},
-		peakBySeries: windowMS == experiments.SeriesWindowMS}
+		peakBySeries: windowMS == experiments.SeriesWindowMS, cur: -1}
 }
 
 // releaseSeries is a series of the releases' windows: the run's windows,
@@ -342,26 +349,44 @@ func releaseSeries(windows int, spec *limiter.Spec, params limiter.Params, windo
 	return make([]int32, windows, windows+extra)
 }
 
-// add counts a release at release, after which n requests are in the system.
+// add counts a release at release, after which n requests are in the
+// system, into series s (the same s each time, until flush).
 func (rt *releaseTally) add(s *experiments.Series, in *Instruments, release float64, n int) {
-	rw := int(rt.window.Index(release))
-	for rw >= len(s.Released) {
-		s.Released = append(s.Released, 0)
-		s.InSystemMax = append(s.InSystemMax, 0)
+	if rw := int(rt.window.Index(release)); rw != rt.cur {
+		rt.move(s, rw)
 	}
-	s.Released[rw]++
-	if int32(n) > s.InSystemMax[rw] {
-		s.InSystemMax[rw] = int32(n)
-	}
+	rt.curN++
+	rt.curMax = max(rt.curMax, int32(n))
 	rt.inSystemMax = max(rt.inSystemMax, n)
 	in.rolling.Add(release)
 	if rt.peakBySeries {
-		rt.peak.max = max(rt.peak.max, s.Released[rw])
+		rt.peak.max = max(rt.peak.max, rt.curN)
 	} else {
 		rt.peak.add(release)
 	}
 	if rt.keep {
 		in.releases = append(in.releases, release)
+	}
+}
+
+// move writes the current window's counts to its series and makes window
+// rw of s current (s grown to it).
+//
+//go:noinline
+func (rt *releaseTally) move(s *experiments.Series, rw int) {
+	rt.flush()
+	for rw >= len(s.Released) {
+		s.Released = append(s.Released, 0)
+		s.InSystemMax = append(s.InSystemMax, 0)
+	}
+	rt.s, rt.cur, rt.curN, rt.curMax = s, rw, s.Released[rw], s.InSystemMax[rw]
+}
+
+// flush writes the current window's counts to its series: the series holds
+// every release added once it is called (measureCommon does).
+func (rt *releaseTally) flush() {
+	if rt.cur >= 0 {
+		rt.s.Released[rt.cur], rt.s.InSystemMax[rt.cur] = rt.curN, rt.curMax
 	}
 }
 
@@ -371,6 +396,8 @@ func (rt *releaseTally) add(s *experiments.Series, in *Instruments, release floa
 // each window the same most): a window's run of releases at once, then
 // the rolling count and the busiest 100 ms over the batch.
 func (rt *releaseTally) addAll(s *experiments.Series, in *Instruments, releases []float64, most []int32) {
+	rt.flush() // add's window, written: addAll counts into s itself
+	rt.cur = -1
 	most = most[:len(releases)]
 	for i := 0; i < len(releases); {
 		w := rt.window.Index(releases[i])
@@ -721,6 +748,7 @@ func levelRPS(cfg *experiments.Config) *float64 {
 // percentiles, the downstream peak, the rolling maximum, the most requests
 // in the system and the longest time at the server.
 func measureCommon(m *experiments.Metrics, in *Instruments, seconds float64, rel *releaseTally, serverSojournMaxMS float64) {
+	rel.flush()
 	m.OfferedRPS = float64(m.Arrivals) / seconds
 	m.AdmittedRPS = float64(m.Admitted) / seconds
 	m.GoodputRPS = float64(m.OnTime) / seconds
