@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/limiter"
@@ -173,7 +174,11 @@ func (o Objective) Strict() bool { return o.Op == "<" || o.Op == ">" }
 // ObjectiveMetrics are the column keys an objective may name: every numeric
 // column of Columns but the point index and the limiters' parameters (a
 // parameter is a setting, chosen, not an objective, measured).
-func ObjectiveMetrics() []string {
+func ObjectiveMetrics() []string { return slices.Clip(objectiveMetrics()) }
+
+// objectiveMetrics are ObjectiveMetrics, listed once: a config's
+// validation asks for them.
+var objectiveMetrics = sync.OnceValue(func() []string {
 	var keys []string
 	for _, c := range Columns() {
 		if objectiveMetric(&c) {
@@ -181,7 +186,7 @@ func ObjectiveMetrics() []string {
 		}
 	}
 	return keys
-}
+})
 
 // objectiveMetric reports whether an objective may name column c: a
 // numeric measure, not the point index nor a limiter's parameter.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/ratelab/ratelab/experiments/calculus"
 	"github.com/ratelab/ratelab/experiments/field"
@@ -88,7 +89,11 @@ const ParamBalancerSeed = "balancer_seed"
 // gate's: swept like them, results columns in the runs that give
 // instances. A parameter of one sharing model (replicaParamFor) is
 // filled with its default under that model only.
-func ReplicaParams() []Param {
+func ReplicaParams() []Param { return slices.Clip(replicaParams()) }
+
+// replicaParams are ReplicaParams, made once: validation looks them up by
+// name for every column of a sweep's outputs.
+var replicaParams = sync.OnceValue(func() []Param {
 	return append([]Param{
 		{Name: ParamInstances, Admits: AdmitsLarger, Label: "Instances", Unit: "instances", Integer: true, Min: 1, Max: MaxInstances,
 			Doc: "instances of the gate behind a balancer, each with its own state (a gateway's replicas)"},
@@ -108,7 +113,7 @@ func ReplicaParams() []Param {
 		{Name: ParamOutageEnd, Admits: AdmitsNone, Label: "Outage end", Unit: "ms", Min: 0, Max: MaxWindowMS, Optional: true,
 			Doc: "... to this one (equal to the start: no outage); store_down says what the instances do meanwhile"},
 	}, asyncParams()...)
-}
+})
 
 // replicaParamFor is the sharing model a replica parameter belongs to
 // ("" for every model; the random balancer's seed is filled by the
