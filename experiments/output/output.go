@@ -623,27 +623,35 @@ func (sf *seriesFile) appendRows(b []byte, i, k0, k1 int) []byte {
 	prefix := strconv.AppendInt(pre[:0], int64(p.Index), 10)
 	prefix = append(append(append(prefix, ','), sf.labels[i]...), ',')
 	step := uint64(int(sf.width))
-	// The counts of the row before and where its cells after
-	// window_start_ms are in pw.b: a row of the same counts copies them
-	// (most of the Post 3 sweep's rows at 9,900 s repeat the row before).
-	var last [4]int32
-	tail, tailEnd := -1, -1
+	// The cells after window_start_ms of the rows formatted lately, by
+	// their counts, in a small direct-mapped table: a row of counts in it
+	// copies its cells (the Post 3 sweep's rows at 9,900 s repeat a few
+	// kinds over and over: the demand curve's valley and spike).
+	var seen [tailSlots]struct {
+		counts [4]int32
+		n      uint8 // 0: empty
+	}
+	var tails [tailSlots][tailBytes]byte
 	for k := k0; k < k1; k++ {
 		// the cells as pw.int, pw.count and pw.raw write them, without
 		// their calls: 2 M rows at 9,900 s
 		pw.b = append(pw.b, prefix...)
 		pw.b = appendDecimal(pw.b, uint64(k)*step)
 		counts := [4]int32{experiments.At(s.Offered, k), experiments.At(s.Released, k), experiments.At(s.Rejected, k), experiments.At(s.InSystemMax, k)}
-		if counts == last && tail >= 0 {
-			pw.b = append(pw.b, pw.b[tail:tailEnd]...)
+		h := (uint32(counts[0])*0x9e3779b1 ^ uint32(counts[1])*0x85ebca77 ^ uint32(counts[2])*0xc2b2ae3d ^ uint32(counts[3])*0x27d4eb2f) >> (32 - tailSlotBits)
+		if e := &seen[h]; e.n > 0 && e.counts == counts {
+			pw.b = append(pw.b, tails[h][:e.n]...)
 		} else {
-			last, tail = counts, len(pw.b)
+			from := len(pw.b)
 			pw.b = appendCount(pw.b, &pw, float64(counts[0])*scale)
 			pw.b = appendCount(pw.b, &pw, float64(counts[1])*scale)
 			pw.b = appendCount(pw.b, &pw, float64(counts[2])*scale)
 			pw.b = append(pw.b, ',')
 			pw.b = strconv.AppendInt(pw.b, int64(counts[3]), 10)
-			tailEnd = len(pw.b)
+			if n := len(pw.b) - from; n <= tailBytes {
+				copy(tails[h][:], pw.b[from:])
+				e.counts, e.n = counts, uint8(n)
+			}
 		}
 		pw.col = 7
 		if sf.clients {
@@ -661,6 +669,14 @@ func (sf *seriesFile) appendRows(b []byte, i, k0, k1 int) []byte {
 	}
 	return pw.b
 }
+
+// appendRows' table of the rows' cells after window_start_ms: 256 rows of
+// up to 40 bytes.
+const (
+	tailSlotBits = 8
+	tailSlots    = 1 << tailSlotBits
+	tailBytes    = 40
+)
 
 // seriesPieceRows is the rows of a piece of series.csv that Write formats
 // at once: about 160 KB, so that the pieces in flight stay in the caches.
