@@ -1,14 +1,20 @@
 package limiter
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/ratelab/ratelab/experiments/cacheline"
+)
 
 // Admission is a concurrency limit: it rejects an arrival when limit
 // requests are already in the system (waiting or in service at the server),
 // and admits it at once otherwise. A limit of 0 refuses every request, as
 // the seed lab's Post 2 runs round(capacity × deadline) = 0.
 type Admission struct {
+	_      cacheline.Pad // a sweep's points run side by side (package cacheline)
 	limit  int
 	server Occupancy
+	_      cacheline.Pad
 }
 
 // NewAdmission reads the occupancy of server.

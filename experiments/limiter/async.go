@@ -3,6 +3,7 @@ package limiter
 import (
 	"math"
 
+	"github.com/ratelab/ratelab/experiments/cacheline"
 	"github.com/ratelab/ratelab/experiments/field"
 )
 
@@ -90,6 +91,7 @@ func (s *Spec) validateAsync(path string) field.List {
 // instance set's balancer and gates (each a *Gubernator), and the timers
 // of the GLOBAL behaviour.
 type asyncSet struct {
+	_ cacheline.Pad // a sweep's points run side by side (package cacheline)
 	*InstanceSet
 	owner      int
 	syncWaitMS float64
@@ -104,6 +106,7 @@ type asyncSet struct {
 	updateAt  int64 // the last queued update's CreatedAt
 	seq       uint64
 	nextDueMS float64 // the earliest due timer
+	_         cacheline.Pad
 }
 
 // asyncInterval is Gubernator's Interval (interval.go), a one-shot timer:

@@ -3,6 +3,8 @@ package limiter
 import (
 	"math/rand/v2"
 	"slices"
+
+	"github.com/ratelab/ratelab/experiments/cacheline"
 )
 
 // InstanceSet is a replicated limiter's gates behind their balancer
@@ -24,6 +26,7 @@ import (
 //     the key, wrapping: when N changes only the keys of the ring's moved
 //     arcs change instance.
 type InstanceSet struct {
+	_        cacheline.Pad // a sweep's points run side by side (package cacheline)
 	gates    []Gate
 	balancer string
 	next     int // round-robin's next instance; least-inflight's tie start
@@ -37,6 +40,7 @@ type InstanceSet struct {
 	active, scaleTo int
 	scaleAtMS       float64
 	clients         int
+	_               cacheline.Pad
 }
 
 // HashPoints is the consistent-hash ring's points per instance.

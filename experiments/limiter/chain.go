@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/ratelab/ratelab/experiments/cacheline"
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/server"
 )
@@ -268,6 +269,7 @@ func (s *Spec) chainPoints() []Params {
 // server with a fixed service time finishes in order (its starts never
 // decrease), so no re-sorting is needed between stages.
 type Chain struct {
+	_       cacheline.Pad    // a sweep's points run side by side (package cacheline)
 	gates   []Gate           // nil at server stages
 	servers []*server.Server // nil at gate stages
 	lastMS  []float64        // when each gate stage was last offered a request
@@ -279,6 +281,7 @@ type Chain struct {
 	releasers []releaser
 	serviceMS []float64
 	exact     bool
+	_         cacheline.Pad
 }
 
 func newChain(s *Spec, p Params, weights []float64) (*Chain, error) {

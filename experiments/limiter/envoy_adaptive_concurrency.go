@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/ratelab/ratelab/experiments/cacheline"
 )
 
 // EnvoyAdaptiveCommit is the commit of envoyproxy/envoy whose gradient
@@ -49,6 +51,7 @@ const EnvoyAdaptiveCommit = "c35f67fb14e41582c2530dcdad417f2516113d0f"
 // Envoy requires interval and concurrency_update_interval; the lab's
 // defaults are the ones of Envoy's documentation example (60 s, 100 ms).
 type EnvoyAdaptive struct {
+	_           cacheline.Pad // a sweep's points run side by side (package cacheline)
 	adm         admissions
 	limit       uint32
 	deferred    uint32
@@ -72,6 +75,7 @@ type EnvoyAdaptive struct {
 	buffer           float64
 	rng              *rand.Rand
 	sorted           []int64
+	_                cacheline.Pad
 }
 
 // EnvoyAdaptiveConfig is the gradient controller's configuration, in

@@ -3,6 +3,7 @@ package limiter
 import (
 	"math"
 
+	"github.com/ratelab/ratelab/experiments/cacheline"
 	"github.com/ratelab/ratelab/experiments/calculus"
 )
 
@@ -44,6 +45,7 @@ import (
 // nothing: no DelayBoundMS. Nominal is tokens_per_fill per fill_interval
 // times the window (per client with descriptor "client").
 type EnvoyLocalRateLimit struct {
+	_         cacheline.Pad // a sweep's points run side by side (package cacheline)
 	perClient bool
 	atomic    bool
 	maxTokens int64
@@ -54,6 +56,7 @@ type EnvoyLocalRateLimit struct {
 	tokens []int64   // timer: whole tokens
 	fires  []int64   // timer: fires applied
 	stamp  []float64 // atomic: time_in_seconds_
+	_      cacheline.Pad
 }
 
 // NewEnvoyLocalRateLimit builds the gate; fill interval in ms (truncated to

@@ -3,6 +3,7 @@ package limiter
 import (
 	"math"
 
+	"github.com/ratelab/ratelab/experiments/cacheline"
 	"github.com/ratelab/ratelab/experiments/calculus"
 )
 
@@ -66,6 +67,7 @@ import (
 // Redis error fails the request as the filter's failure_mode_deny says
 // (store_down).
 type EnvoyRatelimit struct {
+	_        cacheline.Pad // a sweep's points run side by side (package cacheline)
 	limits   [2]uint64
 	dividers [2]int64 // the unit in seconds; 0: no such descriptor
 	n        int      // descriptors
@@ -74,6 +76,7 @@ type EnvoyRatelimit struct {
 	stop     bool
 	epochSec int64
 	stats    [2]EnvoyRatelimitStats
+	_        cacheline.Pad
 }
 
 // envoyKey is one cache key as Redis holds it: the window of its key

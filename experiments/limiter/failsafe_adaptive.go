@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/ratelab/ratelab/experiments/cacheline"
 )
 
 // FailsafeModule is the failsafe-go module version the
@@ -40,6 +42,7 @@ const FailsafeModule = "github.com/failsafe-go/failsafe-go@v0.9.8"
 // min(max(2·min RTT, min duration), max duration). Times are the
 // library's time.Duration: whole ns.
 type FailsafeAdaptive struct {
+	_              cacheline.Pad // a sweep's points run side by side (package cacheline)
 	adm            admissions
 	used, size     int
 	limit          float64
@@ -61,6 +64,7 @@ type FailsafeAdaptive struct {
 	rttCorr         correlationWindow
 
 	lastRecentRTT, lastBaselineRTT float64
+	_                              cacheline.Pad
 }
 
 // FailsafeAdaptiveConfig is the builder's settings.

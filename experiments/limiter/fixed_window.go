@@ -3,6 +3,7 @@ package limiter
 import (
 	"math"
 
+	"github.com/ratelab/ratelab/experiments/cacheline"
 	"github.com/ratelab/ratelab/experiments/calculus"
 	"github.com/ratelab/ratelab/experiments/metrics"
 )
@@ -13,10 +14,12 @@ import (
 // The window of an arrival is decided exactly (see metrics.WindowIndex), so
 // no window admits more than limit; a limit of 0 refuses every request.
 type FixedWindow struct {
+	_        cacheline.Pad // a sweep's points run side by side (package cacheline)
 	limit    int
 	windowMS float64
 	current  float64 // index k of the current window
 	count    int
+	_        cacheline.Pad
 }
 
 // NewFixedWindow returns a limiter of limit requests per window_ms.

@@ -1,6 +1,10 @@
 package limiter
 
-import "math"
+import (
+	"math"
+
+	"github.com/ratelab/ratelab/experiments/cacheline"
+)
 
 // GCRA is the generic cell rate algorithm GCRA(T, tau) in its virtual
 // scheduling form (ITU-T Recommendation I.371 and the ATM Forum's Traffic
@@ -30,10 +34,12 @@ import "math"
 // conforms only if the requests since TAT last caught up fit the tolerance,
 // so no closed window of d ms holds more than burst + rate*d/1000.
 type GCRA struct {
-	intervalMS float64 // T
-	burst      float64 // tau = (burst-1)*T
+	_          cacheline.Pad // a sweep's points run side by side (package cacheline)
+	intervalMS float64       // T
+	burst      float64       // tau = (burst-1)*T
 	baseMS     float64
 	k          float64 // admissions since base: TAT = base + k*T
+	_          cacheline.Pad
 }
 
 // NewGCRA returns a GCRA policer of rate requests/s and burst (>= 1).

@@ -1,6 +1,10 @@
 package limiter
 
-import "math"
+import (
+	"math"
+
+	"github.com/ratelab/ratelab/experiments/cacheline"
+)
 
 // guavaSmooth is the state machine of Guava's SmoothRateLimiter
 // (guava/src/com/google/common/util/concurrent/SmoothRateLimiter.java,
@@ -25,6 +29,7 @@ import "math"
 // request is released at t + that wait. The wait is charged to the next
 // request: one after an idle spell passes at once.
 type guavaSmooth struct {
+	_                    cacheline.Pad // a sweep's points run side by side (package cacheline)
 	stableIntervalMicros float64
 	maxPermits           float64
 	storedPermits        float64
@@ -35,6 +40,7 @@ type guavaSmooth struct {
 	warmupPeriodMicros int64
 	thresholdPermits   float64
 	slope              float64
+	_                  cacheline.Pad
 }
 
 // guavaColdFactor is the cold factor RateLimiter.create(rate, warmupPeriod,

@@ -3,6 +3,7 @@ package limiter
 import (
 	"math"
 
+	"github.com/ratelab/ratelab/experiments/cacheline"
 	"github.com/ratelab/ratelab/experiments/calculus"
 )
 
@@ -39,11 +40,13 @@ import (
 // RESET_REMAINING, DURATION_IS_GREGORIAN, a Burst other than the limit, a
 // limit or duration that changes between requests, the LRU's size bound.
 type Gubernator struct {
+	_         cacheline.Pad // a sweep's points run side by side (package cacheline)
 	algorithm string
 	limit     int64
 	duration  int64 // ms
 	drain     bool
 	item      gubernatorItem
+	_         cacheline.Pad
 }
 
 // gubernatorItem is the cache item of the key: its CacheItem's ExpireAt and

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/big"
 
+	"github.com/ratelab/ratelab/experiments/cacheline"
 	"github.com/ratelab/ratelab/experiments/calculus"
 )
 
@@ -71,7 +72,8 @@ import (
 // in math/big. A decision costs O(log n) for n clients, O(n) on a tie, and
 // allocates nothing once the exact path has made its scratch numbers.
 type HierarchicalTokenBucket struct {
-	rateRPS, burst, total float64 // total is W, the float64 sum of the weights
+	_                     cacheline.Pad // a sweep's points run side by side (package cacheline)
+	rateRPS, burst, total float64       // total is W, the float64 sum of the weights
 
 	// the global bucket: full at gAnchor, gTaken tokens taken since
 	gAnchor, gTaken, lastMS float64
@@ -93,6 +95,7 @@ type HierarchicalTokenBucket struct {
 	corrErr   float64         // a bound on |corr|
 
 	exact *exactScratch // made on the first tie
+	_     cacheline.Pad
 }
 
 // doubleDoubleSum is a running sum kept as the unevaluated pair hi + lo; err bounds

@@ -3,6 +3,7 @@ package limiter
 import (
 	"math"
 
+	"github.com/ratelab/ratelab/experiments/cacheline"
 	"github.com/ratelab/ratelab/experiments/calculus"
 )
 
@@ -14,9 +15,11 @@ import (
 // Its output obeys alpha(d) = 1 + rate*d: release gaps are never shorter
 // than the interval.
 type LeakyBucket struct {
+	_             cacheline.Pad // a sweep's points run side by side (package cacheline)
 	intervalMS    float64
 	queue         float64
 	nextReleaseMS float64
+	_             cacheline.Pad
 }
 
 // NewLeakyBucket returns an empty bucket; rate in requests/s.

@@ -1,6 +1,10 @@
 package limiter
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/ratelab/ratelab/experiments/cacheline"
+)
 
 // NetflixCommit is the commit of Netflix/concurrency-limits whose source the
 // netflix-* gates follow (concurrency-limits-core/src/main/java/com/netflix/
@@ -26,11 +30,13 @@ type netflixLimit interface {
 // System.nanoTime). A sample with an RTT of 0 is ignored (onIgnore): Vegas
 // throws on it.
 type NetflixLimiter struct {
+	_      cacheline.Pad // a sweep's points run side by side (package cacheline)
 	adm    admissions
 	limit  netflixLimit // what the samples go to: the algorithm, or WindowedLimit around it
 	algo   netflixLimit // the algorithm, for its estimates
 	names  []string
 	values func(dst []float64) []float64
+	_      cacheline.Pad
 }
 
 // Offer admits while fewer than the limit are in flight.

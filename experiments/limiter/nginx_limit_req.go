@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/ratelab/ratelab/experiments/cacheline"
 	"github.com/ratelab/ratelab/experiments/calculus"
 	"github.com/ratelab/ratelab/experiments/field"
 )
@@ -57,10 +58,11 @@ import (
 // of arrival order, which the lab's single FIFO server cannot take: New
 // refuses that combination.
 type NginxLimitReq struct {
-	rate  int64 // thousandths of a request per second (ctx->rate)
-	burst int64 // thousandths (limit->burst)
-	delay int64 // thousandths (limit->delay); MaxInt64 for nodelay
-	keys  bool  // one key per client
+	_     cacheline.Pad // a sweep's points run side by side (package cacheline)
+	rate  int64         // thousandths of a request per second (ctx->rate)
+	burst int64         // thousandths (limit->burst)
+	delay int64         // thousandths (limit->delay); MaxInt64 for nodelay
+	keys  bool          // one key per client
 
 	// One entry per key (one in zone mode).
 	excess []int64
@@ -70,6 +72,7 @@ type NginxLimitReq struct {
 	// ctx->sh->queue); -1 ends it.
 	prev, next []int32
 	head, tail int32
+	_          cacheline.Pad
 }
 
 // nginxExpireIdleMS is how long a key must have been idle before

@@ -3,6 +3,7 @@ package limiter
 import (
 	"math"
 
+	"github.com/ratelab/ratelab/experiments/cacheline"
 	"github.com/ratelab/ratelab/experiments/calculus"
 	"github.com/ratelab/ratelab/experiments/field"
 )
@@ -17,11 +18,13 @@ import (
 // shares or the refill (see shareSign). A bucket is kept as the time it was
 // last full and the number of tokens taken since.
 type PerClientTokenBucket struct {
+	_                     cacheline.Pad // a sweep's points run side by side (package cacheline)
 	rateRPS, burst, total float64
 	weight                []float64
 	enough                []bool    // the burst share holds a whole token
 	anchor                []float64 // when the bucket was last full
 	taken                 []float64 // tokens taken since (a whole number)
+	_                     cacheline.Pad
 }
 
 // NewPerClientTokenBucket splits rate (requests/s) and burst by weights

@@ -3,6 +3,7 @@ package limiter
 import (
 	"math"
 
+	"github.com/ratelab/ratelab/experiments/cacheline"
 	"github.com/ratelab/ratelab/experiments/calculus"
 )
 
@@ -60,11 +61,13 @@ import (
 // operation (half the float64 step of now: 2^-25 s from mid 2025 to 2034,
 // redisHalfStepAt): rate 1/(T - h), burst (T*burst + 1.002 µs + 3h)/(T - h).
 type RedisRate struct {
-	emission    float64 // T, s
-	burstOffset float64 // T*burst, s
-	epochSec    int64   // the clock start, Unix seconds
+	_           cacheline.Pad // a sweep's points run side by side (package cacheline)
+	emission    float64       // T, s
+	burstOffset float64       // T*burst, s
+	epochSec    int64         // the clock start, Unix seconds
 	tat         float64
 	hasTAT      bool
+	_           cacheline.Pad
 }
 
 // Redis clock constants: the script's epoch and the range of the lab's

@@ -3,6 +3,7 @@ package limiter
 import (
 	"math"
 
+	"github.com/ratelab/ratelab/experiments/cacheline"
 	"github.com/ratelab/ratelab/experiments/calculus"
 	"github.com/ratelab/ratelab/experiments/metrics"
 )
@@ -16,10 +17,12 @@ import (
 // rounded once, never below 0. A limit of 0 refuses every request (the
 // estimate is never below 0).
 type SlidingWindowCounter struct {
+	_          cacheline.Pad // a sweep's points run side by side (package cacheline)
 	limit      float64
 	windowMS   float64
 	current    float64 // index k of the current aligned window
 	prev, curr float64
+	_          cacheline.Pad
 }
 
 // NewSlidingWindowCounter returns a limiter of about limit requests per window_ms.

@@ -3,6 +3,7 @@ package limiter
 import (
 	"math"
 
+	"github.com/ratelab/ratelab/experiments/cacheline"
 	"github.com/ratelab/ratelab/experiments/calculus"
 	"github.com/ratelab/ratelab/experiments/metrics"
 )
@@ -16,10 +17,12 @@ import (
 // metrics.Apart), not as a > t - window, whose subtraction rounds. A
 // limit of 0 refuses every request.
 type SlidingWindowLog struct {
+	_        cacheline.Pad // a sweep's points run side by side (package cacheline)
 	windowMS float64
 	limit    int
 	log      []float64 // ring of admission times, length a power of two
 	head, n  int
+	_        cacheline.Pad
 }
 
 // NewSlidingWindowLog returns a limiter of limit requests per window_ms.

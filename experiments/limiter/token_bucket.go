@@ -3,6 +3,7 @@ package limiter
 import (
 	"math"
 
+	"github.com/ratelab/ratelab/experiments/cacheline"
 	"github.com/ratelab/ratelab/experiments/calculus"
 )
 
@@ -13,10 +14,12 @@ import (
 // Its output obeys the arrival curve alpha(d) = burst + rate*d: in any
 // window of length d it releases at most burst + rate*d/1000 requests.
 type TokenBucket struct {
+	_           cacheline.Pad // a sweep's points run side by side (package cacheline)
 	refillPerMS float64
 	burst       float64
 	tokens      float64
 	lastMS      float64
+	_           cacheline.Pad
 }
 
 // NewTokenBucket returns a full bucket; rate in requests/s.

@@ -3,6 +3,7 @@ package limiter
 import (
 	"math"
 
+	"github.com/ratelab/ratelab/experiments/cacheline"
 	"github.com/ratelab/ratelab/experiments/calculus"
 )
 
@@ -44,10 +45,12 @@ import (
 // points get no end-to-end bound (the note says why), and it is no chain
 // stage (a chain adds the stages' delay bounds).
 type UberRateLimit struct {
+	_          cacheline.Pad // a sweep's points run side by side (package cacheline)
 	perRequest int64
 	maxSlack   int64
 	next       int64
 	started    bool
+	_          cacheline.Pad
 }
 
 // NewUberRateLimit returns ratelimit.New(limit, Per(periodMS), WithSlack(slack))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/ratelab/ratelab/experiments/cacheline"
 	"github.com/ratelab/ratelab/experiments/field"
 )
 
@@ -26,6 +27,7 @@ import (
 // delays are. The idle reset can give a key a full bucket before the
 // refill would, so the gate states no arrival curve.
 type XTimeRatePerKey struct {
+	_         cacheline.Pad // a sweep's points run side by side (package cacheline)
 	rate      float64
 	burst     int
 	reserve   bool
@@ -34,6 +36,7 @@ type XTimeRatePerKey struct {
 	keys      []XTimeRate
 	live      []bool
 	expiry    []int64 // Unix seconds
+	_         cacheline.Pad
 }
 
 // NewXTimeRatePerKey builds the gate; keys are made as they come.

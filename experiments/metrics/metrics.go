@@ -3,7 +3,11 @@
 // maxima, and Jain's fairness index.
 package metrics
 
-import "math"
+import (
+	"math"
+
+	"github.com/ratelab/ratelab/experiments/cacheline"
+)
 
 // MaxDelayMS is the largest delay a histogram records; larger ones are clamped.
 const MaxDelayMS = 60_000
@@ -184,10 +188,12 @@ func Jain(x []float64) float64 {
 // last M events (the ring holds as many events as the busiest window, as
 // a ring of the window's events would).
 type Rolling struct {
+	_        cacheline.Pad // a sweep's workers count side by side (package cacheline)
 	windowMS float64
 	ring     []float64 // event k at ring[k&(len(ring)-1)], the last len(ring) of them
 	n        int       // events added
 	max      int
+	_        cacheline.Pad
 }
 
 // NewRolling measures windows of length windowMS.

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"math"
 
+	"github.com/ratelab/ratelab/experiments/cacheline"
 	"github.com/ratelab/ratelab/experiments/field"
 	"github.com/ratelab/ratelab/experiments/lists"
 )
@@ -118,6 +119,7 @@ func (s *Spec) RateRPS() float64 { return float64(s.Workers) * 1000 / s.ServiceM
 // service distribution finishes overtake each other: the server then keeps
 // the workers' free times and the finishes in the system as two min-heaps.
 type Server struct {
+	_         cacheline.Pad // a sweep's points run side by side (package cacheline)
 	workers   int
 	busyCeil  bool // InSystem answers by the seed lab's formula (occupancy busy-ceil)
 	serviceMS float64
@@ -130,6 +132,7 @@ type Server struct {
 	finH  minHeap // finish times of the requests in the system
 
 	shape *shape // a knee or degrade events (shape.go); nil: none
+	_     cacheline.Pad
 }
 
 // New returns an idle server.

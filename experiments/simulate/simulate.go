@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/ratelab/ratelab/experiments"
+	"github.com/ratelab/ratelab/experiments/cacheline"
 	"github.com/ratelab/ratelab/experiments/calculus"
 	"github.com/ratelab/ratelab/experiments/limiter"
 	"github.com/ratelab/ratelab/experiments/metrics"
@@ -246,6 +247,7 @@ func (in *Instruments) loopHeap(first int64) *eventHeap {
 // never with the arrivals (but for the releases kept for the output curve,
 // up to MaxCurveArrivals).
 type ForwardPass struct {
+	_      cacheline.Pad // a sweep's points run side by side (package cacheline)
 	ctx    context.Context
 	cfg    *experiments.Config
 	spec   *limiter.Spec
@@ -287,6 +289,7 @@ type ForwardPass struct {
 	// readsServer: the gate may read the server's occupancy (its kind's
 	// ReadsServer, or a test's toy gate).
 	readsServer bool
+	_           cacheline.Pad
 }
 
 // releaseError is the error of a gate that released at release, after
@@ -568,7 +571,7 @@ func startForwardPass(ctx context.Context, cfg *experiments.Config, clients []wo
 		InSystemMax: releaseSeries(windows, spec, params, f.windowMS),
 	}
 	nc := len(clients)
-	f.clients = make([]experiments.ClientResult, nc)
+	f.clients = cacheline.Slice[experiments.ClientResult](nc) // counted at every arrival, beside other points
 	f.fair.start(in, nc, cfg.Metrics.FairnessWindowMS, f.durationMS)
 	f.lastRelease = math.Inf(-1)
 	f.rel = newReleaseTally(in, f.windowMS, keepReleases, sizeHint)
