@@ -79,13 +79,29 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	// A lab killed while it read a trace left its spill or its sort's
-	// chunks behind.
-	for _, name := range removeStaleTemp(os.TempDir()) {
-		fmt.Fprintf(stderr, "lab: removed %s, the temp files a stopped lab left in %s\n", name, os.TempDir())
+	// chunks behind: removed beside the command (a few ms of a lab run's
+	// start, in a temp folder of a thousand entries), and said before the
+	// command ends, or before lab serve serves.
+	dir := os.TempDir()
+	stale := make(chan []string, 1)
+	go func() { stale <- removeStaleTemp(dir) }()
+	reported := false
+	report := func() {
+		if !reported {
+			reported = true
+			for _, name := range <-stale {
+				fmt.Fprintf(stderr, "lab: removed %s, the temp files a stopped lab left in %s\n", name, dir)
+			}
+		}
 	}
+	defer report()
 	for _, c := range commands() {
 		if c.name == args[0] {
+			if c.name == "serve" {
+				report()
+			}
 			err := c.run(ctx, args[1:], stdout, stderr)
+			report()
 			switch {
 			case err == nil || errors.Is(err, flag.ErrHelp):
 				return 0
