@@ -1,8 +1,6 @@
 package output
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"sync"
@@ -211,7 +209,8 @@ func (a *SeriesAhead) write(res *experiments.Result) {
 		a.err = fmt.Errorf("%s: %w", experiments.FileSeries, err)
 		return
 	}
-	sw := &summingWriter{w: w, h: sha256.New()}
+	sw := newSummingWriter(w)
+	defer sw.stop()
 	if _, err := sw.Write(sf.header); err != nil {
 		a.err = fmt.Errorf("%s: %w", experiments.FileSeries, err)
 		return
@@ -229,7 +228,7 @@ func (a *SeriesAhead) write(res *experiments.Result) {
 		}
 		a.written = k + 1
 	}
-	a.out = Output{Name: experiments.FileSeries, SHA256: hex.EncodeToString(sw.h.Sum(nil)), Bytes: sw.n}
+	a.out = Output{Name: experiments.FileSeries, SHA256: sw.Sum(), Bytes: sw.n}
 }
 
 // end stops the writer once it has written every point it was told of

@@ -270,26 +270,61 @@ func (j *outputJob) writeTo(open func(name string) (io.Writer, error), out *Outp
 		}
 		return true, nil
 	}
-	sw := &summingWriter{w: w, h: sha256.New()}
+	sw := newSummingWriter(w)
+	defer sw.stop()
 	if err := j.stream(sw); err != nil {
 		return false, fmt.Errorf("%s: %w", j.name, err)
 	}
-	*out = Output{Name: j.name, SHA256: hex.EncodeToString(sw.h.Sum(nil)), Bytes: sw.n}
+	*out = Output{Name: j.name, SHA256: sw.Sum(), Bytes: sw.n}
 	return true, nil
 }
 
-// summingWriter hashes and counts the bytes it passes to w.
+// summingWriter hashes and counts the bytes it passes to w. A Write
+// hashes its bytes on a goroutine of the writer's own while it writes them
+// to w (series.csv's 80 MB at the Post 3 sweep's 9,900 s: the hash and
+// the file's writes each about as long, a piece at a time, and the last
+// point's pieces after the sweep), and returns once both are done; Close
+// ends the goroutine, after which Sum is the hash.
 type summingWriter struct {
-	w io.Writer
-	h hash.Hash
-	n int
+	w     io.Writer
+	h     hash.Hash
+	n     int
+	piece chan []byte   // to the hashing goroutine; nil: not started
+	done  chan struct{} // a piece hashed
 }
 
+func newSummingWriter(w io.Writer) *summingWriter { return &summingWriter{w: w, h: sha256.New()} }
+
 func (s *summingWriter) Write(b []byte) (int, error) {
-	s.h.Write(b)
+	if s.piece == nil {
+		s.piece, s.done = make(chan []byte), make(chan struct{})
+		go func() {
+			for b := range s.piece {
+				s.h.Write(b)
+				s.done <- struct{}{}
+			}
+		}()
+	}
+	s.piece <- b
 	n, err := s.w.Write(b)
+	<-s.done // b is the caller's again
 	s.n += n
 	return n, err
+}
+
+// stop ends the hashing goroutine (a Write after it starts another).
+func (s *summingWriter) stop() {
+	if s.piece != nil {
+		close(s.piece)
+		s.piece = nil
+	}
+}
+
+// Sum ends the hashing goroutine and returns the hash of the bytes
+// written, in hex.
+func (s *summingWriter) Sum() string {
+	s.stop()
+	return hex.EncodeToString(s.h.Sum(nil))
 }
 
 // outputJobs are the files of res but the manifest, in their order.
