@@ -115,18 +115,18 @@ z=$(med zcat)
 for n in "${names[@]}"; do
   a=$(med "trace-$n"); echo "| $LINES-line gzip trace, one point (lab run --trace) | $n | $a ($(cpumed "trace-$n")) | zcat \| wc -l: $z s ($(cpumed zcat)) | $(ratio "$a" "$z")× zcat ($(ratio "$(cpumed "trace-$n")" "$(cpumed zcat)")×) | ≤ 1.5× |"
 done
-for n in "${names[@]}"; do
-  a=$(med "post3-$n")
-  if [ -n "$java" ]; then ref="seed Java: $java s"; r="$(ratio "$java" "$a")× faster"
-  else ref="seed Java: 3.6 s (issue 24; its source is not here)"; r="$(ratio 3.6 "$a")× faster"; fi
-  echo "| Post 3 sweep at 9,900 s, whole process | $n | $a ($(cpumed "post3-$n")) | $ref | $r | ≥ 10× |"
-done
-for n in "${names[@]}"; do
-  a=$(med "post3new-$n")
-  if [ -n "$java" ]; then ref="seed Java: $java s"; r="$(ratio "$java" "$a")× faster"
-  else ref="seed Java: 3.6 s (issue 24; its source is not here)"; r="$(ratio 3.6 "$a")× faster"; fi
-  echo "| Post 3 sweep at 9,900 s, whole process, into a new folder | $n | $a ($(cpumed "post3new-$n")) | $ref | $r | ≥ 10× |"
-done
+# seed TITLE KEY: a row per build of KEY's runs against the seed's
+# program (run here with SEED_JAVA, else the issue's 3.6 s).
+seed() {
+  for n in "${names[@]}"; do
+    a=$(med "$2-$n")
+    if [ -n "$java" ]; then ref="seed Java: $java s"; r="$(ratio "$java" "$a")× faster"
+    else ref="seed Java: 3.6 s (issue 24; its source is not here)"; r="$(ratio 3.6 "$a")× faster"; fi
+    echo "| $1 | $n | $a ($(cpumed "$2-$n")) | $ref | $r | ≥ 10× |"
+  done
+}
+seed "Post 3 sweep at 9,900 s, whole process" post3
+seed "Post 3 sweep at 9,900 s, whole process, into a new folder" post3new
 # vs TITLE BASE ONE LABEL: a row per build of BASE's runs against ONE's,
 # the same work with less parallelism (LABEL names it), and their ratio.
 vs() {
