@@ -353,7 +353,8 @@ func releaseSeries(windows int, spec *limiter.Spec, params limiter.Params, windo
 }
 
 // add counts a release at release, after which n requests are in the
-// system, into series s (the same s each time, until flush).
+// system, into series s (the same s each time; s holds them once flush is
+// called).
 func (rt *releaseTally) add(s *experiments.Series, in *Instruments, release float64, n int) {
 	if rw := int(rt.window.Index(release)); rw != rt.cur {
 		rt.move(s, rw)
@@ -399,26 +400,22 @@ func (rt *releaseTally) flush() {
 // each window the same most): a window's run of releases at once, then
 // the rolling count and the busiest 100 ms over the batch.
 func (rt *releaseTally) addAll(s *experiments.Series, in *Instruments, releases []float64, most []int32) {
-	rt.flush() // add's window, written: addAll counts into s itself
-	rt.cur = -1
 	most = most[:len(releases)]
 	for i := 0; i < len(releases); {
 		w := rt.window.Index(releases[i])
-		rw := int(w)
-		for rw >= len(s.Released) {
-			s.Released = append(s.Released, 0)
-			s.InSystemMax = append(s.InSystemMax, 0)
-		}
 		e, n := i+1, most[i]
 		for e < len(releases) && rt.window.Index(releases[e]) == w {
 			n = max(n, most[e])
 			e++
 		}
-		s.Released[rw] += int32(e - i)
-		s.InSystemMax[rw] = max(s.InSystemMax[rw], n)
+		if rw := int(w); rw != rt.cur {
+			rt.move(s, rw)
+		}
+		rt.curN += int32(e - i)
+		rt.curMax = max(rt.curMax, n)
 		rt.inSystemMax = max(rt.inSystemMax, int(n))
 		if rt.peakBySeries {
-			rt.peak.max = max(rt.peak.max, s.Released[rw])
+			rt.peak.max = max(rt.peak.max, rt.curN)
 		}
 		i = e
 	}
