@@ -237,14 +237,7 @@ func TestSameConfigSameBytes(t *testing.T) {
 	want := enginetest.RunFiles(t, cfg, 1)
 	check := func(what string, got []output.File) {
 		t.Helper()
-		if len(got) != len(want) {
-			t.Fatalf("%s: %d files, want %d", what, len(got), len(want))
-		}
-		for i := range got {
-			if got[i].Name != want[i].Name || !bytes.Equal(got[i].Data, want[i].Data) {
-				t.Errorf("%s: %s differs from the 1-worker run", what, got[i].Name)
-			}
-		}
+		enginetest.SameFiles(t, what+" against the 1-worker run", got, want)
 	}
 	cfg2, err := document.DecodeConfig(data)
 	if err != nil {

@@ -86,7 +86,7 @@ func (h *Histogram) add(v, n int) {
 // at the bucket of the delay before (a gate's zero wait, a fixed service),
 // so writes no counter in memory per delay: in the forward pass, an
 // increment of the bucket just incremented waited for the one before
-// (6 % of the Post 3 sweep's time, docs/speed.md). Like append, Add
+// (17 % of the pass's samples in the Post 3 sweep, docs/speed.md). Like append, Add
 // returns the run to keep: a Run in a local stays in registers. End adds
 // what is left to the histogram; the histogram reads what was recorded
 // only after End.

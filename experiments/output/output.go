@@ -283,8 +283,8 @@ func (j *outputJob) writeTo(open func(name string) (io.Writer, error), out *Outp
 // hashes its bytes on a goroutine of the writer's own while it writes them
 // to w (series.csv's 80 MB at the Post 3 sweep's 9,900 s: the hash and
 // the file's writes each about as long, a piece at a time, and the last
-// point's pieces after the sweep), and returns once both are done; Close
-// ends the goroutine, after which Sum is the hash.
+// point's pieces after the sweep), and returns once both are done; Sum
+// (or stop, for a file given up) ends the goroutine.
 type summingWriter struct {
 	w     io.Writer
 	h     hash.Hash
